@@ -1,0 +1,164 @@
+// The plugin interface, split the way Kysely splits Dialect and Driver: a plugin describes a
+// warehouse type (name, config schema, SQL dialect) and creates a driver; the driver opens
+// sessions; a session executes compiled queries. Pooling, timeouts, cancellation, row caps and
+// JSON-safe values are the SDK runtime's job (see createConnector), so a plugin stays thin.
+import type { z } from 'zod';
+import type { ConnectorError } from './connector-error.js';
+import type { ScalarParamType, ScalarValue } from './param-types.js';
+import type { PoolOptions } from './connector-pool.js';
+
+/** Logical column types reported in `columns` and used to make values JSON-safe. */
+export type ColumnType =
+  /** Text. */
+  | 'string'
+  /** Whole numbers; a JSON number when |v| ≤ 2^53 − 1, else a decimal string. */
+  | 'integer'
+  /** Binary floating point; a JSON number (NaN/±Infinity become null). */
+  | 'number'
+  /** Exact decimals; a JSON number when it round-trips exactly, else a decimal string. */
+  | 'decimal'
+  | 'boolean'
+  /** `YYYY-MM-DD`. */
+  | 'date'
+  /** ISO-8601, UTC, e.g. `2024-01-31T12:00:00.000Z`. */
+  | 'timestamp'
+  /** `HH:MM:SS[.fff]`. */
+  | 'time'
+  /** Base64. */
+  | 'bytes'
+  /** Any JSON value (JSON/JSONB/structs/maps). */
+  | 'json'
+  /** A list; elements made JSON-safe recursively. */
+  | 'array'
+  /** Anything else, rendered as a string. */
+  | 'unknown';
+
+/** One result column as a session reports it. */
+export interface ColumnInfo {
+  readonly name: string;
+  readonly type: ColumnType;
+  /** The engine's own type name (e.g. `int8`, `DECIMAL(18,2)`), for display only. */
+  readonly nativeType?: string;
+}
+
+/** One bound parameter of a compiled query, in placeholder order (or once per name for named dialects). */
+export interface BoundParam {
+  readonly name: string;
+  readonly type: ScalarParamType;
+  readonly array: boolean;
+  readonly value: ScalarValue | readonly ScalarValue[] | null;
+}
+
+/**
+ * A query ready for a session: SQL in the dialect's placeholder syntax plus the values to bind.
+ * For `literal` dialects `params` is empty: values are already rendered into `sql` by the
+ * dialect's literal renderer, from validated values only.
+ */
+export interface CompiledQuery {
+  readonly sql: string;
+  readonly params: readonly BoundParam[];
+}
+
+/** How `:name` placeholders compile for an engine. */
+export type PlaceholderStyle =
+  /** `$1`, `$2`, … with an optional cast per type (Postgres, DuckDB). */
+  | 'numbered'
+  /** `?`; arrays expand to `?, ?, …` (an empty array to `NULL`) for `IN (…)` (MySQL, Snowflake). */
+  | 'positional'
+  /** `@name` (BigQuery). */
+  | 'named'
+  /** Typed SQL literals rendered from validated values, for engines that cannot bind (Trino). */
+  | 'literal';
+
+/** The SQL dialect facts the template compiler and scanner need. */
+export interface SqlDialect {
+  readonly placeholders: PlaceholderStyle;
+  /** For `numbered`: the cast appended to a placeholder (`::int8`), so typed NULLs work. */
+  castFor?(type: ScalarParamType, array: boolean): string | undefined;
+  /** For `literal`: renders one validated value as a SQL literal. */
+  renderLiteral?(param: BoundParam): string;
+  /** `'…\'…'` escapes exist in string literals (MySQL). */
+  readonly backslashEscapes?: boolean;
+  /** `` `ident` `` quoted identifiers (MySQL, BigQuery). */
+  readonly backtickIdentifiers?: boolean;
+  /** `$tag$ … $tag$` string constants (Postgres). */
+  readonly dollarQuotes?: boolean;
+  /** `#` starts a line comment (MySQL). */
+  readonly hashComments?: boolean;
+}
+
+/** What the runtime asks of one execution. */
+export interface ExecuteOptions {
+  /** The statement's time limit; the session should also enforce it on the server. */
+  readonly timeoutMs: number;
+  /** Return at most this many rows and stop fetching past it (the runtime asks maxRows + 1). */
+  readonly rowLimit: number;
+  /** Aborted when the query times out or the caller gives up. */
+  readonly signal: AbortSignal;
+}
+
+/** Rows as the driver returns them; the runtime makes values JSON-safe by column type. */
+export interface RawResult {
+  readonly columns: readonly ColumnInfo[];
+  /** Each row's values in column order. */
+  readonly rows: readonly (readonly unknown[])[];
+}
+
+/** One connection to a warehouse. Sessions are read-only and used by one query at a time. */
+export interface ConnectorSession {
+  /** Executes a compiled query in a read-only context with the given limits. */
+  execute(query: CompiledQuery, options: ExecuteOptions): Promise<RawResult>;
+  /** Cheap liveness check run on borrow; false (or a throw) destroys the session. */
+  validate?(): Promise<boolean>;
+  /**
+   * Cancels the statement running on this session on the server (pg_cancel_backend, KILL QUERY,
+   * interrupt, a cancel request). Called while `execute` is pending; must not throw.
+   */
+  cancel?(): Promise<void>;
+  /** Closes the connection. Must be idempotent. */
+  close(): Promise<void>;
+}
+
+/** Creates sessions; one per connector instance (i.e. per owner connection). */
+export interface ConnectorDriver {
+  /** Opens one new session; throw a ConnectorError('CONNECT_FAILED') when the warehouse is unreachable. */
+  createSession(): Promise<ConnectorSession>;
+  /** Releases driver-wide resources once every session is closed. */
+  destroy?(): Promise<void>;
+}
+
+/** A minimal structured logger (pino-compatible). */
+export interface ConnectorLogger {
+  debug(obj: object, msg?: string): void;
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+}
+
+/** What a plugin's driver is given besides its config. */
+export interface DriverContext {
+  readonly logger: ConnectorLogger;
+}
+
+/**
+ * A warehouse type. Third parties export one of these (as `plugin` or the default export of
+ * their package) and operators register it by module specifier.
+ */
+export interface ConnectorPlugin<Config = unknown> {
+  /** Unique type name used in connection definitions, e.g. `postgres`. */
+  readonly type: string;
+  /** Human-readable name, e.g. `PostgreSQL`. */
+  readonly displayName?: string;
+  /**
+   * Validates a connection's config once, at creation. Mark secret fields with
+   * {@link secretField} so they are redacted from logs and listed as secrets.
+   */
+  readonly configSchema: z.ZodType<Config>;
+  readonly dialect: SqlDialect;
+  /** Engine-appropriate pool defaults (an embedded engine may want `max: 1`). */
+  readonly defaultPool?: Partial<PoolOptions>;
+  /** Creates the driver for one validated config. */
+  createDriver(config: Config, context: DriverContext): ConnectorDriver | Promise<ConnectorDriver>;
+  /** Maps a driver error to a ConnectorError; the default maps everything to QUERY_FAILED. */
+  mapError?(error: unknown): ConnectorError;
+}

@@ -1,0 +1,58 @@
+// Public shape of a running connector: what the gateway (and the conformance kit) use.
+// Implementation: create-connector.ts.
+import type { ColumnInfo, SqlDialect } from './connector-plugin.js';
+import type { ConnectorLogger } from './connector-plugin.js';
+import type { PoolOptions, PoolStats } from './connector-pool.js';
+import type { ParamValues } from './param-types.js';
+import type { SqlTemplate } from './sql-template.js';
+
+/** A JSON value as it appears in results. */
+export type JsonValue = string | number | boolean | null | readonly JsonValue[] | { readonly [k: string]: JsonValue };
+
+/** One query through a connector. */
+export interface QueryRequest {
+  /** The parsed analytic template (see parseTemplate); parse once, run many times. */
+  readonly template: SqlTemplate;
+  /** Validated values (see validateParams) for every name the template uses. */
+  readonly params: ParamValues;
+  /** Time limit; on expiry the query is cancelled on the server and QUERY_TIMEOUT thrown (default 30,000). */
+  readonly timeoutMs?: number;
+  /** Rows past this are cut and `truncated` is true (default 10,000). */
+  readonly maxRows?: number;
+  /** Aborting cancels the query on the server and throws QUERY_ABORTED. */
+  readonly signal?: AbortSignal;
+}
+
+/** A finished query: JSON-safe rows keyed by column name. */
+export interface QueryResult {
+  readonly columns: readonly ColumnInfo[];
+  readonly rows: readonly Readonly<Record<string, JsonValue>>[];
+  readonly rowCount: number;
+  /** True exactly when the query produced more than `maxRows` rows. */
+  readonly truncated: boolean;
+  /** Wall time from acquiring a session to the last row, in milliseconds. */
+  readonly durationMs: number;
+}
+
+/** Options for createConnector. */
+export interface ConnectorOptions {
+  readonly logger?: ConnectorLogger;
+  /** Overrides the plugin's pool defaults. */
+  readonly pool?: Partial<PoolOptions>;
+  /** Defaults for requests that do not say. */
+  readonly defaultTimeoutMs?: number;
+  readonly defaultMaxRows?: number;
+}
+
+/** A live connection to one warehouse: pooled, read-only, with timeouts and row caps. */
+export interface Connector {
+  readonly type: string;
+  readonly dialect: SqlDialect;
+  /** Runs a query. Throws ConnectorError only. */
+  query(request: QueryRequest): Promise<QueryResult>;
+  /** Opens (or borrows) a session and validates it; throws CONNECT_FAILED when unreachable. */
+  test(): Promise<void>;
+  stats(): PoolStats;
+  /** Waits for running queries (up to `graceMs`), then closes every session. Idempotent. */
+  close(graceMs?: number): Promise<void>;
+}

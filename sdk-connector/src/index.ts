@@ -1,0 +1,62 @@
+// @quarry/sdk-connector: the plugin interface, parameter typing, template compilation, the
+// session pool and the runtime every Quarry connector is built on. The conformance kit is the
+// separate entry point `@quarry/sdk-connector/conformance`.
+
+export {
+  ConnectorError,
+  type ConnectorErrorCode,
+  type ConnectorErrorDetail,
+  type ConnectorErrorOptions,
+  isConnectorError,
+  redactSecrets,
+} from './connector-error.js';
+export type {
+  BoundParam,
+  ColumnInfo,
+  ColumnType,
+  CompiledQuery,
+  ConnectorDriver,
+  ConnectorLogger,
+  ConnectorPlugin,
+  ConnectorSession,
+  DriverContext,
+  ExecuteOptions,
+  PlaceholderStyle,
+  RawResult,
+  SqlDialect,
+} from './connector-plugin.js';
+export type { PoolOptions, PoolStats } from './connector-pool.js';
+export type {
+  Connector,
+  ConnectorOptions,
+  JsonValue,
+  QueryRequest,
+  QueryResult,
+} from './connector.js';
+export type {
+  ArrayParamSpec,
+  ParamIssue,
+  ParamSchema,
+  ParamSpec,
+  ParamType,
+  ParamValidation,
+  ParamValues,
+  ScalarParamSpec,
+  ScalarParamType,
+  ScalarValue,
+  TypedValue,
+} from './param-types.js';
+// Implemented by the SDK helpers (names fixed here so every package can code against them):
+export { checkParamSchema, coerceQueryParams, validateParams } from './param-schema.js';
+export { compileTemplate, parseTemplate, type SqlTemplate } from './sql-template.js';
+export { renderAnsiLiteral } from './sql-literal.js';
+export {
+  parseConnectorConfig,
+  redactConfig,
+  secretField,
+  secretFieldsOf,
+} from './config-schema.js';
+export { toJsonValue } from './json-values.js';
+export { createSessionPool, type SessionPool } from './session-pool.js';
+export { createConnector } from './create-connector.js';
+export { noopLogger } from './noop-logger.js';
