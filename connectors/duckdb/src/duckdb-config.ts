@@ -1,0 +1,55 @@
+// The DuckDB connection config an owner writes, validated once when the connection is created.
+// A connection is either a database file (opened read-only) or `:memory:` plus `files`: views
+// over Parquet/CSV/JSON files for owners who have files rather than a warehouse.
+import { z } from 'zod';
+
+/** File extensions a `files` entry may end with, and the DuckDB reader each one uses. */
+const READERS: readonly (readonly [RegExp, string])[] = [
+  [/\.parquet$/i, 'read_parquet'],
+  [/\.(csv|tsv)(\.gz|\.zst)?$/i, 'read_csv_auto'],
+  [/\.(json|ndjson|jsonl)(\.gz|\.zst)?$/i, 'read_json_auto'],
+];
+
+/** The DuckDB table function that reads `path` (by extension), or undefined when unsupported. */
+export function readerFor(path: string): string | undefined {
+  for (const [pattern, reader] of READERS) if (pattern.test(path)) return reader;
+  return undefined;
+}
+
+const VIEW_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
+
+/** Validates a DuckDB connection config. */
+export const duckdbConfigSchema = z
+  .object({
+    /** A database file (opened READ_ONLY), or `:memory:` for a connection made only of `files`. */
+    path: z.string().min(1),
+    /** View name → a file path or glob of Parquet, CSV or JSON files. */
+    files: z
+      .record(
+        z.string().regex(VIEW_NAME, 'a view name is a plain SQL identifier'),
+        z
+          .string()
+          .min(1)
+          .refine(
+            (p) => readerFor(p) !== undefined,
+            'files must end in .parquet, .csv, .tsv, .json, .ndjson or .jsonl',
+          ),
+      )
+      .optional(),
+    /** DuckDB worker threads for this connection (default: DuckDB's, the number of cores). */
+    threads: z.number().int().min(1).max(1024).optional(),
+    /** DuckDB's memory cap for this connection, e.g. `512MB` or `2GB`. */
+    memoryLimit: z
+      .string()
+      .regex(/^\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)$/i, 'e.g. 512MB or 2GB')
+      .optional(),
+    /**
+     * Extra directories queries may read files from (e.g. Parquet files that views inside the
+     * database file read). Everything else on the host is off limits to the owner's SQL.
+     */
+    allowedDirectories: z.array(z.string().min(1)).optional(),
+  })
+  .strict();
+
+/** A validated DuckDB connection config. */
+export type DuckdbConfig = z.output<typeof duckdbConfigSchema>;

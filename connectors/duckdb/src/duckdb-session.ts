@@ -1,0 +1,154 @@
+// One DuckDB connection as a connector session: prepared, typed execution of SELECT statements
+// only, results streamed chunk by chunk and cut at the row limit, cancel via interrupt().
+import {
+  type DuckDBConnection,
+  type DuckDBPreparedStatement,
+  type DuckDBType,
+  StatementType,
+} from '@duckdb/node-api';
+import {
+  type ColumnInfo,
+  type CompiledQuery,
+  ConnectorError,
+  type ConnectorSession,
+  type ExecuteOptions,
+  type RawResult,
+} from '@quarry/sdk-connector';
+import { mapDuckdbError } from './duckdb-errors.js';
+import { bindParams } from './duckdb-params.js';
+import { columnTypeFor } from './duckdb-types.js';
+import { toRawValue } from './duckdb-values.js';
+
+/** Options for {@link createDuckdbSession}. */
+export interface DuckdbSessionOptions {
+  /** Prepared statements kept per session, by SQL text (default 64). */
+  readonly preparedCacheSize?: number;
+  /** False once the database behind the connection has been closed. */
+  readonly isDatabaseOpen?: () => boolean;
+  /** Called once when the session closes. */
+  readonly onClose?: () => void;
+}
+
+/**
+ * Wraps an open DuckDB connection. Only SELECT statements run: DuckDB's READ_ONLY mode still
+ * allows temp tables, COPY … TO, SET and ATTACH, so the statement type is the read-only guard.
+ * Errors come out as ConnectorErrors (see duckdb-errors.ts).
+ */
+export function createDuckdbSession(
+  connection: DuckDBConnection,
+  options: DuckdbSessionOptions = {},
+): ConnectorSession {
+  const cacheSize = options.preparedCacheSize ?? 64;
+  // Preparing is the bulk of a small query's cost; analytics reuse a handful of SQL texts.
+  const prepared = new Map<string, DuckDBPreparedStatement>();
+  let closed = false;
+
+  async function preparedFor(sql: string): Promise<DuckDBPreparedStatement> {
+    const cached = prepared.get(sql);
+    if (cached !== undefined) {
+      // Refresh its place so the least recently used statement is evicted first.
+      prepared.delete(sql);
+      prepared.set(sql, cached);
+      return cached;
+    }
+    // prepare() refuses several statements at once, so a template cannot stack statements.
+    const statement = await connection.prepare(sql);
+    if (statement.statementType !== StatementType.SELECT) {
+      statement.destroySync();
+      throw new ConnectorError(
+        'QUERY_FAILED',
+        'only SELECT statements can run on a read-only DuckDB connection',
+        {
+          driverCode: 'READ_ONLY',
+        },
+      );
+    }
+    prepared.set(sql, statement);
+    if (prepared.size > cacheSize) {
+      const [oldestSql, oldest] = prepared.entries().next().value as [string, DuckDBPreparedStatement];
+      prepared.delete(oldestSql);
+      oldest.destroySync();
+    }
+    return statement;
+  }
+
+  async function executeOnce(query: CompiledQuery, rowLimit: number): Promise<RawResult> {
+    const statement = await preparedFor(query.sql);
+    bindParams(statement, query.params);
+    // A streaming result computes chunks on demand, so a huge result is never materialised.
+    const result = await statement.stream();
+    const count = result.columnCount;
+    const types: DuckDBType[] = [];
+    const columns: ColumnInfo[] = [];
+    for (let i = 0; i < count; i++) {
+      const type = result.columnType(i);
+      types.push(type);
+      columns.push({
+        name: result.columnName(i),
+        type: columnTypeFor(type),
+        nativeType: type.alias ?? type.toString(),
+      });
+    }
+    const rows: unknown[][] = [];
+    while (rows.length < rowLimit) {
+      const chunk = await result.fetchChunk();
+      if (chunk === null || chunk.rowCount === 0) break;
+      const take = Math.min(chunk.rowCount, rowLimit - rows.length);
+      const start = rows.length;
+      for (let r = 0; r < take; r++) rows.push(new Array<unknown>(count));
+      for (let c = 0; c < count; c++) {
+        const values = chunk.getColumnValues(c);
+        const type = types[c] as DuckDBType;
+        for (let r = 0; r < take; r++)
+          (rows[start + r] as unknown[])[c] = toRawValue(values[r] ?? null, type);
+      }
+    }
+    // The rest of a cut result is dropped with `result`: the next query on this connection
+    // discards DuckDB's pending stream.
+    return { columns, rows };
+  }
+
+  return {
+    async execute(query: CompiledQuery, { rowLimit }: ExecuteOptions): Promise<RawResult> {
+      if (closed) throw new ConnectorError('CLOSED', 'the DuckDB session is closed');
+      try {
+        return await executeOnce(query, rowLimit);
+      } catch (error) {
+        throw mapDuckdbError(error);
+      }
+    },
+
+    async validate(): Promise<boolean> {
+      // Embedded: nothing can kill the connection from outside except closing the database.
+      return !closed && (options.isDatabaseOpen?.() ?? true);
+    },
+
+    async cancel(): Promise<void> {
+      if (closed) return;
+      try {
+        connection.interrupt();
+      } catch {
+        // Nothing running, or the connection is already gone: there is nothing to cancel.
+      }
+    },
+
+    async close(): Promise<void> {
+      if (closed) return;
+      closed = true;
+      for (const statement of prepared.values()) {
+        try {
+          statement.destroySync();
+        } catch {
+          // Already destroyed with its connection.
+        }
+      }
+      prepared.clear();
+      try {
+        connection.closeSync();
+      } catch {
+        // The driver already closed it while destroying the database.
+      }
+      options.onClose?.();
+    },
+  };
+}

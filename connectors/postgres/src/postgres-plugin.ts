@@ -1,0 +1,26 @@
+// The Postgres connector plugin: config schema, dialect, pool defaults, and a driver that opens
+// one read-only pg.Client per session. Everything else (pooling, timeouts, row caps, JSON values)
+// is the SDK runtime's.
+import type { ConnectorDriver, ConnectorPlugin, DriverContext } from '@quarry/sdk-connector';
+import { type PostgresConfig, postgresConfigSchema, resolvePostgresSettings } from './postgres-config.js';
+import { postgresDialect } from './postgres-dialect.js';
+import { mapPostgresError } from './postgres-errors.js';
+import { createPostgresSession } from './postgres-session.js';
+
+/** Creates the driver for one validated config: settings are resolved once, here. */
+function createPostgresDriver(config: PostgresConfig, context: DriverContext): ConnectorDriver {
+  const settings = resolvePostgresSettings(config);
+  return {
+    createSession: () => createPostgresSession(settings, context.logger),
+  };
+}
+
+/** The `postgres` connector plugin (PostgreSQL 12+, and wire-compatible engines that honour startup options). */
+export const postgresPlugin: ConnectorPlugin<PostgresConfig> = {
+  type: 'postgres',
+  displayName: 'PostgreSQL',
+  configSchema: postgresConfigSchema,
+  dialect: postgresDialect,
+  createDriver: createPostgresDriver,
+  mapError: mapPostgresError,
+};

@@ -1,0 +1,159 @@
+// One query on the wire, as a pg "submittable" (the hook pg-cursor uses): it writes the extended
+// protocol itself so that a query is always exactly one round trip, whatever it carries.
+//
+//   [Parse/Bind/Execute `SET statement_timeout`]   only when the session's timeout must change
+//   Parse/Bind/Describe/Execute(rowLimit)/Sync      the query, in an unnamed statement and portal
+//
+// The extended protocol refuses a statement string with more than one command (42601), so a
+// template cannot stack statements. Execute with a row count makes the server stop after
+// `rowLimit` rows (PortalSuspended); the Sync sent in the same write ends the implicit
+// transaction, which drops the portal, so nothing past the limit is computed or sent. Rows are
+// parsed by column type as they arrive, in array form.
+import type { ColumnInfo } from '@quarry/sdk-connector';
+import { type PgValueParser, postgresTypeInfo } from './postgres-types.js';
+
+/** The part of pg's Connection a submittable writes to (pg/lib/connection.js). */
+export interface PgWire {
+  readonly stream: { cork?(): void; uncork?(): void };
+  parse(message: { text: string; name?: string; types?: number[] }): void;
+  bind(message: { portal?: string; statement?: string; values?: (string | null)[] }): void;
+  describe(message: { type: 'P' | 'S'; name?: string }): void;
+  execute(message: { portal?: string; rows?: number }): void;
+  sync(): void;
+  sendCopyFail(message: string): void;
+}
+
+/** What the server sent back for one query. */
+export interface PgQueryOutcome {
+  readonly columns: readonly ColumnInfo[];
+  readonly rows: readonly (readonly unknown[])[];
+  /** True when the server stopped at the row limit with rows left over. */
+  readonly suspended: boolean;
+}
+
+/** What to run. */
+export interface PgQuerySpec {
+  readonly text: string;
+  readonly values: readonly (string | null)[];
+  /** Largest row count the server may return; 0 = all rows. */
+  readonly fetchLimit: number;
+  /** Rows kept; later ones are dropped unparsed (used when `fetchLimit` is 0). */
+  readonly keepRows: number;
+  /** When set, `SET statement_timeout` to this many ms first, in the same round trip. */
+  readonly setStatementTimeoutMs?: number;
+}
+
+type Callback = (error: unknown, outcome?: PgQueryOutcome) => void;
+
+interface RowDescription {
+  readonly fields: readonly { readonly name: string; readonly dataTypeID: number }[];
+}
+
+interface DataRow {
+  readonly fields: readonly (string | null)[];
+}
+
+// The protocol's row count is an unsigned 32-bit integer; the server treats it as a signed one.
+const MAX_FETCH = 0x7fffffff;
+
+/** A pg submittable running one query; its callback is called exactly once. */
+export class PostgresQuery {
+  private readonly spec: PgQuerySpec;
+  private onDone: Callback | undefined;
+  private columns: ColumnInfo[] = [];
+  private parsers: (PgValueParser | undefined)[] = [];
+  private readonly rows: unknown[][] = [];
+  private suspended = false;
+  private parseError: unknown;
+
+  constructor(spec: PgQuerySpec, callback: Callback) {
+    this.spec = spec;
+    this.onDone = callback;
+  }
+
+  submit(connection: PgWire): void {
+    const { text, values, fetchLimit, setStatementTimeoutMs } = this.spec;
+    // Cork so the whole pipeline leaves in one TCP write (pg's own Query does the same).
+    connection.stream.cork?.();
+    try {
+      if (setStatementTimeoutMs !== undefined) {
+        connection.parse({ text: `SET statement_timeout = ${Math.trunc(setStatementTimeoutMs)}` });
+        connection.bind({});
+        connection.execute({});
+      }
+      connection.parse({ text });
+      connection.bind({ values: values as (string | null)[] });
+      connection.describe({ type: 'P' });
+      connection.execute({ rows: fetchLimit > 0 ? Math.min(fetchLimit, MAX_FETCH) : 0 });
+      connection.sync();
+    } finally {
+      connection.stream.uncork?.();
+    }
+  }
+
+  handleRowDescription(message: RowDescription): void {
+    const columns: ColumnInfo[] = [];
+    const parsers: (PgValueParser | undefined)[] = [];
+    for (const field of message.fields) {
+      const info = postgresTypeInfo(field.dataTypeID);
+      columns.push({ name: field.name, type: info.type, nativeType: info.nativeType });
+      parsers.push(info.parse);
+    }
+    this.columns = columns;
+    this.parsers = parsers;
+  }
+
+  handleDataRow(message: DataRow): void {
+    if (this.rows.length >= this.spec.keepRows) {
+      this.suspended = true;
+      return;
+    }
+    if (this.parseError !== undefined) return;
+    const { fields } = message;
+    const row = new Array<unknown>(fields.length);
+    try {
+      for (let i = 0; i < fields.length; i++) {
+        const text = fields[i];
+        const parse = this.parsers[i];
+        row[i] = text === null || text === undefined ? null : parse === undefined ? text : parse(text);
+      }
+    } catch (error) {
+      // Keep reading to ReadyForQuery so the connection stays in step; report it then.
+      this.parseError = error;
+      return;
+    }
+    this.rows.push(row);
+  }
+
+  handlePortalSuspended(): void {
+    this.suspended = true;
+  }
+
+  handleCommandComplete(): void {}
+
+  handleEmptyQuery(): void {}
+
+  handleCopyInResponse(connection: PgWire): void {
+    connection.sendCopyFail('COPY FROM STDIN is not supported');
+  }
+
+  handleCopyData(): void {}
+
+  handleError(error: unknown): void {
+    this.finish(error);
+  }
+
+  handleReadyForQuery(): void {
+    if (this.parseError !== undefined) {
+      this.finish(this.parseError);
+      return;
+    }
+    this.finish(undefined, { columns: this.columns, rows: this.rows, suspended: this.suspended });
+  }
+
+  private finish(error: unknown, outcome?: PgQueryOutcome): void {
+    const onDone = this.onDone;
+    this.onDone = undefined;
+    onDone?.(error, outcome);
+  }
+}

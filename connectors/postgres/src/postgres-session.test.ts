@@ -1,0 +1,312 @@
+import { type BoundParam, type CompiledQuery, isConnectorError, noopLogger } from '@quarry/sdk-connector';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { postgresConfigSchema, resolvePostgresSettings } from './postgres-config.js';
+import { createPostgresSession, type PostgresSession } from './postgres-session.js';
+import { adminQuery, pgAvailable, requirePg, TEST_PG_URL, uniqueSuffix } from './postgres-test-server.js';
+
+const suffix = uniqueSuffix();
+const table = `quarry_pg_session_${suffix}`;
+const schema = `quarry_pg_schema_${suffix}`;
+const appName = `quarry_pg_test_${suffix}`;
+let availability: true | string = 'not checked';
+
+function settings(extra: Record<string, unknown> = {}) {
+  return resolvePostgresSettings(
+    postgresConfigSchema.parse({ connectionString: TEST_PG_URL, applicationName: appName, ...extra }),
+  );
+}
+
+async function open(extra: Record<string, unknown> = {}): Promise<PostgresSession> {
+  const session = await createPostgresSession(settings(extra), noopLogger);
+  onTestFinished(() => session.close());
+  return session;
+}
+
+function run(session: PostgresSession, sql: string, params: readonly BoundParam[] = [], limits = {}) {
+  const query: CompiledQuery = { sql, params };
+  return session.execute(query, {
+    timeoutMs: 10_000,
+    rowLimit: 1000,
+    signal: new AbortController().signal,
+    ...limits,
+  });
+}
+
+async function failure(promise: Promise<unknown>) {
+  try {
+    await promise;
+  } catch (error) {
+    if (isConnectorError(error)) return error;
+    throw error;
+  }
+  throw new Error('expected the query to fail');
+}
+
+async function activeCount(marker: string): Promise<number> {
+  const { rows } = await adminQuery(
+    `SELECT count(*)::int AS n FROM pg_stat_activity
+      WHERE query LIKE '%' || $1 || '%' AND pid <> pg_backend_pid() AND state = 'active'`,
+    [marker],
+  );
+  return rows[0].n as number;
+}
+
+beforeAll(async () => {
+  availability = await pgAvailable();
+  if (availability !== true) return;
+  await adminQuery(`CREATE TABLE ${table} (id int PRIMARY KEY, name text)`);
+  await adminQuery(`INSERT INTO ${table} VALUES (1, 'one'), (2, 'two')`);
+  await adminQuery(`CREATE SCHEMA ${schema}`);
+  await adminQuery(`CREATE TABLE ${schema}.only_here (x int)`);
+});
+
+afterAll(async () => {
+  if (availability !== true) return;
+  await adminQuery(`DROP TABLE IF EXISTS ${table}`);
+  await adminQuery(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+});
+
+describe('postgres session', () => {
+  it('returns typed raw values in column order', async (context) => {
+    requirePg(availability, context.skip);
+    const session = await open();
+    const result = await run(
+      session,
+      `SELECT 9223372036854775807::int8 AS big, 12.50::numeric(10,2) AS amount, 1.5::float8 AS ratio,
+              true AS flag, '2024-02-29'::date AS day, '2024-01-31 12:34:56.789'::timestamp AS ts,
+              '2024-01-31 12:00:00+02'::timestamptz AS tstz, '12:30:00'::time AS t, '\\xdead'::bytea AS raw,
+              '{"a":[1,2]}'::jsonb AS doc, ARRAY[1,NULL]::int4[] AS list, NULL::text AS nothing`,
+    );
+    expect(result.columns.map((c) => [c.name, c.type, c.nativeType])).toEqual([
+      ['big', 'integer', 'int8'],
+      ['amount', 'decimal', 'numeric'],
+      ['ratio', 'number', 'float8'],
+      ['flag', 'boolean', 'bool'],
+      ['day', 'date', 'date'],
+      ['ts', 'timestamp', 'timestamp'],
+      ['tstz', 'timestamp', 'timestamptz'],
+      ['t', 'time', 'time'],
+      ['raw', 'bytes', 'bytea'],
+      ['doc', 'json', 'jsonb'],
+      ['list', 'array', 'int4[]'],
+      ['nothing', 'string', 'text'],
+    ]);
+    expect(result.rows).toEqual([
+      [
+        '9223372036854775807',
+        '12.50',
+        1.5,
+        true,
+        '2024-02-29',
+        '2024-01-31T12:34:56.789Z',
+        '2024-01-31T10:00:00.000Z',
+        '12:30:00',
+        Buffer.from([0xde, 0xad]),
+        { a: [1, 2] },
+        [1, null],
+        null,
+      ],
+    ]);
+  });
+
+  it('binds every param type through the dialect casts, typed NULLs included', async (context) => {
+    requirePg(availability, context.skip);
+    const session = await open();
+    const result = await run(
+      session,
+      'SELECT $1::int8 AS i, $2::float8 AS n, $3::text AS s, $4::bool AS b, $5::date AS d, $6::timestamptz AS t, $7::text[] AS a, $8::int8 IS NULL AS isnull',
+      [
+        { name: 'i', type: 'integer', array: false, value: 9007199254740993n },
+        { name: 'n', type: 'number', array: false, value: -2.5e100 },
+        { name: 's', type: 'string', array: false, value: 'O\'Brien"; DROP TABLE x; --' },
+        { name: 'b', type: 'boolean', array: false, value: false },
+        { name: 'd', type: 'date', array: false, value: '2024-02-29' },
+        { name: 't', type: 'timestamp', array: false, value: '2038-01-19T03:14:08.000Z' },
+        { name: 'a', type: 'string', array: true, value: ['x,y', '{}', 'q"uote', 'back\\slash'] },
+        { name: 'z', type: 'integer', array: false, value: null },
+      ],
+    );
+    expect(result.rows).toEqual([
+      [
+        '9007199254740993',
+        -2.5e100,
+        'O\'Brien"; DROP TABLE x; --',
+        false,
+        '2024-02-29',
+        '2038-01-19T03:14:08.000Z',
+        ['x,y', '{}', 'q"uote', 'back\\slash'],
+        true,
+      ],
+    ]);
+  });
+
+  it('refuses writes and DDL: the session is read-only', async (context) => {
+    requirePg(availability, context.skip);
+    const session = await open();
+    for (const sql of [
+      `INSERT INTO ${table} VALUES (3, 'three')`,
+      `UPDATE ${table} SET name = 'x'`,
+      `DELETE FROM ${table}`,
+      `WITH gone AS (DELETE FROM ${table} RETURNING id) SELECT count(*) FROM gone`,
+      `CREATE TABLE ${table}_new (x int)`,
+      `DROP TABLE ${table}`,
+    ]) {
+      expect(await failure(run(session, sql)), sql).toMatchObject({
+        code: 'QUERY_FAILED',
+        driverCode: '25006',
+      });
+    }
+    const { rows } = await adminQuery(`SELECT id, name FROM ${table} ORDER BY id`);
+    expect(rows).toEqual([
+      { id: 1, name: 'one' },
+      { id: 2, name: 'two' },
+    ]);
+    expect(await session.validate()).toBe(true);
+  });
+
+  it('refuses stacked statements, even without params', async (context) => {
+    requirePg(availability, context.skip);
+    const session = await open();
+    const error = await failure(run(session, `SELECT 1; DELETE FROM ${table}`));
+    expect(error).toMatchObject({ code: 'QUERY_FAILED', driverCode: '42601' });
+    const { rows } = await adminQuery(`SELECT count(*)::int AS n FROM ${table}`);
+    expect(rows[0].n).toBe(2);
+  });
+
+  it('stops on the server at the row limit', async (context) => {
+    requirePg(availability, context.skip);
+    const session = await open();
+    // Row 5 divides by zero: reaching it would fail the query, so success proves the server stopped.
+    const limited = await run(session, 'SELECT g, 10 / (g - 5) AS q FROM generate_series(1, 10) g', [], {
+      rowLimit: 3,
+    });
+    expect(limited.rows).toEqual([
+      [1, -2],
+      [2, -3],
+      [3, -5],
+    ]);
+    const exact = await run(session, 'SELECT g FROM generate_series(1, 3) g', [], { rowLimit: 3 });
+    expect(exact.rows).toHaveLength(3);
+  });
+
+  it('with portalRowLimit off, keeps only rowLimit rows but lets the server run the whole query', async (context) => {
+    requirePg(availability, context.skip);
+    const session = await open({ portalRowLimit: false });
+    const limited = await run(session, 'SELECT g FROM generate_series(1, 10) g', [], { rowLimit: 3 });
+    expect(limited.rows).toEqual([[1], [2], [3]]);
+    const error = await failure(
+      run(session, 'SELECT g, 10 / (g - 5) AS q FROM generate_series(1, 10) g', [], { rowLimit: 3 }),
+    );
+    expect(error).toMatchObject({ code: 'QUERY_FAILED', driverCode: '22012' });
+  });
+
+  it('enforces the timeout on the server and changes it only when a query asks for another', async (context) => {
+    requirePg(availability, context.skip);
+    const session = await open({ statementTimeoutMs: 7000 });
+    const show = async (timeoutMs: number) =>
+      (await run(session, "SELECT current_setting('statement_timeout') AS t", [], { timeoutMs }))
+        .rows[0]?.[0];
+    expect(await show(7000)).toBe('7s');
+    // A few ms less (the runtime passes the time left) keeps the session's setting: no SET.
+    expect(await show(6990)).toBe('7s');
+    expect(await show(250)).toBe('250ms');
+    expect(await failure(run(session, 'SELECT pg_sleep(5)', [], { timeoutMs: 250 }))).toMatchObject({
+      code: 'QUERY_TIMEOUT',
+      driverCode: '57014',
+    });
+    expect(await show(1500)).toBe('1500ms');
+    expect(await session.validate()).toBe(true);
+  });
+
+  it('cancel() stops the running statement on the server and the session stays usable', async (context) => {
+    requirePg(availability, context.skip);
+    const session = await open();
+    const marker = `cancel_me_${suffix}`;
+    const running = run(session, `SELECT pg_sleep(20) /* ${marker} */`, [], { timeoutMs: 60_000 });
+    const settled = failure(running);
+    for (let i = 0; i < 100 && (await activeCount(marker)) === 0; i++)
+      await new Promise((r) => setTimeout(r, 20));
+    expect(await activeCount(marker)).toBe(1);
+    await session.cancel();
+    expect(await settled).toMatchObject({ code: 'QUERY_TIMEOUT', driverCode: '57014' });
+    expect(await activeCount(marker)).toBe(0);
+    expect((await run(session, 'SELECT 1 AS one')).rows).toEqual([[1]]);
+    await session.cancel(); // nothing running: a no-op that must not throw
+  });
+
+  it('reports a session killed by the server as dead, without crashing', async (context) => {
+    requirePg(availability, context.skip);
+    const session = await open();
+    expect(await session.validate()).toBe(true);
+    await adminQuery('SELECT pg_terminate_backend($1)', [session.processId]);
+    for (let i = 0; i < 100 && (await session.validate()); i++) await new Promise((r) => setTimeout(r, 10));
+    expect(await session.validate()).toBe(false);
+    expect(await failure(run(session, 'SELECT 1'))).toMatchObject({ code: 'CONNECT_FAILED' });
+  });
+
+  it('fails a query whose session is killed mid-flight with CONNECT_FAILED', async (context) => {
+    requirePg(availability, context.skip);
+    const session = await open();
+    const settled = failure(run(session, 'SELECT pg_sleep(20)'));
+    await new Promise((r) => setTimeout(r, 200));
+    await adminQuery('SELECT pg_terminate_backend($1)', [session.processId]);
+    expect(await settled).toMatchObject({ code: 'CONNECT_FAILED' });
+    expect(await session.validate()).toBe(false);
+  });
+
+  it('retires a session a query left in a transaction or made writable', async (context) => {
+    requirePg(availability, context.skip);
+    const begun = await open();
+    expect(await failure(run(begun, 'BEGIN READ WRITE'))).toMatchObject({ code: 'QUERY_FAILED' });
+    expect(await begun.validate()).toBe(false);
+    const unlocked = await open();
+    expect(
+      await failure(run(unlocked, "SELECT set_config('default_transaction_read_only', 'off', false)")),
+    ).toMatchObject({ code: 'QUERY_FAILED' });
+    expect(await unlocked.validate()).toBe(false);
+    // Even without validate-on-borrow, the session runs nothing more.
+    expect(await failure(run(unlocked, 'SELECT 1'))).toMatchObject({ code: 'CONNECT_FAILED' });
+  });
+
+  it('applies the configured schema and application name', async (context) => {
+    requirePg(availability, context.skip);
+    const session = await open({ schema });
+    const result = await run(
+      session,
+      "SELECT count(*)::int AS n, current_setting('application_name') AS app, current_setting('default_transaction_read_only') AS ro FROM only_here",
+    );
+    expect(result.rows).toEqual([[0, appName, 'on']]);
+  });
+
+  it('fails to connect with CONNECT_FAILED and no secret in the message', async (context) => {
+    requirePg(availability, context.skip);
+    const refused = await failure(
+      createPostgresSession(
+        settings({ connectionString: 'postgres://ana:s3cret-pw@127.0.0.1:1/db', connectTimeoutMs: 2000 }),
+        noopLogger,
+      ),
+    );
+    expect(refused.code).toBe('CONNECT_FAILED');
+    expect(refused.message).not.toMatch(/s3cret-pw|ana/);
+    const noDatabase = await failure(
+      createPostgresSession(
+        settings({ connectionString: `${TEST_PG_URL}_no_such_db_${suffix}` }),
+        noopLogger,
+      ),
+    );
+    expect(noDatabase).toMatchObject({ code: 'CONNECT_FAILED', driverCode: '3D000' });
+    expect(noDatabase.message).not.toContain('no_such_db');
+    // The test server has TLS off: asking for TLS must fail cleanly, not hang or crash.
+    const noTls = await failure(createPostgresSession(settings({ ssl: true }), noopLogger));
+    expect(noTls.code).toBe('CONNECT_FAILED');
+  });
+
+  it('close() is idempotent and the session refuses work afterwards', async (context) => {
+    requirePg(availability, context.skip);
+    const session = await open();
+    await session.close();
+    await session.close();
+    expect(await session.validate()).toBe(false);
+    expect(await failure(run(session, 'SELECT 1'))).toMatchObject({ code: 'CLOSED' });
+  });
+});

@@ -1,0 +1,246 @@
+// One Postgres session: a pg.Client opened read-only with the statement timeout and output formats
+// set in its startup packet, so a query costs exactly one round trip (see postgres-query). Its
+// health is a local flag kept by the client's events, so validate() does no I/O.
+import {
+  type CompiledQuery,
+  ConnectorError,
+  type ConnectorLogger,
+  type ConnectorSession,
+  type ExecuteOptions,
+  type RawResult,
+} from '@quarry/sdk-connector';
+import pg from 'pg';
+import { sendCancelRequest } from './postgres-cancel.js';
+import type { PostgresSettings } from './postgres-config.js';
+import { mapPostgresError } from './postgres-errors.js';
+import { type PgQueryOutcome, PostgresQuery } from './postgres-query.js';
+import { toPostgresValues } from './postgres-values.js';
+
+/** The statement_timeout a query asks for, in whole ms; 0 (no limit) for a non-positive value. */
+function timeoutSetting(timeoutMs: number): number {
+  return Number.isFinite(timeoutMs) && timeoutMs > 0 ? Math.min(Math.ceil(timeoutMs), 2_147_483_647) : 0;
+}
+
+/**
+ * Whether the server's current statement_timeout can stay for a query asking for `wanted`: never
+ * shorter (it would cut the query early), and at most a little longer, since the runtime's own
+ * timer cancels on time and the server's limit is the backstop. The runtime passes the time left
+ * of the request, which drifts by a few ms per query; without this slack nearly every query
+ * would carry a SET.
+ */
+function timeoutFits(current: number, wanted: number): boolean {
+  if (wanted === 0 || current === 0) return current === wanted;
+  return current >= wanted && current <= wanted + Math.max(1000, wanted / 10);
+}
+
+interface ParameterStatus {
+  readonly parameterName: string;
+  readonly parameterValue: string;
+}
+
+/** pg's Client keeps the backend's pid and cancel key as untyped instance fields. */
+interface BackendKey {
+  readonly processID: number | null;
+  readonly secretKey: number | null;
+}
+
+/** A live Postgres session; created by {@link createPostgresSession}. */
+export class PostgresSession implements ConnectorSession {
+  /** The backend's process id (pg_backend_pid()), for cancel requests and diagnostics. */
+  readonly processId: number;
+  private readonly client: pg.Client;
+  private readonly settings: PostgresSettings;
+  private readonly secretKey: number;
+  /** statement_timeout currently in force on the server; NaN when unknown. */
+  private statementTimeoutMs: number;
+  /** False once the connection errored or ended. */
+  private alive = true;
+  /** Set when a query left the session writable or inside a transaction. */
+  private tainted = false;
+  private running = false;
+  private cancelling: Promise<void> | undefined;
+  private closing: Promise<void> | undefined;
+
+  constructor(client: pg.Client, settings: PostgresSettings, tracker: SessionTracker) {
+    this.client = client;
+    this.settings = settings;
+    const key = client as unknown as BackendKey;
+    this.processId = key.processID ?? 0;
+    this.secretKey = key.secretKey ?? 0;
+    this.statementTimeoutMs = settings.statementTimeoutMs;
+    tracker.onDead = () => {
+      this.alive = false;
+    };
+    tracker.onWritable = () => {
+      this.tainted = true;
+    };
+  }
+
+  async execute(query: CompiledQuery, options: ExecuteOptions): Promise<RawResult> {
+    if (this.closing !== undefined) throw new ConnectorError('CLOSED', 'the Postgres session is closed');
+    // CONNECT_FAILED (not QUERY_FAILED) so the runtime destroys this session instead of keeping it.
+    if (!this.alive || this.tainted)
+      throw new ConnectorError('CONNECT_FAILED', 'the Postgres session was lost');
+    if (options.signal.aborted)
+      throw new ConnectorError('QUERY_ABORTED', 'the query was aborted before it ran');
+    const timeoutMs = timeoutSetting(options.timeoutMs);
+    const newTimeout = timeoutFits(this.statementTimeoutMs, timeoutMs) ? undefined : timeoutMs;
+    const rowLimit =
+      Number.isFinite(options.rowLimit) && options.rowLimit > 0 ? Math.floor(options.rowLimit) : 0;
+    this.running = true;
+    const wire = new Promise<PgQueryOutcome>((resolve, reject) => {
+      const pending = new PostgresQuery(
+        {
+          text: query.sql,
+          values: toPostgresValues(query.params),
+          fetchLimit: this.settings.portalRowLimit ? rowLimit : 0,
+          keepRows: rowLimit === 0 ? Number.POSITIVE_INFINITY : rowLimit,
+          setStatementTimeoutMs: newTimeout,
+        },
+        (error, outcome) => (outcome === undefined ? reject(error) : resolve(outcome)),
+      );
+      // PostgresQuery implements pg's submittable protocol against the subset of Connection it
+      // uses (PgWire); @types/pg's Connection signatures differ, hence the cast.
+      this.client.query(pending as unknown as pg.Submittable);
+    });
+    let outcome: PgQueryOutcome;
+    try {
+      outcome = await wire;
+    } catch (error) {
+      // A failed query rolls its implicit transaction back, SET included: ask again next time.
+      if (newTimeout !== undefined) this.statementTimeoutMs = Number.NaN;
+      const mapped = mapPostgresError(error);
+      // A FATAL error (e.g. pg_terminate_backend) reaches the query before the socket's 'end'.
+      if (mapped.code === 'CONNECT_FAILED') this.alive = false;
+      throw mapped;
+    } finally {
+      this.running = false;
+      // Never hand the session back while a cancel request is still on its way to the server.
+      if (this.cancelling !== undefined) await this.cancelling;
+    }
+    if (newTimeout !== undefined) this.statementTimeoutMs = newTimeout;
+    if (this.tainted || this.client.getTransactionStatus() !== 'I') {
+      // e.g. `BEGIN READ WRITE` or `SET default_transaction_read_only = off` as a template: the
+      // next query on this session would not be read-only, so the session must not be reused.
+      this.tainted = true;
+      this.alive = false;
+      void endClient(this.client);
+      throw new ConnectorError(
+        'QUERY_FAILED',
+        'the query changed the session state (transaction or read-only mode)',
+      );
+    }
+    return { columns: outcome.columns, rows: outcome.rows };
+  }
+
+  validate(): Promise<boolean> {
+    return Promise.resolve(
+      this.alive && !this.tainted && this.closing === undefined && this.client.getTransactionStatus() === 'I',
+    );
+  }
+
+  cancel(): Promise<void> {
+    if (!this.running || !this.alive) return Promise.resolve();
+    if (this.cancelling === undefined) {
+      this.cancelling = sendCancelRequest({
+        host: this.settings.host,
+        port: this.settings.port,
+        ssl: this.settings.ssl,
+        processId: this.processId,
+        secretKey: this.secretKey,
+      }).finally(() => {
+        this.cancelling = undefined;
+      });
+    }
+    return this.cancelling;
+  }
+
+  close(): Promise<void> {
+    if (this.closing === undefined) {
+      this.alive = false;
+      this.closing = endClient(this.client);
+    }
+    return this.closing;
+  }
+}
+
+/** Client events land here; the session installs its handlers once it exists. */
+interface SessionTracker {
+  onDead: () => void;
+  onWritable: () => void;
+}
+
+/** Ends a client, destroying its socket if a polite Terminate does not finish within a second. */
+async function endClient(client: pg.Client): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const forced = new Promise<void>((resolve) => {
+    timer = setTimeout(() => {
+      client.connection.stream.destroy();
+      resolve();
+    }, 1000);
+  });
+  try {
+    await Promise.race([client.end().catch(() => undefined), forced]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * Opens a session. Throws ConnectorError CONNECT_FAILED when the server cannot be reached, refuses
+ * the credentials, or does not confirm the session is read-only.
+ */
+export async function createPostgresSession(
+  settings: PostgresSettings,
+  logger: ConnectorLogger,
+): Promise<PostgresSession> {
+  const client = new pg.Client({
+    host: settings.host,
+    port: settings.port,
+    database: settings.database,
+    user: settings.user,
+    // A function, so pg never falls back to PGPASSWORD or ~/.pgpass for an empty password.
+    password: () => settings.password,
+    ssl: settings.ssl === false ? false : { ...settings.ssl },
+    application_name: settings.applicationName,
+    options: settings.startupOptions,
+    client_encoding: 'UTF8',
+    connectionTimeoutMillis: settings.connectTimeoutMs,
+    keepAlive: true,
+  });
+  const tracker: SessionTracker = { onDead: () => {}, onWritable: () => {} };
+  let readOnly: string | undefined;
+  // Without an error listener, a session the server kills while idle would crash the process.
+  client.on('error', (error: Error & { code?: unknown }) => {
+    tracker.onDead();
+    logger.warn({ driverCode: error.code }, 'postgres session failed');
+  });
+  client.on('end', () => tracker.onDead());
+  // Postgres 14+ reports default_transaction_read_only whenever it changes (and at startup).
+  client.connection.on('parameterStatus', (message: ParameterStatus) => {
+    if (message.parameterName !== 'default_transaction_read_only') return;
+    readOnly = message.parameterValue;
+    if (readOnly !== 'on') tracker.onWritable();
+  });
+  try {
+    await client.connect();
+  } catch (error) {
+    await endClient(client);
+    const mapped = mapPostgresError(error);
+    throw mapped.code === 'CONNECT_FAILED'
+      ? mapped
+      : new ConnectorError('CONNECT_FAILED', 'could not open a Postgres session', {
+          cause: error,
+          driverCode: mapped.driverCode,
+        });
+  }
+  if (readOnly !== undefined && readOnly !== 'on') {
+    // A pooler or server that drops the startup options would leave the session writable.
+    await endClient(client);
+    throw new ConnectorError(
+      'CONNECT_FAILED',
+      'the Postgres server did not apply read-only mode to the session',
+    );
+  }
+  return new PostgresSession(client, settings, tracker);
+}

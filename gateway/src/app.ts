@@ -1,0 +1,99 @@
+// Builds the Hono app from injected services. It never listens and never reads the
+// environment (server.ts does both), so tests drive it with app.request() and no server.
+import { OpenAPIHono } from '@hono/zod-openapi';
+import { swaggerUI } from '@hono/swagger-ui';
+import { bodyLimit } from 'hono/body-limit';
+import { routePath } from 'hono/route';
+import { ApiError } from './http/api-error.js';
+import type { AppEnv } from './http/app-env.js';
+import { errorResponse, toApiError } from './http/error-response.js';
+import { honoPath } from './http/route.js';
+import { requestId } from './middleware/request-id.js';
+import { registerAccountRoutes } from './routes/accounts.js';
+import { registerConnectorRoutes } from './routes/connectors.js';
+import { registerHealthRoutes } from './routes/health.js';
+import { registerKeyRoutes } from './routes/keys.js';
+import { registerOwnerAnalyticsRoutes } from './routes/owner-analytics.js';
+import { registerOwnerConnectionRoutes } from './routes/owner-connections.js';
+import { registerQueryRoutes } from './routes/query.js';
+import type { GatewayServices } from './services/gateway-services.js';
+
+export const API_VERSION = '1.0.0';
+
+function allowedMethods(app: OpenAPIHono<AppEnv>, path: string): string[] {
+  const methods = new Set<string>();
+  for (const r of app.routes) {
+    if (r.method === 'ALL' || r.path.includes('*')) continue;
+    const pattern = new RegExp(`^${honoPath(r.path).replace(/:[^/]+/g, '[^/]+')}$`);
+    if (pattern.test(path)) methods.add(r.method);
+  }
+  return [...methods];
+}
+
+export function createApp(services: GatewayServices): OpenAPIHono<AppEnv> {
+  const app = new OpenAPIHono<AppEnv>({ strict: false });
+  const { logger, metrics } = services;
+
+  app.use(async function servicesMiddleware(c, next) {
+    c.set('services', services);
+    await next();
+  });
+  app.use(requestId());
+  app.use(async function metricsMiddleware(c, next) {
+    const started = performance.now();
+    await next();
+    const labels = { method: c.req.method, route: routePath(c) || 'unmatched', status: String(c.res.status) };
+    metrics.httpRequests.inc(labels);
+    metrics.httpDuration.observe(labels, (performance.now() - started) / 1000);
+  });
+  app.use(
+    bodyLimit({
+      maxSize: services.config.bodyLimit,
+      onError: () => {
+        throw new ApiError('PAYLOAD_TOO_LARGE', `The request body is over the ${services.config.bodyLimit}-byte limit.`);
+      },
+    }),
+  );
+
+  registerHealthRoutes(app);
+  registerQueryRoutes(app);
+  registerAccountRoutes(app);
+  registerKeyRoutes(app);
+  registerOwnerConnectionRoutes(app);
+  registerOwnerAnalyticsRoutes(app);
+  registerConnectorRoutes(app);
+
+  app.openAPIRegistry.registerComponent('securitySchemes', 'bearerAuth', {
+    type: 'http',
+    scheme: 'bearer',
+    description: 'An API key (`qry_live_…`)',
+  });
+  app.doc31('/v1/openapi.json', {
+    openapi: '3.1.0',
+    info: {
+      title: 'Quarry API',
+      version: API_VERSION,
+      description: 'Analytics query gateway and data marketplace. Errors share one envelope: `{"error": {code, message, request_id, retry_after?, details}}`.',
+    },
+  });
+  app.get('/docs', swaggerUI({ url: '/v1/openapi.json' }));
+
+  app.notFound((c) => {
+    const allowed = allowedMethods(app, c.req.path);
+    const id = c.var.requestId ?? 'unknown';
+    if (allowed.length > 0) {
+      return errorResponse(
+        new ApiError('METHOD_NOT_ALLOWED', `${c.req.method} is not allowed here; use ${allowed.join(', ')}.`, {
+          headers: { allow: allowed.join(', ') },
+        }),
+        id,
+      );
+    }
+    return errorResponse(new ApiError('NOT_FOUND', `No route for ${c.req.method} ${c.req.path}.`), id);
+  });
+  app.onError((error, c) => {
+    const apiError = toApiError(error, logger.child({ request_id: c.var.requestId }));
+    return errorResponse(apiError, c.var.requestId ?? 'unknown');
+  });
+  return app;
+}

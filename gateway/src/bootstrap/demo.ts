@@ -1,0 +1,101 @@
+// The embedded demo: an examples owner with the DuckDB demo warehouse as connection "demo" and
+// the example analytics, and a demo consumer account whose key is written to
+// $QUARRY_DATA_DIR/demo-key (0600). Idempotent: a restart reuses all of it, and a demo key
+// given by QUARRY_DEMO_KEY is registered instead of a generated one.
+import { existsSync } from 'node:fs';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { GatewayConfig } from '../config.js';
+import type { Logger } from '../observability/logger.js';
+import { digestKey, generateApiKey, parseApiKey, API_KEY_PREFIX_LENGTH } from '../security/api-key.js';
+import type { AccountService } from '../services/account-service.js';
+import type { AnalyticsService } from '../services/analytics-service.js';
+import type { ControlPlaneStore } from '../store/control-plane-store.js';
+import { loadAnalyticsDir } from './analytics-dir.js';
+
+export const DEMO_OWNER_EMAIL = 'examples@demo.quarry.dev';
+export const DEMO_USER_EMAIL = 'demo@demo.quarry.dev';
+export const DEMO_KEY_FILE = 'demo-key';
+export const DEMO_WAREHOUSE_FILE = 'demo.duckdb';
+
+export interface DemoInfo {
+  readonly accountId: string;
+  readonly ownerId: string;
+  readonly key: string;
+  readonly keyFile: string;
+}
+
+export interface DemoDeps {
+  readonly config: GatewayConfig;
+  readonly store: ControlPlaneStore;
+  readonly analytics: AnalyticsService;
+  readonly accounts: AccountService;
+  readonly logger: Logger;
+}
+
+async function ensureAccount(store: ControlPlaneStore, email: string, name: string, plan: string) {
+  const existing = await store.accounts.findByEmail(email);
+  if (existing) return existing;
+  return store.accounts.create({ email, name, plan });
+}
+
+async function ensureDemoKey(deps: DemoDeps, accountId: string): Promise<string> {
+  const { config, store } = deps;
+  const file = join(config.dataDir, DEMO_KEY_FILE);
+  const candidates: string[] = [];
+  if (config.demoKey !== undefined) {
+    if (!parseApiKey(config.demoKey).ok) throw new Error('QUARRY_DEMO_KEY is not a valid Quarry key (qry_live_…)');
+    candidates.push(config.demoKey);
+  } else if (existsSync(file)) {
+    candidates.push((await readFile(file, 'utf8')).trim());
+  }
+  for (const secret of candidates) {
+    const parsed = parseApiKey(secret);
+    if (!parsed.ok) continue;
+    const found = await store.keys.findByDigest(parsed.digest);
+    if (found?.account.id === accountId) return secret;
+    if (found === null && config.demoKey === secret) {
+      await store.keys.create({
+        accountId,
+        name: 'demo',
+        prefix: secret.slice(0, API_KEY_PREFIX_LENGTH),
+        digest: digestKey(secret),
+        scopes: ['query', 'keys', 'owner', 'account'],
+      });
+      return secret;
+    }
+  }
+  const generated = generateApiKey('live');
+  await store.keys.create({
+    accountId,
+    name: 'demo',
+    prefix: generated.prefix,
+    digest: generated.digest,
+    scopes: ['query', 'keys', 'owner', 'account'],
+  });
+  await writeFile(file, `${generated.secret}\n`, { mode: 0o600 });
+  return generated.secret;
+}
+
+export async function bootstrapDemo(deps: DemoDeps): Promise<DemoInfo> {
+  const { config, store, logger } = deps;
+  // The demo user explores on a generous plan so the quota does not stop a newcomer.
+  const owner = await ensureAccount(store, DEMO_OWNER_EMAIL, 'Quarry Examples', 'enterprise');
+  const user = await ensureAccount(store, DEMO_USER_EMAIL, 'Demo user', 'enterprise');
+  const warehouse = join(config.dataDir, DEMO_WAREHOUSE_FILE);
+  if (!existsSync(warehouse)) {
+    logger.warn({ path: warehouse }, 'demo warehouse missing: run `npm run seed -w @quarry/examples` (npm start does)');
+  }
+  if (!(await store.connections.findByName(owner.id, 'demo'))) {
+    await store.connections.create({ accountId: owner.id, name: 'demo', type: 'duckdb', config: { path: warehouse } });
+  }
+  const dir = config.analyticsDir;
+  if (dir !== undefined && existsSync(dir)) {
+    const loaded = await loadAnalyticsDir(dir, owner.id, deps.analytics);
+    logger.info({ dir, analytics: loaded.map((l) => `${l.name}@${l.version} ${l.outcome}`) }, 'example analytics loaded');
+  } else {
+    logger.warn({ dir }, 'no analytics directory found');
+  }
+  const key = await ensureDemoKey(deps, user.id);
+  return { accountId: user.id, ownerId: owner.id, key, keyFile: join(config.dataDir, DEMO_KEY_FILE) };
+}

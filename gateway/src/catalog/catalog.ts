@@ -1,0 +1,35 @@
+// The catalog resolves a source name to the analytic's current version, its connection and its
+// template parsed for that connection's dialect. Entries are cached in process and dropped when
+// the change feed says an analytic or connection changed (on this or any other instance).
+import type { SqlTemplate } from '@quarry/sdk-connector';
+import type { AnalyticDefinition } from './analytic-definition.js';
+
+export type Visibility = 'public' | 'private' | 'shared';
+
+/** Everything the query path needs about one analytic version. */
+export interface CatalogEntry {
+  readonly analyticId: string;
+  readonly name: string;
+  readonly version: number;
+  readonly ownerId: string;
+  readonly visibility: Visibility;
+  readonly sharedWith: readonly string[];
+  readonly definition: AnalyticDefinition;
+  readonly connectionId: string;
+  readonly connectionType: string;
+  readonly template: SqlTemplate;
+}
+
+export interface Catalog {
+  /** The current version of the named analytic, or undefined when none exists. */
+  resolve(name: string): Promise<CatalogEntry | undefined>;
+  /** Drops cached entries (all, or one name). */
+  invalidate(name?: string): void;
+}
+
+/** Whether `accountId` may see (and so call) the analytic. */
+export function canSee(entry: Pick<CatalogEntry, 'ownerId' | 'visibility' | 'sharedWith'>, accountId: string): boolean {
+  if (entry.ownerId === accountId) return true;
+  if (entry.visibility === 'public') return true;
+  return entry.visibility === 'shared' && entry.sharedWith.includes(accountId);
+}

@@ -1,0 +1,90 @@
+// The catalog over the control-plane store: an analytic's current version, its connection and
+// its template parsed for that connection's dialect, cached in process. The change feed drops
+// entries when an analytic or connection changes on any instance; a TTL bounds staleness even
+// if a change were missed.
+import { parseTemplate } from '@quarry/sdk-connector';
+import { LRUCache } from 'lru-cache';
+import type { PluginRegistry } from '../connections/plugin-registry.js';
+import { ApiError } from '../http/api-error.js';
+import type { AnalyticRepository } from '../store/analytic-repository.js';
+import type { ConnectionRepository } from '../store/connection-repository.js';
+import { parseAnalyticDefinition } from './analytic-definition.js';
+import type { Catalog, CatalogEntry } from './catalog.js';
+
+export interface StoreCatalogOptions {
+  readonly analytics: Pick<AnalyticRepository, 'get'>;
+  readonly connections: Pick<ConnectionRepository, 'findByName'>;
+  readonly plugins: PluginRegistry;
+  /** Upper bound on how long an entry is trusted (default 60 s). */
+  readonly ttlMs?: number;
+  readonly maxEntries?: number;
+}
+
+/** Sentinel for "no such analytic", cached like a hit so unknown names do not hammer the store. */
+const ABSENT = Symbol('absent');
+
+export function createStoreCatalog(options: StoreCatalogOptions): Catalog {
+  const cache = new LRUCache<string, CatalogEntry | typeof ABSENT>({
+    max: options.maxEntries ?? 10_000,
+    ttl: options.ttlMs ?? 60_000,
+  });
+  const inflight = new Map<string, Promise<CatalogEntry | undefined>>();
+  // Bumped by invalidate(): a load that started before an invalidation must not be cached.
+  let generation = 0;
+
+  async function load(name: string): Promise<CatalogEntry | undefined> {
+    const analytic = await options.analytics.get(name);
+    if (!analytic) return undefined;
+    const parsed = parseAnalyticDefinition(analytic.definition);
+    if (!parsed.ok) {
+      throw new ApiError('INTERNAL', `The stored definition of "${name}" is no longer valid.`);
+    }
+    const definition = parsed.definition;
+    const connection = await options.connections.findByName(analytic.accountId, definition.connection);
+    if (!connection) {
+      throw new ApiError('SOURCE_UNAVAILABLE', `The connection behind "${name}" is not available.`, { retryAfter: 5 });
+    }
+    const plugin = options.plugins.get(connection.type);
+    if (!plugin) {
+      throw new ApiError('SOURCE_UNAVAILABLE', `The connector type behind "${name}" is not installed.`, { retryAfter: 60 });
+    }
+    return {
+      analyticId: analytic.id,
+      name: analytic.name,
+      version: analytic.version,
+      ownerId: analytic.accountId,
+      visibility: analytic.visibility,
+      sharedWith: analytic.sharedWith,
+      definition,
+      connectionId: connection.id,
+      connectionType: connection.type,
+      template: parseTemplate(definition.sql, plugin.dialect),
+    };
+  }
+
+  return {
+    async resolve(name) {
+      const cached = cache.get(name);
+      if (cached !== undefined) return cached === ABSENT ? undefined : cached;
+      let pending = inflight.get(name);
+      if (!pending) {
+        const started = generation;
+        pending = load(name).finally(() => inflight.delete(name));
+        inflight.set(name, pending);
+        pending.then(
+          (entry) => {
+            if (generation === started) cache.set(name, entry ?? ABSENT);
+          },
+          () => {},
+        );
+      }
+      return pending;
+    },
+    invalidate(name) {
+      generation += 1;
+      if (name !== undefined) inflight.delete(name);
+      if (name === undefined) cache.clear();
+      else cache.delete(name);
+    },
+  };
+}

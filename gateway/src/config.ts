@@ -1,0 +1,121 @@
+// The gateway's configuration: one zod schema, parsed once at start from the environment, failing
+// fast with every problem listed. No other module reads process.env.
+import path from 'node:path';
+import { z } from 'zod';
+
+const bool = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no', 'on', 'off', ''])
+  .transform((v) => v === 'true' || v === '1' || v === 'yes' || v === 'on');
+
+const BUILTIN_CONNECTORS = ['@quarry/connector-postgres', '@quarry/connector-mysql', '@quarry/connector-duckdb'];
+
+const EnvSchema = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(8787),
+  HOST: z.string().min(1).default('127.0.0.1'),
+  QUARRY_DATA_DIR: z.string().min(1).default('./.quarry'),
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL')
+    .optional(),
+  QUARRY_SECRET_KEY: z.string().optional(),
+  QUARRY_ALLOW_PRIVATE_HOSTS: bool.optional(),
+  QUARRY_SIGNUP: z.enum(['open', 'closed']).default('open'),
+  QUARRY_ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+  QUARRY_ANALYTICS_DIR: z.string().optional(),
+  QUARRY_DEMO: bool.optional(),
+  QUARRY_DEMO_KEY: z.string().optional(),
+  QUARRY_CONNECTORS: z.string().optional(),
+  QUARRY_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  QUARRY_BODY_LIMIT: z.coerce.number().int().min(1024).max(16 * 1024 * 1024).default(64 * 1024),
+  QUARRY_SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(600_000).default(10_000),
+  QUARRY_KEY_CACHE_MS: z.coerce.number().int().min(0).max(5_000).default(1_000),
+});
+
+export interface GatewayConfig {
+  readonly port: number;
+  readonly host: string;
+  readonly dataDir: string;
+  /** Unset: embedded PGlite in dataDir. */
+  readonly databaseUrl: string | undefined;
+  /** Keyring `id:base64[,id:base64…]` (first is current), or one base64 key; required outside the embedded demo. */
+  readonly secretKey: string | undefined;
+  readonly allowPrivateHosts: boolean;
+  readonly signup: 'open' | 'closed';
+  readonly adminToken: string | undefined;
+  /** Directory of analytic YAML files loaded at start. */
+  readonly analyticsDir: string | undefined;
+  /** Embedded demo: DuckDB demo warehouse, example analytics, demo account and key. */
+  readonly demo: boolean;
+  readonly demoKey: string | undefined;
+  /** Module specifiers of connector plugins to load. */
+  readonly connectors: readonly string[];
+  readonly logLevel: string;
+  readonly bodyLimit: number;
+  readonly shutdownGraceMs: number;
+  /** How long a verified key is trusted in process before the store is asked again (≤ 5 s). */
+  readonly keyCacheMs: number;
+}
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+  readonly problems: readonly string[];
+  constructor(problems: readonly string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.problems = problems;
+  }
+}
+
+/** Parses the environment once; throws ConfigError listing every problem. */
+export function loadConfig(env: Readonly<Record<string, string | undefined>>, cwd = process.cwd()): GatewayConfig {
+  const parsed = EnvSchema.safeParse(env);
+  if (!parsed.success) {
+    throw new ConfigError(parsed.error.issues.map((i) => `${i.path.join('.') || 'env'}: ${i.message}`));
+  }
+  const e = parsed.data;
+  const embedded = e.DATABASE_URL === undefined;
+  const demo = e.QUARRY_DEMO ?? embedded;
+  const problems: string[] = [];
+  if (!embedded && !e.QUARRY_SECRET_KEY) {
+    problems.push('QUARRY_SECRET_KEY: required when DATABASE_URL is set (32 random bytes, base64)');
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+  const dataDir = path.resolve(cwd, e.QUARRY_DATA_DIR);
+  const extra = (e.QUARRY_CONNECTORS ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0);
+  return {
+    port: e.PORT,
+    host: e.HOST,
+    dataDir,
+    databaseUrl: e.DATABASE_URL,
+    secretKey: e.QUARRY_SECRET_KEY,
+    allowPrivateHosts: e.QUARRY_ALLOW_PRIVATE_HOSTS ?? false,
+    signup: e.QUARRY_SIGNUP,
+    adminToken: e.QUARRY_ADMIN_TOKEN,
+    analyticsDir:
+      e.QUARRY_ANALYTICS_DIR !== undefined
+        ? path.resolve(cwd, e.QUARRY_ANALYTICS_DIR)
+        : demo
+          ? path.resolve(cwd, 'examples/analytics')
+          : undefined,
+    demo,
+    demoKey: e.QUARRY_DEMO_KEY,
+    connectors: [...new Set([...BUILTIN_CONNECTORS, ...extra])],
+    logLevel: e.QUARRY_LOG_LEVEL,
+    bodyLimit: e.QUARRY_BODY_LIMIT,
+    shutdownGraceMs: e.QUARRY_SHUTDOWN_GRACE_MS,
+    keyCacheMs: e.QUARRY_KEY_CACHE_MS,
+  };
+}
+
+/** A copy safe to log: secrets replaced. */
+export function redactedConfig(config: GatewayConfig): Record<string, unknown> {
+  return {
+    ...config,
+    databaseUrl: config.databaseUrl?.replace(/\/\/[^@/]*@/, '//***@'),
+    secretKey: config.secretKey ? '***' : undefined,
+    adminToken: config.adminToken ? '***' : undefined,
+    demoKey: config.demoKey ? '***' : undefined,
+  };
+}

@@ -1,0 +1,158 @@
+// Assembles a gateway from its configuration: store (PGlite or Postgres) with migrations, the
+// secret box, connector plugins, services, the change feed and, in demo mode, the demo data.
+// server.ts and the end-to-end tests both build gateways here; only server.ts listens.
+import { join } from 'node:path';
+import type { OpenAPIHono } from '@hono/zod-openapi';
+import { createApp } from './app.js';
+import { bootstrapDemo, type DemoInfo } from './bootstrap/demo.js';
+import { createStoreCatalog } from './catalog/store-catalog.js';
+import type { GatewayConfig } from './config.js';
+import { loadPlugins, type PluginRegistry } from './connections/plugin-registry.js';
+import type { AppEnv } from './http/app-env.js';
+import { createLogger, type Logger } from './observability/logger.js';
+import { createMetrics } from './observability/metrics.js';
+import { loadOrCreateDemoSecretKey } from './security/demo-secret-key.js';
+import { createSecretBox, type SecretBox } from './security/secret-box.js';
+import { createAccountService } from './services/account-service.js';
+import { createAnalyticsService } from './services/analytics-service.js';
+import { createAuthenticator } from './services/authenticator.js';
+import { createConnectionService } from './services/connection-service.js';
+import type { GatewayServices } from './services/gateway-services.js';
+import { createQueryService } from './services/query-service.js';
+import { createChangeFeed } from './store/change-feed.js';
+import { createControlPlaneStore } from './store/control-plane-store.js';
+import { migrate } from './store/migrate.js';
+import { createPgClient } from './store/pg-client.js';
+import { createPgliteClient } from './store/pglite-client.js';
+import type { SqlClient } from './store/sql-client.js';
+
+export interface Gateway {
+  readonly app: OpenAPIHono<AppEnv>;
+  readonly services: GatewayServices;
+  /** Present when demo mode created or found the demo account. */
+  readonly demo: DemoInfo | undefined;
+  /** Stops the change feed, closes every connector (waiting up to graceMs) and the store. */
+  close(graceMs?: number): Promise<void>;
+}
+
+export interface CreateGatewayOptions {
+  readonly logger?: Logger;
+  /** Plugins already loaded (tests); otherwise loaded from config.connectors. */
+  readonly plugins?: PluginRegistry;
+  /** Change feed poll interval (default 1,000 ms). */
+  readonly changeFeedIntervalMs?: number;
+}
+
+/** Parses `id:base64,id:base64` (first is current) or one bare base64 key. */
+export function parseKeyring(text: string): { keys: Record<string, Buffer>; current: string } {
+  const keys: Record<string, Buffer> = {};
+  let current: string | undefined;
+  for (const part of text.split(',').map((p) => p.trim()).filter(Boolean)) {
+    const colon = part.indexOf(':');
+    const [id, b64] = colon > 0 ? [part.slice(0, colon), part.slice(colon + 1)] : ['k1', part];
+    const key = Buffer.from(b64, 'base64');
+    if (key.length !== 32) throw new Error(`QUARRY_SECRET_KEY: key "${id}" must be 32 bytes of base64`);
+    keys[id] = key;
+    current ??= id;
+  }
+  if (current === undefined) throw new Error('QUARRY_SECRET_KEY is empty');
+  return { keys, current };
+}
+
+async function secretBoxFor(config: GatewayConfig): Promise<SecretBox> {
+  if (config.secretKey) return createSecretBox(parseKeyring(config.secretKey));
+  // Only reachable in the embedded mode (loadConfig requires a key with DATABASE_URL).
+  const demo = await loadOrCreateDemoSecretKey(config.dataDir);
+  return createSecretBox({ keys: { [demo.id]: demo.key }, current: demo.id });
+}
+
+export async function createGateway(config: GatewayConfig, options: CreateGatewayOptions = {}): Promise<Gateway> {
+  const logger = options.logger ?? createLogger({ level: config.logLevel });
+  const metrics = createMetrics();
+  const sql: SqlClient = config.databaseUrl
+    ? createPgClient(config.databaseUrl, { onError: (e) => logger.warn({ err: e }, 'store connection error') })
+    : await createPgliteClient(join(config.dataDir, 'pglite'));
+  try {
+    const { applied } = await migrate(sql);
+    if (applied.length > 0) logger.info({ applied }, 'store migrated');
+    const secretBox = await secretBoxFor(config);
+    const store = createControlPlaneStore(sql, { secretBox });
+    const plugins = options.plugins ?? (await loadPlugins(config.connectors));
+    const connectorLogger = logger.child({ component: 'connector' });
+    const connections = createConnectionService({
+      repository: store.connections,
+      plugins,
+      allowPrivateHosts: config.allowPrivateHosts,
+      logger: connectorLogger,
+    });
+    const catalog = createStoreCatalog({ analytics: store.analytics, connections: store.connections, plugins });
+    const auth = createAuthenticator({ keys: store.keys, cacheMs: config.keyCacheMs });
+    const queries = createQueryService({ catalog, connectors: connections, metrics });
+    const analytics = createAnalyticsService({ analytics: store.analytics, connections: store.connections, plugins });
+    const accounts = createAccountService(store);
+    metrics.setPoolSource(() =>
+      connections.pools().map((p) => ({ connection: p.connection, type: p.type, stats: p.connector.stats() })),
+    );
+    const services: GatewayServices = {
+      config,
+      logger,
+      metrics,
+      store,
+      plugins,
+      auth,
+      catalog,
+      queries,
+      connections,
+      analytics,
+      accounts,
+      health: {
+        async check() {
+          const checks: Record<string, { ok: boolean; message?: string }> = {};
+          try {
+            await sql.query('SELECT 1');
+            checks.store = { ok: true };
+          } catch {
+            checks.store = { ok: false, message: 'the control-plane store does not answer' };
+          }
+          for (const p of connections.pools()) {
+            const stats = p.connector.stats();
+            checks[`connection:${p.connection}`] = { ok: true, message: `${stats.total} open, ${stats.waiting} waiting` };
+          }
+          return checks;
+        },
+      },
+    };
+    const feed = await createChangeFeed({
+      changes: store.changes,
+      intervalMs: options.changeFeedIntervalMs ?? 1_000,
+      onChange: (event) => {
+        if (event.kind === 'key') auth.forgetKey(event.ref);
+        else if (event.kind === 'analytic') catalog.invalidate(event.ref);
+        else if (event.kind === 'connection') {
+          catalog.invalidate();
+          void connections.evict(event.ref);
+        }
+      },
+      onError: (error) => logger.warn({ err: error }, 'change feed poll failed'),
+    });
+    const demo = config.demo ? await bootstrapDemo({ config, store, analytics, accounts, logger }) : undefined;
+    const app = createApp(services);
+    let closed: Promise<void> | undefined;
+    return {
+      app,
+      services,
+      demo,
+      close(graceMs = config.shutdownGraceMs) {
+        closed ??= (async () => {
+          await feed.stop();
+          await connections.close(graceMs);
+          await sql.close();
+        })();
+        return closed;
+      },
+    };
+  } catch (error) {
+    await sql.close().catch(() => {});
+    throw error;
+  }
+}

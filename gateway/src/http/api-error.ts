@@ -1,0 +1,34 @@
+// The HTTP-facing domain error: a code from the table, a caller-safe message, and the optional
+// retry hint and per-item details the envelope carries.
+import type { ErrorCode } from './error-codes.js';
+
+export interface ApiErrorDetail {
+  readonly param?: string;
+  readonly field?: string;
+  readonly message: string;
+}
+
+export interface ApiErrorOptions {
+  /** Seconds until a retry may succeed (fractional allowed). */
+  readonly retryAfter?: number;
+  readonly details?: readonly ApiErrorDetail[];
+  readonly cause?: unknown;
+  /** Extra response headers (e.g. WWW-Authenticate, Allow). */
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+export class ApiError extends Error {
+  override readonly name = 'ApiError';
+  readonly code: ErrorCode;
+  readonly retryAfter: number | undefined;
+  readonly details: readonly ApiErrorDetail[];
+  readonly headers: Readonly<Record<string, string>>;
+
+  constructor(code: ErrorCode, message: string, options: ApiErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
+    this.retryAfter = options.retryAfter;
+    this.details = options.details ?? [];
+    this.headers = options.headers ?? {};
+  }
+}

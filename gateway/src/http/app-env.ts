@@ -1,0 +1,23 @@
+// Typed context for every route and middleware: the request id, the authenticated principal and
+// the injected services (STYLE.md: services reach handlers through typed context, not globals).
+import type { GatewayServices } from '../services/gateway-services.js';
+
+/** What an API key (or OAuth token) may do. */
+export type Scope = 'query' | 'keys' | 'owner' | 'account';
+export const SCOPES: readonly Scope[] = ['query', 'keys', 'owner', 'account'];
+
+/** The authenticated caller. */
+export interface Principal {
+  readonly accountId: string;
+  readonly keyId: string;
+  readonly scopes: readonly Scope[];
+  readonly plan: string;
+}
+
+export interface AppEnv {
+  Variables: {
+    requestId: string;
+    principal: Principal;
+    services: GatewayServices;
+  };
+}

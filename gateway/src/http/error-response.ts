@@ -1,0 +1,105 @@
+// The one HTTP error mapper: every error from every layer becomes the DESIGN.md §2 envelope.
+// Domain errors map by code; anything unknown is logged in full and answered as INTERNAL with
+// nothing internal in the body.
+import { isConnectorError } from '@quarry/sdk-connector';
+import type { ConnectorError } from '@quarry/sdk-connector';
+import { HTTPException } from 'hono/http-exception';
+import { ApiError } from './api-error.js';
+import { ERROR_STATUS, type ErrorCode, type ErrorStatus } from './error-codes.js';
+
+export interface ErrorEnvelope {
+  readonly error: {
+    readonly code: ErrorCode;
+    readonly message: string;
+    readonly request_id: string;
+    readonly retry_after?: number;
+    readonly details: readonly unknown[];
+  };
+}
+
+export interface ErrorLogger {
+  error(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+}
+
+/** Seconds a caller should wait after the warehouse was unreachable or its pool full. */
+const SOURCE_RETRY_AFTER_S = 1;
+
+function fromConnectorError(error: ConnectorError): ApiError {
+  switch (error.code) {
+    case 'QUERY_TIMEOUT':
+      return new ApiError('QUERY_TIMEOUT', 'The query ran past its time limit and was cancelled.');
+    case 'QUERY_ABORTED':
+      return new ApiError('QUERY_TIMEOUT', 'The query was cancelled before it finished.');
+    case 'CONNECT_FAILED':
+      return new ApiError('SOURCE_UNAVAILABLE', 'The data source is unreachable right now.', {
+        retryAfter: SOURCE_RETRY_AFTER_S,
+      });
+    case 'POOL_EXHAUSTED':
+    case 'CLOSED':
+      return new ApiError('SOURCE_UNAVAILABLE', 'The data source is busy; retry shortly.', {
+        retryAfter: SOURCE_RETRY_AFTER_S,
+      });
+    case 'PARAM_INVALID':
+      return new ApiError('INVALID_PARAMS', error.message, { details: error.details });
+    case 'CONFIG_INVALID':
+      return new ApiError('INVALID_REQUEST', error.message, { details: error.details });
+    case 'QUERY_FAILED':
+      return new ApiError('UPSTREAM_ERROR', 'The data source failed to run the query.');
+  }
+}
+
+interface CodedError {
+  readonly name: string;
+  readonly code: string;
+  readonly message: string;
+}
+
+function isStoreError(error: unknown): error is CodedError {
+  return error instanceof Error && error.name === 'StoreError' && typeof (error as { code?: unknown }).code === 'string';
+}
+
+/** Turns any thrown value into an ApiError, logging what callers must not see. */
+export function toApiError(error: unknown, logger: ErrorLogger): ApiError {
+  if (error instanceof ApiError) return error;
+  if (isConnectorError(error)) {
+    const mapped = fromConnectorError(error);
+    if (mapped.code === 'UPSTREAM_ERROR' || mapped.code === 'SOURCE_UNAVAILABLE') {
+      logger.warn({ err: error, driverCode: error.driverCode }, 'connector error');
+    }
+    return mapped;
+  }
+  if (isStoreError(error)) {
+    if (error.code === 'CONFLICT') return new ApiError('CONFLICT', error.message);
+    if (error.code === 'NOT_FOUND') return new ApiError('NOT_FOUND', error.message);
+    if (error.code === 'INVALID') return new ApiError('INVALID_REQUEST', error.message);
+  }
+  if (error instanceof HTTPException) {
+    if (error.status === 413) return new ApiError('PAYLOAD_TOO_LARGE', 'The request body is too large.');
+    if (error.status === 401) return new ApiError('UNAUTHENTICATED', 'Authentication required.');
+    if (error.status === 404) return new ApiError('NOT_FOUND', 'Not found.');
+    if (error.status === 400) return new ApiError('INVALID_REQUEST', 'The request is malformed.');
+  }
+  logger.error({ err: error }, 'unhandled error');
+  return new ApiError('INTERNAL', 'An internal error occurred. It has been logged.');
+}
+
+/** Builds the envelope and headers for an ApiError. */
+export function errorResponse(error: ApiError, requestId: string): Response {
+  const status: ErrorStatus = ERROR_STATUS[error.code];
+  const body: ErrorEnvelope = {
+    error: {
+      code: error.code,
+      message: error.message,
+      request_id: requestId,
+      ...(error.retryAfter === undefined ? {} : { retry_after: error.retryAfter }),
+      details: error.details,
+    },
+  };
+  const headers = new Headers(error.headers);
+  headers.set('content-type', 'application/json; charset=utf-8');
+  headers.set('x-request-id', requestId);
+  if (error.retryAfter !== undefined) headers.set('retry-after', String(Math.max(0, Math.ceil(error.retryAfter))));
+  if (status === 401 && !headers.has('www-authenticate')) headers.set('www-authenticate', 'Bearer realm="quarry"');
+  return new Response(JSON.stringify(body), { status, headers });
+}

@@ -1,0 +1,103 @@
+// JSON shapes of stored resources as the API shows them (snake_case, ISO dates, never a secret
+// or digest), with the zod schemas OpenAPI documents them by.
+import { z } from '@hono/zod-openapi';
+import type { Account } from '../store/account-repository.js';
+import type { Analytic, AnalyticVersion } from '../store/analytic-repository.js';
+import type { ApiKey } from '../store/api-key-repository.js';
+import type { Connection } from '../store/connection-repository.js';
+
+const iso = (d: Date | null) => (d === null ? null : d.toISOString());
+
+export const AccountSchema = z
+  .object({ id: z.string(), email: z.string(), name: z.string(), plan: z.string(), created_at: z.string() })
+  .openapi('Account');
+
+export function accountJson(a: Account) {
+  return { id: a.id, email: a.email, name: a.name, plan: a.plan, created_at: a.createdAt.toISOString() };
+}
+
+export const KeySchema = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    prefix: z.string().openapi({ description: 'The visible start of the key' }),
+    scopes: z.array(z.string()),
+    created_at: z.string(),
+    expires_at: z.string().nullable(),
+    revoked_at: z.string().nullable(),
+    last_used_at: z.string().nullable(),
+  })
+  .openapi('ApiKey');
+
+export const IssuedKeySchema = KeySchema.extend({
+  secret: z.string().openapi({ description: 'The key itself: shown once, never again' }),
+}).openapi('IssuedApiKey');
+
+export function keyJson(k: ApiKey) {
+  return {
+    id: k.id,
+    name: k.name,
+    prefix: k.prefix,
+    scopes: k.scopes,
+    created_at: k.createdAt.toISOString(),
+    expires_at: iso(k.expiresAt),
+    revoked_at: iso(k.revokedAt),
+    last_used_at: iso(k.lastUsedAt),
+  };
+}
+
+export const ConnectionSchema = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    type: z.string(),
+    config: z.record(z.string(), z.unknown()).openapi({ description: 'Non-secret settings' }),
+    secret_fields: z.array(z.string()).openapi({ description: 'Stored encrypted; never returned' }),
+    created_at: z.string(),
+    updated_at: z.string(),
+  })
+  .openapi('Connection');
+
+export function connectionJson(c: Connection) {
+  return {
+    id: c.id,
+    name: c.name,
+    type: c.type,
+    config: c.config,
+    secret_fields: c.secretFields,
+    created_at: c.createdAt.toISOString(),
+    updated_at: c.updatedAt.toISOString(),
+  };
+}
+
+export const AnalyticSchema = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    version: z.number().int(),
+    current_version: z.number().int(),
+    visibility: z.enum(['public', 'private', 'shared']),
+    shared_with: z.array(z.string()),
+    definition: z.record(z.string(), z.unknown()),
+    created_at: z.string(),
+    updated_at: z.string(),
+  })
+  .openapi('Analytic');
+
+export function analyticJson(a: Analytic) {
+  return {
+    id: a.id,
+    name: a.name,
+    version: a.version,
+    current_version: a.currentVersion,
+    visibility: a.visibility,
+    shared_with: a.sharedWith,
+    definition: a.definition,
+    created_at: a.createdAt.toISOString(),
+    updated_at: a.updatedAt.toISOString(),
+  };
+}
+
+export function versionJson(v: AnalyticVersion) {
+  return { version: v.version, definition: v.definition, created_at: v.createdAt.toISOString() };
+}

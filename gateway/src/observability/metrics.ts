@@ -1,0 +1,68 @@
+// Prometheus metrics: request counts and latency by route and status, connector latency by
+// warehouse type and outcome, and pool gauges read on scrape (no work on the request path).
+import type { PoolStats } from '@quarry/sdk-connector';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+export interface PoolSnapshot {
+  readonly connection: string;
+  readonly type: string;
+  readonly stats: PoolStats;
+}
+
+export interface GatewayMetrics {
+  readonly registry: Registry;
+  readonly httpRequests: Counter<'method' | 'route' | 'status'>;
+  readonly httpDuration: Histogram<'method' | 'route' | 'status'>;
+  readonly connectorDuration: Histogram<'type' | 'outcome'>;
+  /** Registers the source of pool gauges, read at scrape time. */
+  setPoolSource(source: () => readonly PoolSnapshot[]): void;
+}
+
+export function createMetrics(options: { readonly defaultMetrics?: boolean } = {}): GatewayMetrics {
+  const registry = new Registry();
+  if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: registry, prefix: 'quarry_' });
+  const httpRequests = new Counter({
+    name: 'quarry_http_requests_total',
+    help: 'HTTP requests by route template, method and status',
+    labelNames: ['method', 'route', 'status'] as const,
+    registers: [registry],
+  });
+  const httpDuration = new Histogram({
+    name: 'quarry_http_request_duration_seconds',
+    help: 'HTTP request latency by route template, method and status',
+    labelNames: ['method', 'route', 'status'] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry],
+  });
+  const connectorDuration = new Histogram({
+    name: 'quarry_connector_query_duration_seconds',
+    help: 'Warehouse query latency by connector type and outcome',
+    labelNames: ['type', 'outcome'] as const,
+    buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers: [registry],
+  });
+  let poolSource: () => readonly PoolSnapshot[] = () => [];
+  const gauge = (name: string, help: string, pick: (s: PoolStats) => number) =>
+    new Gauge({
+      name,
+      help,
+      labelNames: ['connection', 'type'] as const,
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const p of poolSource()) this.set({ connection: p.connection, type: p.type }, pick(p.stats));
+      },
+    });
+  gauge('quarry_pool_sessions_total', 'Open warehouse sessions per connection', (s) => s.total);
+  gauge('quarry_pool_sessions_idle', 'Idle warehouse sessions per connection', (s) => s.idle);
+  gauge('quarry_pool_waiting', 'Callers waiting for a warehouse session', (s) => s.waiting);
+  return {
+    registry,
+    httpRequests,
+    httpDuration,
+    connectorDuration,
+    setPoolSource(source) {
+      poolSource = source;
+    },
+  };
+}

@@ -1,0 +1,66 @@
+// Sign-up and the caller's own account (DESIGN.md §2 management).
+import { type OpenAPIHono, createRoute, z } from '@hono/zod-openapi';
+import type { AppEnv } from '../http/app-env.js';
+import { ApiError } from '../http/api-error.js';
+import { AUTHED_ERRORS, BEARER, BODY_ERRORS, CONFLICT_ERROR } from '../http/common-schemas.js';
+import { readJson } from '../http/read-json.js';
+import { AccountSchema, IssuedKeySchema, accountJson, keyJson } from '../http/resources.js';
+import { route } from '../http/route.js';
+import { requireScope } from '../middleware/auth.js';
+
+export const SignUpSchema = z
+  .object({
+    email: z.email().max(254),
+    name: z.string().trim().min(1).max(200),
+  })
+  .strict()
+  .openapi('SignUp');
+
+export function registerAccountRoutes(app: OpenAPIHono<AppEnv>): void {
+  route(
+    app,
+    createRoute({
+      method: 'post',
+      path: '/v1/accounts',
+      tags: ['Accounts'],
+      summary: 'Sign up: a Free account and its first key (the secret is shown once)',
+      request: { body: { required: true, content: { 'application/json': { schema: SignUpSchema } } } },
+      responses: {
+        201: {
+          description: 'Created',
+          content: { 'application/json': { schema: z.object({ account: AccountSchema, key: IssuedKeySchema }) } },
+        },
+        ...AUTHED_ERRORS,
+        ...BODY_ERRORS,
+        ...CONFLICT_ERROR,
+      },
+    }),
+    async (c) => {
+      const { config, accounts } = c.var.services;
+      if (config.signup === 'closed') throw new ApiError('FORBIDDEN', 'Sign-up is closed on this gateway.');
+      const body = await readJson(c, SignUpSchema);
+      const { account, key } = await accounts.signUp(body);
+      return c.json({ account: accountJson(account), key: { ...keyJson(key.key), secret: key.secret } }, 201);
+    },
+  );
+
+  route(
+    app,
+    createRoute({
+      method: 'get',
+      path: '/v1/account',
+      tags: ['Accounts'],
+      summary: 'The caller\'s account',
+      security: BEARER,
+      responses: {
+        200: { description: 'Account', content: { 'application/json': { schema: z.object({ account: AccountSchema }) } } },
+        ...AUTHED_ERRORS,
+      },
+    }),
+    requireScope('account'),
+    async (c) => {
+      const account = await c.var.services.accounts.get(c.var.principal.accountId);
+      return c.json({ account: accountJson(account) });
+    },
+  );
+}

@@ -1,0 +1,184 @@
+// Owner analytics: create, update (a new version each time), deploy (idempotent), list, show
+// (any version), version history, delete.
+import { type OpenAPIHono, createRoute, z } from '@hono/zod-openapi';
+import { AnalyticDefinitionSchema } from '../catalog/analytic-definition.js';
+import type { AppEnv } from '../http/app-env.js';
+import { AUTHED_ERRORS, BEARER, BODY_ERRORS, CONFLICT_ERROR, NOT_FOUND_ERROR } from '../http/common-schemas.js';
+import { readJsonValue } from '../http/read-json.js';
+import { AnalyticSchema, analyticJson, versionJson } from '../http/resources.js';
+import { pathParam, route } from '../http/route.js';
+import { requireScope } from '../middleware/auth.js';
+
+const NameParam = z.object({ name: z.string() });
+const one = { 'application/json': { schema: z.object({ analytic: AnalyticSchema }) } };
+const definitionBody = {
+  required: true,
+  content: { 'application/json': { schema: AnalyticDefinitionSchema.openapi('AnalyticDefinition') } },
+};
+
+export function registerOwnerAnalyticsRoutes(app: OpenAPIHono<AppEnv>): void {
+  route(
+    app,
+    createRoute({
+      method: 'post',
+      path: '/v1/owner/analytics',
+      tags: ['Owner'],
+      summary: 'Create an analytic (version 1)',
+      security: BEARER,
+      request: { body: definitionBody },
+      responses: { 201: { description: 'Created', content: one }, ...AUTHED_ERRORS, ...BODY_ERRORS, ...CONFLICT_ERROR },
+    }),
+    requireScope('owner'),
+    async (c) => {
+      const analytic = await c.var.services.analytics.create(c.var.principal.accountId, await readJsonValue(c));
+      c.var.services.catalog.invalidate(analytic.name);
+      return c.json({ analytic: analyticJson(analytic) }, 201);
+    },
+  );
+  route(
+    app,
+    createRoute({
+      method: 'put',
+      path: '/v1/owner/analytics/{name}',
+      tags: ['Owner'],
+      summary: 'Deploy an analytic: creates it, adds a version when the definition changed, or changes nothing',
+      security: BEARER,
+      request: { params: NameParam, body: definitionBody },
+      responses: {
+        200: {
+          description: 'Deployed',
+          content: {
+            'application/json': {
+              schema: z.object({ analytic: AnalyticSchema, outcome: z.enum(['created', 'updated', 'unchanged']) }),
+            },
+          },
+        },
+        ...AUTHED_ERRORS,
+        ...BODY_ERRORS,
+        ...CONFLICT_ERROR,
+      },
+    }),
+    requireScope('owner'),
+    async (c) => {
+      const name = pathParam(c, 'name');
+      const body = await readJsonValue(c);
+      const input = body !== null && typeof body === 'object' ? { ...(body as object), name } : body;
+      const { outcome, analytic } = await c.var.services.analytics.deploy(c.var.principal.accountId, input);
+      if (outcome !== 'unchanged') c.var.services.catalog.invalidate(name);
+      return c.json({ analytic: analyticJson(analytic), outcome });
+    },
+  );
+  route(
+    app,
+    createRoute({
+      method: 'patch',
+      path: '/v1/owner/analytics/{name}',
+      tags: ['Owner'],
+      summary: 'Update an analytic with a whole new definition (always a new version)',
+      security: BEARER,
+      request: { params: NameParam, body: definitionBody },
+      responses: { 200: { description: 'Updated', content: one }, ...AUTHED_ERRORS, ...BODY_ERRORS, ...NOT_FOUND_ERROR },
+    }),
+    requireScope('owner'),
+    async (c) => {
+      const name = pathParam(c, 'name');
+      const analytic = await c.var.services.analytics.update(c.var.principal.accountId, name, await readJsonValue(c));
+      c.var.services.catalog.invalidate(name);
+      return c.json({ analytic: analyticJson(analytic) });
+    },
+  );
+  route(
+    app,
+    createRoute({
+      method: 'get',
+      path: '/v1/owner/analytics',
+      tags: ['Owner'],
+      summary: 'List your analytics at their current versions',
+      security: BEARER,
+      responses: {
+        200: {
+          description: 'Analytics',
+          content: { 'application/json': { schema: z.object({ analytics: z.array(AnalyticSchema) }) } },
+        },
+        ...AUTHED_ERRORS,
+      },
+    }),
+    requireScope('owner'),
+    async (c) => {
+      const list = await c.var.services.analytics.list(c.var.principal.accountId);
+      return c.json({ analytics: list.map(analyticJson) });
+    },
+  );
+  route(
+    app,
+    createRoute({
+      method: 'get',
+      path: '/v1/owner/analytics/{name}',
+      tags: ['Owner'],
+      summary: 'Show an analytic (current version, or ?version=N)',
+      security: BEARER,
+      request: { params: NameParam, query: z.object({ version: z.coerce.number().int().min(1).optional() }) },
+      responses: { 200: { description: 'Analytic', content: one }, ...AUTHED_ERRORS, ...NOT_FOUND_ERROR },
+    }),
+    requireScope('owner'),
+    async (c) => {
+      const raw = c.req.query('version');
+      const version = raw === undefined ? undefined : Number(raw);
+      const analytic = await c.var.services.analytics.get(
+        c.var.principal.accountId,
+        pathParam(c, 'name'),
+        version !== undefined && Number.isSafeInteger(version) && version > 0 ? version : undefined,
+      );
+      return c.json({ analytic: analyticJson(analytic) });
+    },
+  );
+  route(
+    app,
+    createRoute({
+      method: 'get',
+      path: '/v1/owner/analytics/{name}/versions',
+      tags: ['Owner'],
+      summary: 'Every kept version of an analytic',
+      security: BEARER,
+      request: { params: NameParam },
+      responses: {
+        200: {
+          description: 'Versions',
+          content: {
+            'application/json': {
+              schema: z.object({
+                versions: z.array(z.object({ version: z.number().int(), definition: z.unknown(), created_at: z.string() })),
+              }),
+            },
+          },
+        },
+        ...AUTHED_ERRORS,
+        ...NOT_FOUND_ERROR,
+      },
+    }),
+    requireScope('owner'),
+    async (c) => {
+      const versions = await c.var.services.analytics.versions(c.var.principal.accountId, pathParam(c, 'name'));
+      return c.json({ versions: versions.map(versionJson) });
+    },
+  );
+  route(
+    app,
+    createRoute({
+      method: 'delete',
+      path: '/v1/owner/analytics/{name}',
+      tags: ['Owner'],
+      summary: 'Delete an analytic (its name becomes free)',
+      security: BEARER,
+      request: { params: NameParam },
+      responses: { 204: { description: 'Deleted' }, ...AUTHED_ERRORS, ...NOT_FOUND_ERROR },
+    }),
+    requireScope('owner'),
+    async (c) => {
+      const name = pathParam(c, 'name');
+      await c.var.services.analytics.delete(c.var.principal.accountId, name);
+      c.var.services.catalog.invalidate(name);
+      return c.body(null, 204);
+    },
+  );
+}

@@ -1,0 +1,125 @@
+// Owner connections: create (secrets encrypted at rest), list, show, delete, and test.
+import { type OpenAPIHono, createRoute, z } from '@hono/zod-openapi';
+import type { AppEnv } from '../http/app-env.js';
+import { AUTHED_ERRORS, BEARER, BODY_ERRORS, CONFLICT_ERROR, NOT_FOUND_ERROR, QUERY_ERRORS } from '../http/common-schemas.js';
+import { readJson } from '../http/read-json.js';
+import { ConnectionSchema, connectionJson } from '../http/resources.js';
+import { pathParam, route } from '../http/route.js';
+import { requireScope } from '../middleware/auth.js';
+
+export const NewConnectionSchema = z
+  .object({
+    name: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,63}$/, 'lowercase letters, digits, - and _, up to 64'),
+    type: z.string().min(1).openapi({ example: 'postgres' }),
+    config: z
+      .record(z.string(), z.unknown())
+      .openapi({ description: 'Fields per the type\'s config schema (GET /v1/connectors); secrets are encrypted at rest' }),
+  })
+  .strict()
+  .openapi('NewConnection');
+
+const IdParam = z.object({ id: z.string() });
+const one = { 'application/json': { schema: z.object({ connection: ConnectionSchema }) } };
+
+export function registerOwnerConnectionRoutes(app: OpenAPIHono<AppEnv>): void {
+  route(
+    app,
+    createRoute({
+      method: 'post',
+      path: '/v1/owner/connections',
+      tags: ['Owner'],
+      summary: 'Connect a warehouse',
+      security: BEARER,
+      request: { body: { required: true, content: { 'application/json': { schema: NewConnectionSchema } } } },
+      responses: { 201: { description: 'Created', content: one }, ...AUTHED_ERRORS, ...BODY_ERRORS, ...CONFLICT_ERROR },
+    }),
+    requireScope('owner'),
+    async (c) => {
+      const body = await readJson(c, NewConnectionSchema);
+      const connection = await c.var.services.connections.create(c.var.principal.accountId, body);
+      return c.json({ connection: connectionJson(connection) }, 201);
+    },
+  );
+  route(
+    app,
+    createRoute({
+      method: 'get',
+      path: '/v1/owner/connections',
+      tags: ['Owner'],
+      summary: 'List your connections (never a secret)',
+      security: BEARER,
+      responses: {
+        200: {
+          description: 'Connections',
+          content: { 'application/json': { schema: z.object({ connections: z.array(ConnectionSchema) }) } },
+        },
+        ...AUTHED_ERRORS,
+      },
+    }),
+    requireScope('owner'),
+    async (c) => {
+      const list = await c.var.services.connections.list(c.var.principal.accountId);
+      return c.json({ connections: list.map(connectionJson) });
+    },
+  );
+  route(
+    app,
+    createRoute({
+      method: 'get',
+      path: '/v1/owner/connections/{id}',
+      tags: ['Owner'],
+      summary: 'Show a connection',
+      security: BEARER,
+      request: { params: IdParam },
+      responses: { 200: { description: 'Connection', content: one }, ...AUTHED_ERRORS, ...NOT_FOUND_ERROR },
+    }),
+    requireScope('owner'),
+    async (c) => {
+      const connection = await c.var.services.connections.get(c.var.principal.accountId, pathParam(c, 'id'));
+      return c.json({ connection: connectionJson(connection) });
+    },
+  );
+  route(
+    app,
+    createRoute({
+      method: 'delete',
+      path: '/v1/owner/connections/{id}',
+      tags: ['Owner'],
+      summary: 'Delete a connection (its pool is closed on every instance)',
+      security: BEARER,
+      request: { params: IdParam },
+      responses: { 204: { description: 'Deleted' }, ...AUTHED_ERRORS, ...NOT_FOUND_ERROR },
+    }),
+    requireScope('owner'),
+    async (c) => {
+      await c.var.services.connections.delete(c.var.principal.accountId, pathParam(c, 'id'));
+      c.var.services.catalog.invalidate();
+      return c.body(null, 204);
+    },
+  );
+  route(
+    app,
+    createRoute({
+      method: 'post',
+      path: '/v1/owner/connections/{id}/test',
+      tags: ['Owner'],
+      summary: 'Open a session to the warehouse and report the round trip',
+      security: BEARER,
+      request: { params: IdParam },
+      responses: {
+        200: {
+          description: 'Reachable',
+          content: { 'application/json': { schema: z.object({ ok: z.literal(true), latency_ms: z.number() }) } },
+        },
+        ...AUTHED_ERRORS,
+        ...NOT_FOUND_ERROR,
+        503: QUERY_ERRORS[503],
+      },
+    }),
+    requireScope('owner'),
+    async (c) => {
+      const result = await c.var.services.connections.test(c.var.principal.accountId, pathParam(c, 'id'));
+      return c.json({ ok: true as const, ...result });
+    },
+  );
+}

@@ -1,0 +1,78 @@
+// The only module that opens a port, reads the environment and handles signals. Shutdown:
+// stop accepting, answer keep-alive clients with `Connection: close`, let in-flight requests
+// finish within the grace period, then close pools and the store.
+import type { AddressInfo } from 'node:net';
+import { serve } from '@hono/node-server';
+import { ConfigError, loadConfig, redactedConfig } from './config.js';
+import { createGateway } from './create-gateway.js';
+import { createLogger } from './observability/logger.js';
+
+async function main(): Promise<void> {
+  let config: ReturnType<typeof loadConfig>;
+  try {
+    config = loadConfig(process.env);
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      console.error(error.message);
+      process.exit(2);
+    }
+    throw error;
+  }
+  const logger = createLogger({ level: config.logLevel });
+  logger.info({ config: redactedConfig(config) }, 'starting');
+  const gateway = await createGateway(config, { logger });
+
+  let shuttingDown = false;
+  const server = serve({
+    fetch: async (request, env) => {
+      const response = await gateway.app.fetch(request, env);
+      if (shuttingDown) response.headers.set('connection', 'close');
+      return response;
+    },
+    port: config.port,
+    hostname: config.host,
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('listening', resolve);
+    server.once('error', reject);
+  });
+  const { port } = server.address() as AddressInfo;
+  const base = `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${port}`;
+  logger.info({ url: base }, 'listening');
+  if (gateway.demo) {
+    const { key, keyFile } = gateway.demo;
+    process.stdout.write(
+      [
+        '',
+        `Quarry is running at ${base}  (API docs: ${base}/docs)`,
+        `Demo key (also in ${keyFile}): ${key}`,
+        'Try:',
+        `  curl -s -X POST ${base}/v1/query -H "Authorization: Bearer ${key}" -H 'Content-Type: application/json' -d '{"source":"sales-by-region","params":{"year":2024}}'`,
+        '',
+      ].join('\n'),
+    );
+  }
+
+  const shutdown = async (signal: string) => {
+    if (shuttingDown) return;
+    shuttingDown = true;
+    logger.info({ signal }, 'shutting down');
+    const grace = config.shutdownGraceMs;
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    const s = server as unknown as { closeIdleConnections?: () => void; closeAllConnections?: () => void };
+    s.closeIdleConnections?.();
+    const timer = setTimeout(() => s.closeAllConnections?.(), grace);
+    await closed;
+    clearTimeout(timer);
+    await gateway.close(grace);
+    logger.info('stopped');
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+}
+
+main().catch((error: unknown) => {
+  console.error(error instanceof Error ? (error.stack ?? error.message) : error);
+  process.exit(1);
+});

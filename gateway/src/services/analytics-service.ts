@@ -1,0 +1,120 @@
+// Owners' analytics: every write is validated whole (schema, params, connection, template
+// against its params), creates or versions the analytic, and reports what changed. The same
+// path serves the owner API and the YAML directory loaded at start.
+import { isDeepStrictEqual } from 'node:util';
+import { parseTemplate } from '@quarry/sdk-connector';
+import type { PluginRegistry } from '../connections/plugin-registry.js';
+import { ApiError, type ApiErrorDetail } from '../http/api-error.js';
+import type { Analytic, AnalyticRepository, AnalyticVersion } from '../store/analytic-repository.js';
+import type { ConnectionRepository } from '../store/connection-repository.js';
+import { type AnalyticDefinition, parseAnalyticDefinition } from '../catalog/analytic-definition.js';
+
+export type DeployOutcome = 'created' | 'updated' | 'unchanged';
+
+export interface AnalyticsService {
+  /** Validates a definition for `ownerId`; INVALID_REQUEST listing every problem. */
+  validate(ownerId: string, input: unknown): Promise<AnalyticDefinition>;
+  create(ownerId: string, input: unknown): Promise<Analytic>;
+  /** A new version of the owner's analytic `name` (the body's name must match or be absent). */
+  update(ownerId: string, name: string, input: unknown): Promise<Analytic>;
+  /** Creates, versions, or leaves alone when the definition is unchanged (idempotent deploys). */
+  deploy(ownerId: string, input: unknown): Promise<{ readonly outcome: DeployOutcome; readonly analytic: Analytic }>;
+  get(ownerId: string, name: string, version?: number): Promise<Analytic>;
+  list(ownerId: string): Promise<readonly Analytic[]>;
+  versions(ownerId: string, name: string): Promise<readonly AnalyticVersion[]>;
+  delete(ownerId: string, name: string): Promise<void>;
+}
+
+export interface AnalyticsServiceOptions {
+  readonly analytics: AnalyticRepository;
+  readonly connections: Pick<ConnectionRepository, 'findByName'>;
+  readonly plugins: PluginRegistry;
+}
+
+function invalid(problems: readonly ApiErrorDetail[]): ApiError {
+  const summary = problems.map((p) => `${p.field}: ${p.message}`).join('; ');
+  return new ApiError('INVALID_REQUEST', `Invalid analytic definition: ${summary}`, { details: problems });
+}
+
+/** The stored form: the validated definition with defaults applied, as plain JSON. */
+function stored(definition: AnalyticDefinition): Record<string, unknown> {
+  return JSON.parse(JSON.stringify(definition)) as Record<string, unknown>;
+}
+
+export function createAnalyticsService(options: AnalyticsServiceOptions): AnalyticsService {
+  const { analytics, connections, plugins } = options;
+
+  const service: AnalyticsService = {
+    async validate(ownerId, input) {
+      const parsed = parseAnalyticDefinition(input);
+      if (!parsed.ok) throw invalid(parsed.problems.map((p) => ({ field: p.field, message: p.message })));
+      const definition = parsed.definition;
+      const connection = await connections.findByName(ownerId, definition.connection);
+      if (!connection) {
+        throw invalid([{ field: 'connection', message: `you have no connection named "${definition.connection}"` }]);
+      }
+      const plugin = plugins.get(connection.type);
+      if (!plugin) throw invalid([{ field: 'connection', message: `connector type "${connection.type}" is not installed` }]);
+      let names: readonly string[];
+      try {
+        names = parseTemplate(definition.sql, plugin.dialect).names;
+      } catch (error) {
+        throw invalid([{ field: 'sql', message: (error as Error).message }]);
+      }
+      const undeclared = names.filter((n) => !(n in definition.params));
+      if (undeclared.length > 0) {
+        throw invalid(undeclared.map((n) => ({ field: `sql`, message: `:${n} is used but not declared in params` })));
+      }
+      return definition;
+    },
+
+    async create(ownerId, input) {
+      const definition = await service.validate(ownerId, input);
+      return analytics.create({
+        accountId: ownerId,
+        name: definition.name,
+        definition: stored(definition),
+        visibility: definition.visibility,
+        sharedWith: definition.shared_with ?? [],
+      });
+    },
+
+    async update(ownerId, name, input) {
+      const body = input !== null && typeof input === 'object' ? (input as Record<string, unknown>) : {};
+      if (body.name !== undefined && body.name !== name) {
+        throw invalid([{ field: 'name', message: 'renaming is not supported; create a new analytic' }]);
+      }
+      const definition = await service.validate(ownerId, { ...body, name });
+      return analytics.update(ownerId, name, {
+        definition: stored(definition),
+        visibility: definition.visibility,
+        sharedWith: definition.shared_with ?? [],
+      });
+    },
+
+    async deploy(ownerId, input) {
+      const definition = await service.validate(ownerId, input);
+      const existing = await analytics.get(definition.name);
+      if (existing === null) {
+        return { outcome: 'created', analytic: await service.create(ownerId, input) };
+      }
+      if (existing.accountId !== ownerId) {
+        throw new ApiError('CONFLICT', `The name "${definition.name}" is taken by another owner.`);
+      }
+      if (isDeepStrictEqual(existing.definition, stored(definition))) return { outcome: 'unchanged', analytic: existing };
+      return { outcome: 'updated', analytic: await service.update(ownerId, definition.name, input) };
+    },
+
+    async get(ownerId, name, version) {
+      const analytic = await analytics.get(name, version === undefined ? undefined : { version });
+      if (!analytic || analytic.accountId !== ownerId) {
+        throw new ApiError('NOT_FOUND', `You have no analytic "${name}"${version === undefined ? '' : ` at version ${version}`}.`);
+      }
+      return analytic;
+    },
+    list: (ownerId) => analytics.listByOwner(ownerId),
+    versions: (ownerId, name) => analytics.listVersions(ownerId, name),
+    delete: (ownerId, name) => analytics.delete(ownerId, name),
+  };
+  return service;
+}

@@ -1,0 +1,102 @@
+// Verifies bearer credentials. The key's checksum is checked first (a mistyped key never costs a
+// store lookup), then an in-process cache, then the store. Cached verdicts live at most
+// `cacheMs` (≤ 5 s) and are dropped at once when the change feed reports the key changed, so a
+// revoked key stops working on every instance within that bound.
+import { LRUCache } from 'lru-cache';
+import { ApiError } from '../http/api-error.js';
+import type { Principal, Scope } from '../http/app-env.js';
+import { SCOPES } from '../http/app-env.js';
+import { parseApiKey } from '../security/api-key.js';
+import type { ApiKeyRepository } from '../store/api-key-repository.js';
+
+export interface Authenticator {
+  /** The principal for an `Authorization` header; UNAUTHENTICATED otherwise. */
+  authenticate(header: string | undefined): Promise<Principal>;
+  /** Drops any cached verdict for this key id (change feed). */
+  forgetKey(keyId: string): void;
+  /** Drops every cached verdict (an account's plan changed, tests). */
+  forgetAll(): void;
+}
+
+export interface AuthenticatorOptions {
+  readonly keys: Pick<ApiKeyRepository, 'findByDigest'>;
+  /** How long a verdict is trusted without asking the store (default 1,000 ms). */
+  readonly cacheMs?: number;
+  /** Most keys kept in the cache (default 10,000). */
+  readonly maxEntries?: number;
+}
+
+interface CachedVerdict {
+  /** null: no live key has this digest. */
+  readonly principal: Principal | null;
+  readonly keyId: string | null;
+  readonly expiresAt: number | null;
+}
+
+const unauthenticated = (message: string) => new ApiError('UNAUTHENTICATED', message);
+
+function toScopes(scopes: readonly string[]): Scope[] {
+  return scopes.filter((s): s is Scope => (SCOPES as readonly string[]).includes(s));
+}
+
+export function createAuthenticator(options: AuthenticatorOptions): Authenticator {
+  const cacheMs = options.cacheMs ?? 1_000;
+  const digestsByKey = new Map<string, string>();
+  const cache = new LRUCache<string, CachedVerdict>({
+    max: options.maxEntries ?? 10_000,
+    ttl: Math.max(1, cacheMs),
+    dispose: (verdict, digest) => {
+      if (verdict.keyId !== null && digestsByKey.get(verdict.keyId) === digest) digestsByKey.delete(verdict.keyId);
+    },
+  });
+
+  return {
+    async authenticate(header) {
+      if (header === undefined || header === '') {
+        throw unauthenticated('Send an API key as "Authorization: Bearer <key>".');
+      }
+      const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+      if (!match) throw unauthenticated('The Authorization header must be "Bearer <key>".');
+      const parsed = parseApiKey(match[1] as string);
+      if (!parsed.ok) throw unauthenticated('The API key is malformed (check for a typo).');
+      const digest = parsed.digest.toString('base64');
+      let verdict = cacheMs > 0 ? cache.get(digest) : undefined;
+      if (verdict === undefined) {
+        const found = await options.keys.findByDigest(parsed.digest);
+        verdict =
+          found === null
+            ? { principal: null, keyId: null, expiresAt: null }
+            : {
+                principal: {
+                  accountId: found.account.id,
+                  keyId: found.key.id,
+                  scopes: toScopes(found.key.scopes),
+                  plan: found.account.plan,
+                },
+                keyId: found.key.id,
+                expiresAt: found.key.expiresAt?.getTime() ?? null,
+              };
+        if (cacheMs > 0) {
+          cache.set(digest, verdict);
+          if (verdict.keyId !== null) digestsByKey.set(verdict.keyId, digest);
+        }
+      }
+      if (verdict.principal === null) throw unauthenticated('The API key is unknown, revoked or expired.');
+      if (verdict.expiresAt !== null && verdict.expiresAt <= Date.now()) {
+        throw unauthenticated('The API key is unknown, revoked or expired.');
+      }
+      return verdict.principal;
+    },
+    forgetKey(keyId) {
+      const digest = digestsByKey.get(keyId);
+      if (digest !== undefined) {
+        cache.delete(digest);
+        digestsByKey.delete(keyId);
+      }
+    },
+    forgetAll() {
+      cache.clear();
+      digestsByKey.clear();
+    },
+  };
+}

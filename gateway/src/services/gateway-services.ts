@@ -1,0 +1,36 @@
+// The services a running gateway injects into its app (typed context, STYLE.md).
+import type { Catalog } from '../catalog/catalog.js';
+import type { GatewayConfig } from '../config.js';
+import type { PluginRegistry } from '../connections/plugin-registry.js';
+import type { Logger } from '../observability/logger.js';
+import type { GatewayMetrics } from '../observability/metrics.js';
+import type { ControlPlaneStore } from '../store/control-plane-store.js';
+import type { AccountService } from './account-service.js';
+import type { AnalyticsService } from './analytics-service.js';
+import type { Authenticator } from './authenticator.js';
+import type { ConnectionService } from './connection-service.js';
+import type { QueryService } from './query-service.js';
+
+export interface HealthCheck {
+  readonly ok: boolean;
+  readonly message?: string;
+}
+
+export interface HealthService {
+  check(): Promise<Record<string, HealthCheck>>;
+}
+
+export interface GatewayServices {
+  readonly config: GatewayConfig;
+  readonly logger: Logger;
+  readonly metrics: GatewayMetrics;
+  readonly store: ControlPlaneStore;
+  readonly plugins: PluginRegistry;
+  readonly auth: Authenticator;
+  readonly catalog: Catalog;
+  readonly queries: QueryService;
+  readonly connections: ConnectionService;
+  readonly analytics: AnalyticsService;
+  readonly accounts: AccountService;
+  readonly health: HealthService;
+}

@@ -1,0 +1,136 @@
+// The query path: resolve the analytic the caller may see, validate and type its params, run it
+// in place through the connection's connector, and shape the answer (DESIGN.md §2–3).
+import {
+  type ColumnInfo,
+  type Connector,
+  type JsonValue,
+  type ParamValues,
+  coerceQueryParams,
+  validateParams,
+} from '@quarry/sdk-connector';
+import { shapeInsights } from '../catalog/insights.js';
+import { type Catalog, type CatalogEntry, canSee } from '../catalog/catalog.js';
+import { ApiError } from '../http/api-error.js';
+import type { GatewayMetrics } from '../observability/metrics.js';
+
+export interface ConnectorSource {
+  /** The live connector of a stored connection (created on first use, pooled). */
+  connectorFor(accountId: string, connectionId: string): Promise<Connector>;
+}
+
+export interface QueryCaller {
+  readonly accountId: string;
+}
+
+export interface QueryResponseBody {
+  readonly source: string;
+  readonly results: readonly Readonly<Record<string, JsonValue>>[];
+  readonly insights?: JsonValue;
+  readonly columns: readonly { readonly name: string; readonly type: string }[];
+  readonly meta: {
+    readonly request_id: string;
+    readonly cached: boolean;
+    readonly duration_ms: number;
+    readonly row_count: number;
+    readonly truncated: boolean;
+    readonly credits: number;
+    readonly version: number;
+  };
+}
+
+export interface QueryService {
+  /** The analytic `name` as `caller` may see it; SOURCE_NOT_FOUND otherwise (same for hidden and absent). */
+  resolve(caller: QueryCaller, name: string): Promise<CatalogEntry>;
+  /** Validates JSON params against the analytic's schema; INVALID_PARAMS lists each problem. */
+  params(entry: CatalogEntry, input: Readonly<Record<string, unknown>>): ParamValues;
+  /** Coerces query-string values by the schema, then validates them. */
+  queryStringParams(entry: CatalogEntry, query: Readonly<Record<string, string | readonly string[]>>): ParamValues;
+  /** Runs the analytic and builds the response body. */
+  execute(
+    entry: CatalogEntry,
+    params: ParamValues,
+    context: { readonly requestId: string; readonly signal?: AbortSignal },
+  ): Promise<QueryResponseBody>;
+}
+
+export interface QueryServiceDeps {
+  readonly catalog: Catalog;
+  readonly connectors: ConnectorSource;
+  readonly metrics?: GatewayMetrics;
+}
+
+const DEFAULT_TIMEOUT_MS = 30_000;
+const DEFAULT_MAX_ROWS = 10_000;
+
+function columnsOf(columns: readonly ColumnInfo[]): { name: string; type: string }[] {
+  return columns.map((c) => ({ name: c.name, type: c.type }));
+}
+
+export function createQueryService(deps: QueryServiceDeps): QueryService {
+  const notFound = (name: string) =>
+    new ApiError('SOURCE_NOT_FOUND', `No analytic named "${name}" exists, or you do not have access to it.`);
+
+  function validated(entry: CatalogEntry, input: Readonly<Record<string, unknown>>): ParamValues {
+    const result = validateParams(entry.definition.params, input);
+    if (!result.ok) {
+      const details = result.issues.map((i) => ({ param: i.param, message: i.message }));
+      const summary = details.map((d) => `${d.param}: ${d.message}`).join('; ');
+      throw new ApiError('INVALID_PARAMS', `Invalid params: ${summary}`, { details });
+    }
+    return result.values;
+  }
+
+  return {
+    async resolve(caller, name) {
+      const entry = await deps.catalog.resolve(name);
+      if (entry === undefined || !canSee(entry, caller.accountId)) throw notFound(name);
+      return entry;
+    },
+
+    params: validated,
+
+    queryStringParams(entry, query) {
+      return validated(entry, coerceQueryParams(entry.definition.params, query));
+    },
+
+    async execute(entry, params, context) {
+      const connector = await deps.connectors.connectorFor(entry.ownerId, entry.connectionId);
+      const limits = entry.definition.limits;
+      const started = performance.now();
+      let outcome = 'ok';
+      try {
+        const result = await connector.query({
+          template: entry.template,
+          params,
+          timeoutMs: limits?.timeout_ms ?? DEFAULT_TIMEOUT_MS,
+          maxRows: limits?.max_rows ?? DEFAULT_MAX_ROWS,
+          ...(context.signal ? { signal: context.signal } : {}),
+        });
+        const insights = shapeInsights(entry.definition.insights, result.rows);
+        return {
+          source: entry.name,
+          results: result.rows,
+          ...(insights === undefined ? {} : { insights }),
+          columns: columnsOf(result.columns),
+          meta: {
+            request_id: context.requestId,
+            cached: false,
+            duration_ms: Math.round((performance.now() - started) * 10) / 10,
+            row_count: result.rowCount,
+            truncated: result.truncated,
+            credits: entry.definition.price,
+            version: entry.version,
+          },
+        };
+      } catch (error) {
+        outcome = (error as { code?: string }).code ?? 'error';
+        throw error;
+      } finally {
+        deps.metrics?.connectorDuration.observe(
+          { type: entry.connectionType, outcome },
+          (performance.now() - started) / 1000,
+        );
+      }
+    },
+  };
+}

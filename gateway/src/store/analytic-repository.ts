@@ -1,0 +1,228 @@
+// Analytics: owners' named, parameterised queries. Names are global among live analytics
+// (callers address them by name alone); every update adds a version and keeps the old ones,
+// so a caller or an audit can still see exactly what ran. Deleting is soft and frees the name.
+// The definition (SQL, params, limits, …) is opaque JSON here: the catalog validates it.
+import { createChangeLogRepository } from './change-log-repository.js';
+import { newId } from './new-id.js';
+import type { SqlExecutor } from './sql-client.js';
+import { StoreError, withConstraintErrors } from './store-error.js';
+
+/** Who may call an analytic: everyone, its owner only, or its owner and an allow-list. */
+export type Visibility = 'public' | 'private' | 'shared';
+
+/** An analytic's definition as the owner deployed it. */
+export type AnalyticDefinition = Readonly<Record<string, unknown>>;
+
+/** An analytic at one version (the current one unless another was asked for). */
+export interface Analytic {
+  readonly id: string;
+  /** The owner. */
+  readonly accountId: string;
+  readonly name: string;
+  /** The version `definition` belongs to. */
+  readonly version: number;
+  readonly currentVersion: number;
+  readonly definition: AnalyticDefinition;
+  readonly visibility: Visibility;
+  /** Account ids allowed when `visibility` is `shared`. */
+  readonly sharedWith: readonly string[];
+  readonly createdAt: Date;
+  readonly updatedAt: Date;
+}
+
+/** Input of {@link AnalyticRepository.create}. */
+export interface NewAnalytic {
+  readonly accountId: string;
+  readonly name: string;
+  readonly definition: AnalyticDefinition;
+  /** Defaults to `private`. */
+  readonly visibility?: Visibility;
+  readonly sharedWith?: readonly string[];
+}
+
+/** Input of {@link AnalyticRepository.update}: a new definition, and optionally new access. */
+export interface AnalyticUpdate {
+  readonly definition: AnalyticDefinition;
+  readonly visibility?: Visibility;
+  readonly sharedWith?: readonly string[];
+}
+
+/** One kept version, for history listings. */
+export interface AnalyticVersion {
+  readonly version: number;
+  readonly definition: AnalyticDefinition;
+  readonly createdAt: Date;
+}
+
+/** Analytic rows. */
+export interface AnalyticRepository {
+  /** Creates version 1; CONFLICT when a live analytic has the name. */
+  create(input: NewAnalytic): Promise<Analytic>;
+  /** Adds a version to the owner's analytic; NOT_FOUND when the owner has none of that name. */
+  update(accountId: string, name: string, change: AnalyticUpdate): Promise<Analytic>;
+  /** A live analytic by name at its current or the given version; null when either is missing. */
+  get(name: string, options?: { readonly version?: number }): Promise<Analytic | null>;
+  /** The owner's live analytics at their current versions, by name. */
+  listByOwner(accountId: string): Promise<readonly Analytic[]>;
+  /** Live analytics `accountId` may call (public, its own, shared with it), by name. */
+  listVisibleTo(accountId: string): Promise<readonly Analytic[]>;
+  /** Every version of the owner's analytic, oldest first; NOT_FOUND when absent. */
+  listVersions(accountId: string, name: string): Promise<readonly AnalyticVersion[]>;
+  /** Soft-deletes the owner's analytic (its name becomes free); NOT_FOUND when absent. */
+  delete(accountId: string, name: string): Promise<void>;
+}
+
+/** Whether `accountId` may call `analytic` (the same rule listVisibleTo applies in SQL). */
+export function isVisibleTo(analytic: Analytic, accountId: string): boolean {
+  return (
+    analytic.visibility === 'public' ||
+    analytic.accountId === accountId ||
+    (analytic.visibility === 'shared' && analytic.sharedWith.includes(accountId))
+  );
+}
+
+interface AnalyticRow {
+  readonly id: string;
+  readonly account_id: string;
+  readonly name: string;
+  readonly version: number;
+  readonly current_version: number;
+  readonly definition: AnalyticDefinition;
+  readonly visibility: Visibility;
+  readonly shared_with: string[];
+  readonly created_at: Date;
+  readonly updated_at: Date;
+}
+
+const SELECT = `SELECT a.id, a.account_id, a.name, v.version, a.current_version, v.definition, a.visibility,
+                       a.shared_with, a.created_at, a.updated_at
+                  FROM analytics a JOIN analytic_versions v ON v.analytic_id = a.id`;
+const CURRENT = 'v.version = a.current_version AND a.deleted_at IS NULL';
+
+function toAnalytic(row: AnalyticRow): Analytic {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    name: row.name,
+    version: row.version,
+    currentVersion: row.current_version,
+    definition: row.definition,
+    visibility: row.visibility,
+    sharedWith: row.shared_with,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+/** Builds the analytic repository over `sql`. */
+export function createAnalyticRepository(sql: SqlExecutor): AnalyticRepository {
+  const many = async (query: string, params: readonly unknown[]) =>
+    (await sql.query<AnalyticRow>(query, params)).map(toAnalytic);
+
+  const get = async (name: string, options: { readonly version?: number } = {}) => {
+    const [row] = await sql.query<AnalyticRow>(
+      options.version === undefined
+        ? `${SELECT} WHERE a.name = $1 AND ${CURRENT}`
+        : `${SELECT} WHERE a.name = $1 AND a.deleted_at IS NULL AND v.version = $2`,
+      options.version === undefined ? [name] : [name, options.version],
+    );
+    return row === undefined ? null : toAnalytic(row);
+  };
+
+  return {
+    create(input) {
+      return withConstraintErrors(
+        {
+          conflict: `an analytic named ${input.name} already exists`,
+          missing: `account ${input.accountId} not found`,
+        },
+        () =>
+          sql.transaction(async (tx) => {
+            const id = newId('ana');
+            await tx.query(
+              `INSERT INTO analytics (id, account_id, name, current_version, visibility, shared_with)
+             VALUES ($1, $2, $3, 1, $4, $5)`,
+              [id, input.accountId, input.name, input.visibility ?? 'private', [...(input.sharedWith ?? [])]],
+            );
+            await tx.query(
+              'INSERT INTO analytic_versions (analytic_id, version, definition) VALUES ($1, 1, $2::jsonb)',
+              [id, JSON.stringify(input.definition)],
+            );
+            await createChangeLogRepository(tx).append('analytic', input.name);
+            return (await createAnalyticRepository(tx).get(input.name))!;
+          }),
+      );
+    },
+
+    update(accountId, name, change) {
+      return sql.transaction(async (tx) => {
+        // The row lock this UPDATE takes serialises concurrent updates: versions never collide.
+        const [row] = await tx.query<{ readonly id: string; readonly current_version: number }>(
+          `UPDATE analytics
+              SET current_version = current_version + 1, updated_at = now(),
+                  visibility = coalesce($3, visibility), shared_with = coalesce($4, shared_with)
+            WHERE name = $1 AND account_id = $2 AND deleted_at IS NULL
+        RETURNING id, current_version`,
+          [
+            name,
+            accountId,
+            change.visibility ?? null,
+            change.sharedWith === undefined ? null : [...change.sharedWith],
+          ],
+        );
+        if (row === undefined) throw new StoreError('NOT_FOUND', `analytic ${name} not found`);
+        await tx.query(
+          'INSERT INTO analytic_versions (analytic_id, version, definition) VALUES ($1, $2, $3::jsonb)',
+          [row.id, row.current_version, JSON.stringify(change.definition)],
+        );
+        await createChangeLogRepository(tx).append('analytic', name);
+        return (await createAnalyticRepository(tx).get(name))!;
+      });
+    },
+
+    get,
+
+    listByOwner: (accountId) =>
+      many(`${SELECT} WHERE a.account_id = $1 AND ${CURRENT} ORDER BY a.name`, [accountId]),
+
+    listVisibleTo: (accountId) =>
+      many(
+        `${SELECT} WHERE ${CURRENT}
+            AND (a.visibility = 'public' OR a.account_id = $1 OR (a.visibility = 'shared' AND $1 = ANY (a.shared_with)))
+          ORDER BY a.name`,
+        [accountId],
+      ),
+
+    async listVersions(accountId, name) {
+      const rows = await sql.query<{
+        readonly version: number;
+        readonly definition: AnalyticDefinition;
+        readonly created_at: Date;
+      }>(
+        `SELECT v.version, v.definition, v.created_at
+           FROM analytics a JOIN analytic_versions v ON v.analytic_id = a.id
+          WHERE a.name = $1 AND a.account_id = $2 AND a.deleted_at IS NULL
+          ORDER BY v.version`,
+        [name, accountId],
+      );
+      if (rows.length === 0) throw new StoreError('NOT_FOUND', `analytic ${name} not found`);
+      return rows.map((row) => ({
+        version: row.version,
+        definition: row.definition,
+        createdAt: row.created_at,
+      }));
+    },
+
+    delete(accountId, name) {
+      return sql.transaction(async (tx) => {
+        const rows = await tx.query(
+          `UPDATE analytics SET deleted_at = now(), updated_at = now()
+            WHERE name = $1 AND account_id = $2 AND deleted_at IS NULL RETURNING id`,
+          [name, accountId],
+        );
+        if (rows.length === 0) throw new StoreError('NOT_FOUND', `analytic ${name} not found`);
+        await createChangeLogRepository(tx).append('analytic', name);
+      });
+    },
+  };
+}

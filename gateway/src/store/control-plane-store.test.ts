@@ -1,0 +1,663 @@
+// One spec for the control-plane store, run against every backend (Kysely style): embedded
+// PGlite (one pristine database, cloned per group) and the real PostgreSQL at
+// QUARRY_TEST_PG_URL (a fresh schema per run, dropped afterwards).
+import { randomBytes } from 'node:crypto';
+import { PGlite } from '@electric-sql/pglite';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generateApiKey, parseApiKey } from '../security/api-key.js';
+import { createSecretBox } from '../security/secret-box.js';
+import { isSecurityError } from '../security/security-error.js';
+import { createChangeFeed } from './change-feed.js';
+import { type ControlPlaneStore, createControlPlaneStore } from './control-plane-store.js';
+import { loadMigrations, migrate } from './migrate.js';
+import { createPgClient } from './pg-client.js';
+import { createPgliteClient } from './pglite-client.js';
+import type { SqlClient } from './sql-client.js';
+import { isStoreError } from './store-error.js';
+
+const PG_URL = process.env.QUARRY_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+
+interface Backend {
+  readonly name: string;
+  /** A new, empty (unmigrated) database. */
+  fresh(): Promise<SqlClient>;
+  /** Another client on the same database, for racing migrators. */
+  sibling(client: SqlClient): Promise<SqlClient>;
+  teardown(): Promise<void>;
+}
+
+async function pgReachable(): Promise<boolean> {
+  const client = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 2000 });
+  client.on('error', () => {});
+  try {
+    await client.connect();
+    await client.query('SELECT 1');
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
+function pgliteBackend(): Backend {
+  let pristine: Promise<PGlite> | undefined;
+  const clients: SqlClient[] = [];
+  return {
+    name: 'pglite',
+    async fresh() {
+      pristine ??= PGlite.create();
+      const client = await createPgliteClient(await (await pristine).clone());
+      clients.push(client);
+      return client;
+    },
+    // One connection: the "second migrator" is a concurrent caller on the same client.
+    sibling: async (client) => client,
+    async teardown() {
+      await Promise.all(clients.map((client) => client.close()));
+      if (pristine !== undefined) await (await pristine).close();
+    },
+  };
+}
+
+function postgresBackend(): Backend {
+  const schemas = new Map<SqlClient, string>();
+  const clients: SqlClient[] = [];
+  const clientFor = (schema: string) => {
+    const url = new URL(PG_URL);
+    url.searchParams.set('options', `-c search_path=${schema}`);
+    const client = createPgClient(url.toString(), { max: 4 });
+    clients.push(client);
+    return client;
+  };
+  return {
+    name: 'postgres',
+    async fresh() {
+      const schema = `quarry_store_${randomBytes(6).toString('hex')}`;
+      const admin = createPgClient(PG_URL, { max: 1 });
+      await admin.query(`CREATE SCHEMA ${schema}`);
+      await admin.close();
+      const client = clientFor(schema);
+      schemas.set(client, schema);
+      return client;
+    },
+    sibling: async (client) => clientFor(schemas.get(client)!),
+    async teardown() {
+      await Promise.all(clients.map((client) => client.close()));
+      const admin = createPgClient(PG_URL, { max: 1 });
+      for (const schema of new Set(schemas.values())) await admin.query(`DROP SCHEMA ${schema} CASCADE`);
+      await admin.close();
+    },
+  };
+}
+
+const pgUp = await pgReachable();
+if (!pgUp) {
+  console.warn(
+    `\n!!! PostgreSQL at ${PG_URL} is unreachable: the postgres backend of the store suite is SKIPPED` +
+      `${process.env.CI === 'true' ? ' (CI=true: failing instead)' : ''} !!!\n`,
+  );
+}
+if (!pgUp && process.env.CI === 'true') {
+  describe('control-plane store on postgres', () => {
+    it('needs PostgreSQL under CI', () => {
+      throw new Error(`PostgreSQL at ${PG_URL} is unreachable and CI=true`);
+    });
+  });
+}
+
+// An unreachable PostgreSQL shows up as skipped tests (and fails under CI, above).
+const backends = [
+  { backend: pgliteBackend(), available: true },
+  { backend: postgresBackend(), available: pgUp },
+];
+const oldKey = randomBytes(32);
+const newKey = randomBytes(32);
+const secretBox = createSecretBox({ keys: { k1: oldKey }, current: 'k1' });
+const unique = () => randomBytes(4).toString('hex');
+
+for (const { backend, available } of backends) {
+  describe.skipIf(!available)(`control-plane store on ${backend.name}`, () => {
+    let sql: SqlClient;
+    let store: ControlPlaneStore;
+
+    beforeAll(async () => {
+      sql = await backend.fresh();
+      await migrate(sql);
+      store = createControlPlaneStore(sql, { secretBox });
+    });
+    afterAll(() => backend.teardown());
+
+    const newAccount = (label = 'owner') =>
+      store.accounts.create({ email: `${label}-${unique()}@example.com`, name: label });
+
+    describe('migrations', () => {
+      it('apply once, and a second run finds nothing to do', async () => {
+        const db = await backend.fresh();
+        const names = (await loadMigrations()).map((m) => m.name);
+        expect(names[0]).toBe('001_init');
+        expect((await migrate(db)).applied).toEqual(names);
+        expect((await migrate(db)).applied).toEqual([]);
+        const tables = await db.query<{ table_name: string }>(
+          `SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() ORDER BY 1`,
+        );
+        expect(tables.map((t) => t.table_name)).toEqual([
+          'accounts',
+          'analytic_versions',
+          'analytics',
+          'api_keys',
+          'change_log',
+          'connections',
+          'schema_migrations',
+        ]);
+      });
+
+      it('two migrators starting at once apply each file exactly once', async () => {
+        const first = await backend.fresh();
+        const second = await backend.sibling(first);
+        const results = await Promise.all([migrate(first), migrate(second), migrate(first)]);
+        const names = (await loadMigrations()).map((m) => m.name);
+        expect(results.flatMap((r) => r.applied).sort()).toEqual(names);
+        const rows = await second.query<{ n: number }>('SELECT count(*) AS n FROM schema_migrations');
+        expect(rows[0]?.n).toBe(names.length);
+      });
+
+      it('refuse to run when an applied file has changed', async () => {
+        await expect(migrate(sql, { migrations: [{ name: '001_init', sql: 'SELECT 1' }] })).rejects.toThrow(
+          /001_init was changed/,
+        );
+      });
+    });
+
+    describe('sql client', () => {
+      it('keeps concurrent transactions and queries apart', async () => {
+        const table = `tx_probe_${unique()}`;
+        await sql.query(`CREATE TABLE ${table} (v text)`);
+        const failing = sql.transaction(async (tx) => {
+          await tx.query(`INSERT INTO ${table} VALUES ('rolled back')`);
+          await new Promise((resolve) => setTimeout(resolve, 30));
+          throw new Error('abort');
+        });
+        const committed = sql.transaction(async (tx) => {
+          await tx.query(`INSERT INTO ${table} VALUES ('committed')`);
+        });
+        const plain = sql.query(`INSERT INTO ${table} VALUES ('autocommit')`);
+        await expect(failing).rejects.toThrow('abort');
+        await committed;
+        await plain;
+        const rows = await sql.query<{ v: string }>(`SELECT v FROM ${table} ORDER BY v`);
+        expect(rows.map((r) => r.v)).toEqual(['autocommit', 'committed']);
+      });
+
+      it('rolls back a failed nested transaction only', async () => {
+        const table = `nest_probe_${unique()}`;
+        await sql.query(`CREATE TABLE ${table} (v text)`);
+        await sql.transaction(async (tx) => {
+          await tx.query(`INSERT INTO ${table} VALUES ('outer')`);
+          await expect(
+            tx.transaction(async (inner) => {
+              await inner.query(`INSERT INTO ${table} VALUES ('inner')`);
+              throw new Error('inner failed');
+            }),
+          ).rejects.toThrow('inner failed');
+        });
+        expect(await sql.query(`SELECT v FROM ${table}`)).toEqual([{ v: 'outer' }]);
+      });
+
+      it('returns int8 as numbers, bytea as Buffer, timestamptz as Date', async () => {
+        const [row] = await sql.query<{ n: unknown; b: unknown; t: unknown }>(
+          `SELECT 9007199254740991::int8 AS n, '\\xdeadbeef'::bytea AS b, now() AS t`,
+        );
+        expect(row?.n).toBe(Number.MAX_SAFE_INTEGER);
+        expect(Buffer.isBuffer(row?.b) && row.b.toString('hex')).toBe('deadbeef');
+        expect(row?.t).toBeInstanceOf(Date);
+      });
+    });
+
+    describe('accounts', () => {
+      it('refuse a duplicate email in any case with CONFLICT', async () => {
+        const email = `Ann-${unique()}@Example.com`;
+        const account = await store.accounts.create({ email, name: 'Ann' });
+        expect(account).toMatchObject({ email, name: 'Ann', plan: 'free', closedAt: null });
+        expect(account.id).toMatch(/^acc_[0-9A-Za-z]{22}$/);
+        const duplicate = store.accounts.create({ email: email.toUpperCase(), name: 'Other' });
+        await expect(duplicate).rejects.toSatisfy((error) => isStoreError(error, 'CONFLICT'));
+        expect(await store.accounts.findByEmail(email.toLowerCase())).toEqual(account);
+        expect(await store.accounts.get(account.id)).toEqual(account);
+        expect((await store.accounts.list({ limit: 1000 })).map((a) => a.id)).toContain(account.id);
+      });
+
+      it('change plan, and NOT_FOUND for an unknown account', async () => {
+        const account = await newAccount();
+        expect((await store.accounts.setPlan(account.id, 'smb')).plan).toBe('smb');
+        expect((await store.accounts.get(account.id))?.plan).toBe('smb');
+        await expect(store.accounts.setPlan('acc_missing', 'smb')).rejects.toSatisfy((e) =>
+          isStoreError(e, 'NOT_FOUND'),
+        );
+      });
+
+      it('roll back every write of a failed store transaction', async () => {
+        const email = `tx-${unique()}@example.com`;
+        await expect(
+          store.transaction(async (tx) => {
+            const account = await tx.accounts.create({ email, name: 'Tx' });
+            const key = generateApiKey();
+            await tx.keys.create({
+              accountId: account.id,
+              name: 'default',
+              prefix: key.prefix,
+              digest: key.digest,
+            });
+            throw new Error('boom');
+          }),
+        ).rejects.toThrow('boom');
+        expect(await store.accounts.findByEmail(email)).toBeNull();
+      });
+    });
+
+    describe('api keys', () => {
+      it('are found by the digest of the presented secret, with their account', async () => {
+        const account = await newAccount();
+        const generated = generateApiKey();
+        const key = await store.keys.create({
+          accountId: account.id,
+          name: 'ci',
+          prefix: generated.prefix,
+          digest: generated.digest,
+          scopes: ['query', 'keys:write'],
+        });
+        expect(key).toMatchObject({ name: 'ci', prefix: generated.prefix, scopes: ['query', 'keys:write'] });
+        const parsed = parseApiKey(generated.secret);
+        if (!parsed.ok) throw new Error(parsed.reason);
+        const found = await store.keys.findByDigest(parsed.digest);
+        expect(found?.key).toEqual(key);
+        expect(found?.account).toEqual(account);
+        expect(await store.keys.findByDigest(generateApiKey().digest)).toBeNull();
+      });
+
+      it('are listed without their digest', async () => {
+        const account = await newAccount();
+        const generated = generateApiKey();
+        await store.keys.create({
+          accountId: account.id,
+          name: 'a',
+          prefix: generated.prefix,
+          digest: generated.digest,
+        });
+        const listed = await store.keys.listForAccount(account.id);
+        expect(listed).toHaveLength(1);
+        expect(Object.keys(listed[0]!)).not.toContain('digest');
+        expect(JSON.stringify(listed)).not.toContain(generated.digest.toString('hex'));
+        expect(JSON.stringify(listed)).not.toContain(generated.digest.toString('base64'));
+      });
+
+      it('stop authenticating once revoked; revoking again changes nothing', async () => {
+        const account = await newAccount();
+        const generated = generateApiKey();
+        const key = await store.keys.create({
+          accountId: account.id,
+          name: 'r',
+          prefix: generated.prefix,
+          digest: generated.digest,
+        });
+        const before = await store.changes.latestId();
+        const revoked = await store.keys.revoke(account.id, key.id);
+        expect(revoked.revokedAt).toBeInstanceOf(Date);
+        expect(await store.keys.findByDigest(generated.digest)).toBeNull();
+        const again = await store.keys.revoke(account.id, key.id);
+        expect(again.revokedAt).toEqual(revoked.revokedAt);
+        const events = (await store.changes.since(before)).filter((e) => e.ref === key.id);
+        expect(events.map((e) => e.kind)).toEqual(['key']);
+        expect(await store.keys.listForAccount(account.id)).toEqual([]);
+        expect(await store.keys.listForAccount(account.id, { includeRevoked: true })).toHaveLength(1);
+      });
+
+      it('cannot be revoked through another account (NOT_FOUND)', async () => {
+        const owner = await newAccount();
+        const other = await newAccount('other');
+        const generated = generateApiKey();
+        const key = await store.keys.create({
+          accountId: owner.id,
+          name: 'x',
+          prefix: generated.prefix,
+          digest: generated.digest,
+        });
+        await expect(store.keys.revoke(other.id, key.id)).rejects.toSatisfy((e) =>
+          isStoreError(e, 'NOT_FOUND'),
+        );
+        expect(await store.keys.findByDigest(generated.digest)).not.toBeNull();
+      });
+
+      it('stop authenticating once expired', async () => {
+        const account = await newAccount();
+        const expired = generateApiKey();
+        const valid = generateApiKey();
+        await store.keys.create({
+          accountId: account.id,
+          name: 'old',
+          prefix: expired.prefix,
+          digest: expired.digest,
+          expiresAt: new Date(Date.now() - 60_000),
+        });
+        await store.keys.create({
+          accountId: account.id,
+          name: 'new',
+          prefix: valid.prefix,
+          digest: valid.digest,
+          expiresAt: new Date(Date.now() + 3_600_000),
+        });
+        expect(await store.keys.findByDigest(expired.digest)).toBeNull();
+        expect((await store.keys.findByDigest(valid.digest))?.key.name).toBe('new');
+      });
+
+      it('for an unknown account, or a reused digest, are refused', async () => {
+        const generated = generateApiKey();
+        const input = {
+          accountId: 'acc_nobody',
+          name: 'k',
+          prefix: generated.prefix,
+          digest: generated.digest,
+        };
+        await expect(store.keys.create(input)).rejects.toSatisfy((e) => isStoreError(e, 'NOT_FOUND'));
+        const account = await newAccount();
+        await store.keys.create({ ...input, accountId: account.id });
+        await expect(store.keys.create({ ...input, accountId: account.id })).rejects.toSatisfy((e) =>
+          isStoreError(e, 'CONFLICT'),
+        );
+      });
+
+      it('carry a rate-limit override that can be lifted, announced in the change log', async () => {
+        const account = await newAccount();
+        const generated = generateApiKey();
+        const key = await store.keys.create({
+          accountId: account.id,
+          name: 'rl',
+          prefix: generated.prefix,
+          digest: generated.digest,
+        });
+        const before = await store.changes.latestId();
+        expect((await store.keys.setRateLimit(key.id, { perSecond: 5, burst: 10 })).rateLimit).toEqual({
+          perSecond: 5,
+          burst: 10,
+        });
+        expect((await store.keys.findByDigest(generated.digest))?.key.rateLimit).toEqual({
+          perSecond: 5,
+          burst: 10,
+        });
+        expect((await store.keys.setRateLimit(key.id, null)).rateLimit).toBeNull();
+        expect((await store.changes.since(before)).filter((e) => e.ref === key.id)).toHaveLength(2);
+      });
+    });
+
+    describe('connections', () => {
+      const password = `hunter2-${unique()}-secret`;
+
+      it('store secrets only encrypted, and decrypt them on request', async () => {
+        const account = await newAccount();
+        const connection = await store.connections.create({
+          accountId: account.id,
+          name: 'warehouse',
+          type: 'postgres',
+          config: { host: 'db.example.com', port: 5432, user: 'reader' },
+          secrets: { password },
+        });
+        expect(connection).toMatchObject({
+          name: 'warehouse',
+          type: 'postgres',
+          config: { host: 'db.example.com', port: 5432, user: 'reader' },
+          secretFields: ['password'],
+        });
+        expect(JSON.stringify(connection)).not.toContain(password);
+        const [raw] = await sql.query<Record<string, unknown>>('SELECT * FROM connections WHERE id = $1', [
+          connection.id,
+        ]);
+        for (const value of Object.values(raw!)) {
+          const text = Buffer.isBuffer(value) ? value.toString('latin1') : JSON.stringify(value);
+          expect(text).not.toContain(password);
+        }
+        expect(raw?.secrets_key_id).toBe('k1');
+        expect(await store.connections.readSecrets(account.id, connection.id)).toEqual({ password });
+        expect(await store.connections.get(account.id, connection.id)).toEqual(connection);
+        expect(await store.connections.findByName(account.id, 'warehouse')).toEqual(connection);
+      });
+
+      it('stay readable after the secret key rotates, and unreadable without it', async () => {
+        const account = await newAccount();
+        const before = await store.connections.create({
+          accountId: account.id,
+          name: 'old',
+          type: 'postgres',
+          config: {},
+          secrets: { password },
+        });
+        const rotated = createControlPlaneStore(sql, {
+          secretBox: createSecretBox({ keys: { k1: oldKey, k2: newKey }, current: 'k2' }),
+        });
+        const after = await rotated.connections.create({
+          accountId: account.id,
+          name: 'new',
+          type: 'postgres',
+          config: {},
+          secrets: { password: 'p2' },
+        });
+        expect(await rotated.connections.readSecrets(account.id, before.id)).toEqual({ password });
+        expect(await rotated.connections.readSecrets(account.id, after.id)).toEqual({ password: 'p2' });
+        const [row] = await sql.query<{ secrets_key_id: string }>(
+          'SELECT secrets_key_id FROM connections WHERE id = $1',
+          [after.id],
+        );
+        expect(row?.secrets_key_id).toBe('k2');
+        const forgetful = createControlPlaneStore(sql, {
+          secretBox: createSecretBox({ keys: { k2: newKey }, current: 'k2' }),
+        });
+        await expect(forgetful.connections.readSecrets(account.id, before.id)).rejects.toSatisfy((e) =>
+          isSecurityError(e, 'SECRET_KEY_UNKNOWN'),
+        );
+      });
+
+      it('refuse a duplicate name; deleting frees it', async () => {
+        const account = await newAccount();
+        const input = { accountId: account.id, name: 'dup', type: 'mysql', config: { host: 'h' } };
+        const first = await store.connections.create(input);
+        await expect(store.connections.create(input)).rejects.toSatisfy((e) => isStoreError(e, 'CONFLICT'));
+        // Another account may use the same name.
+        const other = await newAccount('other');
+        await store.connections.create({ ...input, accountId: other.id });
+        await store.connections.delete(account.id, first.id);
+        expect(await store.connections.get(account.id, first.id)).toBeNull();
+        await expect(store.connections.readSecrets(account.id, first.id)).rejects.toSatisfy((e) =>
+          isStoreError(e, 'NOT_FOUND'),
+        );
+        await expect(store.connections.delete(account.id, first.id)).rejects.toSatisfy((e) =>
+          isStoreError(e, 'NOT_FOUND'),
+        );
+        const second = await store.connections.create(input);
+        expect(second.id).not.toBe(first.id);
+        expect((await store.connections.list(account.id)).map((c) => c.id)).toEqual([second.id]);
+      });
+    });
+
+    describe('analytics', () => {
+      const definition = (sqlText: string) => ({ connection: 'demo', sql: sqlText, params: {} });
+
+      it('keep every version when updated', async () => {
+        const owner = await newAccount();
+        const name = `sales-${unique()}`;
+        const created = await store.analytics.create({
+          accountId: owner.id,
+          name,
+          definition: definition('SELECT 1'),
+        });
+        expect(created).toMatchObject({ name, version: 1, currentVersion: 1, visibility: 'private' });
+        expect(created.id).toMatch(/^ana_/);
+        const updated = await store.analytics.update(owner.id, name, {
+          definition: definition('SELECT 2'),
+          visibility: 'public',
+        });
+        expect(updated).toMatchObject({ version: 2, currentVersion: 2, visibility: 'public' });
+        expect((await store.analytics.get(name))?.definition).toEqual(definition('SELECT 2'));
+        expect((await store.analytics.get(name, { version: 1 }))?.definition).toEqual(definition('SELECT 1'));
+        expect(await store.analytics.get(name, { version: 3 })).toBeNull();
+        const versions = await store.analytics.listVersions(owner.id, name);
+        expect(versions.map((v) => v.version)).toEqual([1, 2]);
+      });
+
+      it('number concurrent updates without gaps or collisions', async () => {
+        const owner = await newAccount();
+        const name = `busy-${unique()}`;
+        await store.analytics.create({ accountId: owner.id, name, definition: definition('SELECT 0') });
+        const updates = await Promise.all(
+          Array.from({ length: 8 }, (_, i) =>
+            store.analytics.update(owner.id, name, { definition: definition(`SELECT ${i + 1}`) }),
+          ),
+        );
+        expect(updates.map((u) => u.version).sort((a, b) => a - b)).toEqual([2, 3, 4, 5, 6, 7, 8, 9]);
+        expect((await store.analytics.get(name))?.currentVersion).toBe(9);
+      });
+
+      it('can only be changed or deleted by their owner', async () => {
+        const owner = await newAccount();
+        const intruder = await newAccount('intruder');
+        const name = `mine-${unique()}`;
+        await store.analytics.create({ accountId: owner.id, name, definition: definition('SELECT 1') });
+        const update = store.analytics.update(intruder.id, name, { definition: definition('SELECT 666') });
+        await expect(update).rejects.toSatisfy((e) => isStoreError(e, 'NOT_FOUND'));
+        await expect(store.analytics.delete(intruder.id, name)).rejects.toSatisfy((e) =>
+          isStoreError(e, 'NOT_FOUND'),
+        );
+        expect((await store.analytics.get(name))?.definition).toEqual(definition('SELECT 1'));
+      });
+
+      it('have globally unique names; a soft delete frees the name', async () => {
+        const first = await newAccount();
+        const second = await newAccount('second');
+        const name = `global-${unique()}`;
+        const original = await store.analytics.create({
+          accountId: first.id,
+          name,
+          definition: definition('SELECT 1'),
+        });
+        const clash = store.analytics.create({
+          accountId: second.id,
+          name,
+          definition: definition('SELECT 2'),
+        });
+        await expect(clash).rejects.toSatisfy((e) => isStoreError(e, 'CONFLICT'));
+        await store.analytics.delete(first.id, name);
+        expect(await store.analytics.get(name)).toBeNull();
+        expect(await store.analytics.listByOwner(first.id)).toEqual([]);
+        const reborn = await store.analytics.create({
+          accountId: second.id,
+          name,
+          definition: definition('SELECT 2'),
+        });
+        expect(reborn.id).not.toBe(original.id);
+        expect(reborn).toMatchObject({ accountId: second.id, version: 1 });
+        // The deleted analytic's versions are kept.
+        const [kept] = await sql.query<{ n: number }>(
+          'SELECT count(*) AS n FROM analytic_versions WHERE analytic_id = $1',
+          [original.id],
+        );
+        expect(kept?.n).toBe(1);
+      });
+
+      it('are listed to exactly the accounts allowed to see them', async () => {
+        const owner = await newAccount();
+        const friend = await newAccount('friend');
+        const stranger = await newAccount('stranger');
+        const tag = unique();
+        const create = (
+          name: string,
+          visibility: 'public' | 'private' | 'shared',
+          sharedWith: string[] = [],
+        ) =>
+          store.analytics.create({
+            accountId: owner.id,
+            name: `${name}-${tag}`,
+            definition: definition('SELECT 1'),
+            visibility,
+            sharedWith,
+          });
+        await create('pub', 'public');
+        await create('priv', 'private');
+        await create('shared', 'shared', [friend.id]);
+        const visible = async (accountId: string) =>
+          (await store.analytics.listVisibleTo(accountId)).map((a) => a.name).filter((n) => n.endsWith(tag));
+        expect(await visible(owner.id)).toEqual([`priv-${tag}`, `pub-${tag}`, `shared-${tag}`]);
+        expect(await visible(friend.id)).toEqual([`pub-${tag}`, `shared-${tag}`]);
+        expect(await visible(stranger.id)).toEqual([`pub-${tag}`]);
+        expect((await store.analytics.listByOwner(owner.id)).map((a) => a.name)).toHaveLength(3);
+        // Sharing can be withdrawn by an update.
+        await store.analytics.update(owner.id, `shared-${tag}`, {
+          definition: definition('SELECT 1'),
+          sharedWith: [],
+        });
+        expect(await visible(friend.id)).toEqual([`pub-${tag}`]);
+      });
+    });
+
+    describe('change feed', () => {
+      it('delivers revocations and new analytic versions to a polling instance', async () => {
+        const seen: string[] = [];
+        const feed = await createChangeFeed({
+          changes: store.changes,
+          onChange: (event) => seen.push(`${event.kind}:${event.ref}`),
+          intervalMs: 60_000,
+        });
+        try {
+          const account = await newAccount();
+          const generated = generateApiKey();
+          const key = await store.keys.create({
+            accountId: account.id,
+            name: 'f',
+            prefix: generated.prefix,
+            digest: generated.digest,
+          });
+          const name = `feed-${unique()}`;
+          await store.analytics.create({ accountId: account.id, name, definition: { sql: 'SELECT 1' } });
+          await store.keys.revoke(account.id, key.id);
+          await store.analytics.update(account.id, name, { definition: { sql: 'SELECT 2' } });
+          await feed.poll();
+          expect(seen.filter((s) => s.endsWith(key.id) || s.endsWith(name))).toEqual([
+            `analytic:${name}`,
+            `key:${key.id}`,
+            `analytic:${name}`,
+          ]);
+          expect(feed.lastSeenId).toBe(await store.changes.latestId());
+        } finally {
+          await feed.stop();
+        }
+      });
+    });
+  });
+}
+
+describe('embedded store directory', () => {
+  it('keeps its data across a restart', async () => {
+    const { mkdtemp, rm } = await import('node:fs/promises');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const dir = await mkdtemp(join(tmpdir(), 'quarry-pglite-'));
+    try {
+      const first = await createPgliteClient(join(dir, 'db'));
+      await migrate(first);
+      const account = await createControlPlaneStore(first, { secretBox }).accounts.create({
+        email: 'persist@example.com',
+        name: 'Persist',
+      });
+      await first.close();
+      const reopened = await createPgliteClient(join(dir, 'db'));
+      try {
+        expect((await migrate(reopened)).applied).toEqual([]);
+        expect(await createControlPlaneStore(reopened, { secretBox }).accounts.get(account.id)).toEqual(
+          account,
+        );
+      } finally {
+        await reopened.close();
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
