@@ -42,9 +42,22 @@ export function createApp(services: GatewayServices): OpenAPIHono<AppEnv> {
   app.use(async function metricsMiddleware(c, next) {
     const started = performance.now();
     await next();
-    const labels = { method: c.req.method, route: routePath(c) || 'unmatched', status: String(c.res.status) };
+    const labels = { method: c.req.method, route: routePath(c, -1) || 'unmatched', status: String(c.res.status) };
+    const seconds = (performance.now() - started) / 1000;
     metrics.httpRequests.inc(labels);
-    metrics.httpDuration.observe(labels, (performance.now() - started) / 1000);
+    metrics.httpDuration.observe(labels, seconds);
+    // One access line per request; the Authorization header is never logged.
+    logger.info(
+      {
+        request_id: c.var.requestId,
+        method: labels.method,
+        route: labels.route,
+        status: c.res.status,
+        duration_ms: Math.round(seconds * 10_000) / 10,
+        account_id: c.var.principal?.accountId,
+      },
+      'request',
+    );
   });
   app.use(
     bodyLimit({

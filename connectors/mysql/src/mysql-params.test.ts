@@ -1,0 +1,60 @@
+// How validated params become mysql2 bind values: typed so the server sees integers as BIGINT,
+// booleans as 1/0 and timestamps as UTC DATETIME text.
+import type { BoundParam } from '@quarry/sdk-connector';
+import mysql from 'mysql2';
+import { describe, expect, it } from 'vitest';
+import { toMysqlDatetime, toMysqlParams } from './mysql-params.js';
+
+const LONGLONG = mysql.Types.LONGLONG;
+const TINY = mysql.Types.TINY;
+
+function param(type: BoundParam['type'], value: BoundParam['value'], array = false): BoundParam {
+  return { name: 'p', type, value, array };
+}
+
+describe('toMysqlParams', () => {
+  it('binds integers as BIGINT, exact beyond 2^53', () => {
+    const [small, big] = toMysqlParams([param('integer', 2024), param('integer', 9007199254740993n)]);
+    expect(small).toMatchObject({ type: LONGLONG, value: 2024n });
+    expect(big).toMatchObject({ type: LONGLONG, value: 9007199254740993n });
+  });
+
+  it('binds booleans as TINYINT 1/0', () => {
+    expect(toMysqlParams([param('boolean', true), param('boolean', false)])).toMatchObject([
+      { type: TINY, value: 1n },
+      { type: TINY, value: 0n },
+    ]);
+  });
+
+  it('binds numbers, strings, enums and dates as themselves and NULL as null', () => {
+    expect(
+      toMysqlParams([
+        param('number', 1.5),
+        param('string', "O'Brien"),
+        param('enum', 'EU'),
+        param('date', '2024-02-29'),
+        param('string', null),
+      ]),
+    ).toEqual([1.5, "O'Brien", 'EU', '2024-02-29', null]);
+  });
+
+  it('binds timestamps as UTC DATETIME text', () => {
+    expect(toMysqlParams([param('timestamp', '2024-01-31T12:34:56.789Z')])).toEqual(['2024-01-31 12:34:56.789']);
+  });
+
+  it('expands an array param into one value per element, in order', () => {
+    const values = toMysqlParams([param('string', 'x'), param('integer', [3, 1, 2], true)]);
+    expect(values).toHaveLength(4);
+    expect(values[0]).toBe('x');
+    expect(values.slice(1)).toMatchObject([{ value: 3n }, { value: 1n }, { value: 2n }]);
+  });
+});
+
+describe('toMysqlDatetime', () => {
+  it('converts offsets to UTC', () => {
+    expect(toMysqlDatetime('2024-01-31T12:00:00+02:00')).toBe('2024-01-31 10:00:00.000');
+  });
+  it('keeps microseconds of an ISO UTC value', () => {
+    expect(toMysqlDatetime('2024-01-31T12:00:00.123456Z')).toBe('2024-01-31 12:00:00.123456');
+  });
+});

@@ -1,0 +1,58 @@
+// The MySQL/MariaDB connector plugin: config schema, dialect, error mapping, and the driver that
+// opens one mysql2 connection per session with the driver options Quarry needs (exact BIGINT and
+// DECIMAL as strings, dates as strings in UTC, no multi-statements, array rows, no LOCAL INFILE).
+import type { ConnectorDriver, ConnectorPlugin, DriverContext } from '@quarry/sdk-connector';
+import type { ConnectionOptions } from 'mysql2';
+import { type MysqlConfig, mysqlConfigSchema } from './mysql-config.js';
+import { mysqlDialect } from './mysql-dialect.js';
+import { mapMysqlError } from './mysql-errors.js';
+import { createMysqlSession } from './mysql-session.js';
+
+/**
+ * Prepared statements mysql2 keeps per connection (its default is 16,000). The server's global
+ * `max_prepared_stmt_count` (16,382 by default) is shared by every connection, so a pool of
+ * sessions must not each hold thousands.
+ */
+const MAX_PREPARED_STATEMENTS = 100;
+
+/** The mysql2 connection options for a validated config. */
+export function mysqlConnectionOptions(config: MysqlConfig): ConnectionOptions {
+  const ssl = config.ssl === true ? { rejectUnauthorized: true } : config.ssl === false ? undefined : config.ssl;
+  return {
+    host: config.host,
+    port: config.port,
+    database: config.database,
+    user: config.user,
+    password: config.password,
+    ...(ssl === undefined ? {} : { ssl }),
+    connectTimeout: config.connectTimeoutMs ?? 10_000,
+    // Exact 64-bit integers and decimals (as strings), and DATE/DATETIME as text, not local-time Dates.
+    supportBigNumbers: true,
+    bigNumberStrings: true,
+    dateStrings: true,
+    timezone: 'Z',
+    multipleStatements: false,
+    rowsAsArray: true,
+    maxPreparedStatements: MAX_PREPARED_STATEMENTS,
+    // Never offer to send local files to the server (a hostile server could ask for any file).
+    flags: ['-LOCAL_FILES'],
+  };
+}
+
+/** Creates the driver for one connection: each session is one mysql2 connection. */
+export function createMysqlDriver(config: MysqlConfig, context: DriverContext): ConnectorDriver {
+  const connection = mysqlConnectionOptions(config);
+  return {
+    createSession: () => createMysqlSession({ connection, logger: context.logger }),
+  };
+}
+
+/** The MySQL/MariaDB connector plugin (type `mysql`). */
+export const mysqlPlugin: ConnectorPlugin<MysqlConfig> = {
+  type: 'mysql',
+  displayName: 'MySQL / MariaDB',
+  configSchema: mysqlConfigSchema,
+  dialect: mysqlDialect,
+  createDriver: createMysqlDriver,
+  mapError: mapMysqlError,
+};

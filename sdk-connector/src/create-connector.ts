@@ -1,0 +1,379 @@
+// The runtime that turns a thin plugin into a Connector: validates the config once, pools
+// sessions, compiles templates, enforces the time limit (cancelling on the server), caps rows,
+// makes values JSON-safe, and maps every driver error to a ConnectorError that leaks nothing.
+// Plugins only open sessions and run SQL; everything a caller relies on lives here, once.
+import { secretValuesOf, parseConnectorConfig } from './config-schema.js';
+import { ConnectorError, isConnectorError, redactSecrets } from './connector-error.js';
+import type {
+  ColumnInfo,
+  CompiledQuery,
+  ConnectorDriver,
+  ConnectorPlugin,
+  ConnectorSession,
+  RawResult,
+} from './connector-plugin.js';
+import type { PoolOptions } from './connector-pool.js';
+import type { Connector, ConnectorOptions, JsonValue, QueryRequest, QueryResult } from './connector.js';
+import { type JsonConverter, jsonConverterFor } from './json-values.js';
+import { noopLogger } from './noop-logger.js';
+import { DEFAULT_POOL_OPTIONS, createSessionPool } from './session-pool.js';
+import { compileTemplate } from './sql-template.js';
+
+const DEFAULT_TIMEOUT_MS = 30_000;
+const DEFAULT_MAX_ROWS = 10_000;
+const DEFAULT_CLOSE_GRACE_MS = 5_000;
+/** After a cancel, how long we wait for the driver's execute to settle before destroying the session. */
+const CANCEL_SETTLE_MS = 1_000;
+
+type Row = Record<string, JsonValue>;
+
+function definedOnly(options: Partial<PoolOptions> | undefined): Partial<PoolOptions> {
+  if (!options) return {};
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(options)) if (v !== undefined) out[k] = v;
+  return out as Partial<PoolOptions>;
+}
+
+function driverCodeOf(error: unknown): string | undefined {
+  if (error === null || typeof error !== 'object') return undefined;
+  const e = error as { code?: unknown; sqlState?: unknown; errno?: unknown };
+  for (const c of [e.code, e.sqlState, e.errno]) {
+    if (typeof c === 'string' || typeof c === 'number') return String(c);
+  }
+  return undefined;
+}
+
+function waitFor(promise: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    promise.then(
+      () => undefined,
+      () => undefined,
+    ),
+    new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, ms);
+    }),
+  ]).finally(() => clearTimeout(timer));
+}
+
+/** Converts a driver's rows to objects keyed by column name, one converter per column. */
+function toRows(columns: readonly ColumnInfo[], rows: readonly (readonly unknown[])[], count: number): Row[] {
+  const width = columns.length;
+  const names: string[] = new Array(width);
+  const converters: JsonConverter[] = new Array(width);
+  let protoKey = false;
+  for (let c = 0; c < width; c++) {
+    const column = columns[c]!;
+    names[c] = column.name;
+    converters[c] = jsonConverterFor(column.type);
+    if (column.name === '__proto__') protoKey = true;
+  }
+  const out: Row[] = new Array(count);
+  for (let r = 0; r < count; r++) {
+    const src = rows[r]!;
+    const row: Row = {};
+    if (protoKey) {
+      for (let c = 0; c < width; c++) {
+        Object.defineProperty(row, names[c]!, {
+          value: converters[c]!(src[c]),
+          enumerable: true,
+          writable: true,
+          configurable: true,
+        });
+      }
+    } else {
+      for (let c = 0; c < width; c++) row[names[c]!] = converters[c]!(src[c]);
+    }
+    out[r] = row;
+  }
+  return out;
+}
+
+/**
+ * Creates a running connector from a plugin and a raw (unvalidated) connection config.
+ *
+ * The config is validated once (CONFIG_INVALID lists every problem, never a secret), the
+ * plugin's driver is created, and sessions are pooled with `plugin.defaultPool` then
+ * `options.pool` applied over the defaults. No session is opened until the first query or
+ * {@link Connector.test} (unless the pool's `min` is above 0).
+ *
+ * @example
+ * const connector = await createConnector(postgresPlugin, { url: 'postgres://…' });
+ * const result = await connector.query({ template: parseTemplate('SELECT 1 AS one'), params: {} });
+ * await connector.close();
+ */
+export async function createConnector<C>(
+  plugin: ConnectorPlugin<C>,
+  rawConfig: unknown,
+  options: ConnectorOptions = {},
+): Promise<Connector> {
+  const config = parseConnectorConfig(plugin, rawConfig);
+  const secrets = secretValuesOf(plugin.configSchema, config);
+  const logger = options.logger ?? noopLogger;
+  const defaultTimeoutMs = options.defaultTimeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const defaultMaxRows = options.defaultMaxRows ?? DEFAULT_MAX_ROWS;
+  const poolOptions: PoolOptions = {
+    ...DEFAULT_POOL_OPTIONS,
+    ...definedOnly(plugin.defaultPool),
+    ...definedOnly(options.pool),
+  };
+  if (!(poolOptions.max >= 1) || !(poolOptions.min >= 0) || poolOptions.min > poolOptions.max) {
+    throw new ConnectorError('CONFIG_INVALID', 'pool options need 0 ≤ min ≤ max and max ≥ 1', {
+      details: [{ param: 'pool', message: `min ${poolOptions.min}, max ${poolOptions.max}` }],
+    });
+  }
+
+  let driver: ConnectorDriver;
+  try {
+    driver = await plugin.createDriver(config, { logger });
+  } catch (error) {
+    if (isConnectorError(error)) throw redacted(error);
+    logger.warn({ err: redactText(error), type: plugin.type }, 'creating the driver failed');
+    throw new ConnectorError('CONNECT_FAILED', `could not initialise the ${plugin.type} driver`, {
+      cause: error,
+      ...withDriverCode(error),
+    });
+  }
+  const pool = createSessionPool(driver, poolOptions, logger);
+
+  let closing: Promise<void> | undefined;
+  let inFlight = 0;
+  let idleWaiters: (() => void)[] = [];
+
+  function redactText(error: unknown): string {
+    return redactSecrets(error instanceof Error ? error.message : String(error), secrets);
+  }
+
+  function withDriverCode(error: unknown): { driverCode?: string } {
+    const code = driverCodeOf(error);
+    return code === undefined ? {} : { driverCode: code };
+  }
+
+  /** A connector error whose message could still carry a secret value gets a clean copy. */
+  function redacted(error: ConnectorError): ConnectorError {
+    const message = redactSecrets(error.message, secrets);
+    const details = error.details.map((d) => ({ ...d, message: redactSecrets(d.message, secrets) }));
+    if (message === error.message && details.every((d, i) => d.message === error.details[i]!.message)) {
+      return error;
+    }
+    return new ConnectorError(error.code, message, {
+      retryable: error.retryable,
+      cause: error.cause,
+      details,
+      ...(error.driverCode === undefined ? {} : { driverCode: error.driverCode }),
+    });
+  }
+
+  /** Maps anything a session threw to a ConnectorError that is safe to show. */
+  function mapDriverError(error: unknown): ConnectorError {
+    if (isConnectorError(error)) return redacted(error);
+    logger.warn({ err: redactText(error), ...withDriverCode(error), type: plugin.type }, 'query failed in the driver');
+    if (plugin.mapError) {
+      try {
+        return redacted(plugin.mapError(error));
+      } catch (mapFailure) {
+        logger.error({ err: redactText(mapFailure), type: plugin.type }, 'plugin.mapError threw');
+      }
+    }
+    return new ConnectorError('QUERY_FAILED', 'the warehouse rejected or failed the query', {
+      cause: error,
+      ...withDriverCode(error),
+    });
+  }
+
+  /**
+   * Whether a session is known to be fine after `error`: only when the session itself (or the
+   * plugin's mapError) classified it as an ordinary query failure. Anything else destroys it.
+   */
+  function sessionSurvives(error: unknown, failure: ConnectorError): boolean {
+    const classified = isConnectorError(error) || plugin.mapError !== undefined;
+    return classified && (failure.code === 'QUERY_FAILED' || failure.code === 'PARAM_INVALID');
+  }
+
+  function compile(request: QueryRequest): CompiledQuery {
+    try {
+      return compileTemplate(request.template, plugin.dialect, request.params);
+    } catch (error) {
+      if (isConnectorError(error)) throw error;
+      throw new ConnectorError('PARAM_INVALID', error instanceof Error ? error.message : 'invalid parameters', {
+        cause: error,
+      });
+    }
+  }
+
+  async function run(request: QueryRequest): Promise<QueryResult> {
+    const timeoutMs = request.timeoutMs ?? defaultTimeoutMs;
+    const maxRows = request.maxRows ?? defaultMaxRows;
+    if (!(timeoutMs > 0)) throw new ConnectorError('PARAM_INVALID', 'timeoutMs must be a positive number');
+    if (!Number.isInteger(maxRows) || maxRows < 0) {
+      throw new ConnectorError('PARAM_INVALID', 'maxRows must be a non-negative integer');
+    }
+    const compiled = compile(request);
+    const started = performance.now();
+
+    // One signal for "stop now": the time limit or the caller giving up, whichever is first.
+    const controller = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      controller.abort();
+    }, timeoutMs);
+    const callerSignal = request.signal;
+    const onCallerAbort = () => controller.abort();
+    if (callerSignal?.aborted) controller.abort();
+    else callerSignal?.addEventListener('abort', onCallerAbort, { once: true });
+
+    const stopped = (): ConnectorError =>
+      timedOut
+        ? new ConnectorError('QUERY_TIMEOUT', `the query ran past its ${timeoutMs} ms limit and was cancelled`)
+        : new ConnectorError('QUERY_ABORTED', 'the query was aborted by the caller and cancelled');
+
+    try {
+      for (let attempt = 0; ; attempt++) {
+        let session: ConnectorSession;
+        try {
+          session = await pool.acquire(controller.signal);
+        } catch (error) {
+          if (controller.signal.aborted) throw stopped();
+          throw isConnectorError(error) ? error : mapDriverError(error);
+        }
+        const reused = pool.wasIdle(session);
+        let raw: RawResult;
+        try {
+          raw = await execute(session, compiled, timeoutMs - (performance.now() - started), maxRows, controller);
+        } catch (error) {
+          if (controller.signal.aborted) {
+            const failure = stopped();
+            pool.release(session, failure);
+            throw failure;
+          }
+          const failure = mapDriverError(error);
+          pool.release(session, sessionSurvives(error, failure) ? undefined : failure);
+          // A session the server killed while it sat idle must not fail this caller: retry once.
+          if (failure.code === 'CONNECT_FAILED' && failure.retryable && reused && attempt === 0) {
+            logger.info({ type: plugin.type }, 'idle session was dead; retrying on another session');
+            continue;
+          }
+          throw failure;
+        }
+        pool.release(session);
+        const truncated = raw.rows.length > maxRows;
+        const rows = toRows(raw.columns, raw.rows, truncated ? maxRows : raw.rows.length);
+        return {
+          columns: raw.columns,
+          rows,
+          rowCount: rows.length,
+          truncated,
+          durationMs: performance.now() - started,
+        };
+      }
+    } finally {
+      clearTimeout(timer);
+      callerSignal?.removeEventListener('abort', onCallerAbort);
+    }
+  }
+
+  /** Runs execute raced against the stop signal; on stop, cancels on the server and waits briefly. */
+  async function execute(
+    session: ConnectorSession,
+    compiled: CompiledQuery,
+    remainingMs: number,
+    maxRows: number,
+    controller: AbortController,
+  ): Promise<RawResult> {
+    const signal = controller.signal;
+    if (signal.aborted) throw new Error('stopped');
+    const pending = session.execute(compiled, {
+      timeoutMs: Math.max(1, Math.ceil(remainingMs)),
+      rowLimit: maxRows + 1,
+      signal,
+    });
+    pending.catch(() => undefined); // it may reject after we stopped listening
+    let onStop: (() => void) | undefined;
+    const stoppedPromise = new Promise<never>((_, reject) => {
+      onStop = () => reject(new Error('stopped'));
+      signal.addEventListener('abort', onStop, { once: true });
+    });
+    try {
+      return await Promise.race([pending, stoppedPromise]);
+    } catch (error) {
+      if (signal.aborted) {
+        try {
+          await waitFor(session.cancel?.() ?? Promise.resolve(), CANCEL_SETTLE_MS);
+        } catch {
+          // cancel() must not throw; if it does, the session is destroyed anyway
+        }
+        await waitFor(pending, CANCEL_SETTLE_MS);
+      }
+      throw error;
+    } finally {
+      if (onStop) signal.removeEventListener('abort', onStop);
+    }
+  }
+
+  function notifyIdle(): void {
+    if (inFlight !== 0) return;
+    const waiting = idleWaiters;
+    idleWaiters = [];
+    for (const resolve of waiting) resolve();
+  }
+
+  return {
+    type: plugin.type,
+    dialect: plugin.dialect,
+
+    async query(request) {
+      if (closing) throw new ConnectorError('CLOSED', 'the connector is closed');
+      inFlight++;
+      try {
+        return await run(request);
+      } finally {
+        inFlight--;
+        notifyIdle();
+      }
+    },
+
+    async test() {
+      if (closing) throw new ConnectorError('CLOSED', 'the connector is closed');
+      const session = await pool.acquire();
+      let ok: boolean;
+      try {
+        ok = session.validate ? await session.validate() : true;
+      } catch (error) {
+        const failure = new ConnectorError('CONNECT_FAILED', 'the session failed validation', {
+          cause: error,
+          ...withDriverCode(error),
+        });
+        pool.release(session, failure);
+        throw failure;
+      }
+      if (!ok) {
+        const failure = new ConnectorError('CONNECT_FAILED', 'the session failed validation');
+        pool.release(session, failure);
+        throw failure;
+      }
+      pool.release(session);
+    },
+
+    stats() {
+      return pool.stats();
+    },
+
+    close(graceMs = DEFAULT_CLOSE_GRACE_MS) {
+      if (closing) return closing;
+      closing = (async () => {
+        const started = performance.now();
+        if (inFlight > 0) {
+          await waitFor(
+            new Promise<void>((resolve) => {
+              idleWaiters.push(resolve);
+            }),
+            graceMs,
+          );
+        }
+        await pool.drain(Math.max(0, graceMs - (performance.now() - started)));
+      })();
+      return closing;
+    },
+  };
+}

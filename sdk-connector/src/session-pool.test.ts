@@ -1,0 +1,166 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { ConnectorError } from './connector-error.js';
+import type { ConnectorSession } from './connector-plugin.js';
+import type { PoolOptions } from './connector-pool.js';
+import { noopLogger } from './noop-logger.js';
+import { DEFAULT_POOL_OPTIONS, type SessionPool, createSessionPool } from './session-pool.js';
+import { createMemoryPlugin } from './testing/memory-plugin.js';
+
+const pools: SessionPool[] = [];
+afterEach(async () => {
+  await Promise.all(pools.splice(0).map((p) => p.drain(0)));
+});
+
+async function setup(options: Partial<PoolOptions> = {}) {
+  const plugin = createMemoryPlugin();
+  const driver = await plugin.createDriver({ database: 'memory' }, { logger: noopLogger });
+  const pool = createSessionPool(driver, { ...DEFAULT_POOL_OPTIONS, ...options }, noopLogger);
+  pools.push(pool);
+  return { pool, control: plugin.control };
+}
+
+async function codeOf(promise: Promise<unknown>): Promise<string> {
+  try {
+    await promise;
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConnectorError);
+    return (error as ConnectorError).code;
+  }
+  return 'resolved';
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('createSessionPool', () => {
+  it('documents its defaults', () => {
+    expect(DEFAULT_POOL_OPTIONS).toEqual({
+      min: 0,
+      max: 10,
+      acquireTimeoutMs: 5_000,
+      maxWaiting: 1_000,
+      idleTimeoutMs: 30_000,
+      validateOnBorrow: true,
+      createRetryBaseMs: 100,
+      createRetryMaxMs: 5_000,
+    });
+  });
+
+  it('reuses a session released cleanly and destroys one released with an error', async () => {
+    const { pool, control } = await setup();
+    const a = await pool.acquire();
+    expect(pool.wasIdle(a)).toBe(false);
+    pool.release(a);
+    const b = await pool.acquire();
+    expect(b).toBe(a);
+    expect(pool.wasIdle(b)).toBe(true);
+    pool.release(b, new Error('broken'));
+    await sleep(0);
+    expect(control.sessions[0]?.closed).toBe(true);
+    const c = await pool.acquire();
+    expect(c).not.toBe(a);
+    expect(pool.stats()).toEqual({ total: 1, idle: 0, busy: 1, waiting: 0, created: 2, destroyed: 1 });
+    pool.release(c);
+    expect(pool.stats()).toMatchObject({ idle: 1, busy: 0 });
+  });
+
+  it('counts waiting callers and serves them as sessions come back', async () => {
+    const { pool } = await setup({ max: 1 });
+    const held = await pool.acquire();
+    const queued = [pool.acquire(), pool.acquire()];
+    await sleep(0);
+    expect(pool.stats().waiting).toBe(2);
+    pool.release(held);
+    const next = await queued[0]!;
+    pool.release(next);
+    pool.release(await queued[1]!);
+    expect(pool.stats()).toMatchObject({ waiting: 0, total: 1, created: 1 });
+  });
+
+  it('rejects a waiting caller with QUERY_ABORTED when its signal aborts, and stays usable', async () => {
+    const { pool } = await setup({ max: 1 });
+    const held = await pool.acquire();
+    const controller = new AbortController();
+    const waiting = pool.acquire(controller.signal);
+    controller.abort();
+    expect(await codeOf(waiting)).toBe('QUERY_ABORTED');
+    expect(pool.stats().waiting).toBe(0);
+    pool.release(held);
+    const again = await pool.acquire();
+    expect(again).toBe(held);
+    pool.release(again);
+  });
+
+  it('opens min sessions at start and closes sessions idle past idleTimeoutMs', async () => {
+    const { pool, control } = await setup({ min: 2, idleTimeoutMs: 100 });
+    await sleep(20);
+    expect(control.sessions).toHaveLength(2);
+    await sleep(400);
+    expect(control.sessions.slice(0, 2).every((s) => s.closed)).toBe(true);
+    expect(pool.stats().destroyed).toBeGreaterThanOrEqual(2);
+  });
+
+  it('drain() closes idle and (after the grace period) borrowed sessions, once, and refuses later acquires', async () => {
+    const { pool, control } = await setup();
+    const kept = await pool.acquire();
+    const returned = await pool.acquire();
+    pool.release(returned);
+    const started = Date.now();
+    const first = pool.drain(100);
+    expect(pool.drain(100)).toBe(first);
+    await first;
+    expect(Date.now() - started).toBeLessThan(1_000);
+    expect(control.sessions.every((s) => s.closed)).toBe(true);
+    expect(control.destroyed).toBe(true);
+    expect(pool.stats()).toMatchObject({ total: 0, busy: 0, idle: 0, destroyed: 2 });
+    expect(await codeOf(pool.acquire())).toBe('CLOSED');
+    pool.release(kept); // a late release after a forced close is harmless
+  });
+
+  it('drain() rejects waiting callers with CLOSED', async () => {
+    const { pool } = await setup({ max: 1 });
+    const held = await pool.acquire();
+    const waiting = pool.acquire();
+    const drained = pool.drain(50);
+    expect(await codeOf(waiting)).toBe('CLOSED');
+    pool.release(held);
+    await drained;
+  });
+
+  it('backs off between failed creates and reports CONNECT_FAILED to every waiter', async () => {
+    const { pool, control } = await setup({ createRetryBaseMs: 50, createRetryMaxMs: 200 });
+    control.failCreates(Number.POSITIVE_INFINITY);
+    const codes = await Promise.all([pool.acquire(), pool.acquire(), pool.acquire()].map(codeOf));
+    expect(codes).toEqual(['CONNECT_FAILED', 'CONNECT_FAILED', 'CONNECT_FAILED']);
+    const afterFirst = control.createAttempts;
+    await sleep(500);
+    // 50 + 100 + 200 + 200 ms of back-off per pending slot: a handful of attempts, not thousands.
+    expect(control.createAttempts - afterFirst).toBeLessThanOrEqual(15);
+  });
+
+  it('a validate that throws or hangs destroys the session instead of wedging the pool', async () => {
+    const plugin = createMemoryPlugin();
+    const real = await plugin.createDriver({ database: 'memory' }, { logger: noopLogger });
+    let mode: 'ok' | 'throw' = 'ok';
+    const driver = {
+      async createSession(): Promise<ConnectorSession> {
+        const session = await real.createSession();
+        return {
+          execute: (q, o) => session.execute(q, o),
+          close: () => session.close(),
+          validate: async () => {
+            if (mode === 'throw') throw new Error('validate blew up');
+            return true;
+          },
+        };
+      },
+    };
+    const pool = createSessionPool(driver, { ...DEFAULT_POOL_OPTIONS }, noopLogger);
+    pools.push(pool);
+    const a = await pool.acquire();
+    pool.release(a);
+    mode = 'throw';
+    const b = await pool.acquire();
+    expect(b).not.toBe(a);
+    pool.release(b);
+  });
+});

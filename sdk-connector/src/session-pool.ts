@@ -1,0 +1,320 @@
+// The session pool every connector gets, on generic-pool. It adds what generic-pool leaves to
+// its users: a session released with an error is destroyed, never reused; failed creates back
+// off exponentially and reject waiting callers with CONNECT_FAILED instead of spinning (a create
+// that fails without I/O would otherwise loop and leave acquire() pending forever); acquire()
+// honours an AbortSignal; drain() is idempotent and closes busy sessions after a grace period.
+//
+// generic-pool cannot withdraw a queued request. When we settle a caller early (abort, create
+// failure, close), its request stays queued as an "orphan" until it times out or is served; a
+// session served to an orphan goes straight back to the pool (or is destroyed once closed).
+import { createPool, type Pool } from 'generic-pool';
+import { ConnectorError, isConnectorError, redactSecrets } from './connector-error.js';
+import type { ConnectorDriver, ConnectorLogger, ConnectorSession } from './connector-plugin.js';
+import type { PoolOptions, PoolStats } from './connector-pool.js';
+
+/** Defaults for every {@link PoolOptions} field, as documented there. */
+export const DEFAULT_POOL_OPTIONS: Readonly<PoolOptions> = Object.freeze({
+  min: 0,
+  max: 10,
+  acquireTimeoutMs: 5_000,
+  maxWaiting: 1_000,
+  idleTimeoutMs: 30_000,
+  validateOnBorrow: true,
+  createRetryBaseMs: 100,
+  createRetryMaxMs: 5_000,
+});
+
+/** Sessions for one connector: borrow, return, count, close. */
+export interface SessionPool {
+  /**
+   * Borrows a session, creating one if there is room. Rejects with POOL_EXHAUSTED (acquire
+   * timeout, wait queue full), CONNECT_FAILED (creates failing), QUERY_ABORTED (`signal`
+   * aborted) or CLOSED. Always settles.
+   */
+  acquire(signal?: AbortSignal): Promise<ConnectorSession>;
+  /** Returns a borrowed session; with an `error` the session is destroyed, never reused. */
+  release(session: ConnectorSession, error?: unknown): void;
+  /** True when this borrowed session served an earlier borrow (it sat idle in the pool). */
+  wasIdle(session: ConnectorSession): boolean;
+  /** Live counters. */
+  stats(): PoolStats;
+  /**
+   * Refuses new borrows (CLOSED), rejects waiting callers, waits up to `graceMs` (default 5,000)
+   * for borrowed sessions to come back, closes every session and calls `driver.destroy()`.
+   * Idempotent: later calls return the same promise.
+   */
+  drain(graceMs?: number): Promise<void>;
+}
+
+interface Waiter {
+  settled: boolean;
+  resolve(session: ConnectorSession): void;
+  reject(error: ConnectorError): void;
+}
+
+/** Stands in for a session once the pool is closed, so queued orphans settle without I/O. */
+const DEAD_SESSION: ConnectorSession = {
+  execute: () => Promise.reject(new ConnectorError('CLOSED', 'session pool is closed')),
+  close: () => Promise.resolve(),
+};
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+  });
+}
+
+function errorText(error: unknown): string {
+  return redactSecrets(error instanceof Error ? error.message : String(error));
+}
+
+function toConnectFailed(error: unknown): ConnectorError {
+  if (isConnectorError(error)) return error;
+  const code = (error as { code?: unknown } | null)?.code;
+  return new ConnectorError('CONNECT_FAILED', 'could not open a session to the warehouse', {
+    cause: error,
+    ...(typeof code === 'string' || typeof code === 'number' ? { driverCode: String(code) } : {}),
+  });
+}
+
+/**
+ * Creates the session pool for one driver. `options` should be complete (merge over
+ * {@link DEFAULT_POOL_OPTIONS}); missing fields take those defaults.
+ */
+export function createSessionPool(
+  driver: ConnectorDriver,
+  options: Partial<PoolOptions>,
+  logger: ConnectorLogger,
+): SessionPool {
+  const opts: PoolOptions = { ...DEFAULT_POOL_OPTIONS, ...options };
+  const closeController = new AbortController();
+  const waiters = new Set<Waiter>();
+  const borrowed = new Set<ConnectorSession>();
+  const borrowCounts = new WeakMap<ConnectorSession, number>();
+  let closed = false;
+  let drained: Promise<void> | undefined;
+  let consecutiveFailures = 0;
+  let creating = 0;
+  let open = 0;
+  let created = 0;
+  let destroyed = 0;
+
+  const validateTimeoutMs = Math.min(opts.acquireTimeoutMs > 0 ? opts.acquireTimeoutMs : 5_000, 5_000);
+  const idleEviction = Number.isFinite(opts.idleTimeoutMs) && opts.idleTimeoutMs > 0;
+
+  const pool: Pool<ConnectorSession> = createPool<ConnectorSession>(
+    {
+      async create() {
+        if (closed) return DEAD_SESSION;
+        if (consecutiveFailures > 0) {
+          const delay = Math.min(opts.createRetryBaseMs * 2 ** (consecutiveFailures - 1), opts.createRetryMaxMs);
+          await sleep(delay, closeController.signal);
+          if (closed) return DEAD_SESSION;
+        }
+        creating++;
+        let session: ConnectorSession;
+        try {
+          session = await driver.createSession();
+        } catch (error) {
+          consecutiveFailures++;
+          throw toConnectFailed(error);
+        } finally {
+          creating--;
+        }
+        consecutiveFailures = 0;
+        if (closed) {
+          await session.close().catch(() => undefined);
+          return DEAD_SESSION;
+        }
+        open++;
+        created++;
+        return session;
+      },
+      async destroy(session) {
+        if (session === DEAD_SESSION) return;
+        open--;
+        destroyed++;
+        try {
+          await session.close();
+        } catch (error) {
+          logger.warn({ err: errorText(error) }, 'closing a session failed');
+        }
+      },
+      async validate(session) {
+        if (session === DEAD_SESSION || session.validate === undefined) return true;
+        // generic-pool leaves a rejected validate unhandled and a hung one in test forever.
+        let timer: NodeJS.Timeout | undefined;
+        try {
+          return await Promise.race([
+            session.validate(),
+            new Promise<boolean>((resolve) => {
+              timer = setTimeout(() => resolve(false), validateTimeoutMs);
+            }),
+          ]);
+        } catch {
+          return false;
+        } finally {
+          clearTimeout(timer);
+        }
+      },
+    },
+    {
+      min: opts.min,
+      max: opts.max,
+      ...(opts.acquireTimeoutMs > 0 && Number.isFinite(opts.acquireTimeoutMs)
+        ? { acquireTimeoutMillis: opts.acquireTimeoutMs }
+        : {}),
+      maxWaitingClients: opts.maxWaiting,
+      testOnBorrow: opts.validateOnBorrow,
+      ...(idleEviction
+        ? {
+            idleTimeoutMillis: opts.idleTimeoutMs,
+            evictionRunIntervalMillis: Math.max(50, Math.min(Math.floor(opts.idleTimeoutMs / 2), 10_000)),
+            numTestsPerEvictionRun: opts.max,
+          }
+        : {}),
+    },
+  );
+
+  pool.on('factoryCreateError', (error: unknown) => {
+    const failure = toConnectFailed(error);
+    logger.warn(
+      { err: errorText(failure.cause ?? failure), driverCode: failure.driverCode, consecutiveFailures },
+      'opening a warehouse session failed',
+    );
+    // The failed create was made for the oldest waiter: tell it. When nothing is open and no
+    // other create is under way, no one can be served soon: fail every waiter fast.
+    const everyone = open === 0 && creating === 0;
+    for (const waiter of waiters) {
+      settleReject(waiter, failure);
+      if (!everyone) break;
+    }
+  });
+  pool.on('factoryDestroyError', (error: unknown) => {
+    logger.warn({ err: errorText(error) }, 'destroying a session failed');
+  });
+  pool.on('error', (error: unknown) => {
+    logger.error({ err: errorText(error) }, 'session pool error');
+  });
+
+  function settleReject(waiter: Waiter, error: ConnectorError): void {
+    if (waiter.settled) return;
+    waiter.settled = true;
+    waiters.delete(waiter);
+    waiter.reject(error);
+  }
+
+  function mapAcquireError(error: unknown): ConnectorError {
+    if (isConnectorError(error)) return error;
+    const name = (error as { name?: unknown } | null)?.name;
+    const message = error instanceof Error ? error.message : '';
+    if (name === 'TimeoutError') {
+      return new ConnectorError('POOL_EXHAUSTED', `no session became free within ${opts.acquireTimeoutMs} ms`);
+    }
+    if (message.includes('max waitingClients')) {
+      return new ConnectorError('POOL_EXHAUSTED', `too many callers waiting for a session (max ${opts.maxWaiting})`);
+    }
+    if (closed || message.includes('draining')) return new ConnectorError('CLOSED', 'session pool is closed');
+    return new ConnectorError('CONNECT_FAILED', 'could not obtain a session', { cause: error });
+  }
+
+  function giveBackOrphan(session: ConnectorSession): void {
+    const done = closed || session === DEAD_SESSION ? pool.destroy(session) : pool.release(session);
+    done.catch(() => undefined);
+  }
+
+  return {
+    acquire(signal) {
+      if (closed) return Promise.reject(new ConnectorError('CLOSED', 'session pool is closed'));
+      if (signal?.aborted) {
+        return Promise.reject(new ConnectorError('QUERY_ABORTED', 'aborted before a session was free'));
+      }
+      return new Promise<ConnectorSession>((resolve, reject) => {
+        const onAbort = () =>
+          settleReject(waiter, new ConnectorError('QUERY_ABORTED', 'aborted while waiting for a session'));
+        const waiter: Waiter = {
+          settled: false,
+          resolve,
+          reject: (error) => {
+            signal?.removeEventListener('abort', onAbort);
+            reject(error);
+          },
+        };
+        waiters.add(waiter);
+        signal?.addEventListener('abort', onAbort, { once: true });
+        pool.acquire().then(
+          (session) => {
+            if (waiter.settled || session === DEAD_SESSION) {
+              giveBackOrphan(session);
+              if (!waiter.settled) settleReject(waiter, new ConnectorError('CLOSED', 'session pool is closed'));
+              return;
+            }
+            waiter.settled = true;
+            waiters.delete(waiter);
+            signal?.removeEventListener('abort', onAbort);
+            borrowed.add(session);
+            borrowCounts.set(session, (borrowCounts.get(session) ?? 0) + 1);
+            resolve(session);
+          },
+          (error: unknown) => settleReject(waiter, mapAcquireError(error)),
+        );
+      });
+    },
+
+    release(session, error) {
+      // Unknown or already force-closed (drain) sessions: nothing to give back.
+      if (!borrowed.delete(session)) return;
+      const done = error === undefined && !closed ? pool.release(session) : pool.destroy(session);
+      done.catch((e: unknown) => logger.warn({ err: errorText(e) }, 'returning a session failed'));
+    },
+
+    wasIdle(session) {
+      return (borrowCounts.get(session) ?? 0) > 1;
+    },
+
+    stats() {
+      return {
+        total: open,
+        idle: pool.available,
+        busy: borrowed.size,
+        waiting: waiters.size,
+        created,
+        destroyed,
+      };
+    },
+
+    drain(graceMs = 5_000) {
+      if (drained) return drained;
+      closed = true;
+      closeController.abort();
+      for (const waiter of [...waiters]) settleReject(waiter, new ConnectorError('CLOSED', 'session pool is closed'));
+      drained = (async () => {
+        const graceController = new AbortController();
+        await Promise.race([
+          pool.drain().catch(() => undefined),
+          graceMs > 0 ? sleep(graceMs, graceController.signal) : Promise.resolve(),
+        ]);
+        graceController.abort();
+        // Whoever still holds a session after the grace period loses it.
+        for (const session of [...borrowed]) {
+          borrowed.delete(session);
+          pool.destroy(session).catch(() => undefined);
+        }
+        await pool.clear().catch(() => undefined);
+        try {
+          await driver.destroy?.();
+        } catch (error) {
+          logger.warn({ err: errorText(error) }, 'destroying the driver failed');
+        }
+      })();
+      return drained;
+    },
+  };
+}
