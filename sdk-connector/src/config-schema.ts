@@ -102,7 +102,9 @@ export function parseConnectorConfig<C>(plugin: ConnectorPlugin<C>, raw: unknown
     const message = redactSecrets(issue.message, secrets);
     return path === '' ? { message } : { param: path, message };
   });
-  const list = details.map((d) => (d.param === undefined ? d.message : `${d.param}: ${d.message}`)).join('; ');
+  const list = details
+    .map((d) => (d.param === undefined ? d.message : `${d.param}: ${d.message}`))
+    .join('; ');
   return throwInvalid(plugin.type, list, details);
 }
 

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import type { Connector, QueryRequest } from './connector.js';
 import { ConnectorError } from './connector-error.js';
 import type { ConnectorLogger } from './connector-plugin.js';
-import type { Connector, QueryRequest } from './connector.js';
 import { createConnector } from './create-connector.js';
 import type { ParamValues } from './param-types.js';
 import { parseTemplate } from './sql-template.js';
@@ -62,7 +62,12 @@ describe('createConnector: results', () => {
     const connector = await connect(plugin);
     const result = await connector.query(request(plugin, 'SELECT * FROM sales'));
     expect(result.columns.map((c) => c.name)).toEqual(['region', 'revenue', 'orders', 'day']);
-    expect(result.rows[0]).toEqual({ region: 'EU', revenue: 1234.5, orders: '9007199254740993', day: '2024-01-31' });
+    expect(result.rows[0]).toEqual({
+      region: 'EU',
+      revenue: 1234.5,
+      orders: '9007199254740993',
+      day: '2024-01-31',
+    });
     expect(result.rows[1]).toEqual({ region: 'US', revenue: 99, orders: 12, day: '2024-02-01' });
     expect(result.rows[2]?.revenue).toBe('12345678901234567.1');
     expect(result.rowCount).toBe(5);
@@ -74,7 +79,9 @@ describe('createConnector: results', () => {
     const plugin = createMemoryPlugin({ tables: { sales } });
     const connector = await connect(plugin);
     const params: ParamValues = { region: { type: 'string', array: false, value: 'EU' } };
-    const result = await connector.query(request(plugin, 'SELECT * FROM sales WHERE region = :region', { params }));
+    const result = await connector.query(
+      request(plugin, 'SELECT * FROM sales WHERE region = :region', { params }),
+    );
     expect(result.rows.map((r) => r.revenue)).toEqual([1234.5, '12345678901234567.1']);
     expect(plugin.control.sessions[0]?.lastSql).toBe('SELECT * FROM sales WHERE region = $1');
   });
@@ -107,7 +114,9 @@ describe('createConnector: results', () => {
   it('refuses a template whose params are missing with PARAM_INVALID', async () => {
     const plugin = createMemoryPlugin({ tables: { sales } });
     const connector = await connect(plugin);
-    const error = await failureOf(connector.query(request(plugin, 'SELECT * FROM sales WHERE region = :region')));
+    const error = await failureOf(
+      connector.query(request(plugin, 'SELECT * FROM sales WHERE region = :region')),
+    );
     expect(error.code).toBe('PARAM_INVALID');
     expect(plugin.control.createAttempts).toBe(0);
   });
@@ -118,7 +127,9 @@ describe('createConnector: time limits and cancellation', () => {
     const plugin = createMemoryPlugin({ tables: { sales }, delayMs: 10_000 });
     const connector = await connect(plugin);
     const started = Date.now();
-    const error = await failureOf(connector.query(request(plugin, 'SELECT * FROM sales', { timeoutMs: 100 })));
+    const error = await failureOf(
+      connector.query(request(plugin, 'SELECT * FROM sales', { timeoutMs: 100 })),
+    );
     expect(error.code).toBe('QUERY_TIMEOUT');
     expect(Date.now() - started).toBeLessThan(2_000);
     const [session] = plugin.control.sessions;
@@ -159,7 +170,9 @@ describe('createConnector: time limits and cancellation', () => {
     const plugin = createMemoryPlugin({ tables: { sales }, delayMs: 400 });
     const connector = await connect(plugin, { pool: { max: 1 } });
     const first = connector.query(request(plugin, 'SELECT * FROM sales'));
-    const error = await failureOf(connector.query(request(plugin, 'SELECT * FROM sales', { timeoutMs: 100 })));
+    const error = await failureOf(
+      connector.query(request(plugin, 'SELECT * FROM sales', { timeoutMs: 100 })),
+    );
     expect(error.code).toBe('QUERY_TIMEOUT');
     expect((await first).rowCount).toBe(5);
   });
@@ -291,7 +304,9 @@ describe('createConnector: errors', () => {
     const plugin = createMemoryPlugin({
       tables: { sales },
       mapError: (e) =>
-        new ConnectorError('QUERY_FAILED', `warehouse said: ${(e as Error).message}`, { driverCode: '42601' }),
+        new ConnectorError('QUERY_FAILED', `warehouse said: ${(e as Error).message}`, {
+          driverCode: '42601',
+        }),
     });
     const connector = await connect(plugin);
     plugin.control.failQueries(new Error('syntax error near "hunter22secret"'));

@@ -2,7 +2,8 @@
 // sessions, compiles templates, enforces the time limit (cancelling on the server), caps rows,
 // makes values JSON-safe, and maps every driver error to a ConnectorError that leaks nothing.
 // Plugins only open sessions and run SQL; everything a caller relies on lives here, once.
-import { secretValuesOf, parseConnectorConfig } from './config-schema.js';
+import { parseConnectorConfig, secretValuesOf } from './config-schema.js';
+import type { Connector, ConnectorOptions, JsonValue, QueryRequest, QueryResult } from './connector.js';
 import { ConnectorError, isConnectorError, redactSecrets } from './connector-error.js';
 import type {
   ColumnInfo,
@@ -13,10 +14,9 @@ import type {
   RawResult,
 } from './connector-plugin.js';
 import type { PoolOptions } from './connector-pool.js';
-import type { Connector, ConnectorOptions, JsonValue, QueryRequest, QueryResult } from './connector.js';
 import { type JsonConverter, jsonConverterFor } from './json-values.js';
 import { noopLogger } from './noop-logger.js';
-import { DEFAULT_POOL_OPTIONS, createSessionPool } from './session-pool.js';
+import { createSessionPool, DEFAULT_POOL_OPTIONS } from './session-pool.js';
 import { compileTemplate } from './sql-template.js';
 
 const DEFAULT_TIMEOUT_MS = 30_000;
@@ -167,7 +167,10 @@ export async function createConnector<C>(
   /** Maps anything a session threw to a ConnectorError that is safe to show. */
   function mapDriverError(error: unknown): ConnectorError {
     if (isConnectorError(error)) return redacted(error);
-    logger.warn({ err: redactText(error), ...withDriverCode(error), type: plugin.type }, 'query failed in the driver');
+    logger.warn(
+      { err: redactText(error), ...withDriverCode(error), type: plugin.type },
+      'query failed in the driver',
+    );
     if (plugin.mapError) {
       try {
         return redacted(plugin.mapError(error));
@@ -195,9 +198,13 @@ export async function createConnector<C>(
       return compileTemplate(request.template, plugin.dialect, request.params);
     } catch (error) {
       if (isConnectorError(error)) throw error;
-      throw new ConnectorError('PARAM_INVALID', error instanceof Error ? error.message : 'invalid parameters', {
-        cause: error,
-      });
+      throw new ConnectorError(
+        'PARAM_INVALID',
+        error instanceof Error ? error.message : 'invalid parameters',
+        {
+          cause: error,
+        },
+      );
     }
   }
 
@@ -225,7 +232,10 @@ export async function createConnector<C>(
 
     const stopped = (): ConnectorError =>
       timedOut
-        ? new ConnectorError('QUERY_TIMEOUT', `the query ran past its ${timeoutMs} ms limit and was cancelled`)
+        ? new ConnectorError(
+            'QUERY_TIMEOUT',
+            `the query ran past its ${timeoutMs} ms limit and was cancelled`,
+          )
         : new ConnectorError('QUERY_ABORTED', 'the query was aborted by the caller and cancelled');
 
     try {
@@ -240,7 +250,13 @@ export async function createConnector<C>(
         const reused = pool.wasIdle(session);
         let raw: RawResult;
         try {
-          raw = await execute(session, compiled, timeoutMs - (performance.now() - started), maxRows, controller);
+          raw = await execute(
+            session,
+            compiled,
+            timeoutMs - (performance.now() - started),
+            maxRows,
+            controller,
+          );
         } catch (error) {
           if (controller.signal.aborted) {
             const failure = stopped();

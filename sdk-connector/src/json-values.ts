@@ -2,8 +2,9 @@
 // results look the same: 64-bit integers and wide decimals beyond 2^53 stay exact as strings,
 // dates are `YYYY-MM-DD`, timestamps ISO-8601 UTC, bytes base64. This runs once per result cell,
 // so each converter is a module-level function that allocates nothing but its result.
-import type { ColumnType } from './connector-plugin.js';
+
 import type { JsonValue } from './connector.js';
+import type { ColumnType } from './connector-plugin.js';
 
 /** Converts one raw cell value to JSON. */
 export type JsonConverter = (raw: unknown) => JsonValue;
@@ -105,7 +106,8 @@ export function toGenericJson(raw: unknown): JsonValue {
         const out: Record<string, JsonValue> = {};
         for (const k of Object.keys(raw)) {
           const v = (raw as Record<string, unknown>)[k];
-          if (v !== undefined && typeof v !== 'function' && typeof v !== 'symbol') setKey(out, k, toGenericJson(v));
+          if (v !== undefined && typeof v !== 'function' && typeof v !== 'symbol')
+            setKey(out, k, toGenericJson(v));
         }
         return out;
       }
@@ -210,7 +212,8 @@ function toDateJson(raw: unknown): JsonValue {
   return toStringJson(raw);
 }
 
-const TIMESTAMP_TEXT = /^(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2}(?::\d{2})?)(?:\.(\d+))?\s*(Z|[+-]\d{2}(?::?\d{2})?)?$/i;
+const TIMESTAMP_TEXT =
+  /^(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2}(?::\d{2})?)(?:\.(\d+))?\s*(Z|[+-]\d{2}(?::?\d{2})?)?$/i;
 
 function timestampFromText(raw: string): JsonValue {
   // Fast path: already `YYYY-MM-DDTHH:MM:SS.sssZ`.
@@ -222,7 +225,7 @@ function timestampFromText(raw: string): JsonValue {
   let offset = zone === undefined || zone.toUpperCase() === 'Z' ? 'Z' : zone;
   if (offset.length === 3) offset = `${offset}:00`;
   else if (offset.length === 5) offset = `${offset.slice(0, 3)}:${offset.slice(3)}`;
-  const ms = (fraction + '000').slice(0, 3);
+  const ms = `${fraction}000`.slice(0, 3);
   const d = new Date(`${day}T${seconds}.${ms}${offset}`);
   if (Number.isNaN(d.getTime())) return raw;
   const iso = d.toISOString();

@@ -114,7 +114,10 @@ export function createSessionPool(
       async create() {
         if (closed) return DEAD_SESSION;
         if (consecutiveFailures > 0) {
-          const delay = Math.min(opts.createRetryBaseMs * 2 ** (consecutiveFailures - 1), opts.createRetryMaxMs);
+          const delay = Math.min(
+            opts.createRetryBaseMs * 2 ** (consecutiveFailures - 1),
+            opts.createRetryMaxMs,
+          );
           await sleep(delay, closeController.signal);
           if (closed) return DEAD_SESSION;
         }
@@ -148,7 +151,10 @@ export function createSessionPool(
         }
       },
       async validate(session) {
-        if (session === DEAD_SESSION || session.validate === undefined) return true;
+        // A session never borrowed was just opened: checking it again is wasted I/O, and with a
+        // validate() that always fails it would loop create → validate → destroy forever.
+        if (session === DEAD_SESSION || session.validate === undefined || !borrowCounts.has(session))
+          return true;
         // generic-pool leaves a rejected validate unhandled and a hung one in test forever.
         let timer: NodeJS.Timeout | undefined;
         try {
@@ -216,10 +222,16 @@ export function createSessionPool(
     const name = (error as { name?: unknown } | null)?.name;
     const message = error instanceof Error ? error.message : '';
     if (name === 'TimeoutError') {
-      return new ConnectorError('POOL_EXHAUSTED', `no session became free within ${opts.acquireTimeoutMs} ms`);
+      return new ConnectorError(
+        'POOL_EXHAUSTED',
+        `no session became free within ${opts.acquireTimeoutMs} ms`,
+      );
     }
     if (message.includes('max waitingClients')) {
-      return new ConnectorError('POOL_EXHAUSTED', `too many callers waiting for a session (max ${opts.maxWaiting})`);
+      return new ConnectorError(
+        'POOL_EXHAUSTED',
+        `too many callers waiting for a session (max ${opts.maxWaiting})`,
+      );
     }
     if (closed || message.includes('draining')) return new ConnectorError('CLOSED', 'session pool is closed');
     return new ConnectorError('CONNECT_FAILED', 'could not obtain a session', { cause: error });
@@ -253,7 +265,8 @@ export function createSessionPool(
           (session) => {
             if (waiter.settled || session === DEAD_SESSION) {
               giveBackOrphan(session);
-              if (!waiter.settled) settleReject(waiter, new ConnectorError('CLOSED', 'session pool is closed'));
+              if (!waiter.settled)
+                settleReject(waiter, new ConnectorError('CLOSED', 'session pool is closed'));
               return;
             }
             waiter.settled = true;
@@ -282,7 +295,8 @@ export function createSessionPool(
     stats() {
       return {
         total: open,
-        idle: pool.available,
+        // generic-pool's clear() leaves destroyed sessions in its available count.
+        idle: Math.max(0, Math.min(pool.available, open - borrowed.size)),
         busy: borrowed.size,
         waiting: waiters.size,
         created,
@@ -294,7 +308,8 @@ export function createSessionPool(
       if (drained) return drained;
       closed = true;
       closeController.abort();
-      for (const waiter of [...waiters]) settleReject(waiter, new ConnectorError('CLOSED', 'session pool is closed'));
+      for (const waiter of [...waiters])
+        settleReject(waiter, new ConnectorError('CLOSED', 'session pool is closed'));
       drained = (async () => {
         const graceController = new AbortController();
         await Promise.race([

@@ -3,5 +3,15 @@
 export { type MysqlConfig, mysqlConfigSchema } from './mysql-config.js';
 export { mysqlDialect } from './mysql-dialect.js';
 export { mapMysqlError } from './mysql-errors.js';
-export { createMysqlDriver, mysqlConnectionOptions, mysqlPlugin, mysqlPlugin as plugin } from './mysql-plugin.js';
-export { createMysqlSession, type MysqlFlavour, type MysqlSession, type MysqlSessionOptions } from './mysql-session.js';
+export {
+  createMysqlDriver,
+  mysqlConnectionOptions,
+  mysqlPlugin,
+  mysqlPlugin as plugin,
+} from './mysql-plugin.js';
+export {
+  createMysqlSession,
+  type MysqlFlavour,
+  type MysqlSession,
+  type MysqlSessionOptions,
+} from './mysql-session.js';

@@ -12,10 +12,12 @@ describe('mysqlConfigSchema', () => {
 
   it('rejects a missing host, a bad port and unknown fields', () => {
     expect(mysqlConfigSchema.safeParse({ database: 'd', user: 'u' }).success).toBe(false);
-    expect(mysqlConfigSchema.safeParse({ host: 'h', database: 'd', user: 'u', port: 70_000 }).success).toBe(false);
-    expect(mysqlConfigSchema.safeParse({ host: 'h', database: 'd', user: 'u', multipleStatements: true }).success).toBe(
+    expect(mysqlConfigSchema.safeParse({ host: 'h', database: 'd', user: 'u', port: 70_000 }).success).toBe(
       false,
     );
+    expect(
+      mysqlConfigSchema.safeParse({ host: 'h', database: 'd', user: 'u', multipleStatements: true }).success,
+    ).toBe(false);
   });
 
   it('marks the password and the TLS key as secrets', () => {

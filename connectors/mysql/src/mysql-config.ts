@@ -2,7 +2,6 @@
 // connection is created. The password and TLS private key are secret fields: redacted from logs
 // and listings, never echoed in errors.
 import { secretField } from '@quarry/sdk-connector';
-// zod comes with @quarry/sdk-connector (ConnectorPlugin.configSchema is a zod schema).
 import { z } from 'zod';
 
 const sslSchema = z.union([

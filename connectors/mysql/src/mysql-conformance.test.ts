@@ -56,6 +56,8 @@ describeConnectorConformance({
   sql: {
     echo: (type, array) => {
       if (array) return undefined; // MySQL has no array values; arrays are proven by inList
+      // Safe integers are bound as numbers (DOUBLE on the wire): the cast reports the type.
+      if (type === 'integer') return 'SELECT CAST(:v AS SIGNED) AS v';
       if (type === 'date') return 'SELECT CAST(:v AS DATE) AS v';
       if (type === 'timestamp') return 'SELECT CAST(:v AS DATETIME(3)) AS v';
       return 'SELECT :v AS v';

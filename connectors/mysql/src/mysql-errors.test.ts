@@ -10,12 +10,18 @@ function serverError(errno: number, code: string, message: string): Error {
 
 describe('mapMysqlError', () => {
   it('maps refused connections and bad logins to CONNECT_FAILED without the server text', () => {
-    const refused = mapMysqlError(Object.assign(new Error('connect ECONNREFUSED 10.0.0.7:3306'), { code: 'ECONNREFUSED' }));
+    const refused = mapMysqlError(
+      Object.assign(new Error('connect ECONNREFUSED 10.0.0.7:3306'), { code: 'ECONNREFUSED' }),
+    );
     expect(refused.code).toBe('CONNECT_FAILED');
     expect(refused.retryable).toBe(true);
     expect(refused.message).not.toContain('10.0.0.7');
     const denied = mapMysqlError(
-      serverError(1045, 'ER_ACCESS_DENIED_ERROR', "Access denied for user 'owner'@'10.0.0.9' (using password: YES)"),
+      serverError(
+        1045,
+        'ER_ACCESS_DENIED_ERROR',
+        "Access denied for user 'owner'@'10.0.0.9' (using password: YES)",
+      ),
     );
     expect(denied.code).toBe('CONNECT_FAILED');
     expect(denied.driverCode).toBe('ER_ACCESS_DENIED_ERROR');

@@ -85,30 +85,54 @@ export function mapMysqlError(error: unknown): ConnectorError {
   const options = { cause: error, driverCode };
 
   if (typeof e.code === 'string' && NETWORK_CODES.has(e.code)) {
-    return new ConnectorError('CONNECT_FAILED', 'could not reach the MySQL server or the connection was lost', options);
+    return new ConnectorError(
+      'CONNECT_FAILED',
+      'could not reach the MySQL server or the connection was lost',
+      options,
+    );
   }
   if (errno !== undefined) {
     if (CONNECT_ERRNOS.has(errno)) {
-      return new ConnectorError('CONNECT_FAILED', 'the MySQL server refused or dropped the connection', options);
+      return new ConnectorError(
+        'CONNECT_FAILED',
+        'the MySQL server refused or dropped the connection',
+        options,
+      );
     }
     if (TIMEOUT_ERRNOS.has(errno)) {
-      return new ConnectorError('QUERY_TIMEOUT', 'the query ran past its time limit and was stopped', options);
+      return new ConnectorError(
+        'QUERY_TIMEOUT',
+        'the query ran past its time limit and was stopped',
+        options,
+      );
     }
     if (errno === 1317) {
       // ER_QUERY_INTERRUPTED: our own KILL QUERY (a cancel) or an operator's.
       return new ConnectorError('QUERY_ABORTED', 'the query was cancelled', options);
     }
     if (READ_ONLY_ERRNOS.has(errno)) {
-      return new ConnectorError('QUERY_FAILED', 'the query tried to write, but sessions are read-only', options);
+      return new ConnectorError(
+        'QUERY_FAILED',
+        'the query tried to write, but sessions are read-only',
+        options,
+      );
     }
     if (PERMISSION_ERRNOS.has(errno)) {
       return new ConnectorError('QUERY_FAILED', 'the warehouse denied permission for this query', options);
     }
     if (errno === 1064) {
-      return new ConnectorError('QUERY_FAILED', 'the warehouse rejected the query: SQL syntax error', options);
+      return new ConnectorError(
+        'QUERY_FAILED',
+        'the warehouse rejected the query: SQL syntax error',
+        options,
+      );
     }
     if (UNKNOWN_OBJECT_ERRNOS.has(errno)) {
-      return new ConnectorError('QUERY_FAILED', 'the query refers to an unknown table, column or routine', options);
+      return new ConnectorError(
+        'QUERY_FAILED',
+        'the query refers to an unknown table, column or routine',
+        options,
+      );
     }
   }
   // SQLSTATE class 28: invalid authorization specification.

@@ -1,29 +1,32 @@
-// How validated params become mysql2 bind values: typed so the server sees integers as BIGINT,
-// booleans as 1/0 and timestamps as UTC DATETIME text.
+// How validated params become mysql2 bind values: exact integers, booleans as 1/0 and
+// timestamps as UTC DATETIME text.
 import type { BoundParam } from '@quarry/sdk-connector';
 import mysql from 'mysql2';
 import { describe, expect, it } from 'vitest';
 import { toMysqlDatetime, toMysqlParams } from './mysql-params.js';
 
 const LONGLONG = mysql.Types.LONGLONG;
-const TINY = mysql.Types.TINY;
 
 function param(type: BoundParam['type'], value: BoundParam['value'], array = false): BoundParam {
   return { name: 'p', type, value, array };
 }
 
 describe('toMysqlParams', () => {
-  it('binds integers as BIGINT, exact beyond 2^53', () => {
-    const [small, big] = toMysqlParams([param('integer', 2024), param('integer', 9007199254740993n)]);
-    expect(small).toMatchObject({ type: LONGLONG, value: 2024n });
+  it('binds safe integers as numbers and larger ones as exact BIGINT', () => {
+    const [small, fromBigint, big, min] = toMysqlParams([
+      param('integer', 2024),
+      param('integer', 42n),
+      param('integer', 9007199254740993n),
+      param('integer', -9223372036854775808n),
+    ]);
+    expect(small).toBe(2024);
+    expect(fromBigint).toBe(42);
     expect(big).toMatchObject({ type: LONGLONG, value: 9007199254740993n });
+    expect(min).toMatchObject({ type: LONGLONG, value: -9223372036854775808n });
   });
 
-  it('binds booleans as TINYINT 1/0', () => {
-    expect(toMysqlParams([param('boolean', true), param('boolean', false)])).toMatchObject([
-      { type: TINY, value: 1n },
-      { type: TINY, value: 0n },
-    ]);
+  it('binds booleans as booleans (sent as TINYINT 1/0)', () => {
+    expect(toMysqlParams([param('boolean', true), param('boolean', false)])).toEqual([true, false]);
   });
 
   it('binds numbers, strings, enums and dates as themselves and NULL as null', () => {
@@ -39,14 +42,16 @@ describe('toMysqlParams', () => {
   });
 
   it('binds timestamps as UTC DATETIME text', () => {
-    expect(toMysqlParams([param('timestamp', '2024-01-31T12:34:56.789Z')])).toEqual(['2024-01-31 12:34:56.789']);
+    expect(toMysqlParams([param('timestamp', '2024-01-31T12:34:56.789Z')])).toEqual([
+      '2024-01-31 12:34:56.789',
+    ]);
   });
 
   it('expands an array param into one value per element, in order', () => {
     const values = toMysqlParams([param('string', 'x'), param('integer', [3, 1, 2], true)]);
     expect(values).toHaveLength(4);
     expect(values[0]).toBe('x');
-    expect(values.slice(1)).toMatchObject([{ value: 3n }, { value: 1n }, { value: 2n }]);
+    expect(values.slice(1)).toEqual([3, 1, 2]);
   });
 });
 

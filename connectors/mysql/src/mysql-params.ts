@@ -1,14 +1,22 @@
-// Turns a compiled query's bound params into mysql2 `execute` values, one per `?`, typed so the
-// server sees what the analytic declared: integers go as BIGINT (mysql2 would send a JS number as
-// DOUBLE, which MySQL 8 refuses in `LIMIT ?`), booleans as TINYINT 1/0, dates as `YYYY-MM-DD`
-// and timestamps as `YYYY-MM-DD HH:MM:SS.fff` in UTC (the session's time zone). Values are
-// always bound, never spliced into the SQL text.
+// Turns a compiled query's bound params into mysql2 `execute` values, one per `?`. Values are
+// always bound, never spliced into the SQL text. Safe integers go as JS numbers (the cheapest
+// encoding; an integer below 2^53 compares exactly with any integer column, and mysql2 adopts
+// the server's integer hint where one exists, e.g. MySQL 8's `LIMIT ?`); integers beyond 2^53
+// go as typed BIGINT, because a string or DOUBLE would be compared as a double and lose digits.
+// Booleans go as TINYINT 1/0, dates as `YYYY-MM-DD`, timestamps as `YYYY-MM-DD HH:MM:SS.fff` in
+// UTC (the session's time zone).
 import type { BoundParam, ScalarParamType, ScalarValue } from '@quarry/sdk-connector';
 import mysql from 'mysql2';
 
-/** One value as mysql2's `execute` accepts it. */
-export type MysqlBindValue = string | number | null | ReturnType<typeof mysql.TypedParameter.LONGLONG>;
+// mysql2 exposes TypedParameter through a lazy getter that calls require() on every access:
+// read the factories once, not once per bound value.
+const { LONGLONG } = mysql.TypedParameter;
 
+/** One value as mysql2's `execute` accepts it. */
+export type MysqlBindValue = string | number | boolean | null | ReturnType<typeof LONGLONG>;
+
+const MIN_SAFE = BigInt(Number.MIN_SAFE_INTEGER);
+const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 const ISO_UTC = /^(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2}:\d{2}(?:\.\d{1,6})?)Z$/;
 
 /** An ISO-8601 timestamp → MySQL's DATETIME literal text in UTC, keeping the fraction. */
@@ -22,13 +30,20 @@ export function toMysqlDatetime(value: string): string {
   return `${iso.slice(0, 10)} ${iso.slice(11, 23)}`;
 }
 
+function bindInteger(value: ScalarValue): MysqlBindValue {
+  if (typeof value === 'number' && Number.isSafeInteger(value)) return value;
+  if (typeof value === 'bigint' && value >= MIN_SAFE && value <= MAX_SAFE) return Number(value);
+  return LONGLONG(typeof value === 'boolean' ? Number(value) : value);
+}
+
 function bindScalar(type: ScalarParamType, value: ScalarValue | null): MysqlBindValue {
   if (value === null) return null;
   switch (type) {
     case 'integer':
-      return mysql.TypedParameter.LONGLONG(typeof value === 'boolean' ? Number(value) : value);
+      return bindInteger(value);
     case 'boolean':
-      return mysql.TypedParameter.TINY(value === true || value === 1 || value === 'true' ? 1 : 0);
+      // mysql2 sends a JS boolean as TINYINT 1/0.
+      return value === true || value === 1 || value === 'true';
     case 'number':
       return typeof value === 'number' ? value : Number(value);
     case 'timestamp':

@@ -17,7 +17,8 @@ const MAX_PREPARED_STATEMENTS = 100;
 
 /** The mysql2 connection options for a validated config. */
 export function mysqlConnectionOptions(config: MysqlConfig): ConnectionOptions {
-  const ssl = config.ssl === true ? { rejectUnauthorized: true } : config.ssl === false ? undefined : config.ssl;
+  const ssl =
+    config.ssl === true ? { rejectUnauthorized: true } : config.ssl === false ? undefined : config.ssl;
   return {
     host: config.host,
     port: config.port,

@@ -36,7 +36,10 @@ function p(type: BoundParam['type'], value: BoundParam['value']): BoundParam {
 
 async function open(config: Record<string, unknown> = {}): Promise<MysqlSession> {
   const parsed = mysqlConfigSchema.parse({ ...mysqlTestTarget(), ...config });
-  const session = await createMysqlSession({ connection: mysqlConnectionOptions(parsed), logger: noopLogger });
+  const session = await createMysqlSession({
+    connection: mysqlConnectionOptions(parsed),
+    logger: noopLogger,
+  });
   sessions.push(session);
   return session;
 }
@@ -53,7 +56,9 @@ async function waitFor(check: () => Promise<boolean>, what: string): Promise<voi
   throw new Error(`timed out waiting for ${what}`);
 }
 
-async function rejection(promise: Promise<unknown>): Promise<{ code?: string; driverCode?: string; message: string }> {
+async function rejection(
+  promise: Promise<unknown>,
+): Promise<{ code?: string; driverCode?: string; message: string }> {
   try {
     await promise;
   } catch (error) {
@@ -230,7 +235,8 @@ describe('mysql session', () => {
   it('sets the statement timeout on the server and stops a query past it', async (context) => {
     guard(context);
     const session = await open();
-    const variable = session.flavour === 'mariadb' ? '@@session.max_statement_time' : '@@session.max_execution_time';
+    const variable =
+      session.flavour === 'mariadb' ? '@@session.max_statement_time' : '@@session.max_execution_time';
     const set = await session.execute(q(`SELECT ${variable} AS t`), options({ timeoutMs: 2_500 }));
     expect(Number(set.rows[0]?.[0])).toBe(session.flavour === 'mariadb' ? 2.5 : 2_500);
     // A longer limit is set again; the server must never stop a query before the runtime's limit.
@@ -267,7 +273,9 @@ describe('mysql session', () => {
     guard(context);
     const session = await open();
     const marker = `quarry_cancel_${uniqueSuffix()}`;
-    const running = rejection(session.execute(q(`SELECT SLEEP(20) AS s /* ${marker} */`), options({ timeoutMs: 60_000 })));
+    const running = rejection(
+      session.execute(q(`SELECT SLEEP(20) AS s /* ${marker} */`), options({ timeoutMs: 60_000 })),
+    );
     const count = async (): Promise<number> => {
       const [row] = await admin.query<{ n: number }>(
         `SELECT count(*) AS n FROM information_schema.PROCESSLIST

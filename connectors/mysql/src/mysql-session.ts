@@ -146,7 +146,9 @@ export async function createMysqlSession(options: MysqlSessionOptions): Promise<
   });
   connection.on('end', () => {
     broken = true;
-    failPending?.(Object.assign(new Error('connection ended'), { code: 'PROTOCOL_CONNECTION_LOST', fatal: true }));
+    failPending?.(
+      Object.assign(new Error('connection ended'), { code: 'PROTOCOL_CONNECTION_LOST', fatal: true }),
+    );
   });
 
   let flavour: MysqlFlavour;
@@ -194,7 +196,8 @@ export async function createMysqlSession(options: MysqlSessionOptions): Promise<
         // Past the limit rows are dropped as they arrive: memory stays bounded even though the
         // server still streams the rest (the protocol has no way to stop a result set early
         // short of KILL QUERY, which would cost a connection per capped query).
-        if ((index ?? 0) !== 0 || columns === undefined || rows.length >= rowLimit || !Array.isArray(row)) return;
+        if ((index ?? 0) !== 0 || columns === undefined || rows.length >= rowLimit || !Array.isArray(row))
+          return;
         for (const i of converted) {
           const value = row[i];
           if (value !== null) row[i] = columns[i]!.convert!(value);
@@ -209,9 +212,13 @@ export async function createMysqlSession(options: MysqlSessionOptions): Promise<
           // READ ONLY), so this session is never reused, and the analytic is refused.
           retired = true;
           settle(
-            new ConnectorError('QUERY_FAILED', 'the statement returned no result set; analytics must be queries', {
-              driverCode: 'NO_RESULT_SET',
-            }),
+            new ConnectorError(
+              'QUERY_FAILED',
+              'the statement returned no result set; analytics must be queries',
+              {
+                driverCode: 'NO_RESULT_SET',
+              },
+            ),
           );
           return;
         }
@@ -255,7 +262,10 @@ export async function createMysqlSession(options: MysqlSessionOptions): Promise<
       try {
         const killer = await connectMysql({
           ...options.connection,
-          connectTimeout: Math.min(options.connection.connectTimeout ?? CANCEL_CONNECT_TIMEOUT_MS, CANCEL_CONNECT_TIMEOUT_MS),
+          connectTimeout: Math.min(
+            options.connection.connectTimeout ?? CANCEL_CONNECT_TIMEOUT_MS,
+            CANCEL_CONNECT_TIMEOUT_MS,
+          ),
         });
         killer.on('error', () => {});
         try {

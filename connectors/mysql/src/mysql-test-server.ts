@@ -55,7 +55,7 @@ export async function connectMysqlAdmin(database?: string): Promise<MysqlAdmin> 
     threadId: connection.threadId,
     query<T>(sql: string, values: readonly unknown[] = []): Promise<T[]> {
       return new Promise((resolve, reject) => {
-        connection.query(sql, values, (error, rows) => (error ? reject(error) : resolve(rows as T[])));
+        connection.query(sql, [...values], (error, rows) => (error ? reject(error) : resolve(rows as T[])));
       });
     },
     close: () =>

@@ -45,9 +45,15 @@ describe('mysqlColumn', () => {
 
   it('tells binary strings (charset 63) from text', () => {
     expect(mysqlColumn(field(252)).info).toMatchObject({ type: 'bytes', nativeType: 'BLOB' });
-    expect(mysqlColumn(field(252, { characterSet: utf8mb4 })).info).toMatchObject({ type: 'string', nativeType: 'TEXT' });
+    expect(mysqlColumn(field(252, { characterSet: utf8mb4 })).info).toMatchObject({
+      type: 'string',
+      nativeType: 'TEXT',
+    });
     expect(mysqlColumn(field(253)).info).toMatchObject({ type: 'bytes', nativeType: 'VARBINARY' });
-    expect(mysqlColumn(field(253, { characterSet: utf8mb4 })).info).toMatchObject({ type: 'string', nativeType: 'VARCHAR' });
+    expect(mysqlColumn(field(253, { characterSet: utf8mb4 })).info).toMatchObject({
+      type: 'string',
+      nativeType: 'VARCHAR',
+    });
     expect(mysqlColumn(field(254, { characterSet: utf8mb4, flags: 256 })).info).toMatchObject({
       type: 'string',
       nativeType: 'ENUM',
@@ -62,7 +68,9 @@ describe('mysqlColumn', () => {
     const bits = mysqlColumn(field(16, { columnLength: 64 }));
     expect(bits.info.type).toBe('integer');
     expect(bits.convert?.(Buffer.from([0, 0, 0, 0, 0, 0, 1, 2]))).toBe(258);
-    expect(bits.convert?.(Buffer.from([0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff]))).toBe('18446744073709551615');
+    expect(bits.convert?.(Buffer.from([0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff]))).toBe(
+      '18446744073709551615',
+    );
   });
 
   it('turns zero dates into null', () => {

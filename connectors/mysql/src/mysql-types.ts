@@ -112,7 +112,9 @@ function flagsOf(field: MysqlField): number {
 }
 
 function column(name: string, type: ColumnType, nativeType: string, convert?: ValueConverter): MysqlColumn {
-  return convert === undefined ? { info: { name, type, nativeType } } : { info: { name, type, nativeType }, convert };
+  return convert === undefined
+    ? { info: { name, type, nativeType } }
+    : { info: { name, type, nativeType }, convert };
 }
 
 /**

@@ -86,7 +86,9 @@ export function parseAnalyticDefinition(input: unknown): DefinitionResult {
     if (details.length === 0) problems.push({ field: 'params', message: (error as Error).message });
     for (const d of details) problems.push({ field: `params.${d.param ?? ''}`.replace(/\.$/, ''), message: d.message });
   }
-  if (parsed.success && parsed.data.visibility === 'shared' && (parsed.data.shared_with ?? []).length === 0) {
+  // Checked on the raw input too, so it is reported alongside schema problems.
+  const raw = (input ?? {}) as { visibility?: unknown; shared_with?: unknown };
+  if (raw.visibility === 'shared' && !(Array.isArray(raw.shared_with) && raw.shared_with.length > 0)) {
     problems.push({ field: 'shared_with', message: 'a shared analytic needs at least one account id' });
   }
   if (!parsed.success || params === undefined || problems.length > 0) return { ok: false, problems };

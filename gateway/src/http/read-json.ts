@@ -8,9 +8,10 @@ import { ApiError } from './api-error.js';
 /** Deeper nesting than any real request needs; refusing it keeps hostile bodies cheap. */
 export const MAX_JSON_DEPTH = 32;
 
+/** `depth`: containers enclosing `value`. Only containers count as levels (the body object is 1). */
 function tooDeep(value: unknown, depth: number): boolean {
-  if (depth > MAX_JSON_DEPTH) return true;
   if (value === null || typeof value !== 'object') return false;
+  if (depth >= MAX_JSON_DEPTH) return true;
   if (Array.isArray(value)) return value.some((v) => tooDeep(v, depth + 1));
   for (const key in value) {
     if (tooDeep((value as Record<string, unknown>)[key], depth + 1)) return true;

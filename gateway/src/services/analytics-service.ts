@@ -2,7 +2,7 @@
 // against its params), creates or versions the analytic, and reports what changed. The same
 // path serves the owner API and the YAML directory loaded at start.
 import { isDeepStrictEqual } from 'node:util';
-import { parseTemplate } from '@quarry/sdk-connector';
+import { type ConnectorPlugin, parseTemplate } from '@quarry/sdk-connector';
 import type { PluginRegistry } from '../connections/plugin-registry.js';
 import { ApiError, type ApiErrorDetail } from '../http/api-error.js';
 import type { Analytic, AnalyticRepository, AnalyticVersion } from '../store/analytic-repository.js';
@@ -46,26 +46,32 @@ export function createAnalyticsService(options: AnalyticsServiceOptions): Analyt
 
   const service: AnalyticsService = {
     async validate(ownerId, input) {
+      // Every check runs even when an earlier one failed, so the owner sees every problem at once.
       const parsed = parseAnalyticDefinition(input);
-      if (!parsed.ok) throw invalid(parsed.problems.map((p) => ({ field: p.field, message: p.message })));
-      const definition = parsed.definition;
-      const connection = await connections.findByName(ownerId, definition.connection);
-      if (!connection) {
-        throw invalid([{ field: 'connection', message: `you have no connection named "${definition.connection}"` }]);
+      const problems: ApiErrorDetail[] = parsed.ok ? [] : parsed.problems.map((p) => ({ field: p.field, message: p.message }));
+      const raw: Record<string, unknown> = input !== null && typeof input === 'object' ? (input as Record<string, unknown>) : {};
+      let dialect: ConnectorPlugin['dialect'] | undefined;
+      if (typeof raw.connection === 'string' && raw.connection !== '') {
+        const connection = await connections.findByName(ownerId, raw.connection);
+        const plugin = connection ? plugins.get(connection.type) : undefined;
+        if (!connection) problems.push({ field: 'connection', message: `you have no connection named "${raw.connection}"` });
+        else if (!plugin) problems.push({ field: 'connection', message: `connector type "${connection.type}" is not installed` });
+        else dialect = plugin.dialect;
       }
-      const plugin = plugins.get(connection.type);
-      if (!plugin) throw invalid([{ field: 'connection', message: `connector type "${connection.type}" is not installed` }]);
-      let names: readonly string[];
-      try {
-        names = parseTemplate(definition.sql, plugin.dialect).names;
-      } catch (error) {
-        throw invalid([{ field: 'sql', message: (error as Error).message }]);
+      if (typeof raw.sql === 'string') {
+        const declared = raw.params !== null && typeof raw.params === 'object' ? (raw.params as object) : {};
+        try {
+          // Without a known connection the SDK's generic dialect still finds the :names.
+          const names = parseTemplate(raw.sql, dialect).names;
+          for (const n of names.filter((name) => !Object.hasOwn(declared, name))) {
+            problems.push({ field: 'sql', message: `:${n} is used but not declared in params` });
+          }
+        } catch (error) {
+          problems.push({ field: 'sql', message: (error as Error).message });
+        }
       }
-      const undeclared = names.filter((n) => !(n in definition.params));
-      if (undeclared.length > 0) {
-        throw invalid(undeclared.map((n) => ({ field: `sql`, message: `:${n} is used but not declared in params` })));
-      }
-      return definition;
+      if (!parsed.ok || problems.length > 0) throw invalid(problems);
+      return parsed.definition;
     },
 
     async create(ownerId, input) {

@@ -85,7 +85,8 @@ export function createConnectionService(options: ConnectionServiceOptions): Conn
 
   /**
    * Refuses private/loopback/link-local hosts, and (at creation through the owner API) connector
-   * types that read the gateway's own disk. Rechecked when a connector opens, so a DNS name that
+   * types that read the gateway's own disk, unless the operator allows both; cloud metadata
+   * endpoints are refused always. Rechecked when a connector opens, so a DNS name that
    * later resolves somewhere private is caught too. Operator-made connections (the demo) are
    * created through the store directly and never pass the local-type check.
    */
@@ -94,13 +95,13 @@ export function createConnectionService(options: ConnectionServiceOptions): Conn
     config: Readonly<Record<string, unknown>>,
     creating: boolean,
   ): Promise<void> {
-    if (options.allowPrivateHosts) return;
-    if (creating && localTypes.includes(type)) {
+    if (creating && !options.allowPrivateHosts && localTypes.includes(type)) {
       throw new ApiError('FORBIDDEN', `Connections of type "${type}" read the gateway's own files; the operator has not allowed them.`);
     }
     for (const host of hostsIn(config)) {
       try {
-        await assertPublicHost(host);
+        // Even an operator who allows private hosts never means the cloud metadata endpoints.
+        await assertPublicHost(host, { allowPrivate: options.allowPrivateHosts });
       } catch (error) {
         throw new ApiError('FORBIDDEN', `Connections to ${(error as Error).message} are not allowed.`, {
           details: [{ field: 'config.host', message: (error as Error).message }],

@@ -1,0 +1,119 @@
+// The app's operational surface: OpenAPI 3.1 covering every served route (and validating like the
+// handlers do), the docs page, liveness, readiness and Prometheus metrics by route template.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestGateway, type TestGateway } from './testing/test-gateway.js';
+
+let tg: TestGateway;
+
+beforeAll(async () => {
+  tg = await createTestGateway();
+});
+afterAll(async () => {
+  await tg?.close();
+});
+
+/** `/v1/keys/:id` → `/v1/keys/{id}`. */
+const openApiPath = (path: string) => path.replace(/:([^/]+)/g, '{$1}');
+
+describe('OpenAPI', () => {
+  it('is OpenAPI 3.1 and documents every route the app serves', async () => {
+    const res = await tg.call('GET', '/v1/openapi.json');
+    expect(res.status).toBe(200);
+    const doc = res.json;
+    expect(doc.openapi).toMatch(/^3\.1\./);
+    expect(doc.info.title).toBe('Quarry API');
+    const served = tg.gateway.app.routes
+      .filter((r) => r.method !== 'ALL' && !r.path.includes('*'))
+      .map((r) => `${r.method} ${openApiPath(r.path)}`);
+    const documented = Object.entries(doc.paths as Record<string, Record<string, unknown>>).flatMap(([path, ops]) =>
+      Object.keys(ops).map((method) => `${method.toUpperCase()} ${path}`),
+    );
+    expect(served.length).toBeGreaterThan(15);
+    expect([...new Set(documented)].sort()).toEqual([...new Set(served)].sort());
+  });
+
+  it('describes the query request exactly as the handler validates it', async () => {
+    const doc = (await tg.call('GET', '/v1/openapi.json')).json;
+    const body = doc.paths['/v1/query'].post.requestBody.content['application/json'].schema;
+    const schema = body.$ref ? doc.components.schemas[body.$ref.split('/').at(-1)] : body;
+    expect(schema.type).toBe('object');
+    expect(schema.required).toEqual(['source']);
+    expect(schema.additionalProperties).toBe(false);
+    expect(schema.properties.source.type).toBe('string');
+    expect(schema.properties.params.type).toBe('object');
+    // What the schema refuses, the handler refuses.
+    const extra = await tg.call('POST', '/v1/query', {
+      key: tg.demoKey,
+      body: { source: 'sales-by-region', params: { year: 2024 }, extra: true },
+    });
+    expect(extra.status).toBe(400);
+    const noSource = await tg.call('POST', '/v1/query', { key: tg.demoKey, body: { params: {} } });
+    expect(noSource.status).toBe(400);
+    const stringParams = await tg.call('POST', '/v1/query', {
+      key: tg.demoKey,
+      body: { source: 'sales-by-region', params: 'year=2024' },
+    });
+    expect(stringParams.status).toBe(400);
+    expect(stringParams.json.error.code).toBe('INVALID_REQUEST');
+    // And what it allows (params may be left out), the handler takes.
+    const noParams = await tg.call('POST', '/v1/query', { key: tg.demoKey, body: { source: 'yearly-growth' } });
+    expect(noParams.status).toBe(200);
+  });
+
+  it('documents the error envelope on the query route', async () => {
+    const doc = (await tg.call('GET', '/v1/openapi.json')).json;
+    const responses = doc.paths['/v1/query'].post.responses;
+    for (const status of ['400', '401', '403', '404', '413', '415', '429', '500', '502', '503', '504']) {
+      expect(responses[status], status).toBeDefined();
+    }
+    expect(doc.components.schemas.Error.properties.error.required).toEqual(
+      expect.arrayContaining(['code', 'message', 'request_id', 'details']),
+    );
+  });
+
+  it('serves the docs page as HTML', async () => {
+    const res = await tg.call('GET', '/docs');
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(res.text).toContain('/v1/openapi.json');
+  });
+});
+
+describe('operations', () => {
+  it('answers /healthz and /readyz', async () => {
+    const health = await tg.call('GET', '/healthz');
+    expect(health.status).toBe(200);
+    expect(health.json).toEqual({ status: 'ok' });
+    const ready = await tg.call('GET', '/readyz');
+    expect(ready.status).toBe(200);
+    expect(ready.json.status).toBe('ok');
+    expect(ready.json.checks.store).toEqual({ ok: true });
+  });
+
+  it('counts requests in /metrics by route template, not raw path', async () => {
+    await tg.call('GET', '/v1/analytics/sales-by-region?year=2024', { key: tg.demoKey });
+    await tg.call('GET', '/v1/analytics/top-products?category=Books', { key: tg.demoKey });
+    await tg.call('GET', '/v1/analytics/no-such-thing', { key: tg.demoKey });
+    await tg.call('GET', '/v1/random-path-1');
+    await tg.call('GET', '/v1/random-path-2');
+    const res = await tg.call('GET', '/metrics');
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^text\/plain/);
+    const line = (labels: string) =>
+      res.text.split('\n').find((l) => l.startsWith(`quarry_http_requests_total{${labels}}`));
+    expect(line('method="GET",route="/v1/analytics/:name",status="200"')).toMatch(/ 2$/);
+    expect(line('method="GET",route="/v1/analytics/:name",status="404"')).toMatch(/ 1$/);
+    expect(res.text).not.toMatch(/route="\/v1\/analytics\/(sales-by-region|top-products|no-such-thing)"/);
+    // Unmatched paths share one label, so a scanner cannot blow up the series count.
+    expect(res.text).not.toContain('random-path');
+    expect(line('method="GET",route="unmatched",status="404"')).toMatch(/ 2$/);
+    expect(res.text).toContain('quarry_http_request_duration_seconds_bucket');
+    expect(res.text).toContain('quarry_connector_query_duration_seconds');
+    expect(res.text).toMatch(/quarry_pool_sessions_total\{connection="[^"]+",type="duckdb"\}/);
+  });
+
+  it('echoes a fresh request id on every response, ignoring one the caller sent', async () => {
+    const res = await tg.call('GET', '/healthz', { headers: { 'x-request-id': 'caller-chosen' } });
+    expect(res.headers.get('x-request-id')).toMatch(/^req_[0-9a-f]{32}$/);
+  });
+});

@@ -1,0 +1,138 @@
+// API keys over HTTP (create with scopes and expiry, list without secrets, revoke takes effect at
+// once), then a scan of every log line and response body of the run for plaintext secrets.
+import { createServer } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestGateway, type SignedUp, type TestGateway } from '../testing/test-gateway.js';
+
+let tg: TestGateway;
+let alice: SignedUp;
+/** Plaintext secrets handed out during the run, with the index of the one body allowed to hold each. */
+const secrets: { value: string; shownIn: number }[] = [];
+const password = `pg-pass-${Math.random().toString(36).slice(2)}`;
+
+beforeAll(async () => {
+  tg = await createTestGateway({ QUARRY_LOG_LEVEL: 'debug' });
+  alice = await tg.signUp('Alice');
+  secrets.push({ value: alice.key, shownIn: tg.bodies.length - 1 });
+});
+afterAll(async () => {
+  await tg?.close();
+});
+
+async function createKey(body: Record<string, unknown>) {
+  const res = await tg.call('POST', '/v1/keys', { key: alice.key, body });
+  if (res.status === 201) secrets.push({ value: res.json.key.secret, shownIn: tg.bodies.length - 1 });
+  return res;
+}
+
+describe('keys', () => {
+  it('creates a key with scopes and an expiry, shown once', async () => {
+    const expires = new Date(Date.now() + 3_600_000).toISOString();
+    const res = await createKey({ name: 'reporting', scopes: ['query'], expires_at: expires });
+    expect(res.status, res.text).toBe(201);
+    expect(res.json.key).toMatchObject({ name: 'reporting', scopes: ['query'], expires_at: expires, revoked_at: null });
+    expect(res.json.key.secret).toMatch(/^qry_live_/);
+    expect(res.json.key.secret.startsWith(res.json.key.prefix)).toBe(true);
+    const key = res.json.key.secret;
+    expect((await tg.call('GET', '/v1/analytics/sales-by-region?year=2024', { key })).status).toBe(200);
+    // Its scopes hold: no key management with a query-only key.
+    const forbidden = await tg.call('GET', '/v1/keys', { key });
+    expect(forbidden.status).toBe(403);
+    expect(forbidden.json.error.code).toBe('FORBIDDEN');
+  });
+
+  it('defaults to every scope and refuses a past expiry or an unknown scope', async () => {
+    const res = await createKey({ name: 'all' });
+    expect(res.json.key.scopes.sort()).toEqual(['account', 'keys', 'owner', 'query']);
+    const past = await createKey({ name: 'old', expires_at: '2020-01-01T00:00:00Z' });
+    expect(past.status).toBe(400);
+    expect(past.json.error.code).toBe('INVALID_REQUEST');
+    const scope = await createKey({ name: 'bad', scopes: ['admin'] });
+    expect(scope.status).toBe(400);
+  });
+
+  it('lists keys without any secret', async () => {
+    const res = await tg.call('GET', '/v1/keys', { key: alice.key });
+    expect(res.status).toBe(200);
+    expect(res.json.keys.length).toBe(3);
+    for (const key of res.json.keys) {
+      expect(key).not.toHaveProperty('secret');
+      expect(Object.keys(key).sort()).toEqual(
+        ['created_at', 'expires_at', 'id', 'last_used_at', 'name', 'prefix', 'revoked_at', 'scopes'].sort(),
+      );
+    }
+    for (const { value } of secrets) expect(res.text).not.toContain(value);
+  });
+
+  it('revokes a key: the very next call on the same instance is 401', async () => {
+    const created = await createKey({ name: 'short-lived' });
+    const key = created.json.key.secret;
+    // Warm the authenticator's cache so revocation must actively drop it.
+    expect((await tg.call('GET', '/v1/analytics/sales-by-region?year=2024', { key })).status).toBe(200);
+    expect((await tg.call('GET', '/v1/analytics/sales-by-region?year=2024', { key })).status).toBe(200);
+    const revoked = await tg.call('DELETE', `/v1/keys/${created.json.key.id}`, { key: alice.key });
+    expect(revoked.status).toBe(200);
+    expect(revoked.json.key.revoked_at).not.toBeNull();
+    const after = await tg.call('GET', '/v1/analytics/sales-by-region?year=2024', { key });
+    expect(after.status).toBe(401);
+    expect(after.json.error.code).toBe('UNAUTHENTICATED');
+    const list = await tg.call('GET', '/v1/keys', { key: alice.key });
+    expect(list.json.keys.map((k: { id: string }) => k.id)).not.toContain(created.json.key.id);
+  });
+
+  it("cannot revoke another account's key", async () => {
+    const bob = await tg.signUp('Bob');
+    secrets.push({ value: bob.key, shownIn: tg.bodies.length - 1 });
+    const res = await tg.call('DELETE', `/v1/keys/${bob.keyId}`, { key: alice.key });
+    expect(res.status).toBe(404);
+    expect((await tg.call('GET', '/v1/keys', { key: bob.key })).status).toBe(200);
+  });
+});
+
+describe('secrets', () => {
+  it('never show up in logs or responses, apart from the response that creates them', async () => {
+    // A password-bearing connection that cannot connect: its failure is logged by the connector.
+    const server = createServer();
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const address = server.address();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    const port = typeof address === 'object' && address !== null ? address.port : 1;
+    const conn = await tg.call('POST', '/v1/owner/connections', {
+      key: alice.key,
+      body: { name: 'pg', type: 'postgres', config: { host: '127.0.0.1', port, database: 'test', user: 'u', password } },
+    });
+    expect(conn.status, conn.text).toBe(201);
+    const url = await tg.call('POST', '/v1/owner/connections', {
+      key: alice.key,
+      body: { name: 'pg-url', type: 'postgres', config: { connectionString: `postgres://u:${password}@127.0.0.1:${port}/test` } },
+    });
+    expect(url.status, url.text).toBe(201);
+    for (const connection of ['pg', 'pg-url']) {
+      const analytic = await tg.call('POST', '/v1/owner/analytics', {
+        key: alice.key,
+        body: { name: `secrets-${connection}`, connection, sql: 'SELECT 1 AS one' },
+      });
+      expect(analytic.status, analytic.text).toBe(201);
+      expect((await tg.call('GET', `/v1/analytics/secrets-${connection}`, { key: alice.key })).status).toBe(503);
+    }
+    await tg.call('POST', `/v1/owner/connections/${conn.json.connection.id}/test`, { key: alice.key });
+    await tg.call('GET', '/v1/owner/connections', { key: alice.key });
+    // Bad credentials that carry most of a real secret.
+    await tg.call('GET', '/v1/keys', { key: `${alice.key}x` });
+    await tg.call('GET', '/v1/keys', { headers: { authorization: `Basic ${alice.key}` } });
+
+    const logs = tg.logs.text();
+    // The connector's failures were logged in full (so the scan below covers them).
+    expect(logs).toContain('connector error');
+    expect(secrets.length).toBeGreaterThanOrEqual(5);
+    for (const { value, shownIn } of secrets) {
+      expect(logs).not.toContain(value);
+      tg.bodies.forEach((body, index) => {
+        if (index !== shownIn) expect(body, `response #${index}`).not.toContain(value);
+      });
+      expect(tg.bodies[shownIn]).toContain(value);
+    }
+    expect(logs).not.toContain(password);
+    for (const body of tg.bodies) expect(body).not.toContain(password);
+  });
+});

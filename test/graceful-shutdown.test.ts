@@ -1,0 +1,105 @@
+// Graceful shutdown of a real gateway process: on SIGTERM a query already running finishes with
+// 200, the port stops accepting new connections, and the process exits 0 within its grace period.
+import { randomBytes } from 'node:crypto';
+import { request } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ControlPlaneSchema, createControlPlaneSchema, withPg } from './support/control-plane.js';
+import { type GatewayProcess, postgresStoreEnv, startGateway } from './support/gateway-process.js';
+import { createHttpClient } from './support/http-client.js';
+import { pgAvailable, serviceUp, uniqueSuffix } from './support/test-services.js';
+
+const pgUp = serviceUp(await pgAvailable());
+const GRACE_MS = 5000;
+const suffix = uniqueSuffix();
+const http = createHttpClient();
+
+/** Opens a brand-new TCP connection (no keep-alive pool) and reports how it went. */
+function freshConnection(url: string): Promise<'refused' | number> {
+  return new Promise((resolve, reject) => {
+    const req = request(`${url}/healthz`, { agent: false }, (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    });
+    req.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.code === 'ECONNREFUSED') resolve('refused');
+      else reject(error);
+    });
+    req.end();
+  });
+}
+
+describe.runIf(pgUp)('graceful shutdown', () => {
+  let store: ControlPlaneSchema;
+  let gateway: GatewayProcess;
+  let key: string;
+  const name = `slow-${suffix}`;
+  const column = `answer_${suffix}`;
+
+  beforeAll(async () => {
+    store = await createControlPlaneSchema(`quarry_e2e_${suffix}`);
+    gateway = await startGateway({
+      env: {
+        ...postgresStoreEnv(store.databaseUrl, randomBytes(32).toString('base64')),
+        QUARRY_SHUTDOWN_GRACE_MS: String(GRACE_MS),
+      },
+    });
+    const signUp = await http.request(gateway.url, 'POST', '/v1/accounts', {
+      json: { email: `shutdown-${suffix}@e2e.quarry.test`, name: 'shutdown' },
+    });
+    key = signUp.body.key.secret;
+    const connection = await http.request(gateway.url, 'POST', '/v1/owner/connections', {
+      key,
+      json: {
+        name: 'pg',
+        type: 'postgres',
+        config: { host: '127.0.0.1', port: 5432, database: 'test', user: 'postgres' },
+      },
+    });
+    expect(connection.status, connection.text).toBe(201);
+    const analytic = await http.request(gateway.url, 'POST', '/v1/owner/analytics', {
+      key,
+      json: { name, connection: 'pg', sql: `SELECT 42 AS ${column} FROM pg_sleep(1)`, visibility: 'private' },
+    });
+    expect(analytic.status, analytic.text).toBe(201);
+  }, 90_000);
+
+  afterAll(async () => {
+    await gateway?.stop();
+    await store?.drop();
+  }, 30_000);
+
+  it('finishes the in-flight query, refuses new connections and exits 0 within the grace period', async () => {
+    const inFlight = http.request(gateway.url, 'POST', '/v1/query', {
+      key,
+      json: { source: name, params: {} },
+    });
+    // Signal only once the query runs in the warehouse, so it is surely in flight.
+    const waitUntil = performance.now() + 10_000;
+    while (performance.now() < waitUntil) {
+      const running = await withPg((c) =>
+        c.query(
+          `SELECT 1 FROM pg_stat_activity WHERE state = 'active' AND pid <> pg_backend_pid() AND query LIKE '%' || $1 || '%'`,
+          [column],
+        ),
+      );
+      if (running.rowCount) break;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    const signalled = performance.now();
+    gateway.child.kill('SIGTERM');
+    await new Promise((r) => setTimeout(r, 200));
+    expect(await freshConnection(gateway.url), 'a new connection during the drain').toBe('refused');
+
+    const response = await inFlight;
+    expect(response.status, response.text).toBe(200);
+    expect(response.body.results).toEqual([{ [column]: 42 }]);
+    expect(await freshConnection(gateway.url), 'a new connection after the drain').toBe('refused');
+
+    const exit = await gateway.exited;
+    const exitedAfter = performance.now() - signalled;
+    console.log(`[e2e] gateway exited ${Math.round(exitedAfter)} ms after SIGTERM`);
+    expect(exit).toEqual({ code: 0, signal: null });
+    expect(exitedAfter).toBeLessThan(GRACE_MS);
+    expect(gateway.stdout()).toContain('"stopped"');
+  });
+});

@@ -1,0 +1,141 @@
+// Spawns a real gateway process (gateway/src/server.ts under tsx) on a free port, waits until
+// /healthz answers, keeps its stdout/stderr (JSON logs) for later inspection, and stops it with
+// SIGTERM, then SIGKILL after 10 s.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
+
+/** The repository root: the gateway resolves examples/analytics and workspace packages from here. */
+export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+export interface GatewayExit {
+  readonly code: number | null;
+  readonly signal: NodeJS.Signals | null;
+}
+
+export interface GatewayProcess {
+  readonly url: string;
+  readonly port: number;
+  readonly child: ChildProcess;
+  /** `performance.now()` when the process was spawned. */
+  readonly spawnedAt: number;
+  /** Milliseconds from spawn until /healthz first answered 200. */
+  readonly startupMs: number;
+  /** Everything the process wrote to stdout so far. */
+  stdout(): string;
+  /** Everything the process wrote to stderr so far. */
+  stderr(): string;
+  /** Resolves once the process has exited. */
+  readonly exited: Promise<GatewayExit>;
+  /** SIGTERM, then SIGKILL after `killAfterMs` (default 10 s); resolves with how it exited. */
+  stop(killAfterMs?: number): Promise<GatewayExit>;
+}
+
+export interface StartGatewayOptions {
+  /** The gateway's environment (on top of PATH and HOME; nothing else is inherited). */
+  readonly env: Readonly<Record<string, string>>;
+  /** How long to wait for /healthz (default 60 s: the embedded store takes seconds to create). */
+  readonly readyTimeoutMs?: number;
+}
+
+/** A port nothing listens on right now, picked by the OS. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address !== null ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Starts a gateway and resolves once it answers /healthz; rejects (with its output) if it dies first. */
+export async function startGateway(options: StartGatewayOptions): Promise<GatewayProcess> {
+  const port = await freePort();
+  const started = performance.now();
+  // node --import tsx (not `npx tsx`): signals reach the gateway itself, not a wrapper process.
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', '--conditions=@quarry/source', 'gateway/src/server.ts'],
+    {
+      cwd: REPO_ROOT,
+      env: {
+        PATH: process.env.PATH ?? '',
+        HOME: process.env.HOME ?? '',
+        HOST: '127.0.0.1',
+        PORT: String(port),
+        ...options.env,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  let out = '';
+  let err = '';
+  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+    out += chunk;
+  });
+  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+    err += chunk;
+  });
+  let exit: GatewayExit | undefined;
+  const exited = new Promise<GatewayExit>((resolve) => {
+    child.once('exit', (code, signal) => {
+      exit = { code, signal };
+      resolve(exit);
+    });
+  });
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = started + (options.readyTimeoutMs ?? 60_000);
+  let startupMs: number | undefined;
+  while (startupMs === undefined) {
+    if (exit !== undefined) {
+      throw new Error(`gateway exited (${exit.code ?? exit.signal}) before it was ready\n${err}\n${out}`);
+    }
+    if (performance.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`gateway did not answer /healthz within the timeout\n${err}\n${out}`);
+    }
+    try {
+      const response = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(1000) });
+      if (response.status === 200) startupMs = performance.now() - started;
+      await response.body?.cancel();
+    } catch {
+      // Not listening yet.
+    }
+    if (startupMs === undefined) await sleep(100);
+  }
+  return {
+    url,
+    port,
+    child,
+    spawnedAt: started,
+    startupMs,
+    stdout: () => out,
+    stderr: () => err,
+    exited,
+    async stop(killAfterMs = 10_000) {
+      if (exit !== undefined) return exit;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), killAfterMs);
+      const result = await exited;
+      clearTimeout(timer);
+      return result;
+    },
+  };
+}
+
+/** The environment of a gateway on the real Postgres store, as the end-to-end tests run it. */
+export function postgresStoreEnv(databaseUrl: string, secretKey: string): Record<string, string> {
+  return {
+    DATABASE_URL: databaseUrl,
+    QUARRY_SECRET_KEY: secretKey,
+    QUARRY_ALLOW_PRIVATE_HOSTS: 'true',
+    QUARRY_DEMO: 'false',
+    QUARRY_KEY_CACHE_MS: '1000',
+    QUARRY_LOG_LEVEL: 'info',
+  };
+}
