@@ -1,6 +1,6 @@
 // Builds the Hono app from injected services. It never listens and never reads the
 // environment (server.ts does both), so tests drive it with app.request() and no server.
-import { OpenAPIHono } from '@hono/zod-openapi';
+import { OpenAPIHono, z } from '@hono/zod-openapi';
 import { swaggerUI } from '@hono/swagger-ui';
 import { bodyLimit } from 'hono/body-limit';
 import { routePath } from 'hono/route';
@@ -42,7 +42,11 @@ export function createApp(services: GatewayServices): OpenAPIHono<AppEnv> {
   app.use(async function metricsMiddleware(c, next) {
     const started = performance.now();
     await next();
-    const labels = { method: c.req.method, route: routePath(c, -1) || 'unmatched', status: String(c.res.status) };
+    // Only the app-wide middleware ('/*') matched: no route did. One label for all such paths
+    // keeps a scanner from creating a series per random URL.
+    const matched = routePath(c, -1);
+    const route = matched === '' || matched === '/*' ? 'unmatched' : matched;
+    const labels = { method: c.req.method, route, status: String(c.res.status) };
     const seconds = (performance.now() - started) / 1000;
     metrics.httpRequests.inc(labels);
     metrics.httpDuration.observe(labels, seconds);
@@ -90,6 +94,22 @@ export function createApp(services: GatewayServices): OpenAPIHono<AppEnv> {
     },
   });
   app.get('/docs', swaggerUI({ url: '/v1/openapi.json' }));
+  // The two documentation routes are served outside route(), so they are described here: the
+  // document lists every route the app serves.
+  app.openAPIRegistry.registerPath({
+    method: 'get',
+    path: '/v1/openapi.json',
+    tags: ['Operations'],
+    summary: 'This OpenAPI 3.1 document',
+    responses: { 200: { description: 'OpenAPI document', content: { 'application/json': { schema: z.record(z.string(), z.unknown()) } } } },
+  });
+  app.openAPIRegistry.registerPath({
+    method: 'get',
+    path: '/docs',
+    tags: ['Operations'],
+    summary: 'Interactive API documentation (Swagger UI)',
+    responses: { 200: { description: 'HTML page', content: { 'text/html': { schema: z.string() } } } },
+  });
 
   app.notFound((c) => {
     const allowed = allowedMethods(app, c.req.path);

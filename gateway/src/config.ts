@@ -22,6 +22,7 @@ const EnvSchema = z.object({
   QUARRY_SIGNUP: z.enum(['open', 'closed']).default('open'),
   QUARRY_ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   QUARRY_ANALYTICS_DIR: z.string().optional(),
+  QUARRY_ANALYTICS_OWNER: z.email().optional(),
   QUARRY_DEMO: bool.optional(),
   QUARRY_DEMO_KEY: z.string().optional(),
   QUARRY_CONNECTORS: z.string().optional(),
@@ -44,6 +45,8 @@ export interface GatewayConfig {
   readonly adminToken: string | undefined;
   /** Directory of analytic YAML files loaded at start. */
   readonly analyticsDir: string | undefined;
+  /** Email of the account that owns the analytics of `analyticsDir` outside the demo. */
+  readonly analyticsOwner: string | undefined;
   /** Embedded demo: DuckDB demo warehouse, example analytics, demo account and key. */
   readonly demo: boolean;
   readonly demoKey: string | undefined;
@@ -68,17 +71,15 @@ export class ConfigError extends Error {
 /** Parses the environment once; throws ConfigError listing every problem. */
 export function loadConfig(env: Readonly<Record<string, string | undefined>>, cwd = process.cwd()): GatewayConfig {
   const parsed = EnvSchema.safeParse(env);
-  if (!parsed.success) {
-    throw new ConfigError(parsed.error.issues.map((i) => `${i.path.join('.') || 'env'}: ${i.message}`));
+  const problems = parsed.success ? [] : parsed.error.issues.map((i) => `${i.path.join('.') || 'env'}: ${i.message}`);
+  // Cross-field rules read the raw values, so they are listed even when other variables are bad.
+  if (env.DATABASE_URL !== undefined && !env.QUARRY_SECRET_KEY) {
+    problems.push('QUARRY_SECRET_KEY: required when DATABASE_URL is set (32 random bytes, base64)');
   }
+  if (!parsed.success || problems.length > 0) throw new ConfigError(problems);
   const e = parsed.data;
   const embedded = e.DATABASE_URL === undefined;
   const demo = e.QUARRY_DEMO ?? embedded;
-  const problems: string[] = [];
-  if (!embedded && !e.QUARRY_SECRET_KEY) {
-    problems.push('QUARRY_SECRET_KEY: required when DATABASE_URL is set (32 random bytes, base64)');
-  }
-  if (problems.length > 0) throw new ConfigError(problems);
   const dataDir = path.resolve(cwd, e.QUARRY_DATA_DIR);
   const extra = (e.QUARRY_CONNECTORS ?? '')
     .split(',')
@@ -99,6 +100,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, cw
         : demo
           ? path.resolve(cwd, 'examples/analytics')
           : undefined,
+    analyticsOwner: e.QUARRY_ANALYTICS_OWNER,
     demo,
     demoKey: e.QUARRY_DEMO_KEY,
     connectors: [...new Set([...BUILTIN_CONNECTORS, ...extra])],

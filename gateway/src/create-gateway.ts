@@ -4,6 +4,7 @@
 import { join } from 'node:path';
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { createApp } from './app.js';
+import { loadAnalyticsDir } from './bootstrap/analytics-dir.js';
 import { bootstrapDemo, type DemoInfo } from './bootstrap/demo.js';
 import { createStoreCatalog } from './catalog/store-catalog.js';
 import type { GatewayConfig } from './config.js';
@@ -136,6 +137,16 @@ export async function createGateway(config: GatewayConfig, options: CreateGatewa
       onError: (error) => logger.warn({ err: error }, 'change feed poll failed'),
     });
     const demo = config.demo ? await bootstrapDemo({ config, store, analytics, accounts, logger }) : undefined;
+    if (!config.demo && config.analyticsDir !== undefined && config.analyticsOwner !== undefined) {
+      const owner =
+        (await store.accounts.findByEmail(config.analyticsOwner)) ??
+        (await store.accounts.create({ email: config.analyticsOwner, name: config.analyticsOwner }));
+      const loaded = await loadAnalyticsDir(config.analyticsDir, owner.id, analytics, {
+        skipMissingConnections: true,
+        onSkip: (file, reason) => logger.warn({ file, reason }, 'analytic skipped until its connection exists'),
+      });
+      logger.info({ dir: config.analyticsDir, analytics: loaded.map((l) => `${l.name}@${l.version} ${l.outcome}`) }, 'analytics loaded');
+    }
     const app = createApp(services);
     let closed: Promise<void> | undefined;
     return {

@@ -18,10 +18,20 @@ export class AnalyticsDirError extends Error {
   override readonly name = 'AnalyticsDirError';
 }
 
+export interface LoadAnalyticsDirOptions {
+  /**
+   * Skip (rather than fail on) definitions whose connection the owner has not created yet:
+   * outside the demo, connections are made through the owner API after the first start.
+   */
+  readonly skipMissingConnections?: boolean;
+  readonly onSkip?: (file: string, reason: string) => void;
+}
+
 export async function loadAnalyticsDir(
   dir: string,
   ownerId: string,
   analytics: AnalyticsService,
+  options: LoadAnalyticsDirOptions = {},
 ): Promise<readonly LoadedAnalytic[]> {
   const files = (await readdir(dir)).filter((f) => /\.ya?ml$/i.test(f)).sort();
   const loaded: LoadedAnalytic[] = [];
@@ -37,6 +47,12 @@ export async function loadAnalyticsDir(
       loaded.push({ file, name: analytic.name, outcome, version: analytic.version });
     } catch (error) {
       if (error instanceof ApiError) {
+        const missingConnection =
+          error.details.length === 1 && error.details[0]?.field === 'connection' && /no connection named/.test(error.details[0].message);
+        if (missingConnection && options.skipMissingConnections) {
+          options.onSkip?.(file, error.details[0]?.message ?? '');
+          continue;
+        }
         const problems = error.details.map((d) => `${d.field ?? d.param ?? ''}: ${d.message}`).join('; ');
         throw new AnalyticsDirError(`${file}: ${problems || error.message}`);
       }

@@ -84,7 +84,7 @@ export async function bootstrapDemo(deps: DemoDeps): Promise<DemoInfo> {
   const user = await ensureAccount(store, DEMO_USER_EMAIL, 'Demo user', 'enterprise');
   const warehouse = join(config.dataDir, DEMO_WAREHOUSE_FILE);
   if (!existsSync(warehouse)) {
-    logger.warn({ path: warehouse }, 'demo warehouse missing: run `npm run seed -w @quarry/examples` (npm start does)');
+    logger.info({ path: warehouse }, "demo warehouse not there yet: npm start seeds it alongside (or run `npm run seed -w @quarry/examples`)");
   }
   if (!(await store.connections.findByName(owner.id, 'demo'))) {
     await store.connections.create({ accountId: owner.id, name: 'demo', type: 'duckdb', config: { path: warehouse } });

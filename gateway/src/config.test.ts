@@ -1,0 +1,85 @@
+// Configuration is parsed once and fails fast listing every problem (STYLE.md §6).
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig, redactedConfig } from './config.js';
+
+function problemsOf(env: Record<string, string>): readonly string[] {
+  try {
+    loadConfig(env, '/srv');
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    return (error as ConfigError).problems;
+  }
+  throw new Error('loadConfig accepted a bad configuration');
+}
+
+describe('loadConfig', () => {
+  it('lists every problem at once', () => {
+    const problems = problemsOf({
+      PORT: 'eighty',
+      QUARRY_LOG_LEVEL: 'loud',
+      QUARRY_BODY_LIMIT: '10',
+      QUARRY_ALLOW_PRIVATE_HOSTS: 'maybe',
+      DATABASE_URL: 'postgres://quarry@db.internal/quarry',
+    });
+    const variables = problems.map((p) => p.split(':')[0]).sort();
+    expect(variables).toEqual(['PORT', 'QUARRY_ALLOW_PRIVATE_HOSTS', 'QUARRY_BODY_LIMIT', 'QUARRY_LOG_LEVEL', 'QUARRY_SECRET_KEY']);
+    const message = (() => {
+      try {
+        loadConfig({ PORT: 'eighty', QUARRY_LOG_LEVEL: 'loud' });
+      } catch (error) {
+        return (error as Error).message;
+      }
+    })();
+    expect(message).toContain('PORT');
+    expect(message).toContain('QUARRY_LOG_LEVEL');
+  });
+
+  it('refuses DATABASE_URL without QUARRY_SECRET_KEY', () => {
+    const problems = problemsOf({ DATABASE_URL: 'postgres://quarry@db.internal/quarry' });
+    expect(problems).toEqual([expect.stringMatching(/^QUARRY_SECRET_KEY: required when DATABASE_URL is set/)]);
+    const config = loadConfig({
+      DATABASE_URL: 'postgres://quarry@db.internal/quarry',
+      QUARRY_SECRET_KEY: Buffer.alloc(32, 7).toString('base64'),
+    });
+    expect(config.databaseUrl).toBe('postgres://quarry@db.internal/quarry');
+    expect(config.demo).toBe(false);
+  });
+
+  it('refuses a DATABASE_URL that is not postgres', () => {
+    expect(problemsOf({ DATABASE_URL: 'mysql://root@db/quarry', QUARRY_SECRET_KEY: 'x' })).toEqual([
+      expect.stringMatching(/^DATABASE_URL: /),
+    ]);
+  });
+
+  it('has defaults for the embedded demo', () => {
+    const config = loadConfig({}, '/srv');
+    expect(config).toMatchObject({
+      port: 8787,
+      host: '127.0.0.1',
+      dataDir: '/srv/.quarry',
+      databaseUrl: undefined,
+      allowPrivateHosts: false,
+      signup: 'open',
+      demo: true,
+      analyticsDir: '/srv/examples/analytics',
+      bodyLimit: 64 * 1024,
+      keyCacheMs: 1_000,
+    });
+    expect(config.connectors).toEqual(
+      expect.arrayContaining(['@quarry/connector-postgres', '@quarry/connector-mysql', '@quarry/connector-duckdb']),
+    );
+  });
+
+  it('redacts secrets for logging', () => {
+    const config = loadConfig({
+      DATABASE_URL: 'postgres://quarry:hunter2@db.internal/quarry',
+      QUARRY_SECRET_KEY: Buffer.alloc(32, 7).toString('base64'),
+      QUARRY_ADMIN_TOKEN: 'admin-token-0123456789',
+    });
+    const text = JSON.stringify(redactedConfig(config));
+    expect(text).not.toContain('hunter2');
+    expect(text).not.toContain(Buffer.alloc(32, 7).toString('base64'));
+    expect(text).not.toContain('admin-token-0123456789');
+    expect(text).toContain('db.internal');
+  });
+});

@@ -1,0 +1,8 @@
+// @quarry/gateway: build a gateway in-process (embedding, tests) or run `server.ts`.
+export { createApp, API_VERSION } from './app.js';
+export { ConfigError, type GatewayConfig, loadConfig, redactedConfig } from './config.js';
+export { createGateway, type CreateGatewayOptions, type Gateway, parseKeyring } from './create-gateway.js';
+export { assertPlugin, createPluginRegistry, loadPlugins, type PluginRegistry } from './connections/plugin-registry.js';
+export { ApiError } from './http/api-error.js';
+export { ERROR_STATUS, type ErrorCode } from './http/error-codes.js';
+export type { GatewayServices } from './services/gateway-services.js';

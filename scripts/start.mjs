@@ -1,0 +1,28 @@
+// `npm start`: seeds the DuckDB demo warehouse and starts the gateway at the same time (the
+// embedded store takes longer to open than the seeding takes, so the demo is ready sooner than
+// running them one after the other). Signals go to the gateway; its exit code is ours.
+import { spawn } from 'node:child_process';
+
+const node = [process.execPath, '--import', 'tsx', '--conditions=@quarry/source'];
+const run = (script) => spawn(node[0], [...node.slice(1), script], { stdio: 'inherit' });
+
+const seed = run('examples/src/seed-demo-cli.ts');
+const gateway = run('gateway/src/server.ts');
+
+seed.on('exit', (code) => {
+  if (code !== 0) {
+    console.error(`seeding the demo warehouse failed (exit ${code}); stopping`);
+    gateway.kill('SIGTERM');
+    process.exitCode = 1;
+  }
+});
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.on(signal, () => {
+    seed.kill(signal);
+    gateway.kill(signal);
+  });
+}
+gateway.on('exit', (code, signal) => {
+  seed.kill('SIGTERM');
+  process.exit(process.exitCode || (code ?? (signal ? 1 : 0)));
+});
