@@ -25,8 +25,8 @@ describe('OpenAPI', () => {
     const served = tg.gateway.app.routes
       .filter((r) => r.method !== 'ALL' && !r.path.includes('*'))
       .map((r) => `${r.method} ${openApiPath(r.path)}`);
-    const documented = Object.entries(doc.paths as Record<string, Record<string, unknown>>).flatMap(([path, ops]) =>
-      Object.keys(ops).map((method) => `${method.toUpperCase()} ${path}`),
+    const documented = Object.entries(doc.paths as Record<string, Record<string, unknown>>).flatMap(
+      ([path, ops]) => Object.keys(ops).map((method) => `${method.toUpperCase()} ${path}`),
     );
     expect(served.length).toBeGreaterThan(15);
     expect([...new Set(documented)].sort()).toEqual([...new Set(served)].sort());
@@ -37,7 +37,7 @@ describe('OpenAPI', () => {
     const body = doc.paths['/v1/query'].post.requestBody.content['application/json'].schema;
     const schema = body.$ref ? doc.components.schemas[body.$ref.split('/').at(-1)] : body;
     expect(schema.type).toBe('object');
-    expect(schema.required).toEqual(['source']);
+    expect(schema.required).toEqual(['source', 'params']);
     expect(schema.additionalProperties).toBe(false);
     expect(schema.properties.source.type).toBe('string');
     expect(schema.properties.params.type).toBe('object');
@@ -55,9 +55,19 @@ describe('OpenAPI', () => {
     });
     expect(stringParams.status).toBe(400);
     expect(stringParams.json.error.code).toBe('INVALID_REQUEST');
-    // And what it allows (params may be left out), the handler takes.
-    const noParams = await tg.call('POST', '/v1/query', { key: tg.demoKey, body: { source: 'yearly-growth' } });
-    expect(noParams.status).toBe(200);
+    // DESIGN.md §2: a missing `params` is INVALID_REQUEST (send `{}` for none), and the
+    // document says it is required.
+    const noParams = await tg.call('POST', '/v1/query', {
+      key: tg.demoKey,
+      body: { source: 'yearly-growth' },
+    });
+    expect(noParams.status).toBe(400);
+    expect(noParams.json.error.code).toBe('INVALID_REQUEST');
+    const emptyParams = await tg.call('POST', '/v1/query', {
+      key: tg.demoKey,
+      body: { source: 'yearly-growth', params: {} },
+    });
+    expect(emptyParams.status).toBe(200);
   });
 
   it('documents the error envelope on the query route', async () => {

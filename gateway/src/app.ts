@@ -1,7 +1,8 @@
 // Builds the Hono app from injected services. It never listens and never reads the
 // environment (server.ts does both), so tests drive it with app.request() and no server.
-import { OpenAPIHono, z } from '@hono/zod-openapi';
+
 import { swaggerUI } from '@hono/swagger-ui';
+import { OpenAPIHono, z } from '@hono/zod-openapi';
 import { bodyLimit } from 'hono/body-limit';
 import { routePath } from 'hono/route';
 import { ApiError } from './http/api-error.js';
@@ -67,7 +68,10 @@ export function createApp(services: GatewayServices): OpenAPIHono<AppEnv> {
     bodyLimit({
       maxSize: services.config.bodyLimit,
       onError: () => {
-        throw new ApiError('PAYLOAD_TOO_LARGE', `The request body is over the ${services.config.bodyLimit}-byte limit.`);
+        throw new ApiError(
+          'PAYLOAD_TOO_LARGE',
+          `The request body is over the ${services.config.bodyLimit}-byte limit.`,
+        );
       },
     }),
   );
@@ -90,7 +94,8 @@ export function createApp(services: GatewayServices): OpenAPIHono<AppEnv> {
     info: {
       title: 'Quarry API',
       version: API_VERSION,
-      description: 'Analytics query gateway and data marketplace. Errors share one envelope: `{"error": {code, message, request_id, retry_after?, details}}`.',
+      description:
+        'Analytics query gateway and data marketplace. Errors share one envelope: `{"error": {code, message, request_id, retry_after?, details}}`.',
     },
   });
   app.get('/docs', swaggerUI({ url: '/v1/openapi.json' }));
@@ -101,7 +106,12 @@ export function createApp(services: GatewayServices): OpenAPIHono<AppEnv> {
     path: '/v1/openapi.json',
     tags: ['Operations'],
     summary: 'This OpenAPI 3.1 document',
-    responses: { 200: { description: 'OpenAPI document', content: { 'application/json': { schema: z.record(z.string(), z.unknown()) } } } },
+    responses: {
+      200: {
+        description: 'OpenAPI document',
+        content: { 'application/json': { schema: z.record(z.string(), z.unknown()) } },
+      },
+    },
   });
   app.openAPIRegistry.registerPath({
     method: 'get',
@@ -116,9 +126,13 @@ export function createApp(services: GatewayServices): OpenAPIHono<AppEnv> {
     const id = c.var.requestId ?? 'unknown';
     if (allowed.length > 0) {
       return errorResponse(
-        new ApiError('METHOD_NOT_ALLOWED', `${c.req.method} is not allowed here; use ${allowed.join(', ')}.`, {
-          headers: { allow: allowed.join(', ') },
-        }),
+        new ApiError(
+          'METHOD_NOT_ALLOWED',
+          `${c.req.method} is not allowed here; use ${allowed.join(', ')}.`,
+          {
+            headers: { allow: allowed.join(', ') },
+          },
+        ),
         id,
       );
     }

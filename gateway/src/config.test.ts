@@ -22,7 +22,13 @@ describe('loadConfig', () => {
       DATABASE_URL: 'postgres://quarry@db.internal/quarry',
     });
     const variables = problems.map((p) => p.split(':')[0]).sort();
-    expect(variables).toEqual(['PORT', 'QUARRY_ALLOW_PRIVATE_HOSTS', 'QUARRY_BODY_LIMIT', 'QUARRY_LOG_LEVEL', 'QUARRY_SECRET_KEY']);
+    expect(variables).toEqual([
+      'PORT',
+      'QUARRY_ALLOW_PRIVATE_HOSTS',
+      'QUARRY_BODY_LIMIT',
+      'QUARRY_LOG_LEVEL',
+      'QUARRY_SECRET_KEY',
+    ]);
     const message = (() => {
       try {
         loadConfig({ PORT: 'eighty', QUARRY_LOG_LEVEL: 'loud' });
@@ -36,7 +42,9 @@ describe('loadConfig', () => {
 
   it('refuses DATABASE_URL without QUARRY_SECRET_KEY', () => {
     const problems = problemsOf({ DATABASE_URL: 'postgres://quarry@db.internal/quarry' });
-    expect(problems).toEqual([expect.stringMatching(/^QUARRY_SECRET_KEY: required when DATABASE_URL is set/)]);
+    expect(problems).toEqual([
+      expect.stringMatching(/^QUARRY_SECRET_KEY: required when DATABASE_URL is set/),
+    ]);
     const config = loadConfig({
       DATABASE_URL: 'postgres://quarry@db.internal/quarry',
       QUARRY_SECRET_KEY: Buffer.alloc(32, 7).toString('base64'),
@@ -66,7 +74,11 @@ describe('loadConfig', () => {
       keyCacheMs: 1_000,
     });
     expect(config.connectors).toEqual(
-      expect.arrayContaining(['@quarry/connector-postgres', '@quarry/connector-mysql', '@quarry/connector-duckdb']),
+      expect.arrayContaining([
+        '@quarry/connector-postgres',
+        '@quarry/connector-mysql',
+        '@quarry/connector-duckdb',
+      ]),
     );
   });
 

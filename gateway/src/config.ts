@@ -7,7 +7,11 @@ const bool = z
   .enum(['true', 'false', '1', '0', 'yes', 'no', 'on', 'off', ''])
   .transform((v) => v === 'true' || v === '1' || v === 'yes' || v === 'on');
 
-const BUILTIN_CONNECTORS = ['@quarry/connector-postgres', '@quarry/connector-mysql', '@quarry/connector-duckdb'];
+const BUILTIN_CONNECTORS = [
+  '@quarry/connector-postgres',
+  '@quarry/connector-mysql',
+  '@quarry/connector-duckdb',
+];
 
 const EnvSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(8787),
@@ -27,7 +31,12 @@ const EnvSchema = z.object({
   QUARRY_DEMO_KEY: z.string().optional(),
   QUARRY_CONNECTORS: z.string().optional(),
   QUARRY_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  QUARRY_BODY_LIMIT: z.coerce.number().int().min(1024).max(16 * 1024 * 1024).default(64 * 1024),
+  QUARRY_BODY_LIMIT: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .max(16 * 1024 * 1024)
+    .default(64 * 1024),
   QUARRY_SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(600_000).default(10_000),
   QUARRY_KEY_CACHE_MS: z.coerce.number().int().min(0).max(5_000).default(1_000),
 });
@@ -69,9 +78,14 @@ export class ConfigError extends Error {
 }
 
 /** Parses the environment once; throws ConfigError listing every problem. */
-export function loadConfig(env: Readonly<Record<string, string | undefined>>, cwd = process.cwd()): GatewayConfig {
+export function loadConfig(
+  env: Readonly<Record<string, string | undefined>>,
+  cwd = process.cwd(),
+): GatewayConfig {
   const parsed = EnvSchema.safeParse(env);
-  const problems = parsed.success ? [] : parsed.error.issues.map((i) => `${i.path.join('.') || 'env'}: ${i.message}`);
+  const problems = parsed.success
+    ? []
+    : parsed.error.issues.map((i) => `${i.path.join('.') || 'env'}: ${i.message}`);
   // Cross-field rules read the raw values, so they are listed even when other variables are bad.
   if (env.DATABASE_URL !== undefined && !env.QUARRY_SECRET_KEY) {
     problems.push('QUARRY_SECRET_KEY: required when DATABASE_URL is set (32 random bytes, base64)');

@@ -84,7 +84,8 @@ export function parseAnalyticDefinition(input: unknown): DefinitionResult {
   } catch (error) {
     const details = (error as { details?: readonly { param?: string; message: string }[] }).details ?? [];
     if (details.length === 0) problems.push({ field: 'params', message: (error as Error).message });
-    for (const d of details) problems.push({ field: `params.${d.param ?? ''}`.replace(/\.$/, ''), message: d.message });
+    for (const d of details)
+      problems.push({ field: `params.${d.param ?? ''}`.replace(/\.$/, ''), message: d.message });
   }
   // Checked on the raw input too, so it is reported alongside schema problems.
   const raw = (input ?? {}) as { visibility?: unknown; shared_with?: unknown };

@@ -4,7 +4,12 @@ import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../app.js';
 import { generateApiKey } from '../security/api-key.js';
-import { type CallResult, createTestGateway, type SignedUp, type TestGateway } from '../testing/test-gateway.js';
+import {
+  type CallResult,
+  createTestGateway,
+  type SignedUp,
+  type TestGateway,
+} from '../testing/test-gateway.js';
 
 let tg: TestGateway;
 let alice: SignedUp;
@@ -59,7 +64,10 @@ describe('INVALID_REQUEST (400)', () => {
   it('refuses wrong types of source and params, listing both', async () => {
     const res = await query({ source: 42, params: [2024] });
     expectError(res, 400, 'INVALID_REQUEST');
-    expect(res.json.error.details.map((d: { field: string }) => d.field).sort()).toEqual(['params', 'source']);
+    expect(res.json.error.details.map((d: { field: string }) => d.field).sort()).toEqual([
+      'params',
+      'source',
+    ]);
   });
 
   it('refuses an unknown top-level field', async () => {
@@ -107,7 +115,8 @@ describe('UNAUTHENTICATED (401)', () => {
     const last = tg.demoKey.at(-1) === 'a' ? 'b' : 'a';
     return expect401({ authorization: `Bearer ${tg.demoKey.slice(0, -1)}${last}` });
   });
-  it('refuses a well-formed unknown key', () => expect401({ authorization: `Bearer ${generateApiKey('live').secret}` }));
+  it('refuses a well-formed unknown key', () =>
+    expect401({ authorization: `Bearer ${generateApiKey('live').secret}` }));
 
   it('refuses a revoked key', async () => {
     const created = await tg.call('POST', '/v1/keys', { key: alice.key, body: { name: 'to-revoke' } });
@@ -134,7 +143,10 @@ describe('UNAUTHENTICATED (401)', () => {
 
 describe('FORBIDDEN (403)', () => {
   it('refuses a key without the query scope', async () => {
-    const created = await tg.call('POST', '/v1/keys', { key: alice.key, body: { name: 'keys-only', scopes: ['keys'] } });
+    const created = await tg.call('POST', '/v1/keys', {
+      key: alice.key,
+      body: { name: 'keys-only', scopes: ['keys'] },
+    });
     expect(created.status).toBe(201);
     const res = await query({ source: 'sales-by-region', params: { year: 2024 } }, created.json.key.secret);
     expectError(res, 403, 'FORBIDDEN');
@@ -165,7 +177,9 @@ describe('SOURCE_NOT_FOUND (404)', () => {
 
     const hidden = await query({ source: 'bob-private-sales', params: {} }, alice.key);
     const hiddenGet = await tg.call('GET', '/v1/analytics/bob-private-sales', { key: alice.key });
-    expect((await tg.call('DELETE', '/v1/owner/analytics/bob-private-sales', { key: bob.key })).status).toBe(204);
+    expect((await tg.call('DELETE', '/v1/owner/analytics/bob-private-sales', { key: bob.key })).status).toBe(
+      204,
+    );
     const absent = await query({ source: 'bob-private-sales', params: {} }, alice.key);
     const absentGet = await tg.call('GET', '/v1/analytics/bob-private-sales', { key: alice.key });
 
@@ -225,7 +239,10 @@ describe('CONFLICT (409)', () => {
 
 describe('body errors', () => {
   it('refuses a body over 64 KiB with PAYLOAD_TOO_LARGE', async () => {
-    const res = await query({ source: 'sales-by-region', params: { year: 2024, pad: 'x'.repeat(64 * 1024) } });
+    const res = await query({
+      source: 'sales-by-region',
+      params: { year: 2024, pad: 'x'.repeat(64 * 1024) },
+    });
     expectError(res, 413, 'PAYLOAD_TOO_LARGE');
   });
 
@@ -326,11 +343,7 @@ describe('INTERNAL (500)', () => {
       body: JSON.stringify({ source: 'sales-by-region', params: { year: 2024 } }),
     });
     const text = await res.text();
-    expectError(
-      { status: res.status, headers: res.headers, text, json: JSON.parse(text) },
-      500,
-      'INTERNAL',
-    );
+    expectError({ status: res.status, headers: res.headers, text, json: JSON.parse(text) }, 500, 'INTERNAL');
     expect(text).not.toMatch(/boom|secret_internal_detail|TypeError|\/srv\//);
     const requestId = res.headers.get('x-request-id');
     const logged = tg.logs.records().find((r) => r.request_id === requestId && r.err !== undefined);

@@ -28,7 +28,10 @@ export function isJsonContentType(header: string | undefined): boolean {
 /** Parses the body as JSON (checking type, syntax and depth) without schema validation. */
 export async function readJsonValue(c: Context): Promise<unknown> {
   if (!isJsonContentType(c.req.header('content-type'))) {
-    throw new ApiError('UNSUPPORTED_MEDIA_TYPE', 'The body must be JSON, sent with Content-Type: application/json.');
+    throw new ApiError(
+      'UNSUPPORTED_MEDIA_TYPE',
+      'The body must be JSON, sent with Content-Type: application/json.',
+    );
   }
   const text = await c.req.text();
   let value: unknown;

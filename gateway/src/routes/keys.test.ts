@@ -30,7 +30,12 @@ describe('keys', () => {
     const expires = new Date(Date.now() + 3_600_000).toISOString();
     const res = await createKey({ name: 'reporting', scopes: ['query'], expires_at: expires });
     expect(res.status, res.text).toBe(201);
-    expect(res.json.key).toMatchObject({ name: 'reporting', scopes: ['query'], expires_at: expires, revoked_at: null });
+    expect(res.json.key).toMatchObject({
+      name: 'reporting',
+      scopes: ['query'],
+      expires_at: expires,
+      revoked_at: null,
+    });
     expect(res.json.key.secret).toMatch(/^qry_live_/);
     expect(res.json.key.secret.startsWith(res.json.key.prefix)).toBe(true);
     const key = res.json.key.secret;
@@ -99,12 +104,20 @@ describe('secrets', () => {
     const port = typeof address === 'object' && address !== null ? address.port : 1;
     const conn = await tg.call('POST', '/v1/owner/connections', {
       key: alice.key,
-      body: { name: 'pg', type: 'postgres', config: { host: '127.0.0.1', port, database: 'test', user: 'u', password } },
+      body: {
+        name: 'pg',
+        type: 'postgres',
+        config: { host: '127.0.0.1', port, database: 'test', user: 'u', password },
+      },
     });
     expect(conn.status, conn.text).toBe(201);
     const url = await tg.call('POST', '/v1/owner/connections', {
       key: alice.key,
-      body: { name: 'pg-url', type: 'postgres', config: { connectionString: `postgres://u:${password}@127.0.0.1:${port}/test` } },
+      body: {
+        name: 'pg-url',
+        type: 'postgres',
+        config: { connectionString: `postgres://u:${password}@127.0.0.1:${port}/test` },
+      },
     });
     expect(url.status, url.text).toBe(201);
     for (const connection of ['pg', 'pg-url']) {
@@ -113,7 +126,9 @@ describe('secrets', () => {
         body: { name: `secrets-${connection}`, connection, sql: 'SELECT 1 AS one' },
       });
       expect(analytic.status, analytic.text).toBe(201);
-      expect((await tg.call('GET', `/v1/analytics/secrets-${connection}`, { key: alice.key })).status).toBe(503);
+      expect((await tg.call('GET', `/v1/analytics/secrets-${connection}`, { key: alice.key })).status).toBe(
+        503,
+      );
     }
     await tg.call('POST', `/v1/owner/connections/${conn.json.connection.id}/test`, { key: alice.key });
     await tg.call('GET', '/v1/owner/connections', { key: alice.key });

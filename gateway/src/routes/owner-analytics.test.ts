@@ -38,9 +38,17 @@ const run = (key: string, name = 'owner-sales') => tg.call('GET', `/v1/analytics
 
 describe('owner analytics lifecycle', () => {
   it('creates, versions, deploys, shares and deletes an analytic', async () => {
-    const created = await tg.call('POST', '/v1/owner/analytics', { key: alice.key, body: { name: 'owner-sales', ...V1 } });
+    const created = await tg.call('POST', '/v1/owner/analytics', {
+      key: alice.key,
+      body: { name: 'owner-sales', ...V1 },
+    });
     expect(created.status, created.text).toBe(201);
-    expect(created.json.analytic).toMatchObject({ name: 'owner-sales', version: 1, current_version: 1, visibility: 'private' });
+    expect(created.json.analytic).toMatchObject({
+      name: 'owner-sales',
+      version: 1,
+      current_version: 1,
+      visibility: 'private',
+    });
     const first = await run(alice.key);
     expect(first.status, first.text).toBe(200);
     expect(first.json.meta.version).toBe(1);
@@ -112,7 +120,10 @@ describe('owner analytics lifecycle', () => {
     expect((await run(alice.key)).status).toBe(404);
     const list = await tg.call('GET', '/v1/owner/analytics', { key: alice.key });
     expect(list.json.analytics.map((a: { name: string }) => a.name)).toEqual(['owner-fresh']);
-    const taken = await tg.call('POST', '/v1/owner/analytics', { key: bob.key, body: { name: 'owner-sales', ...V1 } });
+    const taken = await tg.call('POST', '/v1/owner/analytics', {
+      key: bob.key,
+      body: { name: 'owner-sales', ...V1 },
+    });
     expect(taken.status, taken.text).toBe(201);
     expect(taken.json.analytic.version).toBe(1);
     const bobRun = await run(bob.key);
@@ -144,7 +155,12 @@ describe('invalid definitions', () => {
   it('lists an undeclared :param on an otherwise valid definition', async () => {
     const res = await tg.call('POST', '/v1/owner/analytics', {
       key: alice.key,
-      body: { name: 'owner-undeclared', connection: 'wh', sql: 'SELECT :a AS a, :b AS b', params: { a: { type: 'integer' } } },
+      body: {
+        name: 'owner-undeclared',
+        connection: 'wh',
+        sql: 'SELECT :a AS a, :b AS b',
+        params: { a: { type: 'integer' } },
+      },
     });
     expect(res.status).toBe(400);
     expect(res.json.error.details).toEqual([{ field: 'sql', message: expect.stringContaining(':b') }]);

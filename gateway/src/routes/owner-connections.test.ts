@@ -50,11 +50,21 @@ describe('with private hosts allowed', () => {
       body: {
         name: 'pg',
         type: 'postgres',
-        config: { host: PG_URL.hostname, port: Number(PG_URL.port || 5432), database: PG_URL.pathname.slice(1), user: PG_URL.username || 'postgres', password },
+        config: {
+          host: PG_URL.hostname,
+          port: Number(PG_URL.port || 5432),
+          database: PG_URL.pathname.slice(1),
+          user: PG_URL.username || 'postgres',
+          password,
+        },
       },
     });
     expect(created.status, created.text).toBe(201);
-    expect(created.json.connection).toMatchObject({ name: 'pg', type: 'postgres', secret_fields: ['password'] });
+    expect(created.json.connection).toMatchObject({
+      name: 'pg',
+      type: 'postgres',
+      secret_fields: ['password'],
+    });
     expect(created.json.connection.config).not.toHaveProperty('password');
     expect(created.text).not.toContain(password);
     const id = created.json.connection.id;
@@ -74,7 +84,9 @@ describe('with private hosts allowed', () => {
     } else if (process.env.CI === 'true') {
       throw new Error(`PostgreSQL at ${PG_URL.host} is unreachable (CI=true: failing instead of skipping)`);
     } else {
-      console.warn(`\n!!! SKIPPED the postgres connection test: PostgreSQL at ${PG_URL.host} is unreachable !!!\n`);
+      console.warn(
+        `\n!!! SKIPPED the postgres connection test: PostgreSQL at ${PG_URL.host} is unreachable !!!\n`,
+      );
     }
 
     const deleted = await tg.call('DELETE', `/v1/owner/connections/${id}`, { key: alice.key });
@@ -90,7 +102,9 @@ describe('with private hosts allowed', () => {
       body: { name: 'duck', type: 'duckdb', config: { path: `${tg.dataDir}/demo.duckdb` } },
     });
     expect(created.status, created.text).toBe(201);
-    const tested = await tg.call('POST', `/v1/owner/connections/${created.json.connection.id}/test`, { key: alice.key });
+    const tested = await tg.call('POST', `/v1/owner/connections/${created.json.connection.id}/test`, {
+      key: alice.key,
+    });
     expect(tested.status, tested.text).toBe(200);
     expect(tested.json.ok).toBe(true);
   });
@@ -148,18 +162,25 @@ describe('with private hosts not allowed', () => {
     ['the cloud metadata endpoint', '169.254.169.254'],
     ['IPv6 loopback', '::1'],
   ])('refuses a postgres connection to %s', async (_label, host) => {
-    const res = await create('pg-private', 'postgres', { host, database: 'test', user: 'postgres', password: 'x' });
+    const res = await create('pg-private', 'postgres', {
+      host,
+      database: 'test',
+      user: 'postgres',
+      password: 'x',
+    });
     expect(res.status, res.text).toBe(403);
     expect(res.json.error.code).toBe('FORBIDDEN');
   });
 
   it('refuses a private host inside a connection string', async () => {
-    const res = await create('pg-url', 'postgres', { connectionString: 'postgres://postgres:pw@127.0.0.1:5432/test' });
+    const res = await create('pg-url', 'postgres', {
+      connectionString: 'postgres://postgres:pw@127.0.0.1:5432/test',
+    });
     expect(res.status).toBe(403);
     expect(res.text).not.toContain('pw@');
   });
 
-  it('refuses a DuckDB connection (it reads the gateway\'s own disk)', async () => {
+  it("refuses a DuckDB connection (it reads the gateway's own disk)", async () => {
     const res = await create('duck', 'duckdb', { path: `${tg.dataDir}/demo.duckdb` });
     expect(res.status).toBe(403);
     expect(res.json.error.code).toBe('FORBIDDEN');

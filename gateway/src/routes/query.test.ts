@@ -72,14 +72,18 @@ describe('POST /v1/query and GET /v1/analytics/:name', () => {
   });
 
   it('filters by an optional query-string param', async () => {
-    const res = await tg.call('GET', '/v1/analytics/sales-by-region?year=2024&region=EU', { key: tg.demoKey });
+    const res = await tg.call('GET', '/v1/analytics/sales-by-region?year=2024&region=EU', {
+      key: tg.demoKey,
+    });
     expectQueryBody(res, 'sales-by-region');
     expect(res.json.results).toHaveLength(1);
     expect(res.json.results[0].region).toBe('EU');
   });
 
   it('makes arrays from a comma list and from repeated keys alike', async () => {
-    const comma = await tg.call('GET', '/v1/analytics/monthly-revenue?year=2024&regions=EU,NA', { key: tg.demoKey });
+    const comma = await tg.call('GET', '/v1/analytics/monthly-revenue?year=2024&regions=EU,NA', {
+      key: tg.demoKey,
+    });
     const repeated = await tg.call('GET', '/v1/analytics/monthly-revenue?year=2024&regions=EU&regions=NA', {
       key: tg.demoKey,
     });
@@ -137,7 +141,10 @@ describe('param errors', () => {
     });
     expect(res.status).toBe(400);
     expect(res.json.error.code).toBe('INVALID_PARAMS');
-    expect(res.json.error.details.map((d: { param: string }) => d.param).sort()).toEqual(['category', 'limit']);
+    expect(res.json.error.details.map((d: { param: string }) => d.param).sort()).toEqual([
+      'category',
+      'limit',
+    ]);
   });
 
   it('refuses a value of the wrong JSON type', async () => {
@@ -151,7 +158,9 @@ describe('param errors', () => {
   });
 
   it('treats ?__proto__= as an unknown param, not a prototype', async () => {
-    const res = await tg.call('GET', '/v1/analytics/sales-by-region?year=2024&__proto__=x', { key: tg.demoKey });
+    const res = await tg.call('GET', '/v1/analytics/sales-by-region?year=2024&__proto__=x', {
+      key: tg.demoKey,
+    });
     expect(res.status).toBe(400);
     expect(res.json.error.details.map((d: { param: string }) => d.param)).toEqual(['__proto__']);
   });
@@ -204,14 +213,18 @@ describe('insights shapes of the example analytics', () => {
     for (const s of insights.series) {
       expect(s.data).toHaveLength(months.length);
       for (const [i, month] of months.entries()) {
-        const row = results.find((r: { month: string; region: string }) => r.month === month && r.region === s.name);
+        const row = results.find(
+          (r: { month: string; region: string }) => r.month === month && r.region === s.name,
+        );
         expect(s.data[i]).toBe(row ? row.revenue : null);
       }
     }
   });
 
   it('totals: column sums and the row count', async () => {
-    const res = await tg.call('GET', '/v1/analytics/category-totals?year=2024&channel=online', { key: tg.demoKey });
+    const res = await tg.call('GET', '/v1/analytics/category-totals?year=2024&channel=online', {
+      key: tg.demoKey,
+    });
     expectQueryBody(res, 'category-totals');
     const { results, insights } = res.json;
     const revenue = results.reduce((s: number, r: { revenue: number }) => s + r.revenue, 0);

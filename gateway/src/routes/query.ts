@@ -14,8 +14,7 @@ export const QueryRequestSchema = z
     source: z.string().min(1).max(128).openapi({ example: 'sales-by-region' }),
     params: z
       .record(z.string(), z.unknown())
-      .default({})
-      .openapi({ example: { year: 2024 } }),
+      .openapi({ example: { year: 2024 }, description: 'Values for the analytic\'s params; `{}` when it has none' }),
   })
   .strict()
   .openapi('QueryRequest');

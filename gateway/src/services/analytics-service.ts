@@ -3,11 +3,11 @@
 // path serves the owner API and the YAML directory loaded at start.
 import { isDeepStrictEqual } from 'node:util';
 import { type ConnectorPlugin, parseTemplate } from '@quarry/sdk-connector';
+import { type AnalyticDefinition, parseAnalyticDefinition } from '../catalog/analytic-definition.js';
 import type { PluginRegistry } from '../connections/plugin-registry.js';
 import { ApiError, type ApiErrorDetail } from '../http/api-error.js';
 import type { Analytic, AnalyticRepository, AnalyticVersion } from '../store/analytic-repository.js';
 import type { ConnectionRepository } from '../store/connection-repository.js';
-import { type AnalyticDefinition, parseAnalyticDefinition } from '../catalog/analytic-definition.js';
 
 export type DeployOutcome = 'created' | 'updated' | 'unchanged';
 
@@ -18,7 +18,10 @@ export interface AnalyticsService {
   /** A new version of the owner's analytic `name` (the body's name must match or be absent). */
   update(ownerId: string, name: string, input: unknown): Promise<Analytic>;
   /** Creates, versions, or leaves alone when the definition is unchanged (idempotent deploys). */
-  deploy(ownerId: string, input: unknown): Promise<{ readonly outcome: DeployOutcome; readonly analytic: Analytic }>;
+  deploy(
+    ownerId: string,
+    input: unknown,
+  ): Promise<{ readonly outcome: DeployOutcome; readonly analytic: Analytic }>;
   get(ownerId: string, name: string, version?: number): Promise<Analytic>;
   list(ownerId: string): Promise<readonly Analytic[]>;
   versions(ownerId: string, name: string): Promise<readonly AnalyticVersion[]>;
@@ -48,14 +51,22 @@ export function createAnalyticsService(options: AnalyticsServiceOptions): Analyt
     async validate(ownerId, input) {
       // Every check runs even when an earlier one failed, so the owner sees every problem at once.
       const parsed = parseAnalyticDefinition(input);
-      const problems: ApiErrorDetail[] = parsed.ok ? [] : parsed.problems.map((p) => ({ field: p.field, message: p.message }));
-      const raw: Record<string, unknown> = input !== null && typeof input === 'object' ? (input as Record<string, unknown>) : {};
+      const problems: ApiErrorDetail[] = parsed.ok
+        ? []
+        : parsed.problems.map((p) => ({ field: p.field, message: p.message }));
+      const raw: Record<string, unknown> =
+        input !== null && typeof input === 'object' ? (input as Record<string, unknown>) : {};
       let dialect: ConnectorPlugin['dialect'] | undefined;
       if (typeof raw.connection === 'string' && raw.connection !== '') {
         const connection = await connections.findByName(ownerId, raw.connection);
         const plugin = connection ? plugins.get(connection.type) : undefined;
-        if (!connection) problems.push({ field: 'connection', message: `you have no connection named "${raw.connection}"` });
-        else if (!plugin) problems.push({ field: 'connection', message: `connector type "${connection.type}" is not installed` });
+        if (!connection)
+          problems.push({ field: 'connection', message: `you have no connection named "${raw.connection}"` });
+        else if (!plugin)
+          problems.push({
+            field: 'connection',
+            message: `connector type "${connection.type}" is not installed`,
+          });
         else dialect = plugin.dialect;
       }
       if (typeof raw.sql === 'string') {
@@ -107,14 +118,18 @@ export function createAnalyticsService(options: AnalyticsServiceOptions): Analyt
       if (existing.accountId !== ownerId) {
         throw new ApiError('CONFLICT', `The name "${definition.name}" is taken by another owner.`);
       }
-      if (isDeepStrictEqual(existing.definition, stored(definition))) return { outcome: 'unchanged', analytic: existing };
+      if (isDeepStrictEqual(existing.definition, stored(definition)))
+        return { outcome: 'unchanged', analytic: existing };
       return { outcome: 'updated', analytic: await service.update(ownerId, definition.name, input) };
     },
 
     async get(ownerId, name, version) {
       const analytic = await analytics.get(name, version === undefined ? undefined : { version });
       if (!analytic || analytic.accountId !== ownerId) {
-        throw new ApiError('NOT_FOUND', `You have no analytic "${name}"${version === undefined ? '' : ` at version ${version}`}.`);
+        throw new ApiError(
+          'NOT_FOUND',
+          `You have no analytic "${name}"${version === undefined ? '' : ` at version ${version}`}.`,
+        );
       }
       return analytic;
     },

@@ -96,7 +96,10 @@ export function createConnectionService(options: ConnectionServiceOptions): Conn
     creating: boolean,
   ): Promise<void> {
     if (creating && !options.allowPrivateHosts && localTypes.includes(type)) {
-      throw new ApiError('FORBIDDEN', `Connections of type "${type}" read the gateway's own files; the operator has not allowed them.`);
+      throw new ApiError(
+        'FORBIDDEN',
+        `Connections of type "${type}" read the gateway's own files; the operator has not allowed them.`,
+      );
     }
     for (const host of hostsIn(config)) {
       try {
@@ -111,7 +114,8 @@ export function createConnectionService(options: ConnectionServiceOptions): Conn
   }
 
   async function fullConfig(accountId: string, connection: Connection): Promise<Record<string, unknown>> {
-    const secrets = connection.secretFields.length > 0 ? await repository.readSecrets(accountId, connection.id) : {};
+    const secrets =
+      connection.secretFields.length > 0 ? await repository.readSecrets(accountId, connection.id) : {};
     const config: Record<string, unknown> = { ...connection.config };
     for (const [field, value] of Object.entries(secrets)) config[field] = JSON.parse(value) as unknown;
     return config;
@@ -166,7 +170,9 @@ export function createConnectionService(options: ConnectionServiceOptions): Conn
       const connector = (async () => {
         const connection = await repository.get(accountId, connectionId);
         if (!connection) {
-          throw new ApiError('SOURCE_UNAVAILABLE', "The analytic's connection no longer exists.", { retryAfter: 5 });
+          throw new ApiError('SOURCE_UNAVAILABLE', "The analytic's connection no longer exists.", {
+            retryAfter: 5,
+          });
         }
         return open(accountId, connection);
       })();

@@ -146,7 +146,11 @@ export async function createTestGateway(
         if (!headers.has('content-type')) headers.set('content-type', 'application/json');
       }
     }
-    const response = await gateway.app.request(path, { method, headers, ...(body === undefined ? {} : { body }) });
+    const response = await gateway.app.request(path, {
+      method,
+      headers,
+      ...(body === undefined ? {} : { body }),
+    });
     const text = await response.text();
     bodies.push(text);
     let json: unknown;

@@ -1,0 +1,41 @@
+// GCRA (generic cell rate algorithm) arithmetic shared by the memory limiter and mirrored line by
+// line in the Redis script. Times are integer microseconds so every comparison is exact (a Unix
+// time in µs is ~1.8e15, well inside 2^53, so it is exact in a JS number and in Lua's double).
+//
+// Each key stores only its TAT (theoretical arrival time). The emission interval is
+// T = windowSeconds / limit (rounded *up* to a whole µs, so rounding can only make a key
+// stricter). A request of cost c is admitted when
+//     max(TAT, now) + c·T − now ≤ T · (limit + burst)
+// i.e. the bucket holds `limit + burst` requests and refills one per T: a key idle for a window
+// may spend its window's `limit` plus the brief's τ = T × burst extra at once, then one per T.
+// Nothing is written for a denied request, so hammering a limited key does not push it further out.
+import type { RateLimitDecision, RateLimitPolicy } from './rate-limiter.js';
+
+export const MICROS_PER_SECOND = 1_000_000;
+
+/** T in whole microseconds (at least 1). */
+export function emissionIntervalMicros(policy: RateLimitPolicy): number {
+  return Math.max(1, Math.ceil((policy.windowSeconds * MICROS_PER_SECOND) / policy.limit));
+}
+
+/** The bucket's capacity expressed in time: T × (limit + burst). */
+export function capacityMicros(policy: RateLimitPolicy, interval: number): number {
+  return interval * (policy.limit + policy.burst);
+}
+
+/** Builds the decision from the integer quantities both implementations compute. */
+export function decisionFromMicros(
+  allowed: boolean,
+  limit: number,
+  remaining: number,
+  resetMicros: number,
+  retryAfterMicros: number,
+): RateLimitDecision {
+  return {
+    allowed,
+    limit,
+    remaining,
+    resetSeconds: resetMicros / MICROS_PER_SECOND,
+    retryAfterSeconds: retryAfterMicros / MICROS_PER_SECOND,
+  };
+}
