@@ -140,7 +140,7 @@ export function createApp(services: GatewayServices): OpenAPIHono<AppEnv> {
   });
   app.onError((error, c) => {
     const apiError = toApiError(error, logger.child({ request_id: c.var.requestId }));
-    return errorResponse(apiError, c.var.requestId ?? 'unknown');
+    return errorResponse(apiError, c.var.requestId ?? 'unknown', c.var.rateLimitHeaders);
   });
   return app;
 }

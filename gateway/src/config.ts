@@ -38,6 +38,13 @@ const EnvSchema = z.object({
     .max(16 * 1024 * 1024)
     .default(64 * 1024),
   QUARRY_SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(600_000).default(10_000),
+  QUARRY_REDIS_URL: z
+    .string()
+    .regex(/^rediss?:\/\//, 'must be a redis:// URL')
+    .optional(),
+  QUARRY_FREE_CALLS: z.coerce.number().int().min(0).max(1_000_000).default(30),
+  QUARRY_PLANS: z.string().optional(),
+  QUARRY_RATE_LIMITS: z.string().optional(),
   QUARRY_KEY_CACHE_MS: z.coerce.number().int().min(0).max(5_000).default(1_000),
 });
 
@@ -64,6 +71,14 @@ export interface GatewayConfig {
   readonly logLevel: string;
   readonly bodyLimit: number;
   readonly shutdownGraceMs: number;
+  /** Redis for rate limits shared by every instance; unset: in-process limits. */
+  readonly redisUrl: string | undefined;
+  /** Calls a month on the Free plan (the price list says 30). */
+  readonly freeCalls: number;
+  /** JSON array of plans overriding the defaults (see billing/plan-catalog.ts). */
+  readonly plansJson: string | undefined;
+  /** JSON `{plan: {limit, window_seconds, burst}}` overriding per-plan rate-limit defaults. */
+  readonly rateLimitsJson: string | undefined;
   /** How long a verified key is trusted in process before the store is asked again (≤ 5 s). */
   readonly keyCacheMs: number;
 }
@@ -122,6 +137,10 @@ export function loadConfig(
     bodyLimit: e.QUARRY_BODY_LIMIT,
     shutdownGraceMs: e.QUARRY_SHUTDOWN_GRACE_MS,
     keyCacheMs: e.QUARRY_KEY_CACHE_MS,
+    redisUrl: e.QUARRY_REDIS_URL,
+    freeCalls: e.QUARRY_FREE_CALLS,
+    plansJson: e.QUARRY_PLANS,
+    rateLimitsJson: e.QUARRY_RATE_LIMITS,
   };
 }
 
@@ -133,5 +152,6 @@ export function redactedConfig(config: GatewayConfig): Record<string, unknown> {
     secretKey: config.secretKey ? '***' : undefined,
     adminToken: config.adminToken ? '***' : undefined,
     demoKey: config.demoKey ? '***' : undefined,
+    redisUrl: config.redisUrl?.replace(/\/\/[^@/]*@/, '//***@'),
   };
 }

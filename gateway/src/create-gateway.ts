@@ -4,6 +4,7 @@
 import { join } from 'node:path';
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { createApp } from './app.js';
+import { createPlanCatalog, parsePlans } from './billing/plan-catalog.js';
 import { loadAnalyticsDir } from './bootstrap/analytics-dir.js';
 import { bootstrapDemo, type DemoInfo } from './bootstrap/demo.js';
 import { createStoreCatalog } from './catalog/store-catalog.js';
@@ -12,6 +13,8 @@ import { loadPlugins, type PluginRegistry } from './connections/plugin-registry.
 import type { AppEnv } from './http/app-env.js';
 import { createLogger, type Logger } from './observability/logger.js';
 import { createMetrics } from './observability/metrics.js';
+import { createRateLimiter } from './rate-limit/create-rate-limiter.js';
+import { createPlanPolicies, parseRateLimitTable } from './rate-limit/plan-policies.js';
 import { loadOrCreateDemoSecretKey } from './security/demo-secret-key.js';
 import { createSecretBox, type SecretBox } from './security/secret-box.js';
 import { createAccountService } from './services/account-service.js';
@@ -48,7 +51,10 @@ export interface CreateGatewayOptions {
 export function parseKeyring(text: string): { keys: Record<string, Buffer>; current: string } {
   const keys: Record<string, Buffer> = {};
   let current: string | undefined;
-  for (const part of text.split(',').map((p) => p.trim()).filter(Boolean)) {
+  for (const part of text
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean)) {
     const colon = part.indexOf(':');
     const [id, b64] = colon > 0 ? [part.slice(0, colon), part.slice(colon + 1)] : ['k1', part];
     const key = Buffer.from(b64, 'base64');
@@ -67,11 +73,16 @@ async function secretBoxFor(config: GatewayConfig): Promise<SecretBox> {
   return createSecretBox({ keys: { [demo.id]: demo.key }, current: demo.id });
 }
 
-export async function createGateway(config: GatewayConfig, options: CreateGatewayOptions = {}): Promise<Gateway> {
+export async function createGateway(
+  config: GatewayConfig,
+  options: CreateGatewayOptions = {},
+): Promise<Gateway> {
   const logger = options.logger ?? createLogger({ level: config.logLevel });
   const metrics = createMetrics();
   const sql: SqlClient = config.databaseUrl
-    ? createPgClient(config.databaseUrl, { onError: (e) => logger.warn({ err: e }, 'store connection error') })
+    ? createPgClient(config.databaseUrl, {
+        onError: (e) => logger.warn({ err: e }, 'store connection error'),
+      })
     : await createPgliteClient(join(config.dataDir, 'pglite'));
   try {
     const { applied } = await migrate(sql);
@@ -86,13 +97,29 @@ export async function createGateway(config: GatewayConfig, options: CreateGatewa
       allowPrivateHosts: config.allowPrivateHosts,
       logger: connectorLogger,
     });
-    const catalog = createStoreCatalog({ analytics: store.analytics, connections: store.connections, plugins });
-    const auth = createAuthenticator({ keys: store.keys, cacheMs: config.keyCacheMs });
+    const catalog = createStoreCatalog({
+      analytics: store.analytics,
+      connections: store.connections,
+      plugins,
+    });
+    const plans = createPlanCatalog(parsePlans(config.plansJson, config.freeCalls));
+    const policies = createPlanPolicies(parseRateLimitTable(config.rateLimitsJson));
+    const rateLimiter = createRateLimiter({
+      ...(config.redisUrl ? { redisUrl: config.redisUrl } : {}),
+      logger,
+    });
+    const auth = createAuthenticator({ keys: store.keys, cacheMs: config.keyCacheMs, policies });
     const queries = createQueryService({ catalog, connectors: connections, metrics });
-    const analytics = createAnalyticsService({ analytics: store.analytics, connections: store.connections, plugins });
+    const analytics = createAnalyticsService({
+      analytics: store.analytics,
+      connections: store.connections,
+      plugins,
+    });
     const accounts = createAccountService(store);
     metrics.setPoolSource(() =>
-      connections.pools().map((p) => ({ connection: p.connection, type: p.type, stats: p.connector.stats() })),
+      connections
+        .pools()
+        .map((p) => ({ connection: p.connection, type: p.type, stats: p.connector.stats() })),
     );
     const services: GatewayServices = {
       config,
@@ -106,6 +133,9 @@ export async function createGateway(config: GatewayConfig, options: CreateGatewa
       connections,
       analytics,
       accounts,
+      plans,
+      policies,
+      rateLimiter,
       health: {
         async check() {
           const checks: Record<string, { ok: boolean; message?: string }> = {};
@@ -117,7 +147,10 @@ export async function createGateway(config: GatewayConfig, options: CreateGatewa
           }
           for (const p of connections.pools()) {
             const stats = p.connector.stats();
-            checks[`connection:${p.connection}`] = { ok: true, message: `${stats.total} open, ${stats.waiting} waiting` };
+            checks[`connection:${p.connection}`] = {
+              ok: true,
+              message: `${stats.total} open, ${stats.waiting} waiting`,
+            };
           }
           return checks;
         },
@@ -136,16 +169,22 @@ export async function createGateway(config: GatewayConfig, options: CreateGatewa
       },
       onError: (error) => logger.warn({ err: error }, 'change feed poll failed'),
     });
-    const demo = config.demo ? await bootstrapDemo({ config, store, analytics, accounts, logger }) : undefined;
+    const demo = config.demo
+      ? await bootstrapDemo({ config, store, analytics, accounts, logger })
+      : undefined;
     if (!config.demo && config.analyticsDir !== undefined && config.analyticsOwner !== undefined) {
       const owner =
         (await store.accounts.findByEmail(config.analyticsOwner)) ??
         (await store.accounts.create({ email: config.analyticsOwner, name: config.analyticsOwner }));
       const loaded = await loadAnalyticsDir(config.analyticsDir, owner.id, analytics, {
         skipMissingConnections: true,
-        onSkip: (file, reason) => logger.warn({ file, reason }, 'analytic skipped until its connection exists'),
+        onSkip: (file, reason) =>
+          logger.warn({ file, reason }, 'analytic skipped until its connection exists'),
       });
-      logger.info({ dir: config.analyticsDir, analytics: loaded.map((l) => `${l.name}@${l.version} ${l.outcome}`) }, 'analytics loaded');
+      logger.info(
+        { dir: config.analyticsDir, analytics: loaded.map((l) => `${l.name}@${l.version} ${l.outcome}`) },
+        'analytics loaded',
+      );
     }
     const app = createApp(services);
     let closed: Promise<void> | undefined;
@@ -157,6 +196,7 @@ export async function createGateway(config: GatewayConfig, options: CreateGatewa
         closed ??= (async () => {
           await feed.stop();
           await connections.close(graceMs);
+          await rateLimiter.close();
           await sql.close();
         })();
         return closed;

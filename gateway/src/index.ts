@@ -1,8 +1,13 @@
 // @quarry/gateway: build a gateway in-process (embedding, tests) or run `server.ts`.
-export { createApp, API_VERSION } from './app.js';
+export { API_VERSION, createApp } from './app.js';
 export { ConfigError, type GatewayConfig, loadConfig, redactedConfig } from './config.js';
-export { createGateway, type CreateGatewayOptions, type Gateway, parseKeyring } from './create-gateway.js';
-export { assertPlugin, createPluginRegistry, loadPlugins, type PluginRegistry } from './connections/plugin-registry.js';
+export {
+  assertPlugin,
+  createPluginRegistry,
+  loadPlugins,
+  type PluginRegistry,
+} from './connections/plugin-registry.js';
+export { type CreateGatewayOptions, createGateway, type Gateway, parseKeyring } from './create-gateway.js';
 export { ApiError } from './http/api-error.js';
 export { ERROR_STATUS, type ErrorCode } from './http/error-codes.js';
 export type { GatewayServices } from './services/gateway-services.js';

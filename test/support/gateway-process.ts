@@ -137,5 +137,8 @@ export function postgresStoreEnv(databaseUrl: string, secretKey: string): Record
     QUARRY_DEMO: 'false',
     QUARRY_KEY_CACHE_MS: '1000',
     QUARRY_LOG_LEVEL: 'info',
+    // Generous limits: these tests are about the contract, not the meter (its own tests set theirs).
+    QUARRY_FREE_CALLS: '1000000',
+    QUARRY_RATE_LIMITS: JSON.stringify({ free: { limit: 100000, window_seconds: 60, burst: 100000 } }),
   };
 }

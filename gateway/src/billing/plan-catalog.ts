@@ -27,9 +27,21 @@ export interface PlanCatalog {
 
 export function defaultPlans(freeCalls = 30): Plan[] {
   return [
-    { id: 'free', name: 'Forever Free', included_calls: freeCalls, monthly_price_cents: 0, per_call_cents: 0 },
+    {
+      id: 'free',
+      name: 'Forever Free',
+      included_calls: freeCalls,
+      monthly_price_cents: 0,
+      per_call_cents: 0,
+    },
     { id: 'smb', name: 'SMB', included_calls: 250, monthly_price_cents: 4_900, per_call_cents: 0 },
-    { id: 'enterprise', name: 'Enterprise', included_calls: 2_000, monthly_price_cents: 19_900, per_call_cents: 0 },
+    {
+      id: 'enterprise',
+      name: 'Enterprise',
+      included_calls: 2_000,
+      monthly_price_cents: 19_900,
+      per_call_cents: 0,
+    },
     { id: 'payg', name: 'Pay as you Go', included_calls: null, monthly_price_cents: 0, per_call_cents: 50 },
   ];
 }
@@ -51,7 +63,9 @@ export function parsePlans(json: string | undefined, freeCalls: number): Plan[] 
   if (json === undefined || json.trim() === '') return defaults;
   const parsed = z.array(PlanSchema).min(1).safeParse(JSON.parse(json));
   if (!parsed.success) {
-    throw new Error(`QUARRY_PLANS: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+    throw new Error(
+      `QUARRY_PLANS: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
+    );
   }
   const merged = new Map(defaults.map((p) => [p.id, p]));
   for (const plan of parsed.data) merged.set(plan.id, plan);

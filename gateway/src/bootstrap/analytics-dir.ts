@@ -48,7 +48,9 @@ export async function loadAnalyticsDir(
     } catch (error) {
       if (error instanceof ApiError) {
         const missingConnection =
-          error.details.length === 1 && error.details[0]?.field === 'connection' && /no connection named/.test(error.details[0].message);
+          error.details.length === 1 &&
+          error.details[0]?.field === 'connection' &&
+          /no connection named/.test(error.details[0].message);
         if (missingConnection && options.skipMissingConnections) {
           options.onSkip?.(file, error.details[0]?.message ?? '');
           continue;

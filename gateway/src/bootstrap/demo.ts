@@ -7,7 +7,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { GatewayConfig } from '../config.js';
 import type { Logger } from '../observability/logger.js';
-import { digestKey, generateApiKey, parseApiKey, API_KEY_PREFIX_LENGTH } from '../security/api-key.js';
+import { API_KEY_PREFIX_LENGTH, digestKey, generateApiKey, parseApiKey } from '../security/api-key.js';
 import type { AccountService } from '../services/account-service.js';
 import type { AnalyticsService } from '../services/analytics-service.js';
 import type { ControlPlaneStore } from '../store/control-plane-store.js';
@@ -44,7 +44,8 @@ async function ensureDemoKey(deps: DemoDeps, accountId: string): Promise<string>
   const file = join(config.dataDir, DEMO_KEY_FILE);
   const candidates: string[] = [];
   if (config.demoKey !== undefined) {
-    if (!parseApiKey(config.demoKey).ok) throw new Error('QUARRY_DEMO_KEY is not a valid Quarry key (qry_live_…)');
+    if (!parseApiKey(config.demoKey).ok)
+      throw new Error('QUARRY_DEMO_KEY is not a valid Quarry key (qry_live_…)');
     candidates.push(config.demoKey);
   } else if (existsSync(file)) {
     candidates.push((await readFile(file, 'utf8')).trim());
@@ -84,15 +85,26 @@ export async function bootstrapDemo(deps: DemoDeps): Promise<DemoInfo> {
   const user = await ensureAccount(store, DEMO_USER_EMAIL, 'Demo user', 'enterprise');
   const warehouse = join(config.dataDir, DEMO_WAREHOUSE_FILE);
   if (!existsSync(warehouse)) {
-    logger.info({ path: warehouse }, "demo warehouse not there yet: npm start seeds it alongside (or run `npm run seed -w @quarry/examples`)");
+    logger.info(
+      { path: warehouse },
+      'demo warehouse not there yet: npm start seeds it alongside (or run `npm run seed -w @quarry/examples`)',
+    );
   }
   if (!(await store.connections.findByName(owner.id, 'demo'))) {
-    await store.connections.create({ accountId: owner.id, name: 'demo', type: 'duckdb', config: { path: warehouse } });
+    await store.connections.create({
+      accountId: owner.id,
+      name: 'demo',
+      type: 'duckdb',
+      config: { path: warehouse },
+    });
   }
   const dir = config.analyticsDir;
   if (dir !== undefined && existsSync(dir)) {
     const loaded = await loadAnalyticsDir(dir, owner.id, deps.analytics);
-    logger.info({ dir, analytics: loaded.map((l) => `${l.name}@${l.version} ${l.outcome}`) }, 'example analytics loaded');
+    logger.info(
+      { dir, analytics: loaded.map((l) => `${l.name}@${l.version} ${l.outcome}`) },
+      'example analytics loaded',
+    );
   } else {
     logger.warn({ dir }, 'no analytics directory found');
   }

@@ -28,7 +28,10 @@ export interface Catalog {
 }
 
 /** Whether `accountId` may see (and so call) the analytic. */
-export function canSee(entry: Pick<CatalogEntry, 'ownerId' | 'visibility' | 'sharedWith'>, accountId: string): boolean {
+export function canSee(
+  entry: Pick<CatalogEntry, 'ownerId' | 'visibility' | 'sharedWith'>,
+  accountId: string,
+): boolean {
   if (entry.ownerId === accountId) return true;
   if (entry.visibility === 'public') return true;
   return entry.visibility === 'shared' && entry.sharedWith.includes(accountId);

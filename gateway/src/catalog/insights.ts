@@ -9,12 +9,17 @@ export type Insights = JsonValue;
 
 function numeric(value: JsonValue | undefined): number | undefined {
   if (typeof value === 'number') return value;
-  if (typeof value === 'string' && value.trim() !== '' && Number.isFinite(Number(value))) return Number(value);
+  if (typeof value === 'string' && value.trim() !== '' && Number.isFinite(Number(value)))
+    return Number(value);
   return undefined;
 }
 
 function keyOf(value: JsonValue | undefined): string {
-  return value === null || value === undefined ? 'null' : typeof value === 'string' ? value : JSON.stringify(value);
+  return value === null || value === undefined
+    ? 'null'
+    : typeof value === 'string'
+      ? value
+      : JSON.stringify(value);
 }
 
 function single(rows: readonly Row[]): Insights {

@@ -42,11 +42,15 @@ export function createStoreCatalog(options: StoreCatalogOptions): Catalog {
     const definition = parsed.definition;
     const connection = await options.connections.findByName(analytic.accountId, definition.connection);
     if (!connection) {
-      throw new ApiError('SOURCE_UNAVAILABLE', `The connection behind "${name}" is not available.`, { retryAfter: 5 });
+      throw new ApiError('SOURCE_UNAVAILABLE', `The connection behind "${name}" is not available.`, {
+        retryAfter: 5,
+      });
     }
     const plugin = options.plugins.get(connection.type);
     if (!plugin) {
-      throw new ApiError('SOURCE_UNAVAILABLE', `The connector type behind "${name}" is not installed.`, { retryAfter: 60 });
+      throw new ApiError('SOURCE_UNAVAILABLE', `The connector type behind "${name}" is not installed.`, {
+        retryAfter: 60,
+      });
     }
     return {
       analyticId: analytic.id,

@@ -1,5 +1,6 @@
 // Typed context for every route and middleware: the request id, the authenticated principal and
 // the injected services (STYLE.md: services reach handlers through typed context, not globals).
+import type { ResolvedRateLimit } from '../rate-limit/plan-policies.js';
 import type { GatewayServices } from '../services/gateway-services.js';
 
 /** What an API key (or OAuth token) may do. */
@@ -12,6 +13,8 @@ export interface Principal {
   readonly keyId: string;
   readonly scopes: readonly Scope[];
   readonly plan: string;
+  /** The key's rate limit: its override, else its plan's default. */
+  readonly rateLimit: ResolvedRateLimit;
 }
 
 export interface AppEnv {
@@ -19,5 +22,7 @@ export interface AppEnv {
     requestId: string;
     principal: Principal;
     services: GatewayServices;
+    /** Rate-limit headers of this request, added to every response (errors included). */
+    rateLimitHeaders: Readonly<Record<string, string>> | undefined;
   };
 }

@@ -1,8 +1,9 @@
 // The one HTTP error mapper: every error from every layer becomes the DESIGN.md §2 envelope.
 // Domain errors map by code; anything unknown is logged in full and answered as INTERNAL with
 // nothing internal in the body.
-import { isConnectorError } from '@quarry/sdk-connector';
+
 import type { ConnectorError } from '@quarry/sdk-connector';
+import { isConnectorError } from '@quarry/sdk-connector';
 import { HTTPException } from 'hono/http-exception';
 import { ApiError } from './api-error.js';
 import { ERROR_STATUS, type ErrorCode, type ErrorStatus } from './error-codes.js';
@@ -56,7 +57,11 @@ interface CodedError {
 }
 
 function isStoreError(error: unknown): error is CodedError {
-  return error instanceof Error && error.name === 'StoreError' && typeof (error as { code?: unknown }).code === 'string';
+  return (
+    error instanceof Error &&
+    error.name === 'StoreError' &&
+    typeof (error as { code?: unknown }).code === 'string'
+  );
 }
 
 /** Turns any thrown value into an ApiError, logging what callers must not see. */
@@ -85,7 +90,11 @@ export function toApiError(error: unknown, logger: ErrorLogger): ApiError {
 }
 
 /** Builds the envelope and headers for an ApiError. */
-export function errorResponse(error: ApiError, requestId: string): Response {
+export function errorResponse(
+  error: ApiError,
+  requestId: string,
+  extraHeaders?: Readonly<Record<string, string>>,
+): Response {
   const status: ErrorStatus = ERROR_STATUS[error.code];
   const body: ErrorEnvelope = {
     error: {
@@ -96,10 +105,13 @@ export function errorResponse(error: ApiError, requestId: string): Response {
       details: error.details,
     },
   };
-  const headers = new Headers(error.headers);
+  const headers = new Headers(extraHeaders);
+  for (const [name, value] of Object.entries(error.headers)) headers.set(name, value);
   headers.set('content-type', 'application/json; charset=utf-8');
   headers.set('x-request-id', requestId);
-  if (error.retryAfter !== undefined) headers.set('retry-after', String(Math.max(0, Math.ceil(error.retryAfter))));
-  if (status === 401 && !headers.has('www-authenticate')) headers.set('www-authenticate', 'Bearer realm="quarry"');
+  if (error.retryAfter !== undefined)
+    headers.set('retry-after', String(Math.max(0, Math.ceil(error.retryAfter))));
+  if (status === 401 && !headers.has('www-authenticate'))
+    headers.set('www-authenticate', 'Bearer realm="quarry"');
   return new Response(JSON.stringify(body), { status, headers });
 }

@@ -12,7 +12,7 @@
 // most likely already passed (for them forgetting changes nothing).
 import { LRUCache } from 'lru-cache';
 import { capacityMicros, decisionFromMicros, emissionIntervalMicros } from './gcra.js';
-import type { Clock, RateLimitDecision, RateLimitPolicy, RateLimiter } from './rate-limiter.js';
+import type { Clock, RateLimitDecision, RateLimiter, RateLimitPolicy } from './rate-limiter.js';
 
 export interface MemoryRateLimiterOptions {
   /** Most keys tracked at once; default 100,000. */

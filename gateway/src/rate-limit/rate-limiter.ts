@@ -21,7 +21,8 @@ export interface RateLimitDecision {
   readonly remaining: number;
   /**
    * Seconds (fractional) until the bucket is full again when allowed; when denied, seconds until
-   * the next request would be admitted (so `RateLimit`'s `t` never points past `Retry-After`).
+   * the next request would be admitted. (The `RateLimit` header's `t` is derived differently:
+   * see rate-limit-headers.ts.)
    */
   readonly resetSeconds: number;
   /** Seconds (fractional) until a request of the same cost would be admitted; 0 when allowed. */

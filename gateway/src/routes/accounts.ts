@@ -1,10 +1,10 @@
 // Sign-up and the caller's own account (DESIGN.md §2 management).
-import { type OpenAPIHono, createRoute, z } from '@hono/zod-openapi';
-import type { AppEnv } from '../http/app-env.js';
+import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
 import { ApiError } from '../http/api-error.js';
+import type { AppEnv } from '../http/app-env.js';
 import { AUTHED_ERRORS, BEARER, BODY_ERRORS, CONFLICT_ERROR } from '../http/common-schemas.js';
 import { readJson } from '../http/read-json.js';
-import { AccountSchema, IssuedKeySchema, accountJson, keyJson } from '../http/resources.js';
+import { AccountSchema, accountJson, IssuedKeySchema, keyJson } from '../http/resources.js';
 import { route } from '../http/route.js';
 import { requireScope } from '../middleware/auth.js';
 
@@ -28,7 +28,9 @@ export function registerAccountRoutes(app: OpenAPIHono<AppEnv>): void {
       responses: {
         201: {
           description: 'Created',
-          content: { 'application/json': { schema: z.object({ account: AccountSchema, key: IssuedKeySchema }) } },
+          content: {
+            'application/json': { schema: z.object({ account: AccountSchema, key: IssuedKeySchema }) },
+          },
         },
         ...AUTHED_ERRORS,
         ...BODY_ERRORS,
@@ -50,10 +52,13 @@ export function registerAccountRoutes(app: OpenAPIHono<AppEnv>): void {
       method: 'get',
       path: '/v1/account',
       tags: ['Accounts'],
-      summary: 'The caller\'s account',
+      summary: "The caller's account",
       security: BEARER,
       responses: {
-        200: { description: 'Account', content: { 'application/json': { schema: z.object({ account: AccountSchema }) } } },
+        200: {
+          description: 'Account',
+          content: { 'application/json': { schema: z.object({ account: AccountSchema }) } },
+        },
         ...AUTHED_ERRORS,
       },
     }),

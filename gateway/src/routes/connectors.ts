@@ -1,6 +1,6 @@
 // GET /v1/connectors: the registered warehouse types and their config schemas (secrets marked),
 // so owners know what a connection of each type needs.
-import { type OpenAPIHono, createRoute, z } from '@hono/zod-openapi';
+import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
 import type { AppEnv } from '../http/app-env.js';
 import { route } from '../http/route.js';
 
@@ -25,7 +25,12 @@ export function registerConnectorRoutes(app: OpenAPIHono<AppEnv>): void {
       path: '/v1/connectors',
       tags: ['Owner'],
       summary: 'List the registered connector types',
-      responses: { 200: { description: 'Connector types', content: { 'application/json': { schema: ConnectorTypesSchema } } } },
+      responses: {
+        200: {
+          description: 'Connector types',
+          content: { 'application/json': { schema: ConnectorTypesSchema } },
+        },
+      },
     }),
     (c) => c.json({ connectors: c.var.services.plugins.describe() }),
   );

@@ -1,5 +1,5 @@
 // Liveness, readiness and Prometheus metrics.
-import { type OpenAPIHono, createRoute, z } from '@hono/zod-openapi';
+import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
 import type { AppEnv } from '../http/app-env.js';
 import { route } from '../http/route.js';
 
@@ -18,7 +18,12 @@ export function registerHealthRoutes(app: OpenAPIHono<AppEnv>): void {
       path: '/healthz',
       tags: ['Operations'],
       summary: 'Liveness: the process is up',
-      responses: { 200: { description: 'Alive', content: { 'application/json': { schema: z.object({ status: z.literal('ok') }) } } } },
+      responses: {
+        200: {
+          description: 'Alive',
+          content: { 'application/json': { schema: z.object({ status: z.literal('ok') }) } },
+        },
+      },
     }),
     (c) => c.json({ status: 'ok' as const }),
   );
@@ -47,7 +52,9 @@ export function registerHealthRoutes(app: OpenAPIHono<AppEnv>): void {
       path: '/metrics',
       tags: ['Operations'],
       summary: 'Prometheus metrics',
-      responses: { 200: { description: 'Prometheus text format', content: { 'text/plain': { schema: z.string() } } } },
+      responses: {
+        200: { description: 'Prometheus text format', content: { 'text/plain': { schema: z.string() } } },
+      },
     }),
     async (c) => {
       const { registry } = c.var.services.metrics;

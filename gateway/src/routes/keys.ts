@@ -1,5 +1,5 @@
 // API keys of the caller's account: create (secret shown once), list (never a secret), revoke.
-import { type OpenAPIHono, createRoute, z } from '@hono/zod-openapi';
+import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
 import type { AppEnv } from '../http/app-env.js';
 import { SCOPES } from '../http/app-env.js';
 import { AUTHED_ERRORS, BEARER, BODY_ERRORS, NOT_FOUND_ERROR } from '../http/common-schemas.js';
@@ -32,7 +32,10 @@ export function registerKeyRoutes(app: OpenAPIHono<AppEnv>): void {
       security: BEARER,
       request: { body: { required: true, content: { 'application/json': { schema: NewKeySchema } } } },
       responses: {
-        201: { description: 'Created', content: { 'application/json': { schema: z.object({ key: IssuedKeySchema }) } } },
+        201: {
+          description: 'Created',
+          content: { 'application/json': { schema: z.object({ key: IssuedKeySchema }) } },
+        },
         ...AUTHED_ERRORS,
         ...BODY_ERRORS,
       },
@@ -55,10 +58,13 @@ export function registerKeyRoutes(app: OpenAPIHono<AppEnv>): void {
       method: 'get',
       path: '/v1/keys',
       tags: ['Keys'],
-      summary: 'List the account\'s keys (never a secret)',
+      summary: "List the account's keys (never a secret)",
       security: BEARER,
       responses: {
-        200: { description: 'Keys', content: { 'application/json': { schema: z.object({ keys: z.array(KeySchema) }) } } },
+        200: {
+          description: 'Keys',
+          content: { 'application/json': { schema: z.object({ keys: z.array(KeySchema) }) } },
+        },
         ...AUTHED_ERRORS,
       },
     }),
@@ -79,7 +85,10 @@ export function registerKeyRoutes(app: OpenAPIHono<AppEnv>): void {
       security: BEARER,
       request: { params: z.object({ id: z.string() }) },
       responses: {
-        200: { description: 'Revoked', content: { 'application/json': { schema: z.object({ key: KeySchema }) } } },
+        200: {
+          description: 'Revoked',
+          content: { 'application/json': { schema: z.object({ key: KeySchema }) } },
+        },
         ...AUTHED_ERRORS,
         ...NOT_FOUND_ERROR,
       },

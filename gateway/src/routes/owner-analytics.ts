@@ -1,9 +1,15 @@
 // Owner analytics: create, update (a new version each time), deploy (idempotent), list, show
 // (any version), version history, delete.
-import { type OpenAPIHono, createRoute, z } from '@hono/zod-openapi';
+import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
 import { AnalyticDefinitionSchema } from '../catalog/analytic-definition.js';
 import type { AppEnv } from '../http/app-env.js';
-import { AUTHED_ERRORS, BEARER, BODY_ERRORS, CONFLICT_ERROR, NOT_FOUND_ERROR } from '../http/common-schemas.js';
+import {
+  AUTHED_ERRORS,
+  BEARER,
+  BODY_ERRORS,
+  CONFLICT_ERROR,
+  NOT_FOUND_ERROR,
+} from '../http/common-schemas.js';
 import { readJsonValue } from '../http/read-json.js';
 import { AnalyticSchema, analyticJson, versionJson } from '../http/resources.js';
 import { pathParam, route } from '../http/route.js';
@@ -26,11 +32,19 @@ export function registerOwnerAnalyticsRoutes(app: OpenAPIHono<AppEnv>): void {
       summary: 'Create an analytic (version 1)',
       security: BEARER,
       request: { body: definitionBody },
-      responses: { 201: { description: 'Created', content: one }, ...AUTHED_ERRORS, ...BODY_ERRORS, ...CONFLICT_ERROR },
+      responses: {
+        201: { description: 'Created', content: one },
+        ...AUTHED_ERRORS,
+        ...BODY_ERRORS,
+        ...CONFLICT_ERROR,
+      },
     }),
     requireScope('owner'),
     async (c) => {
-      const analytic = await c.var.services.analytics.create(c.var.principal.accountId, await readJsonValue(c));
+      const analytic = await c.var.services.analytics.create(
+        c.var.principal.accountId,
+        await readJsonValue(c),
+      );
       c.var.services.catalog.invalidate(analytic.name);
       return c.json({ analytic: analyticJson(analytic) }, 201);
     },
@@ -41,7 +55,8 @@ export function registerOwnerAnalyticsRoutes(app: OpenAPIHono<AppEnv>): void {
       method: 'put',
       path: '/v1/owner/analytics/{name}',
       tags: ['Owner'],
-      summary: 'Deploy an analytic: creates it, adds a version when the definition changed, or changes nothing',
+      summary:
+        'Deploy an analytic: creates it, adds a version when the definition changed, or changes nothing',
       security: BEARER,
       request: { params: NameParam, body: definitionBody },
       responses: {
@@ -49,7 +64,10 @@ export function registerOwnerAnalyticsRoutes(app: OpenAPIHono<AppEnv>): void {
           description: 'Deployed',
           content: {
             'application/json': {
-              schema: z.object({ analytic: AnalyticSchema, outcome: z.enum(['created', 'updated', 'unchanged']) }),
+              schema: z.object({
+                analytic: AnalyticSchema,
+                outcome: z.enum(['created', 'updated', 'unchanged']),
+              }),
             },
           },
         },
@@ -77,12 +95,21 @@ export function registerOwnerAnalyticsRoutes(app: OpenAPIHono<AppEnv>): void {
       summary: 'Update an analytic with a whole new definition (always a new version)',
       security: BEARER,
       request: { params: NameParam, body: definitionBody },
-      responses: { 200: { description: 'Updated', content: one }, ...AUTHED_ERRORS, ...BODY_ERRORS, ...NOT_FOUND_ERROR },
+      responses: {
+        200: { description: 'Updated', content: one },
+        ...AUTHED_ERRORS,
+        ...BODY_ERRORS,
+        ...NOT_FOUND_ERROR,
+      },
     }),
     requireScope('owner'),
     async (c) => {
       const name = pathParam(c, 'name');
-      const analytic = await c.var.services.analytics.update(c.var.principal.accountId, name, await readJsonValue(c));
+      const analytic = await c.var.services.analytics.update(
+        c.var.principal.accountId,
+        name,
+        await readJsonValue(c),
+      );
       c.var.services.catalog.invalidate(name);
       return c.json({ analytic: analyticJson(analytic) });
     },
@@ -147,7 +174,9 @@ export function registerOwnerAnalyticsRoutes(app: OpenAPIHono<AppEnv>): void {
           content: {
             'application/json': {
               schema: z.object({
-                versions: z.array(z.object({ version: z.number().int(), definition: z.unknown(), created_at: z.string() })),
+                versions: z.array(
+                  z.object({ version: z.number().int(), definition: z.unknown(), created_at: z.string() }),
+                ),
               }),
             },
           },
@@ -158,7 +187,10 @@ export function registerOwnerAnalyticsRoutes(app: OpenAPIHono<AppEnv>): void {
     }),
     requireScope('owner'),
     async (c) => {
-      const versions = await c.var.services.analytics.versions(c.var.principal.accountId, pathParam(c, 'name'));
+      const versions = await c.var.services.analytics.versions(
+        c.var.principal.accountId,
+        pathParam(c, 'name'),
+      );
       return c.json({ versions: versions.map(versionJson) });
     },
   );

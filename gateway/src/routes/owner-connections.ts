@@ -1,7 +1,14 @@
 // Owner connections: create (secrets encrypted at rest), list, show, delete, and test.
-import { type OpenAPIHono, createRoute, z } from '@hono/zod-openapi';
+import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
 import type { AppEnv } from '../http/app-env.js';
-import { AUTHED_ERRORS, BEARER, BODY_ERRORS, CONFLICT_ERROR, NOT_FOUND_ERROR, QUERY_ERRORS } from '../http/common-schemas.js';
+import {
+  AUTHED_ERRORS,
+  BEARER,
+  BODY_ERRORS,
+  CONFLICT_ERROR,
+  NOT_FOUND_ERROR,
+  QUERY_ERRORS,
+} from '../http/common-schemas.js';
 import { readJson } from '../http/read-json.js';
 import { ConnectionSchema, connectionJson } from '../http/resources.js';
 import { pathParam, route } from '../http/route.js';
@@ -13,7 +20,10 @@ export const NewConnectionSchema = z
     type: z.string().min(1).openapi({ example: 'postgres' }),
     config: z
       .record(z.string(), z.unknown())
-      .openapi({ description: 'Fields per the type\'s config schema (GET /v1/connectors); secrets are encrypted at rest' }),
+      .openapi({
+        description:
+          "Fields per the type's config schema (GET /v1/connectors); secrets are encrypted at rest",
+      }),
   })
   .strict()
   .openapi('NewConnection');
@@ -31,7 +41,12 @@ export function registerOwnerConnectionRoutes(app: OpenAPIHono<AppEnv>): void {
       summary: 'Connect a warehouse',
       security: BEARER,
       request: { body: { required: true, content: { 'application/json': { schema: NewConnectionSchema } } } },
-      responses: { 201: { description: 'Created', content: one }, ...AUTHED_ERRORS, ...BODY_ERRORS, ...CONFLICT_ERROR },
+      responses: {
+        201: { description: 'Created', content: one },
+        ...AUTHED_ERRORS,
+        ...BODY_ERRORS,
+        ...CONFLICT_ERROR,
+      },
     }),
     requireScope('owner'),
     async (c) => {
@@ -109,7 +124,9 @@ export function registerOwnerConnectionRoutes(app: OpenAPIHono<AppEnv>): void {
       responses: {
         200: {
           description: 'Reachable',
-          content: { 'application/json': { schema: z.object({ ok: z.literal(true), latency_ms: z.number() }) } },
+          content: {
+            'application/json': { schema: z.object({ ok: z.literal(true), latency_ms: z.number() }) },
+          },
         },
         ...AUTHED_ERRORS,
         ...NOT_FOUND_ERROR,

@@ -1,20 +1,23 @@
 // POST /v1/query and GET /v1/analytics/{name}: the query contract of DESIGN.md §2.
-import { type OpenAPIHono, createRoute, z } from '@hono/zod-openapi';
-import type { Context } from 'hono';
+import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
 import type { ParamValues } from '@quarry/sdk-connector';
+import type { Context } from 'hono';
+import type { CatalogEntry } from '../catalog/catalog.js';
 import type { AppEnv } from '../http/app-env.js';
 import { AUTHED_ERRORS, BEARER, BODY_ERRORS, QUERY_ERRORS } from '../http/common-schemas.js';
 import { readJson } from '../http/read-json.js';
 import { pathParam, route } from '../http/route.js';
 import { requireScope } from '../middleware/auth.js';
-import type { CatalogEntry } from '../catalog/catalog.js';
 
 export const QueryRequestSchema = z
   .object({
     source: z.string().min(1).max(128).openapi({ example: 'sales-by-region' }),
     params: z
       .record(z.string(), z.unknown())
-      .openapi({ example: { year: 2024 }, description: 'Values for the analytic\'s params; `{}` when it has none' }),
+      .openapi({
+        example: { year: 2024 },
+        description: "Values for the analytic's params; `{}` when it has none",
+      }),
   })
   .strict()
   .openapi('QueryRequest');
@@ -74,7 +77,7 @@ export function registerQueryRoutes(app: OpenAPIHono<AppEnv>): void {
       tags: ['Query'],
       summary: 'Run an analytic with query-string params',
       description:
-        'Query-string values are coerced by the analytic\'s param schema: `year=2024` becomes 2024; repeated keys or `a,b` make arrays for array params.',
+        "Query-string values are coerced by the analytic's param schema: `year=2024` becomes 2024; repeated keys or `a,b` make arrays for array params.",
       security: BEARER,
       request: { params: z.object({ name: z.string() }) },
       responses: { 200: ok, ...AUTHED_ERRORS, ...QUERY_ERRORS },

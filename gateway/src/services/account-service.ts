@@ -20,7 +20,11 @@ export interface IssuedKey {
 }
 
 export interface AccountService {
-  signUp(input: { email: string; name: string; plan?: string }): Promise<{ account: Account; key: IssuedKey }>;
+  signUp(input: {
+    email: string;
+    name: string;
+    plan?: string;
+  }): Promise<{ account: Account; key: IssuedKey }>;
   get(accountId: string): Promise<Account>;
   createKey(accountId: string, request: NewKeyRequest): Promise<IssuedKey>;
   listKeys(accountId: string): Promise<readonly ApiKey[]>;

@@ -6,6 +6,7 @@ import { LRUCache } from 'lru-cache';
 import { ApiError } from '../http/api-error.js';
 import type { Principal, Scope } from '../http/app-env.js';
 import { SCOPES } from '../http/app-env.js';
+import type { PlanPolicies } from '../rate-limit/plan-policies.js';
 import { parseApiKey } from '../security/api-key.js';
 import type { ApiKeyRepository } from '../store/api-key-repository.js';
 
@@ -20,6 +21,8 @@ export interface Authenticator {
 
 export interface AuthenticatorOptions {
   readonly keys: Pick<ApiKeyRepository, 'findByDigest'>;
+  /** Resolves each key's rate limit (plan default or the key's override) once per cache fill. */
+  readonly policies: PlanPolicies;
   /** How long a verdict is trusted without asking the store (default 1,000 ms). */
   readonly cacheMs?: number;
   /** Most keys kept in the cache (default 10,000). */
@@ -46,7 +49,8 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
     max: options.maxEntries ?? 10_000,
     ttl: Math.max(1, cacheMs),
     dispose: (verdict, digest) => {
-      if (verdict.keyId !== null && digestsByKey.get(verdict.keyId) === digest) digestsByKey.delete(verdict.keyId);
+      if (verdict.keyId !== null && digestsByKey.get(verdict.keyId) === digest)
+        digestsByKey.delete(verdict.keyId);
     },
   });
 
@@ -72,6 +76,7 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
                   keyId: found.key.id,
                   scopes: toScopes(found.key.scopes),
                   plan: found.account.plan,
+                  rateLimit: options.policies.resolve(found.account.plan, found.key.rateLimit),
                 },
                 keyId: found.key.id,
                 expiresAt: found.key.expiresAt?.getTime() ?? null,

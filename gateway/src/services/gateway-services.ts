@@ -1,9 +1,13 @@
 // The services a running gateway injects into its app (typed context, STYLE.md).
+
+import type { PlanCatalog } from '../billing/plan-catalog.js';
 import type { Catalog } from '../catalog/catalog.js';
 import type { GatewayConfig } from '../config.js';
 import type { PluginRegistry } from '../connections/plugin-registry.js';
 import type { Logger } from '../observability/logger.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
+import type { PlanPolicies } from '../rate-limit/plan-policies.js';
+import type { RateLimiter } from '../rate-limit/rate-limiter.js';
 import type { ControlPlaneStore } from '../store/control-plane-store.js';
 import type { AccountService } from './account-service.js';
 import type { AnalyticsService } from './analytics-service.js';
@@ -33,4 +37,7 @@ export interface GatewayServices {
   readonly analytics: AnalyticsService;
   readonly accounts: AccountService;
   readonly health: HealthService;
+  readonly plans: PlanCatalog;
+  readonly policies: PlanPolicies;
+  readonly rateLimiter: RateLimiter;
 }

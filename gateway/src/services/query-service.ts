@@ -3,13 +3,13 @@
 import {
   type ColumnInfo,
   type Connector,
+  coerceQueryParams,
   type JsonValue,
   type ParamValues,
-  coerceQueryParams,
   validateParams,
 } from '@quarry/sdk-connector';
-import { shapeInsights } from '../catalog/insights.js';
 import { type Catalog, type CatalogEntry, canSee } from '../catalog/catalog.js';
+import { shapeInsights } from '../catalog/insights.js';
 import { ApiError } from '../http/api-error.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
 
@@ -44,7 +44,10 @@ export interface QueryService {
   /** Validates JSON params against the analytic's schema; INVALID_PARAMS lists each problem. */
   params(entry: CatalogEntry, input: Readonly<Record<string, unknown>>): ParamValues;
   /** Coerces query-string values by the schema, then validates them. */
-  queryStringParams(entry: CatalogEntry, query: Readonly<Record<string, string | readonly string[]>>): ParamValues;
+  queryStringParams(
+    entry: CatalogEntry,
+    query: Readonly<Record<string, string | readonly string[]>>,
+  ): ParamValues;
   /** Runs the analytic and builds the response body. */
   execute(
     entry: CatalogEntry,

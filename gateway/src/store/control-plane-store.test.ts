@@ -148,8 +148,14 @@ for (const { backend, available } of backends) {
           'analytics',
           'api_keys',
           'change_log',
+          'closed_periods',
           'connections',
+          'idempotency_keys',
+          'listings',
+          'owner_statements',
           'schema_migrations',
+          'usage_counters',
+          'usage_events',
         ]);
       });
 

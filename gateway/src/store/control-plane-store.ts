@@ -8,7 +8,11 @@ import { type AnalyticRepository, createAnalyticRepository } from './analytic-re
 import { type ApiKeyRepository, createApiKeyRepository } from './api-key-repository.js';
 import { type ChangeLogRepository, createChangeLogRepository } from './change-log-repository.js';
 import { type ConnectionRepository, createConnectionRepository } from './connection-repository.js';
+import { createIdempotencyRepository, type IdempotencyRepository } from './idempotency-repository.js';
+import { createListingRepository, type ListingRepository } from './listing-repository.js';
 import type { SqlExecutor } from './sql-client.js';
+import { createStatementRepository, type StatementRepository } from './statement-repository.js';
+import { createUsageRepository, type UsageRepository } from './usage-repository.js';
 
 /** Options for {@link createControlPlaneStore}. */
 export interface ControlPlaneStoreOptions {
@@ -23,6 +27,13 @@ export interface ControlPlaneStore {
   readonly connections: ConnectionRepository;
   readonly analytics: AnalyticRepository;
   readonly changes: ChangeLogRepository;
+  /** Quota counters and the usage ledger. */
+  readonly usage: UsageRepository;
+  /** Owner statements and closing billing periods. */
+  readonly statements: StatementRepository;
+  readonly idempotency: IdempotencyRepository;
+  /** Marketplace listings. */
+  readonly listings: ListingRepository;
   /** Runs `fn` with a store whose every call is part of one transaction. */
   transaction<T>(fn: (store: ControlPlaneStore) => Promise<T>): Promise<T>;
 }
@@ -41,6 +52,10 @@ export function createControlPlaneStore(
     connections: createConnectionRepository(sql, options.secretBox),
     analytics: createAnalyticRepository(sql),
     changes: createChangeLogRepository(sql),
+    usage: createUsageRepository(sql),
+    statements: createStatementRepository(sql),
+    idempotency: createIdempotencyRepository(sql),
+    listings: createListingRepository(sql),
     transaction: (fn) => sql.transaction((tx) => fn(createControlPlaneStore(tx, options))),
   };
 }

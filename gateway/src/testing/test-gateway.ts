@@ -119,6 +119,9 @@ export async function createTestGateway(
     QUARRY_ANALYTICS_DIR: EXAMPLE_ANALYTICS_DIR,
     QUARRY_LOG_LEVEL: 'info',
     QUARRY_SHUTDOWN_GRACE_MS: '1000',
+    // Generous limits: these tests are about the contract, not the meter (its own tests set theirs).
+    QUARRY_FREE_CALLS: '1000000',
+    QUARRY_RATE_LIMITS: JSON.stringify({ free: { limit: 100000, window_seconds: 60, burst: 100000 } }),
     ...env,
   });
   const { stream, capture } = createLogCapture();

@@ -1,0 +1,233 @@
+// Marketplace listings: an owner publishes one of their analytics with a title, description,
+// category, tags, price and example params; unpublishing keeps the row so re-publishing is an
+// upsert. The marketplace shows only published listings of live, public analytics, searched by
+// text and category and sorted by popularity (served calls in the last 30 days) or newest.
+import type { AnalyticDefinition } from './analytic-repository.js';
+import type { SqlExecutor } from './sql-client.js';
+import { StoreError } from './store-error.js';
+
+/** What an owner sets when publishing. */
+export interface ListingFields {
+  readonly title: string;
+  readonly description?: string;
+  readonly category: string;
+  readonly tags?: readonly string[];
+  /** Credits per call, a non-negative integer. */
+  readonly price: number;
+  readonly exampleParams?: Readonly<Record<string, unknown>>;
+}
+
+/** A listing as stored. */
+export interface Listing {
+  readonly analyticId: string;
+  /** The analytic's name: how callers and the marketplace address it. */
+  readonly name: string;
+  readonly ownerId: string;
+  readonly title: string;
+  readonly description: string;
+  readonly category: string;
+  readonly tags: readonly string[];
+  readonly price: number;
+  readonly exampleParams: Readonly<Record<string, unknown>>;
+  /** When it was (last) published; re-publishing after an unpublish moves it. */
+  readonly publishedAt: Date;
+  /** Set while unpublished. */
+  readonly unpublishedAt: Date | null;
+  readonly updatedAt: Date;
+}
+
+/** A listing on the marketplace, with its popularity. */
+export interface MarketplaceListing extends Listing {
+  /** Served calls of the analytic in the last 30 days (every origin). */
+  readonly calls30d: number;
+}
+
+/** A marketplace listing with its analytic's current definition (for the param schema). */
+export interface ListingDetail extends MarketplaceListing {
+  readonly version: number;
+  readonly definition: AnalyticDefinition;
+}
+
+/** Input of {@link ListingRepository.search}. */
+export interface ListingQuery {
+  /** Matched case-insensitively as a substring of the title, description, name or a tag. */
+  readonly text?: string;
+  /** Exact category, case-insensitive. */
+  readonly category?: string;
+  /** Default `popular`. */
+  readonly sort?: 'popular' | 'newest';
+  /** 1–100, default 20. */
+  readonly limit?: number;
+  readonly offset?: number;
+}
+
+/** One page of search results. */
+export interface ListingPage {
+  readonly items: readonly MarketplaceListing[];
+  /** Matches in all pages. */
+  readonly total: number;
+}
+
+/** Listing rows. */
+export interface ListingRepository {
+  /** Creates or updates the listing of the owner's live analytic; NOT_FOUND when it is not theirs. */
+  publish(ownerId: string, analyticId: string, fields: ListingFields): Promise<Listing>;
+  /** Takes the listing off the marketplace (repeating it changes nothing); NOT_FOUND when there is none. */
+  unpublish(ownerId: string, analyticId: string): Promise<Listing>;
+  /** The owner's listing of an analytic, published or not. */
+  getForOwner(ownerId: string, analyticId: string): Promise<Listing | null>;
+  /** A published listing of a live public analytic, by analytic name; null otherwise. */
+  get(name: string): Promise<ListingDetail | null>;
+  search(query?: ListingQuery): Promise<ListingPage>;
+}
+
+interface ListingRow {
+  readonly analytic_id: string;
+  readonly name: string;
+  readonly owner_id: string;
+  readonly title: string;
+  readonly description: string;
+  readonly category: string;
+  readonly tags: string[];
+  readonly price: number;
+  readonly example_params: Record<string, unknown>;
+  readonly published_at: Date;
+  readonly unpublished_at: Date | null;
+  readonly updated_at: Date;
+}
+
+type MarketRow = ListingRow & { readonly calls_30d: number };
+
+const COLUMNS = `l.analytic_id, a.name, l.owner_id, l.title, l.description, l.category, l.tags, l.price,
+                 l.example_params, l.published_at, l.unpublished_at, l.updated_at`;
+
+const POPULARITY = `LEFT JOIN LATERAL (
+    SELECT count(*)::integer AS calls_30d FROM usage_events e
+     WHERE e.analytic_id = l.analytic_id AND e.status = 'ok' AND e.completed_at > now() - interval '30 days'
+  ) p ON true`;
+
+const ON_MARKET = `l.unpublished_at IS NULL AND a.deleted_at IS NULL AND a.visibility = 'public'`;
+
+function toListing(row: ListingRow): Listing {
+  return {
+    analyticId: row.analytic_id,
+    name: row.name,
+    ownerId: row.owner_id,
+    title: row.title,
+    description: row.description,
+    category: row.category,
+    tags: row.tags,
+    price: row.price,
+    exampleParams: row.example_params,
+    publishedAt: row.published_at,
+    unpublishedAt: row.unpublished_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+const toMarketListing = (row: MarketRow): MarketplaceListing => ({
+  ...toListing(row),
+  calls30d: row.calls_30d,
+});
+
+/** `text` as a LIKE pattern matching it anywhere, its wildcards taken literally. */
+function containsPattern(text: string): string {
+  return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
+
+/** Builds the listing repository over `sql`. */
+export function createListingRepository(sql: SqlExecutor): ListingRepository {
+  const getForOwner = async (ownerId: string, analyticId: string) => {
+    const [row] = await sql.query<ListingRow>(
+      `SELECT ${COLUMNS} FROM listings l JOIN analytics a ON a.id = l.analytic_id
+        WHERE l.analytic_id = $1 AND l.owner_id = $2`,
+      [analyticId, ownerId],
+    );
+    return row === undefined ? null : toListing(row);
+  };
+
+  return {
+    async publish(ownerId, analyticId, fields) {
+      if (!Number.isSafeInteger(fields.price) || fields.price < 0) {
+        throw new RangeError(`price must be a non-negative integer, got ${fields.price}`);
+      }
+      // The SELECT proves the analytic is live and the owner's; nothing is written otherwise.
+      const rows = await sql.query(
+        `INSERT INTO listings AS l (analytic_id, owner_id, title, description, category, tags, price, example_params)
+         SELECT a.id, a.account_id, $3, $4, $5, $6, $7, $8::jsonb FROM analytics a
+          WHERE a.id = $1 AND a.account_id = $2 AND a.deleted_at IS NULL
+         ON CONFLICT (analytic_id) DO UPDATE
+            SET title = excluded.title, description = excluded.description, category = excluded.category,
+                tags = excluded.tags, price = excluded.price, example_params = excluded.example_params,
+                published_at = CASE WHEN l.unpublished_at IS NULL THEN l.published_at ELSE now() END,
+                unpublished_at = NULL, updated_at = now()
+         RETURNING l.analytic_id`,
+        [
+          analyticId,
+          ownerId,
+          fields.title,
+          fields.description ?? '',
+          fields.category,
+          [...(fields.tags ?? [])],
+          fields.price,
+          JSON.stringify(fields.exampleParams ?? {}),
+        ],
+      );
+      if (rows.length === 0) throw new StoreError('NOT_FOUND', `analytic ${analyticId} not found`);
+      return (await getForOwner(ownerId, analyticId))!;
+    },
+
+    async unpublish(ownerId, analyticId) {
+      await sql.query(
+        `UPDATE listings SET unpublished_at = now(), updated_at = now()
+          WHERE analytic_id = $1 AND owner_id = $2 AND unpublished_at IS NULL`,
+        [analyticId, ownerId],
+      );
+      const listing = await getForOwner(ownerId, analyticId);
+      if (listing === null) throw new StoreError('NOT_FOUND', `no listing for analytic ${analyticId}`);
+      return listing;
+    },
+
+    getForOwner,
+
+    async get(name) {
+      const [row] = await sql.query<MarketRow & { version: number; definition: AnalyticDefinition }>(
+        `SELECT ${COLUMNS}, p.calls_30d, v.version, v.definition
+           FROM listings l
+           JOIN analytics a ON a.id = l.analytic_id
+           JOIN analytic_versions v ON v.analytic_id = a.id AND v.version = a.current_version
+           ${POPULARITY}
+          WHERE a.name = $1 AND ${ON_MARKET}`,
+        [name],
+      );
+      if (row === undefined) return null;
+      return { ...toMarketListing(row), version: row.version, definition: row.definition };
+    },
+
+    async search(query = {}) {
+      const limit = Math.min(100, Math.max(1, Math.trunc(query.limit ?? 20)));
+      const offset = Math.max(0, Math.trunc(query.offset ?? 0));
+      const text = query.text?.trim() ? containsPattern(query.text.trim()) : null;
+      const from = 'FROM listings l JOIN analytics a ON a.id = l.analytic_id';
+      const where = `WHERE ${ON_MARKET}
+          AND ($1::text IS NULL OR l.title ILIKE $1 OR l.description ILIKE $1 OR a.name ILIKE $1
+               OR EXISTS (SELECT 1 FROM unnest(l.tags) AS t (tag) WHERE t.tag ILIKE $1))
+          AND ($2::text IS NULL OR lower(l.category) = lower($2))`;
+      const params = [text, query.category ?? null];
+      const order =
+        (query.sort ?? 'popular') === 'popular'
+          ? 'p.calls_30d DESC, l.published_at DESC, a.name'
+          : 'l.published_at DESC, a.name';
+      const rows = await sql.query<MarketRow>(
+        `SELECT ${COLUMNS}, p.calls_30d ${from} ${POPULARITY} ${where}
+          ORDER BY ${order} LIMIT $3 OFFSET $4`,
+        [...params, limit, offset],
+      );
+      const [count] = await sql.query<{ n: number }>(
+        `SELECT count(*)::integer AS n ${from} ${where}`,
+        params,
+      );
+      return { items: rows.map(toMarketListing), total: count?.n ?? 0 };
+    },
+  };
+}

@@ -1,0 +1,900 @@
+// One spec for metering, owner statements, idempotency keys and marketplace listings, run
+// against embedded PGlite and the real PostgreSQL at QUARRY_TEST_PG_URL (a fresh schema per
+// run, dropped afterwards), like control-plane-store.test.ts. Billing must be exact under
+// concurrency, so the quota tests race hundreds of reservations over a real connection pool.
+import { randomBytes } from 'node:crypto';
+import { PGlite } from '@electric-sql/pglite';
+import fc from 'fast-check';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createSecretBox } from '../security/secret-box.js';
+import type { Analytic } from './analytic-repository.js';
+import { type ControlPlaneStore, createControlPlaneStore } from './control-plane-store.js';
+import { migrate } from './migrate.js';
+import { createPgClient } from './pg-client.js';
+import { createPgliteClient } from './pglite-client.js';
+import type { SqlClient } from './sql-client.js';
+import { isStoreError } from './store-error.js';
+import type { Reservation, UsageOrigin } from './usage-repository.js';
+
+const PG_URL = process.env.QUARRY_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+
+interface Backend {
+  readonly name: 'pglite' | 'postgres';
+  /** A new, empty database. */
+  fresh(): Promise<SqlClient>;
+  /** Another client on the same database with up to `max` connections (PGlite: the same one). */
+  pool(client: SqlClient, max: number): Promise<SqlClient>;
+  teardown(): Promise<void>;
+}
+
+async function pgReachable(): Promise<boolean> {
+  const client = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 2000 });
+  client.on('error', () => {});
+  try {
+    await client.connect();
+    await client.query('SELECT 1');
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
+function pgliteBackend(): Backend {
+  const clients: SqlClient[] = [];
+  return {
+    name: 'pglite',
+    async fresh() {
+      const client = await createPgliteClient(await PGlite.create());
+      clients.push(client);
+      return client;
+    },
+    pool: async (client) => client,
+    async teardown() {
+      await Promise.all(clients.map((client) => client.close()));
+    },
+  };
+}
+
+function postgresBackend(): Backend {
+  const schemas = new Map<SqlClient, string>();
+  const clients: SqlClient[] = [];
+  const clientFor = (schema: string, max: number) => {
+    const url = new URL(PG_URL);
+    url.searchParams.set('options', `-c search_path=${schema}`);
+    const client = createPgClient(url.toString(), { max });
+    clients.push(client);
+    schemas.set(client, schema);
+    return client;
+  };
+  return {
+    name: 'postgres',
+    async fresh() {
+      const schema = `quarry_metering_${randomBytes(6).toString('hex')}`;
+      const admin = createPgClient(PG_URL, { max: 1 });
+      await admin.query(`CREATE SCHEMA ${schema}`);
+      await admin.close();
+      return clientFor(schema, 4);
+    },
+    pool: async (client, max) => clientFor(schemas.get(client)!, max),
+    async teardown() {
+      await Promise.all(clients.map((client) => client.close()));
+      const admin = createPgClient(PG_URL, { max: 1 });
+      for (const schema of new Set(schemas.values())) await admin.query(`DROP SCHEMA ${schema} CASCADE`);
+      await admin.close();
+    },
+  };
+}
+
+const pgUp = await pgReachable();
+if (!pgUp) {
+  console.warn(
+    `\n!!! PostgreSQL at ${PG_URL} is unreachable: the postgres backend of the metering suite is SKIPPED` +
+      `${process.env.CI === 'true' ? ' (CI=true: failing instead)' : ''} !!!\n`,
+  );
+}
+if (!pgUp && process.env.CI === 'true') {
+  describe('metering store on postgres', () => {
+    it('needs PostgreSQL under CI', () => {
+      throw new Error(`PostgreSQL at ${PG_URL} is unreachable and CI=true`);
+    });
+  });
+}
+
+const backends = [
+  { backend: pgliteBackend(), available: true },
+  { backend: postgresBackend(), available: pgUp },
+];
+const secretBox = createSecretBox({ keys: { k1: randomBytes(32) }, current: 'k1' });
+const unique = () => randomBytes(4).toString('hex');
+const PERIOD = '2031-05';
+/** A period no other test uses, for tests that close one (closing is global). */
+let periodSeq = 0;
+const freshPeriod = () => `${3000 + periodSeq++}-07`;
+const floor80 = (credits: number) => Number((BigInt(credits) * 80n) / 100n);
+
+for (const { backend, available } of backends) {
+  describe.skipIf(!available)(`metering store on ${backend.name}`, () => {
+    let sql: SqlClient;
+    let store: ControlPlaneStore;
+
+    beforeAll(async () => {
+      sql = await backend.fresh();
+      await migrate(sql);
+      store = createControlPlaneStore(sql, { secretBox });
+    });
+    afterAll(() => backend.teardown());
+
+    const newAccount = (label = 'acct') =>
+      store.accounts.create({ email: `${label}-${unique()}@example.com`, name: label });
+    const newAnalytic = async (ownerId: string, visibility: 'public' | 'private' = 'public') =>
+      store.analytics.create({
+        accountId: ownerId,
+        name: `an-${unique()}`,
+        definition: { sql: 'SELECT 1', params: { year: { type: 'integer' } } },
+        visibility,
+      });
+    /** A caller, an owner and one of the owner's analytics. */
+    const world = async () => {
+      const caller = await newAccount('caller');
+      const owner = await newAccount('owner');
+      const analytic = await newAnalytic(owner.id);
+      return { caller, owner, analytic };
+    };
+    const reservation = (
+      accountId: string,
+      analytic: Analytic,
+      overrides: Partial<Reservation> = {},
+    ): Reservation => ({
+      requestId: `req_${randomBytes(12).toString('hex')}`,
+      accountId,
+      keyId: null,
+      period: PERIOD,
+      limit: 3,
+      analyticId: analytic.id,
+      analyticName: analytic.name,
+      version: analytic.version,
+      ownerId: analytic.accountId,
+      origin: 'api',
+      credits: 5,
+      ...overrides,
+    });
+    const eventsOf = (accountId: string) =>
+      sql.query<{
+        request_id: string;
+        status: string;
+        origin: UsageOrigin;
+        credits: number;
+        owner_share: number;
+        platform_share: number;
+        completed_at: Date | null;
+        latency_ms: number | null;
+      }>(
+        `SELECT request_id, status, origin, credits, owner_share, platform_share, completed_at, latency_ms
+           FROM usage_events WHERE account_id = $1 ORDER BY reserved_at, request_id`,
+        [accountId],
+      );
+    const backdate = (requestId: string, ms: number) =>
+      sql.query(
+        `UPDATE usage_events SET reserved_at = reserved_at - $2::double precision * interval '1 millisecond'
+          WHERE request_id = $1`,
+        [requestId, ms],
+      );
+
+    describe('reserve', () => {
+      it('admits calls up to the limit, then refuses without recording anything', async () => {
+        const { caller, analytic } = await world();
+        const results = [];
+        for (let i = 0; i < 5; i++) results.push(await store.usage.reserve(reservation(caller.id, analytic)));
+        expect(results.map((r) => r.ok)).toEqual([true, true, true, false, false]);
+        expect(results[0]).toEqual({ ok: true, used: 1, remaining: 2, replayed: false });
+        expect(results[2]).toEqual({ ok: true, used: 3, remaining: 0, replayed: false });
+        expect(results[3]).toEqual({ ok: false, reason: 'quota_exceeded', used: 3 });
+        expect(await store.usage.counter(caller.id, PERIOD)).toBe(3);
+        const events = await eventsOf(caller.id);
+        expect(events).toHaveLength(3);
+        expect(events.every((e) => e.status === 'pending' && e.credits === 5)).toBe(true);
+        expect(events[0]).toMatchObject({ owner_share: 4, platform_share: 1 });
+        // Another period has its own counter.
+        expect((await store.usage.reserve(reservation(caller.id, analytic, { period: '2031-06' }))).ok).toBe(
+          true,
+        );
+      });
+
+      it('never caps Pay as you Go but still counts it; a zero limit admits nothing', async () => {
+        const { caller, analytic } = await world();
+        for (let i = 0; i < 7; i++) {
+          const result = await store.usage.reserve(reservation(caller.id, analytic, { limit: null }));
+          expect(result).toEqual({ ok: true, used: i + 1, remaining: null, replayed: false });
+        }
+        const broke = await newAccount();
+        expect(await store.usage.reserve(reservation(broke.id, analytic, { limit: 0 }))).toEqual({
+          ok: false,
+          reason: 'quota_exceeded',
+          used: 0,
+        });
+        expect(await eventsOf(broke.id)).toEqual([]);
+      });
+
+      it('records marketplace calls free and outside the quota, whatever price was passed', async () => {
+        const { caller, analytic } = await world();
+        await store.usage.reserve(reservation(caller.id, analytic, { limit: 1 }));
+        const tries = [];
+        for (let i = 0; i < 3; i++) {
+          tries.push(
+            await store.usage.reserve(
+              reservation(caller.id, analytic, {
+                limit: 1,
+                origin: 'marketplace',
+                credits: 9,
+                ownerShare: 9,
+                platformShare: 0,
+              }),
+            ),
+          );
+        }
+        expect(tries.every((t) => t.ok && t.used === 1 && t.remaining === 0)).toBe(true);
+        expect(await store.usage.counter(caller.id, PERIOD)).toBe(1);
+        const market = (await eventsOf(caller.id)).filter((e) => e.origin === 'marketplace');
+        expect(market).toHaveLength(3);
+        expect(market.every((e) => e.credits === 0 && e.owner_share === 0 && e.platform_share === 0)).toBe(
+          true,
+        );
+      });
+
+      it('is idempotent per request id: a retry counts nothing and makes no second event', async () => {
+        const { caller, analytic } = await world();
+        const input = reservation(caller.id, analytic);
+        expect(await store.usage.reserve(input)).toMatchObject({ ok: true, used: 1, replayed: false });
+        expect(await store.usage.reserve(input)).toEqual({ ok: true, used: 1, remaining: 2, replayed: true });
+        await store.usage.commit(input.requestId, { latencyMs: 3, status: 'ok' });
+        expect(await store.usage.reserve(input)).toMatchObject({ ok: true, used: 1, replayed: true });
+        expect(await eventsOf(caller.id)).toHaveLength(1);
+        expect(await store.usage.counter(caller.id, PERIOD)).toBe(1);
+        const stranger = await newAccount();
+        await expect(store.usage.reserve({ ...input, accountId: stranger.id })).rejects.toSatisfy((e) =>
+          isStoreError(e, 'CONFLICT'),
+        );
+      });
+
+      it('refuses a split that does not sum to the price (no event, no count)', async () => {
+        const { caller, analytic } = await world();
+        await expect(
+          store.usage.reserve(
+            reservation(caller.id, analytic, { credits: 10, ownerShare: 9, platformShare: 2 }),
+          ),
+        ).rejects.toThrow();
+        await expect(store.usage.reserve(reservation(caller.id, analytic, { credits: 1.5 }))).rejects.toThrow(
+          RangeError,
+        );
+        await expect(
+          store.usage.reserve(reservation(caller.id, analytic, { period: '2031-13' })),
+        ).rejects.toThrow(RangeError);
+        expect(await eventsOf(caller.id)).toEqual([]);
+        expect(await store.usage.counter(caller.id, PERIOD)).toBe(0);
+      });
+    });
+
+    describe('commit and release', () => {
+      it('commit finalises once; release never undoes it', async () => {
+        const { caller, analytic } = await world();
+        const input = reservation(caller.id, analytic);
+        await store.usage.reserve(input);
+        expect(await store.usage.commit(input.requestId, { latencyMs: 12.5, status: 'ok' })).toBe(
+          'committed',
+        );
+        const [first] = await eventsOf(caller.id);
+        expect(first).toMatchObject({ status: 'ok', latency_ms: 12.5 });
+        expect(first?.completed_at).toBeInstanceOf(Date);
+        expect(await store.usage.commit(input.requestId, { latencyMs: 99, status: 'ok' })).toBe(
+          'already_committed',
+        );
+        expect(await store.usage.release(input.requestId)).toBe('committed');
+        expect(await eventsOf(caller.id)).toEqual([first]);
+        expect(await store.usage.counter(caller.id, PERIOD)).toBe(1);
+      });
+
+      it('release frees the slot and drops the event; a second release or a late commit finds nothing', async () => {
+        const { caller, analytic } = await world();
+        const input = reservation(caller.id, analytic, { limit: 1 });
+        await store.usage.reserve(input);
+        expect((await store.usage.reserve(reservation(caller.id, analytic, { limit: 1 }))).ok).toBe(false);
+        expect(await store.usage.release(input.requestId)).toBe('released');
+        expect(await store.usage.counter(caller.id, PERIOD)).toBe(0);
+        expect(await eventsOf(caller.id)).toEqual([]);
+        expect(await store.usage.release(input.requestId)).toBe('missing');
+        expect(await store.usage.commit(input.requestId, { latencyMs: 1, status: 'ok' })).toBe('missing');
+        expect(await store.usage.counter(caller.id, PERIOD)).toBe(0);
+        // The freed slot is usable again.
+        expect((await store.usage.reserve(reservation(caller.id, analytic, { limit: 1 }))).ok).toBe(true);
+      });
+
+      it('releasing a marketplace call leaves the quota counter alone', async () => {
+        const { caller, analytic } = await world();
+        await store.usage.reserve(reservation(caller.id, analytic));
+        const trial = reservation(caller.id, analytic, { origin: 'marketplace' });
+        await store.usage.reserve(trial);
+        expect(await store.usage.release(trial.requestId)).toBe('released');
+        expect(await store.usage.counter(caller.id, PERIOD)).toBe(1);
+      });
+
+      it('racing commit and release of each call: every call ends one way, and counter = events', async () => {
+        const { caller, analytic } = await world();
+        const inputs = Array.from({ length: 20 }, () => reservation(caller.id, analytic, { limit: null }));
+        for (const input of inputs) await store.usage.reserve(input);
+        const outcomes = await Promise.all(
+          inputs.map((input) =>
+            Promise.all([
+              store.usage.commit(input.requestId, { latencyMs: 1, status: 'ok' }),
+              store.usage.release(input.requestId),
+            ]),
+          ),
+        );
+        for (const [commit, release] of outcomes) {
+          const committed = commit === 'committed' && release === 'committed';
+          const released = commit === 'missing' && release === 'released';
+          expect(committed || released).toBe(true);
+        }
+        const events = await eventsOf(caller.id);
+        expect(events.length).toBe(outcomes.filter(([commit]) => commit === 'committed').length);
+        expect(events.every((e) => e.status === 'ok')).toBe(true);
+        expect(await store.usage.counter(caller.id, PERIOD)).toBe(events.length);
+      });
+    });
+
+    describe('reapStale', () => {
+      it('releases only reservations pending longer than the bound', async () => {
+        const { caller, analytic } = await world();
+        const [stale, fresh, served] = Array.from({ length: 3 }, () => reservation(caller.id, analytic));
+        for (const input of [stale!, fresh!, served!]) await store.usage.reserve(input);
+        await store.usage.commit(served!.requestId, { latencyMs: 1, status: 'ok' });
+        await backdate(stale!.requestId, 3_600_000);
+        await backdate(served!.requestId, 3_600_000);
+        expect(await store.usage.counter(caller.id, PERIOD)).toBe(3);
+        expect(await store.usage.reapStale(600_000)).toBe(1);
+        expect((await eventsOf(caller.id)).map((e) => e.request_id).sort()).toEqual(
+          [fresh!.requestId, served!.requestId].sort(),
+        );
+        expect(await store.usage.counter(caller.id, PERIOD)).toBe(2);
+        expect(await store.usage.reapStale(600_000)).toBe(0);
+        // A commit arriving after its reservation was reaped is told so.
+        expect(await store.usage.commit(stale!.requestId, { latencyMs: 1, status: 'ok' })).toBe('missing');
+      });
+    });
+
+    describe('concurrency', () => {
+      const racers = backend.name === 'postgres' ? 300 : 60;
+      const limit = backend.name === 'postgres' ? 30 : 10;
+
+      it(`admits exactly ${limit} of ${racers} parallel reservations`, async () => {
+        const pool = await backend.pool(sql, 20);
+        const racingStore = createControlPlaneStore(pool, { secretBox });
+        const { caller, analytic } = await world();
+        const results = await Promise.all(
+          Array.from({ length: racers }, () =>
+            racingStore.usage.reserve(reservation(caller.id, analytic, { limit })),
+          ),
+        );
+        expect(results.filter((r) => r.ok)).toHaveLength(limit);
+        expect(results.filter((r) => !r.ok && r.reason === 'quota_exceeded')).toHaveLength(racers - limit);
+        const used = results.flatMap((r) => (r.ok ? [r.used] : []));
+        expect(used.sort((a, b) => a - b)).toEqual(Array.from({ length: limit }, (_, i) => i + 1));
+        expect(await store.usage.counter(caller.id, PERIOD)).toBe(limit);
+        expect(await eventsOf(caller.id)).toHaveLength(limit);
+      });
+
+      it('keeps counter = events while reservations, releases and a reaper race', async () => {
+        const pool = await backend.pool(sql, 20);
+        const racingStore = createControlPlaneStore(pool, { secretBox });
+        const { caller, analytic } = await world();
+        const work = Array.from({ length: racers }, async (_, i) => {
+          const input = reservation(caller.id, analytic, { limit });
+          const result = await racingStore.usage.reserve(input);
+          if (!result.ok) return;
+          if (i % 3 === 0) await racingStore.usage.release(input.requestId);
+          else if (i % 3 === 1)
+            await racingStore.usage.commit(input.requestId, { latencyMs: 1, status: 'ok' });
+        });
+        await Promise.all([...work, racingStore.usage.reapStale(0), racingStore.usage.reapStale(0)]);
+        const events = await eventsOf(caller.id);
+        expect(events.length).toBeLessThanOrEqual(limit);
+        expect(await store.usage.counter(caller.id, PERIOD)).toBe(events.length);
+      });
+
+      it('closing a period while calls race it never lets a served call miss the frozen statement', async () => {
+        const pool = await backend.pool(sql, 20);
+        const racingStore = createControlPlaneStore(pool, { secretBox });
+        const { caller, owner, analytic } = await world();
+        const period = freshPeriod();
+        const served: string[] = [];
+        let refused = 0;
+        const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+        // Calls arrive over ~200 ms, some overlapping, so the close lands among them.
+        const calls = Array.from({ length: 50 }, async (_, i) => {
+          await sleep(i * 4 + (i % 3));
+          const input = reservation(caller.id, analytic, { period, limit: null, credits: 3 });
+          const result = await racingStore.usage.reserve(input);
+          if (!result.ok) {
+            expect(result.reason).toBe('period_closed');
+            refused += 1;
+            return;
+          }
+          expect(await racingStore.usage.commit(input.requestId, { latencyMs: 1, status: 'ok' })).toBe(
+            'committed',
+          );
+          served.push(input.requestId);
+        });
+        const closing = (async () => {
+          await sleep(60);
+          for (;;) {
+            try {
+              return await racingStore.statements.closePeriod(period);
+            } catch (error) {
+              if (!isStoreError(error, 'CONFLICT')) throw error;
+              await sleep(1);
+            }
+          }
+        })();
+        await Promise.all([...calls, closing]);
+        const statement = await store.statements.ownerStatement(owner.id, period);
+        expect(statement.closedAt).toBeInstanceOf(Date);
+        expect(served.length + refused).toBe(50);
+        expect(statement.totals.calls).toBe(served.length);
+        expect(statement.totals.credits).toBe(3 * served.length);
+        expect((await eventsOf(caller.id)).filter((e) => e.status === 'ok')).toHaveLength(served.length);
+      });
+    });
+
+    describe('usage report', () => {
+      it('sums served api calls by analytic and by day; pending and marketplace calls stay out', async () => {
+        const { caller, owner, analytic } = await world();
+        const other = await newAnalytic(owner.id);
+        const serve = async (input: Reservation) => {
+          await store.usage.reserve(input);
+          await store.usage.commit(input.requestId, { latencyMs: 2, status: 'ok' });
+        };
+        const period = new Date().toISOString().slice(0, 7);
+        await serve(reservation(caller.id, analytic, { period, credits: 5, limit: null }));
+        await serve(reservation(caller.id, analytic, { period, credits: 7, limit: null }));
+        await serve(reservation(caller.id, other, { period, credits: 1, limit: null }));
+        await serve(reservation(caller.id, other, { period, origin: 'marketplace', limit: null }));
+        await store.usage.reserve(reservation(caller.id, other, { period, credits: 100, limit: null }));
+        const report = await store.usage.usageFor(caller.id, period);
+        expect(report.totals).toEqual({ calls: 3, credits: 13, marketplaceCalls: 1 });
+        expect(report.byAnalytic).toEqual(
+          [
+            { name: analytic.name, calls: 2, credits: 12 },
+            { name: other.name, calls: 1, credits: 1 },
+          ].sort((a, b) => (a.name < b.name ? -1 : 1)),
+        );
+        expect(report.byDay).toEqual([
+          { date: new Date().toISOString().slice(0, 10), calls: 3, credits: 13 },
+        ]);
+        const empty = await store.usage.usageFor(caller.id, '2001-01');
+        expect(empty).toEqual({
+          period: '2001-01',
+          totals: { calls: 0, credits: 0, marketplaceCalls: 0 },
+          byAnalytic: [],
+          byDay: [],
+        });
+      });
+    });
+
+    describe('owner statements', () => {
+      const serve = async (input: Reservation) => {
+        await store.usage.reserve(input);
+        await store.usage.commit(input.requestId, { latencyMs: 2, status: 'ok' });
+      };
+
+      it('give each analytic its calls, credits and the exact 80/20 split', async () => {
+        const { caller, owner, analytic } = await world();
+        const second = await newAnalytic(owner.id);
+        const rival = await newAnalytic((await newAccount('rival')).id);
+        const period = freshPeriod();
+        const at = (a: Analytic, credits: number, origin: UsageOrigin = 'api') =>
+          reservation(caller.id, a, { period, credits, limit: null, origin });
+        await serve(at(analytic, 7));
+        await serve(at(analytic, 3));
+        await serve(at(second, 1));
+        await serve(at(second, 0, 'marketplace'));
+        await serve(at(rival, 50));
+        await store.usage.reserve(at(second, 1000));
+        const statement = await store.statements.ownerStatement(owner.id, period);
+        expect(statement.closedAt).toBeNull();
+        expect(statement.analytics).toEqual(
+          [
+            { name: analytic.name, calls: 2, credits: 10, ownerShare: 7, platformShare: 3 },
+            { name: second.name, calls: 1, credits: 1, ownerShare: 0, platformShare: 1 },
+          ].sort((a, b) => (a.name < b.name ? -1 : 1)),
+        );
+        // Split per event, summed: floor(0.8·7) + floor(0.8·3) = 5 + 2, not floor(0.8·10) = 8.
+        expect(statement.totals).toEqual({ calls: 3, credits: 11, ownerShare: 7, platformShare: 4 });
+      });
+
+      it('are frozen by closing the period, which then refuses reservations', async () => {
+        const { caller, owner, analytic } = await world();
+        const period = freshPeriod();
+        const input = reservation(caller.id, analytic, { period, credits: 10, limit: null });
+        await serve(input);
+        const inFlight = reservation(caller.id, analytic, { period, credits: 10, limit: null });
+        await store.usage.reserve(inFlight);
+        await expect(store.statements.closePeriod(period)).rejects.toSatisfy((e) =>
+          isStoreError(e, 'CONFLICT'),
+        );
+        expect(await store.statements.closedAt(period)).toBeNull();
+        await store.usage.release(inFlight.requestId);
+
+        const closed = await store.statements.closePeriod(period);
+        expect(closed).toMatchObject({ period, alreadyClosed: false });
+        expect(await store.statements.closedAt(period)).toEqual(closed.closedAt);
+        const again = await store.statements.closePeriod(period);
+        expect(again).toEqual({ period, closedAt: closed.closedAt, alreadyClosed: true });
+
+        const frozen = await store.statements.ownerStatement(owner.id, period);
+        expect(frozen.closedAt).toEqual(closed.closedAt);
+        expect(frozen.totals).toEqual({ calls: 1, credits: 10, ownerShare: 8, platformShare: 2 });
+        const refused = await store.usage.reserve(reservation(caller.id, analytic, { period, limit: null }));
+        expect(refused).toEqual({ ok: false, reason: 'period_closed', used: 1 });
+        // A late correction of the ledger does not reach the frozen statement.
+        await sql.query(
+          `UPDATE usage_events SET credits = 100, owner_share = 80, platform_share = 20 WHERE request_id = $1`,
+          [input.requestId],
+        );
+        expect(await store.statements.ownerStatement(owner.id, period)).toEqual(frozen);
+        // Other periods stay open.
+        expect(
+          (await store.usage.reserve(reservation(caller.id, analytic, { period: freshPeriod() }))).ok,
+        ).toBe(true);
+      });
+    });
+
+    describe('idempotency keys', () => {
+      it('go new → in progress → done, and refuse a different request under the same key', async () => {
+        const account = await newAccount();
+        const key = `idem-${unique()}`;
+        expect(await store.idempotency.claim(account.id, key, 'fp1')).toEqual({ state: 'new' });
+        expect(await store.idempotency.claim(account.id, key, 'fp1')).toEqual({ state: 'in_progress' });
+        expect(await store.idempotency.claim(account.id, key, 'fp2')).toEqual({ state: 'mismatch' });
+        expect(await store.idempotency.complete(account.id, key, { statusCode: 200, body: '{"a":1}' })).toBe(
+          true,
+        );
+        expect(await store.idempotency.complete(account.id, key, { statusCode: 500, body: 'x' })).toBe(false);
+        expect(await store.idempotency.claim(account.id, key, 'fp1')).toEqual({
+          state: 'done',
+          statusCode: 200,
+          body: '{"a":1}',
+        });
+        expect(await store.idempotency.claim(account.id, key, 'fp2')).toEqual({ state: 'mismatch' });
+        // Keys are per account.
+        const other = await newAccount();
+        expect(await store.idempotency.claim(other.id, key, 'fp2')).toEqual({ state: 'new' });
+      });
+
+      it('grant exactly one of many concurrent claims', async () => {
+        const account = await newAccount();
+        const key = `race-${unique()}`;
+        const claims = await Promise.all(
+          Array.from({ length: 20 }, () => store.idempotency.claim(account.id, key, 'fp')),
+        );
+        expect(claims.filter((c) => c.state === 'new')).toHaveLength(1);
+        expect(claims.filter((c) => c.state === 'in_progress')).toHaveLength(19);
+      });
+
+      it('can be abandoned, taken over after a lease, and expire after 24 hours', async () => {
+        const account = await newAccount();
+        const key = `exp-${unique()}`;
+        await store.idempotency.claim(account.id, key, 'fp');
+        await store.idempotency.abandon(account.id, key);
+        expect(await store.idempotency.claim(account.id, key, 'fp')).toEqual({ state: 'new' });
+        const age = (ms: number) =>
+          sql.query(
+            `UPDATE idempotency_keys SET created_at = created_at - $3::double precision * interval '1 millisecond'
+              WHERE account_id = $1 AND key = $2`,
+            [account.id, key, ms],
+          );
+        await age(120_000);
+        expect(await store.idempotency.claim(account.id, key, 'fp', { takeOverAfterMs: 600_000 })).toEqual({
+          state: 'in_progress',
+        });
+        expect(await store.idempotency.claim(account.id, key, 'fp', { takeOverAfterMs: 60_000 })).toEqual({
+          state: 'new',
+        });
+        await store.idempotency.complete(account.id, key, { statusCode: 201, body: 'made' });
+        await age(60_000);
+        // A completed key is never taken over, only expired.
+        expect((await store.idempotency.claim(account.id, key, 'other', { takeOverAfterMs: 1 })).state).toBe(
+          'mismatch',
+        );
+        await age(25 * 3_600_000);
+        const purged = await store.idempotency.purgeExpired();
+        expect(purged).toBeGreaterThanOrEqual(1);
+        expect(await store.idempotency.claim(account.id, key, 'other')).toEqual({ state: 'new' });
+        expect(await store.idempotency.purgeExpired()).toBe(0);
+      });
+    });
+
+    describe('listings', () => {
+      const fields = (category: string, overrides: Record<string, unknown> = {}) => ({
+        title: 'Revenue by region',
+        description: 'Sales totals per region and year',
+        category,
+        tags: ['Sales', 'geo'],
+        price: 2,
+        exampleParams: { year: 2024 },
+        ...overrides,
+      });
+
+      it('are published, shown with their analytic, unpublished and re-published', async () => {
+        const owner = await newAccount('owner');
+        const analytic = await newAnalytic(owner.id);
+        const category = `cat-${unique()}`;
+        const listing = await store.listings.publish(owner.id, analytic.id, fields(category));
+        expect(listing).toMatchObject({
+          analyticId: analytic.id,
+          name: analytic.name,
+          ownerId: owner.id,
+          tags: ['Sales', 'geo'],
+          price: 2,
+          exampleParams: { year: 2024 },
+          unpublishedAt: null,
+        });
+        const shown = await store.listings.get(analytic.name);
+        expect(shown).toMatchObject({ title: 'Revenue by region', calls30d: 0, version: 1 });
+        expect(shown?.definition).toEqual(analytic.definition);
+
+        const updated = await store.listings.publish(owner.id, analytic.id, fields(category, { price: 3 }));
+        expect(updated.price).toBe(3);
+        expect(updated.publishedAt).toEqual(listing.publishedAt);
+
+        const hidden = await store.listings.unpublish(owner.id, analytic.id);
+        expect(hidden.unpublishedAt).toBeInstanceOf(Date);
+        expect(await store.listings.get(analytic.name)).toBeNull();
+        expect((await store.listings.unpublish(owner.id, analytic.id)).unpublishedAt).toEqual(
+          hidden.unpublishedAt,
+        );
+        expect((await store.listings.search({ category })).items).toEqual([]);
+
+        const back = await store.listings.publish(owner.id, analytic.id, fields(category));
+        expect(back.unpublishedAt).toBeNull();
+        expect(back.publishedAt.getTime()).toBeGreaterThan(listing.publishedAt.getTime());
+        expect(await store.listings.get(analytic.name)).not.toBeNull();
+      });
+
+      it("cannot be published for someone else's analytic, and hide private or deleted ones", async () => {
+        const owner = await newAccount('owner');
+        const intruder = await newAccount('intruder');
+        const analytic = await newAnalytic(owner.id);
+        await expect(store.listings.publish(intruder.id, analytic.id, fields('x'))).rejects.toSatisfy((e) =>
+          isStoreError(e, 'NOT_FOUND'),
+        );
+        await expect(store.listings.unpublish(intruder.id, analytic.id)).rejects.toSatisfy((e) =>
+          isStoreError(e, 'NOT_FOUND'),
+        );
+        const secret = await newAnalytic(owner.id, 'private');
+        await store.listings.publish(owner.id, secret.id, fields('x'));
+        expect(await store.listings.get(secret.name)).toBeNull();
+        await store.listings.publish(owner.id, analytic.id, fields('x'));
+        await store.analytics.delete(owner.id, analytic.name);
+        expect(await store.listings.get(analytic.name)).toBeNull();
+        await expect(store.listings.publish(owner.id, analytic.id, fields('x'))).rejects.toSatisfy((e) =>
+          isStoreError(e, 'NOT_FOUND'),
+        );
+      });
+
+      it('are searched by text and category, sorted by popularity or newest, and paged', async () => {
+        const owner = await newAccount('owner');
+        const category = `cat-${unique()}`;
+        const [a, b, c] = [
+          await newAnalytic(owner.id),
+          await newAnalytic(owner.id),
+          await newAnalytic(owner.id),
+        ];
+        await store.listings.publish(
+          owner.id,
+          a!.id,
+          fields(category, { title: 'Churn cohorts', tags: ['SaaS'] }),
+        );
+        await store.listings.publish(owner.id, b!.id, fields(category, { title: 'Sales funnel 100%_off' }));
+        await store.listings.publish(
+          owner.id,
+          c!.id,
+          fields(category, { title: 'Weather', description: 'rain' }),
+        );
+        const caller = await newAccount('caller');
+        const serve = async (analytic: Analytic, n: number) => {
+          for (let i = 0; i < n; i++) {
+            const input = reservation(caller.id, analytic, { limit: null });
+            await store.usage.reserve(input);
+            await store.usage.commit(input.requestId, { latencyMs: 1, status: 'ok' });
+          }
+        };
+        await serve(b!, 3);
+        await serve(a!, 1);
+        // Pending calls do not make a listing popular.
+        for (let i = 0; i < 5; i++) await store.usage.reserve(reservation(caller.id, c!, { limit: null }));
+
+        const popular = await store.listings.search({ category, sort: 'popular' });
+        expect(popular.items.map((l) => [l.name, l.calls30d])).toEqual([
+          [b!.name, 3],
+          [a!.name, 1],
+          [c!.name, 0],
+        ]);
+        expect(popular.total).toBe(3);
+        const newest = await store.listings.search({ category: category.toUpperCase(), sort: 'newest' });
+        expect(newest.items.map((l) => l.name)).toEqual([c!.name, b!.name, a!.name]);
+
+        const names = async (text: string) =>
+          (await store.listings.search({ category, text })).items.map((l) => l.name);
+        expect(await names('saas')).toEqual([a!.name]);
+        expect(await names('CHURN')).toEqual([a!.name]);
+        expect(await names('RAIN')).toEqual([c!.name]);
+        expect(await names('%_')).toEqual([b!.name]);
+        expect(await names('%')).toEqual([b!.name]);
+        expect(await names('geo')).toEqual([b!.name, c!.name]);
+        expect(await names('nothing-like-this')).toEqual([]);
+
+        const page = await store.listings.search({ category, sort: 'newest', limit: 2, offset: 1 });
+        expect(page.items.map((l) => l.name)).toEqual([b!.name, a!.name]);
+        expect(page.total).toBe(3);
+      });
+    });
+
+    describe('ledger properties', () => {
+      type Op =
+        | {
+            readonly t: 'reserve';
+            readonly account: 0 | 1;
+            readonly analytic: 0 | 1 | 2;
+            readonly credits: number;
+            readonly origin: UsageOrigin;
+          }
+        | { readonly t: 'commit' | 'release' | 'stale'; readonly pick: number }
+        | { readonly t: 'reap' };
+      const opArb: fc.Arbitrary<Op> = fc.oneof(
+        {
+          weight: 4,
+          arbitrary: fc.record({
+            t: fc.constant('reserve' as const),
+            account: fc.constantFrom(0 as const, 1 as const),
+            analytic: fc.constantFrom(0 as const, 1 as const, 2 as const),
+            credits: fc.oneof(fc.integer({ min: 0, max: 9 }), fc.integer({ min: 0, max: 1_000_000_000 })),
+            origin: fc.constantFrom<UsageOrigin>('api', 'api', 'api', 'marketplace'),
+          }),
+        },
+        {
+          weight: 3,
+          arbitrary: fc.record({
+            t: fc.constantFrom('commit' as const, 'release' as const, 'stale' as const),
+            pick: fc.nat(),
+          }),
+        },
+        { weight: 1, arbitrary: fc.constant({ t: 'reap' as const }) },
+      );
+      const LIMITS = [4, null] as const;
+
+      it('split, counters and statements always agree with the ledger', async () => {
+        await fc.assert(
+          fc.asyncProperty(
+            fc.array(opArb, { minLength: 1, maxLength: backend.name === 'postgres' ? 25 : 40 }),
+            async (ops) => {
+              const period = freshPeriod();
+              const accounts = [await newAccount('free'), await newAccount('payg')];
+              const owners = [await newAccount('o1'), await newAccount('o2')];
+              const analytics = [
+                await newAnalytic(owners[0]!.id),
+                await newAnalytic(owners[0]!.id),
+                await newAnalytic(owners[1]!.id),
+              ];
+              interface Modelled {
+                readonly input: Reservation;
+                state: 'pending' | 'ok' | 'gone';
+                stale: boolean;
+              }
+              const model: Modelled[] = [];
+              const live = (account: number) =>
+                model.filter(
+                  (m) =>
+                    m.state !== 'gone' &&
+                    m.input.origin === 'api' &&
+                    m.input.accountId === accounts[account]!.id,
+                );
+              for (const op of ops) {
+                if (op.t === 'reserve') {
+                  const input = reservation(accounts[op.account]!.id, analytics[op.analytic]!, {
+                    period,
+                    limit: LIMITS[op.account],
+                    credits: op.credits,
+                    origin: op.origin,
+                  });
+                  const limit = LIMITS[op.account];
+                  const admit =
+                    op.origin === 'marketplace' || limit === null || live(op.account).length < limit;
+                  const result = await store.usage.reserve(input);
+                  expect(result.ok).toBe(admit);
+                  if (admit) model.push({ input, state: 'pending', stale: false });
+                } else if (op.t === 'reap') {
+                  const doomed = model.filter((m) => m.state === 'pending' && m.stale);
+                  expect(await store.usage.reapStale(600_000)).toBe(doomed.length);
+                  for (const m of doomed) m.state = 'gone';
+                } else {
+                  const m = model[op.pick % Math.max(1, model.length)];
+                  if (m === undefined) continue;
+                  const id = m.input.requestId;
+                  if (op.t === 'stale') {
+                    await backdate(id, 3_600_000);
+                    m.stale = true;
+                  } else if (op.t === 'commit') {
+                    const expected = { pending: 'committed', ok: 'already_committed', gone: 'missing' }[
+                      m.state
+                    ];
+                    expect(await store.usage.commit(id, { latencyMs: 1, status: 'ok' })).toBe(expected);
+                    if (m.state === 'pending') m.state = 'ok';
+                  } else {
+                    const expected = { pending: 'released', ok: 'committed', gone: 'missing' }[m.state];
+                    expect(await store.usage.release(id)).toBe(expected);
+                    if (m.state === 'pending') m.state = 'gone';
+                  }
+                }
+              }
+              const ledger = await sql.query<{
+                request_id: string;
+                owner_id: string;
+                analytic_name: string;
+                status: string;
+                origin: UsageOrigin;
+                credits: number;
+                owner_share: number;
+                platform_share: number;
+              }>(
+                `SELECT request_id, owner_id, analytic_name, status, origin, credits, owner_share, platform_share
+                 FROM usage_events WHERE period = $1 ORDER BY request_id`,
+                [period],
+              );
+              // Exactly the modelled events, with the modelled status.
+              expect(ledger.map((e) => [e.request_id, e.status])).toEqual(
+                model
+                  .filter((m) => m.state !== 'gone')
+                  .map((m) => [m.input.requestId, m.state])
+                  .sort((x, y) => (x[0]! < y[0]! ? -1 : 1)),
+              );
+              for (const event of ledger) {
+                expect(event.owner_share + event.platform_share).toBe(event.credits);
+                expect(event.owner_share).toBe(floor80(event.credits));
+                if (event.origin === 'marketplace') expect(event.credits).toBe(0);
+              }
+              for (const [i, account] of accounts.entries()) {
+                expect(await store.usage.counter(account.id, period)).toBe(live(i).length);
+              }
+              const served = ledger.filter((e) => e.status === 'ok' && e.origin === 'api');
+              const sumOf = (ownerId: string) => {
+                const rows = served.filter((e) => e.owner_id === ownerId);
+                return {
+                  calls: rows.length,
+                  credits: rows.reduce((s, e) => s + e.credits, 0),
+                  ownerShare: rows.reduce((s, e) => s + e.owner_share, 0),
+                  platformShare: rows.reduce((s, e) => s + e.platform_share, 0),
+                };
+              };
+              for (const owner of owners) {
+                expect((await store.statements.ownerStatement(owner.id, period)).totals).toEqual(
+                  sumOf(owner.id),
+                );
+              }
+              // Close the period once nothing is in flight: the frozen statement is the ledger's.
+              for (const m of model) if (m.state === 'pending') await store.usage.release(m.input.requestId);
+              await store.statements.closePeriod(period);
+              for (const owner of owners) {
+                const frozen = await store.statements.ownerStatement(owner.id, period);
+                expect(frozen.closedAt).toBeInstanceOf(Date);
+                expect(frozen.totals).toEqual(sumOf(owner.id));
+              }
+            },
+          ),
+          { numRuns: backend.name === 'postgres' ? 12 : 25 },
+        );
+      }, 120_000);
+    });
+  });
+}
