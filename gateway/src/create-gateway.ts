@@ -4,7 +4,9 @@
 import { join } from 'node:path';
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { createApp } from './app.js';
+import { createMetering } from './billing/metering.js';
 import { createPlanCatalog, parsePlans } from './billing/plan-catalog.js';
+import { createTryTokens } from './billing/try-token.js';
 import { loadAnalyticsDir } from './bootstrap/analytics-dir.js';
 import { bootstrapDemo, type DemoInfo } from './bootstrap/demo.js';
 import { createStoreCatalog } from './catalog/store-catalog.js';
@@ -16,7 +18,7 @@ import { createMetrics } from './observability/metrics.js';
 import { createRateLimiter } from './rate-limit/create-rate-limiter.js';
 import { createPlanPolicies, parseRateLimitTable } from './rate-limit/plan-policies.js';
 import { loadOrCreateDemoSecretKey } from './security/demo-secret-key.js';
-import { createSecretBox, type SecretBox } from './security/secret-box.js';
+import { createSecretBox } from './security/secret-box.js';
 import { createAccountService } from './services/account-service.js';
 import { createAnalyticsService } from './services/analytics-service.js';
 import { createAuthenticator } from './services/authenticator.js';
@@ -29,6 +31,9 @@ import { migrate } from './store/migrate.js';
 import { createPgClient } from './store/pg-client.js';
 import { createPgliteClient } from './store/pglite-client.js';
 import type { SqlClient } from './store/sql-client.js';
+
+const REAP_AFTER_MS = 15 * 60_000;
+const REAP_INTERVAL_MS = 60_000;
 
 export interface Gateway {
   readonly app: OpenAPIHono<AppEnv>;
@@ -66,11 +71,11 @@ export function parseKeyring(text: string): { keys: Record<string, Buffer>; curr
   return { keys, current };
 }
 
-async function secretBoxFor(config: GatewayConfig): Promise<SecretBox> {
-  if (config.secretKey) return createSecretBox(parseKeyring(config.secretKey));
+async function keyringFor(config: GatewayConfig): Promise<{ keys: Record<string, Buffer>; current: string }> {
+  if (config.secretKey) return parseKeyring(config.secretKey);
   // Only reachable in the embedded mode (loadConfig requires a key with DATABASE_URL).
   const demo = await loadOrCreateDemoSecretKey(config.dataDir);
-  return createSecretBox({ keys: { [demo.id]: demo.key }, current: demo.id });
+  return { keys: { [demo.id]: demo.key }, current: demo.id };
 }
 
 export async function createGateway(
@@ -87,7 +92,9 @@ export async function createGateway(
   try {
     const { applied } = await migrate(sql);
     if (applied.length > 0) logger.info({ applied }, 'store migrated');
-    const secretBox = await secretBoxFor(config);
+    const keyring = await keyringFor(config);
+    const secretBox = createSecretBox(keyring);
+    const tryTokens = createTryTokens(keyring);
     const store = createControlPlaneStore(sql, { secretBox });
     const plugins = options.plugins ?? (await loadPlugins(config.connectors));
     const connectorLogger = logger.child({ component: 'connector' });
@@ -108,7 +115,7 @@ export async function createGateway(
       ...(config.redisUrl ? { redisUrl: config.redisUrl } : {}),
       logger,
     });
-    const auth = createAuthenticator({ keys: store.keys, cacheMs: config.keyCacheMs, policies });
+    const auth = createAuthenticator({ keys: store.keys, cacheMs: config.keyCacheMs, policies, tryTokens });
     const queries = createQueryService({ catalog, connectors: connections, metrics });
     const analytics = createAnalyticsService({
       analytics: store.analytics,
@@ -136,6 +143,8 @@ export async function createGateway(
       plans,
       policies,
       rateLimiter,
+      metering: createMetering({ usage: store.usage, plans }),
+      tryTokens,
       health: {
         async check() {
           const checks: Record<string, { ok: boolean; message?: string }> = {};
@@ -186,6 +195,20 @@ export async function createGateway(
         'analytics loaded',
       );
     }
+    // Calls reserved by an instance that died before answering: released (never charged).
+    // The bound is longer than any query may run (600 s), so a live call is never reaped.
+    const reap = async () => {
+      try {
+        const reaped = await store.usage.reapStale(REAP_AFTER_MS);
+        if (reaped > 0) logger.warn({ reaped }, 'released calls left pending by a stopped instance');
+        await store.idempotency.purgeExpired();
+      } catch (error) {
+        logger.warn({ err: error }, 'usage reaper failed');
+      }
+    };
+    await reap();
+    const reaper = setInterval(() => void reap(), REAP_INTERVAL_MS);
+    reaper.unref();
     const app = createApp(services);
     let closed: Promise<void> | undefined;
     return {
@@ -194,6 +217,7 @@ export async function createGateway(
       demo,
       close(graceMs = config.shutdownGraceMs) {
         closed ??= (async () => {
+          clearInterval(reaper);
           await feed.stop();
           await connections.close(graceMs);
           await rateLimiter.close();

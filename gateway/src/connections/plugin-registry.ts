@@ -54,7 +54,8 @@ export function assertPlugin(candidate: unknown, specifier: string): ConnectorPl
 export function createPluginRegistry(plugins: readonly ConnectorPlugin[]): PluginRegistry {
   const byType = new Map<string, ConnectorPlugin>();
   for (const plugin of plugins) {
-    if (byType.has(plugin.type)) throw new PluginLoadError(`Two connector plugins claim the type "${plugin.type}"`);
+    if (byType.has(plugin.type))
+      throw new PluginLoadError(`Two connector plugins claim the type "${plugin.type}"`);
     byType.set(plugin.type, plugin);
   }
   return {

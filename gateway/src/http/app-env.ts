@@ -15,6 +15,13 @@ export interface Principal {
   readonly plan: string;
   /** The key's rate limit: its override, else its plan's default. */
   readonly rateLimit: ResolvedRateLimit;
+  /** The rate-limit bucket: per key, or per account for marketplace try-tokens. */
+  readonly rateLimitBucket: string;
+  /**
+   * `marketplace` only for a try-token this gateway signed: such calls are free and never count
+   * against a quota. Nothing else sets it.
+   */
+  readonly origin: 'api' | 'marketplace';
 }
 
 export interface AppEnv {

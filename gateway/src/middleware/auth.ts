@@ -34,7 +34,7 @@ export function requireScope(scope: Scope): MiddlewareHandler<AppEnv> {
       throw new ApiError('FORBIDDEN', `This key lacks the "${scope}" scope.`);
     }
     c.set('principal', principal);
-    await enforceRateLimit(c, principal, `key:${principal.keyId}`);
+    await enforceRateLimit(c, principal, principal.rateLimitBucket);
     await next();
     const headers = c.var.rateLimitHeaders;
     if (headers) for (const [name, value] of Object.entries(headers)) c.header(name, value);

@@ -25,8 +25,9 @@ describe('rate limit', () => {
   it('sends the policy and what is left on every response, then refuses with 429', async () => {
     const first = await query(alice.key);
     expect(first.status).toBe(200);
-    expect(first.headers.get('ratelimit-policy')).toBe('"default";q=3;w=60');
-    expect(first.headers.get('ratelimit')).toMatch(/^"default";r=2;t=\d+(\.\d+)?$/);
+    // The per-key limit, then the plan's monthly quota (the test gateway's Free plan has 1,000,000).
+    expect(first.headers.get('ratelimit-policy')).toMatch(/^"default";q=3;w=60, "monthly";q=1000000;w=\d+$/);
+    expect(first.headers.get('ratelimit')).toMatch(/^"default";r=2;t=\d+(\.\d+)?, "monthly";r=999999;t=\d+$/);
     // A failing call is limited too (it still costs the gateway work): an invalid param.
     const bad = await tg.call('POST', '/v1/query', {
       key: alice.key,
@@ -54,7 +55,7 @@ describe('rate limit', () => {
     tg.gateway.services.auth.forgetKey(bob.keyId);
     const first = await query(bob.key);
     expect(first.status).toBe(200);
-    expect(first.headers.get('ratelimit-policy')).toBe('"default";q=1;w=60');
+    expect(first.headers.get('ratelimit-policy')).toMatch(/^"default";q=1;w=60, /);
     expect((await query(bob.key)).status).toBe(429);
 
     const carol = await tg.signUp('Carol');

@@ -1,6 +1,6 @@
 // Structured JSON logs (pino). Every secret-bearing field is redacted by path, and request logs
 // carry the request id; API keys and warehouse passwords never reach a log line.
-import { pino, type Logger } from 'pino';
+import { type Logger, pino } from 'pino';
 
 export type { Logger } from 'pino';
 

@@ -1,7 +1,7 @@
 // Prometheus metrics: request counts and latency by route and status, connector latency by
 // warehouse type and outcome, and pool gauges read on scrape (no work on the request path).
 import type { PoolStats } from '@quarry/sdk-connector';
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 
 export interface PoolSnapshot {
   readonly connection: string;

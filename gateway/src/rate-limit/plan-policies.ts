@@ -114,7 +114,9 @@ export function parseRateLimitTable(json: string | undefined): Record<string, Ra
     .strict();
   const parsed = z.record(z.string(), Entry).safeParse(JSON.parse(json));
   if (!parsed.success) {
-    throw new Error(`QUARRY_RATE_LIMITS: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+    throw new Error(
+      `QUARRY_RATE_LIMITS: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
+    );
   }
   const out: Record<string, RateLimitPolicy> = {};
   for (const [plan, e] of Object.entries(parsed.data)) {

@@ -18,12 +18,9 @@ export const NewConnectionSchema = z
   .object({
     name: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,63}$/, 'lowercase letters, digits, - and _, up to 64'),
     type: z.string().min(1).openapi({ example: 'postgres' }),
-    config: z
-      .record(z.string(), z.unknown())
-      .openapi({
-        description:
-          "Fields per the type's config schema (GET /v1/connectors); secrets are encrypted at rest",
-      }),
+    config: z.record(z.string(), z.unknown()).openapi({
+      description: "Fields per the type's config schema (GET /v1/connectors); secrets are encrypted at rest",
+    }),
   })
   .strict()
   .openapi('NewConnection');

@@ -1,23 +1,26 @@
 // POST /v1/query and GET /v1/analytics/{name}: the query contract of DESIGN.md §2.
+import { createHash } from 'node:crypto';
 import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
 import type { ParamValues } from '@quarry/sdk-connector';
 import type { Context } from 'hono';
+import type { MeteredCall } from '../billing/metering.js';
 import type { CatalogEntry } from '../catalog/catalog.js';
+import { ApiError } from '../http/api-error.js';
 import type { AppEnv } from '../http/app-env.js';
 import { AUTHED_ERRORS, BEARER, BODY_ERRORS, QUERY_ERRORS } from '../http/common-schemas.js';
 import { readJson } from '../http/read-json.js';
 import { pathParam, route } from '../http/route.js';
 import { requireScope } from '../middleware/auth.js';
+import { formatQuotaPolicyItem, formatServiceLimitItem } from '../rate-limit/rate-limit-headers.js';
+import type { QueryResponseBody } from '../services/query-service.js';
 
 export const QueryRequestSchema = z
   .object({
     source: z.string().min(1).max(128).openapi({ example: 'sales-by-region' }),
-    params: z
-      .record(z.string(), z.unknown())
-      .openapi({
-        example: { year: 2024 },
-        description: "Values for the analytic's params; `{}` when it has none",
-      }),
+    params: z.record(z.string(), z.unknown()).openapi({
+      example: { year: 2024 },
+      description: "Values for the analytic's params; `{}` when it has none",
+    }),
   })
   .strict()
   .openapi('QueryRequest');
@@ -42,11 +45,106 @@ export const QueryResponseSchema = z
 
 const ok = { description: 'Results', content: { 'application/json': { schema: QueryResponseSchema } } };
 
+/** Appends the monthly quota to this request's IETF rate-limit headers. */
+function addQuotaHeaders(c: Context<AppEnv>, limit: number, remaining: number, resetSeconds: number): void {
+  const current = c.var.rateLimitHeaders ?? {};
+  const policy = formatQuotaPolicyItem('monthly', limit, resetSeconds);
+  const state = formatServiceLimitItem('monthly', remaining, resetSeconds);
+  const join = (a: string | undefined, b: string) => (a ? `${a}, ${b}` : b);
+  c.set('rateLimitHeaders', {
+    ...current,
+    'RateLimit-Policy': join(current['RateLimit-Policy'], policy),
+    RateLimit: join(current.RateLimit, state),
+  });
+}
+
+/** Meters, runs and answers one call: reserve → warehouse → commit (durable) → respond. */
 async function answer(c: Context<AppEnv>, entry: CatalogEntry, params: ParamValues): Promise<Response> {
-  const { queries } = c.var.services;
-  const body = await queries.execute(entry, params, { requestId: c.var.requestId, signal: c.req.raw.signal });
+  const { queries, metering } = c.var.services;
+  const started = performance.now();
+  let call: MeteredCall;
+  try {
+    call = await metering.begin(c.var.principal, entry, c.var.requestId);
+  } catch (error) {
+    if (error instanceof ApiError && error.code === 'QUOTA_EXCEEDED') {
+      const plan = c.var.services.plans.resolve(c.var.principal.plan);
+      addQuotaHeaders(c, plan.included_calls ?? 0, 0, Math.ceil(error.retryAfter ?? 0));
+    }
+    throw error;
+  }
+  if (call.limit !== null && call.remaining !== null)
+    addQuotaHeaders(c, call.limit, call.remaining, call.resetSeconds);
+  let body: QueryResponseBody;
+  try {
+    body = await queries.execute(entry, params, {
+      requestId: c.var.requestId,
+      signal: c.req.raw.signal,
+      credits: call.credits,
+    });
+  } catch (error) {
+    await call.release();
+    throw error;
+  }
+  // The answer leaves only once its usage event is durable.
+  await call.commit(performance.now() - started);
   return c.json(body, 200, { 'x-cache': 'MISS' });
 }
+
+const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
+
+/**
+ * Idempotency-Key (POST only): a replay of a completed request returns the stored answer and is
+ * not charged again; the same key with a different body, or while the first is still running,
+ * is refused. Failed requests are not stored, so a retry runs (and is charged) once.
+ */
+async function withIdempotency(c: Context<AppEnv>, run: () => Promise<Response>): Promise<Response> {
+  const key = c.req.header('idempotency-key');
+  if (key === undefined) return run();
+  if (!IDEMPOTENCY_KEY.test(key)) {
+    throw new ApiError('INVALID_REQUEST', 'Idempotency-Key must be 1–255 visible ASCII characters.');
+  }
+  const { idempotency } = c.var.services.store;
+  const accountId = c.var.principal.accountId;
+  const fingerprint = createHash('sha256')
+    .update(await c.req.text())
+    .digest('hex');
+  const claim = await idempotency.claim(accountId, key, fingerprint, {
+    takeOverAfterMs: IDEMPOTENCY_LEASE_MS,
+  });
+  if (claim.state === 'done') {
+    return new Response(claim.body, {
+      status: claim.statusCode,
+      headers: { 'content-type': 'application/json', 'idempotent-replayed': 'true' },
+    });
+  }
+  if (claim.state === 'in_progress') {
+    throw new ApiError(
+      'CONFLICT',
+      'A request with this Idempotency-Key is still running; retry when it has finished.',
+      {
+        retryAfter: 1,
+      },
+    );
+  }
+  if (claim.state === 'mismatch') {
+    throw new ApiError('INVALID_REQUEST', 'This Idempotency-Key was used with a different request.');
+  }
+  let response: Response;
+  try {
+    response = await run();
+  } catch (error) {
+    await idempotency.abandon(accountId, key);
+    throw error;
+  }
+  await idempotency.complete(accountId, key, {
+    statusCode: response.status,
+    body: await response.clone().text(),
+  });
+  return response;
+}
+
+/** Longer than any query may run (10 minutes), so a crashed instance's claim can be taken over. */
+const IDEMPOTENCY_LEASE_MS = 15 * 60_000;
 
 export function registerQueryRoutes(app: OpenAPIHono<AppEnv>): void {
   route(
@@ -64,8 +162,10 @@ export function registerQueryRoutes(app: OpenAPIHono<AppEnv>): void {
     async (c) => {
       const request = await readJson(c, QueryRequestSchema);
       const { queries } = c.var.services;
-      const entry = await queries.resolve(c.var.principal, request.source);
-      return answer(c, entry, queries.params(entry, request.params));
+      return withIdempotency(c, async () => {
+        const entry = await queries.resolve(c.var.principal, request.source);
+        return answer(c, entry, queries.params(entry, request.params));
+      });
     },
   );
 

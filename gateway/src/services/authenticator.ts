@@ -3,10 +3,12 @@
 // `cacheMs` (≤ 5 s) and are dropped at once when the change feed reports the key changed, so a
 // revoked key stops working on every instance within that bound.
 import { LRUCache } from 'lru-cache';
+import type { TryTokens } from '../billing/try-token.js';
 import { ApiError } from '../http/api-error.js';
 import type { Principal, Scope } from '../http/app-env.js';
 import { SCOPES } from '../http/app-env.js';
 import type { PlanPolicies } from '../rate-limit/plan-policies.js';
+import type { RateLimitPolicy } from '../rate-limit/rate-limiter.js';
 import { parseApiKey } from '../security/api-key.js';
 import type { ApiKeyRepository } from '../store/api-key-repository.js';
 
@@ -23,6 +25,10 @@ export interface AuthenticatorOptions {
   readonly keys: Pick<ApiKeyRepository, 'findByDigest'>;
   /** Resolves each key's rate limit (plan default or the key's override) once per cache fill. */
   readonly policies: PlanPolicies;
+  /** Verifies marketplace try-tokens (JWTs this gateway signed). */
+  readonly tryTokens?: TryTokens;
+  /** The tight limit on try-it calls, per account (default 10 a minute, burst 5). */
+  readonly tryPolicy?: RateLimitPolicy;
   /** How long a verdict is trusted without asking the store (default 1,000 ms). */
   readonly cacheMs?: number;
   /** Most keys kept in the cache (default 10,000). */
@@ -42,7 +48,10 @@ function toScopes(scopes: readonly string[]): Scope[] {
   return scopes.filter((s): s is Scope => (SCOPES as readonly string[]).includes(s));
 }
 
+const DEFAULT_TRY_POLICY: RateLimitPolicy = { limit: 10, windowSeconds: 60, burst: 5 };
+
 export function createAuthenticator(options: AuthenticatorOptions): Authenticator {
+  const tryPolicy = options.tryPolicy ?? DEFAULT_TRY_POLICY;
   const cacheMs = options.cacheMs ?? 1_000;
   const digestsByKey = new Map<string, string>();
   const cache = new LRUCache<string, CachedVerdict>({
@@ -61,7 +70,21 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
       }
       const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
       if (!match) throw unauthenticated('The Authorization header must be "Bearer <key>".');
-      const parsed = parseApiKey(match[1] as string);
+      const credential = match[1] as string;
+      if (!credential.startsWith('qry_') && options.tryTokens) {
+        const claims = await options.tryTokens.verify(credential);
+        if (claims === null) throw unauthenticated('The token is invalid or has expired.');
+        return {
+          accountId: claims.accountId,
+          keyId: `try_${claims.tokenId}`,
+          scopes: ['query'],
+          plan: 'marketplace',
+          rateLimit: { unlimited: false, policy: tryPolicy },
+          rateLimitBucket: `try:${claims.accountId}`,
+          origin: 'marketplace',
+        };
+      }
+      const parsed = parseApiKey(credential);
       if (!parsed.ok) throw unauthenticated('The API key is malformed (check for a typo).');
       const digest = parsed.digest.toString('base64');
       let verdict = cacheMs > 0 ? cache.get(digest) : undefined;
@@ -77,6 +100,8 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
                   scopes: toScopes(found.key.scopes),
                   plan: found.account.plan,
                   rateLimit: options.policies.resolve(found.account.plan, found.key.rateLimit),
+                  rateLimitBucket: `key:${found.key.id}`,
+                  origin: 'api',
                 },
                 keyId: found.key.id,
                 expiresAt: found.key.expiresAt?.getTime() ?? null,

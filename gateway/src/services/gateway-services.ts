@@ -1,6 +1,8 @@
 // The services a running gateway injects into its app (typed context, STYLE.md).
 
+import type { Metering } from '../billing/metering.js';
 import type { PlanCatalog } from '../billing/plan-catalog.js';
+import type { TryTokens } from '../billing/try-token.js';
 import type { Catalog } from '../catalog/catalog.js';
 import type { GatewayConfig } from '../config.js';
 import type { PluginRegistry } from '../connections/plugin-registry.js';
@@ -40,4 +42,6 @@ export interface GatewayServices {
   readonly plans: PlanCatalog;
   readonly policies: PlanPolicies;
   readonly rateLimiter: RateLimiter;
+  readonly metering: Metering;
+  readonly tryTokens: TryTokens;
 }

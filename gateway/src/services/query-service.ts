@@ -52,7 +52,12 @@ export interface QueryService {
   execute(
     entry: CatalogEntry,
     params: ParamValues,
-    context: { readonly requestId: string; readonly signal?: AbortSignal },
+    context: {
+      readonly requestId: string;
+      readonly signal?: AbortSignal;
+      /** Credits the call is charged (metering decides: 0 from the marketplace); default: the price. */
+      readonly credits?: number;
+    },
   ): Promise<QueryResponseBody>;
 }
 
@@ -121,7 +126,7 @@ export function createQueryService(deps: QueryServiceDeps): QueryService {
             duration_ms: Math.round((performance.now() - started) * 10) / 10,
             row_count: result.rowCount,
             truncated: result.truncated,
-            credits: entry.definition.price,
+            credits: context.credits ?? entry.definition.price,
             version: entry.version,
           },
         };
