@@ -45,6 +45,7 @@ const EnvSchema = z.object({
   QUARRY_FREE_CALLS: z.coerce.number().int().min(0).max(1_000_000).default(30),
   QUARRY_PLANS: z.string().optional(),
   QUARRY_RATE_LIMITS: z.string().optional(),
+  QUARRY_REAP_AFTER_MS: z.coerce.number().int().min(1_000).max(86_400_000).default(900_000),
   QUARRY_KEY_CACHE_MS: z.coerce.number().int().min(0).max(5_000).default(1_000),
 });
 
@@ -79,6 +80,11 @@ export interface GatewayConfig {
   readonly plansJson: string | undefined;
   /** JSON `{plan: {limit, window_seconds, burst}}` overriding per-plan rate-limit defaults. */
   readonly rateLimitsJson: string | undefined;
+  /**
+   * A reserved call still pending after this long belongs to a dead instance and is released
+   * (never charged). Must exceed the longest analytic timeout (600 s max); default 15 min.
+   */
+  readonly reapAfterMs: number;
   /** How long a verified key is trusted in process before the store is asked again (≤ 5 s). */
   readonly keyCacheMs: number;
 }
@@ -141,6 +147,7 @@ export function loadConfig(
     freeCalls: e.QUARRY_FREE_CALLS,
     plansJson: e.QUARRY_PLANS,
     rateLimitsJson: e.QUARRY_RATE_LIMITS,
+    reapAfterMs: e.QUARRY_REAP_AFTER_MS,
   };
 }
 

@@ -32,7 +32,6 @@ import { createPgClient } from './store/pg-client.js';
 import { createPgliteClient } from './store/pglite-client.js';
 import type { SqlClient } from './store/sql-client.js';
 
-const REAP_AFTER_MS = 15 * 60_000;
 const REAP_INTERVAL_MS = 60_000;
 
 export interface Gateway {
@@ -196,10 +195,10 @@ export async function createGateway(
       );
     }
     // Calls reserved by an instance that died before answering: released (never charged).
-    // The bound is longer than any query may run (600 s), so a live call is never reaped.
+    // The bound (QUARRY_REAP_AFTER_MS) is longer than any query may run, so a live call is never reaped.
     const reap = async () => {
       try {
-        const reaped = await store.usage.reapStale(REAP_AFTER_MS);
+        const reaped = await store.usage.reapStale(config.reapAfterMs);
         if (reaped > 0) logger.warn({ reaped }, 'released calls left pending by a stopped instance');
         await store.idempotency.purgeExpired();
       } catch (error) {
@@ -207,7 +206,7 @@ export async function createGateway(
       }
     };
     await reap();
-    const reaper = setInterval(() => void reap(), REAP_INTERVAL_MS);
+    const reaper = setInterval(() => void reap(), Math.min(REAP_INTERVAL_MS, config.reapAfterMs));
     reaper.unref();
     const app = createApp(services);
     let closed: Promise<void> | undefined;
