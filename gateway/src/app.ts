@@ -11,12 +11,17 @@ import { errorResponse, toApiError } from './http/error-response.js';
 import { honoPath } from './http/route.js';
 import { requestId } from './middleware/request-id.js';
 import { registerAccountRoutes } from './routes/accounts.js';
+import { registerAdminRoutes } from './routes/admin.js';
 import { registerConnectorRoutes } from './routes/connectors.js';
 import { registerHealthRoutes } from './routes/health.js';
 import { registerKeyRoutes } from './routes/keys.js';
+import { registerMarketplaceRoutes } from './routes/marketplace.js';
 import { registerOwnerAnalyticsRoutes } from './routes/owner-analytics.js';
 import { registerOwnerConnectionRoutes } from './routes/owner-connections.js';
+import { registerOwnerListingRoutes } from './routes/owner-listings.js';
 import { registerQueryRoutes } from './routes/query.js';
+import { registerStatementRoutes } from './routes/statements.js';
+import { registerUsageRoutes } from './routes/usage.js';
 import type { GatewayServices } from './services/gateway-services.js';
 
 export const API_VERSION = '1.0.0';
@@ -83,11 +88,22 @@ export function createApp(services: GatewayServices): OpenAPIHono<AppEnv> {
   registerOwnerConnectionRoutes(app);
   registerOwnerAnalyticsRoutes(app);
   registerConnectorRoutes(app);
+  registerUsageRoutes(app);
+  registerStatementRoutes(app);
+  registerOwnerListingRoutes(app);
+  registerMarketplaceRoutes(app);
+  // Without QUARRY_ADMIN_TOKEN the operator API does not exist: its paths answer as unknown ones.
+  if (services.config.adminToken !== undefined) registerAdminRoutes(app);
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearerAuth', {
     type: 'http',
     scheme: 'bearer',
     description: 'An API key (`qry_live_…`)',
+  });
+  app.openAPIRegistry.registerComponent('securitySchemes', 'adminAuth', {
+    type: 'http',
+    scheme: 'bearer',
+    description: 'The operator token (QUARRY_ADMIN_TOKEN); an API key is never accepted',
   });
   app.doc31('/v1/openapi.json', {
     openapi: '3.1.0',

@@ -1,10 +1,12 @@
 // Where the end-to-end tests find the local services, and the rule for when one is missing:
 // skip with a loud message, except under CI=true, where a missing service fails the run.
+import { Redis } from 'ioredis';
 import mysql from 'mysql2/promise';
 import pg from 'pg';
 
 export const TEST_PG_URL = process.env.QUARRY_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 export const TEST_MYSQL_URL = process.env.QUARRY_TEST_MYSQL_URL ?? 'mysql://root@127.0.0.1:3306/test';
+export const TEST_REDIS_URL = process.env.QUARRY_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 
 /** A short random suffix for schema, database, user and analytic names, unique per test file run. */
 export function uniqueSuffix(): string {
@@ -34,6 +36,27 @@ export async function mysqlAvailable(): Promise<true | string> {
     return true;
   } catch (error) {
     return `MariaDB at ${TEST_MYSQL_URL} is unreachable (${(error as Error).message})`;
+  }
+}
+
+/** `true` when Redis answers PING, else why not. */
+export async function redisAvailable(): Promise<true | string> {
+  const redis = new Redis(TEST_REDIS_URL, {
+    lazyConnect: true,
+    connectTimeout: 3000,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+  });
+  // Connection errors are reported through the promise below; without a listener ioredis logs them.
+  redis.on('error', () => {});
+  try {
+    await redis.connect();
+    await redis.ping();
+    return true;
+  } catch (error) {
+    return `Redis at ${TEST_REDIS_URL} is unreachable (${(error as Error).message})`;
+  } finally {
+    redis.disconnect();
   }
 }
 

@@ -78,6 +78,31 @@ async function ensureDemoKey(deps: DemoDeps, accountId: string): Promise<string>
   return generated.secret;
 }
 
+/** Lists the public example analytics on the marketplace, so the demo's marketplace is not empty. */
+async function publishExamples(store: ControlPlaneStore, ownerId: string, names: readonly string[]): Promise<void> {
+  for (const name of names) {
+    const analytic = await store.analytics.get(name);
+    if (!analytic || analytic.accountId !== ownerId || analytic.visibility !== 'public') continue;
+    if (await store.listings.getForOwner(ownerId, analytic.id)) continue;
+    const d = analytic.definition as {
+      title?: string;
+      description?: string;
+      category?: string;
+      tags?: string[];
+      price?: number;
+      example_params?: Record<string, unknown>;
+    };
+    await store.listings.publish(ownerId, analytic.id, {
+      title: d.title ?? name,
+      category: d.category ?? 'general',
+      price: d.price ?? 0,
+      ...(d.description === undefined ? {} : { description: d.description }),
+      ...(d.tags === undefined ? {} : { tags: d.tags }),
+      ...(d.example_params === undefined ? {} : { exampleParams: d.example_params }),
+    });
+  }
+}
+
 export async function bootstrapDemo(deps: DemoDeps): Promise<DemoInfo> {
   const { config, store, logger } = deps;
   // The demo user explores on a generous plan so the quota does not stop a newcomer.
@@ -105,6 +130,7 @@ export async function bootstrapDemo(deps: DemoDeps): Promise<DemoInfo> {
       { dir, analytics: loaded.map((l) => `${l.name}@${l.version} ${l.outcome}`) },
       'example analytics loaded',
     );
+    await publishExamples(store, owner.id, loaded.map((l) => l.name));
   } else {
     logger.warn({ dir }, 'no analytics directory found');
   }

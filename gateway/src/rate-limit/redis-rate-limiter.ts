@@ -5,12 +5,12 @@
 // until their bucket is full again, so idle keys disappear on their own.
 //
 // Fallback: rate limiting must never turn a Redis outage into a 5xx or into "unlimited". The
-// client fails fast (no offline queue, no per-request retries, a 50 ms command timeout), and any
+// client fails fast (no offline queue, no per-request retries, a 500 ms command timeout), and any
 // failure switches this instance to a per-instance memory limiter with the same policy, logged
 // once. A probe PINGs Redis every second (the client itself reconnects at most 1 s apart), and
 // the first success switches back, so the shared limit returns within a few seconds of Redis.
 // Trade-off, accepted on purpose: while falling back each instance limits on its own, so N
-// instances may admit up to N × (limit + burst) for one key; and a single slow reply (> 50 ms)
+// instances may admit up to N × (limit + burst) for one key; and a single slow reply (> 500 ms)
 // moves one instance to memory for about a second. Both beat failing requests.
 import { Redis } from 'ioredis';
 import { capacityMicros, decisionFromMicros, emissionIntervalMicros } from './gcra.js';
@@ -26,7 +26,7 @@ export interface RedisRateLimiterOptions {
   readonly logger: RateLimitLogger;
   /** Prefix of every Redis key; default `quarry:rl:`. */
   readonly keyPrefix?: string;
-  /** A reply slower than this counts as Redis being down; default 50 ms. */
+  /** A reply slower than this counts as Redis being down; default 500 ms (50 ms timed out under load). */
   readonly commandTimeoutMs?: number;
   /** How often to probe Redis while falling back; default 1000 ms. */
   readonly probeIntervalMs?: number;
@@ -81,7 +81,7 @@ export function createRedisRateLimiter(options: RedisRateLimiterOptions): RedisR
   const redis = new Redis(options.redisUrl, {
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
-    commandTimeout: options.commandTimeoutMs ?? 50,
+    commandTimeout: options.commandTimeoutMs ?? 500,
     // ioredis backs off up to 5 s by default; cap it so a returning Redis is seen within ~1 s.
     retryStrategy: (times) => Math.min(times * 100, 1000),
   }) as RedisWithGcra;

@@ -1,0 +1,30 @@
+// Authentication of the operator API (/v1/admin/…): the bearer must be QUARRY_ADMIN_TOKEN,
+// compared in constant time. Without that setting the operator API does not exist: every admin
+// route answers exactly as an unknown route does. An API key is never an admin, whatever it is.
+import type { MiddlewareHandler } from 'hono';
+import { ApiError } from '../http/api-error.js';
+import type { AppEnv } from '../http/app-env.js';
+import { constantTimeEqual } from '../security/api-key.js';
+
+const WWW_AUTHENTICATE = { 'www-authenticate': 'Bearer realm="quarry-admin"' };
+
+const refused = (message: string) => new ApiError('UNAUTHENTICATED', message, { headers: WWW_AUTHENTICATE });
+
+/** Requires `Authorization: Bearer <QUARRY_ADMIN_TOKEN>`; 404 as for an unknown route when it is unset. */
+export function adminAuth(): MiddlewareHandler<AppEnv> {
+  return async function adminAuthMiddleware(c, next) {
+    const token = c.var.services.config.adminToken;
+    if (token === undefined || token === '') {
+      // The same answer as the app's notFound handler gives for a path nothing serves.
+      throw new ApiError('NOT_FOUND', `No route for ${c.req.method} ${c.req.path}.`);
+    }
+    const header = c.req.header('authorization');
+    const match = header === undefined ? null : /^Bearer\s+(\S+)\s*$/i.exec(header);
+    if (!match) throw refused('Send the operator token as "Authorization: Bearer <token>".');
+    const credential = match[1] as string;
+    // Compared even for an API key, so the answer takes the same time whatever was sent.
+    const equal = constantTimeEqual(credential, token);
+    if (!equal || credential.startsWith('qry_')) throw refused('The operator token is wrong.');
+    await next();
+  };
+}

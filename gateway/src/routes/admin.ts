@@ -1,0 +1,245 @@
+// The operator API (DESIGN.md §2), reachable only with QUARRY_ADMIN_TOKEN: list accounts with
+// their plan and current-period calls, change an account's plan, set or lift a key's rate limit,
+// close a billing period (which freezes its owner statements).
+import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
+import { PERIOD_PATTERN, periodOf } from '../billing/billing-period.js';
+import { ApiError } from '../http/api-error.js';
+import type { AppEnv } from '../http/app-env.js';
+import { AUTHED_ERRORS, BODY_ERRORS, CONFLICT_ERROR, NOT_FOUND_ERROR } from '../http/common-schemas.js';
+import { readJson, zodDetails } from '../http/read-json.js';
+import { AccountSchema, accountJson, KeySchema, keyJson } from '../http/resources.js';
+import { pathParam, route } from '../http/route.js';
+import { adminAuth } from '../middleware/admin-auth.js';
+import { RateLimitOverrideSchema } from '../rate-limit/plan-policies.js';
+import type { ApiKey } from '../store/api-key-repository.js';
+import { isStoreError } from '../store/store-error.js';
+
+/** The OpenAPI security requirement of the operator routes. */
+export const ADMIN_SECURITY = [{ adminAuth: [] }];
+
+const { 403: _forbidden, 429: _limited, ...ADMIN_ERRORS } = AUTHED_ERRORS;
+
+const AdminAccountSchema = AccountSchema.extend({
+  closed_at: z.string().nullable(),
+  period: z.string().openapi({ description: 'The current billing period (UTC month)' }),
+  calls: z.number().int().openapi({ description: 'Calls counted against the quota this period' }),
+}).openapi('AdminAccount');
+
+export const PlanChangeSchema = z
+  .object({ plan: z.string().min(1).max(32) })
+  .strict()
+  .openapi('PlanChange');
+
+const AdminKeySchema = KeySchema.extend({
+  account_id: z.string(),
+  rate_limit: z.record(z.string(), z.unknown()).nullable().openapi({ description: 'The override, if any' }),
+}).openapi('AdminApiKey');
+
+const RateLimitBody = RateLimitOverrideSchema.openapi('RateLimitOverride', {
+  description:
+    '`{limit?, window_seconds?, burst?}` (unset fields keep the plan default), or `{unlimited: true}`',
+});
+
+const adminKeyJson = (k: ApiKey) => ({ ...keyJson(k), account_id: k.accountId, rate_limit: k.rateLimit });
+
+const PageQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(500).default(100),
+  offset: z.coerce.number().int().min(0).default(0),
+});
+
+export function registerAdminRoutes(app: OpenAPIHono<AppEnv>): void {
+  route(
+    app,
+    createRoute({
+      method: 'get',
+      path: '/v1/admin/accounts',
+      tags: ['Operator'],
+      summary: 'List accounts (newest first) with their plan and calls this period',
+      security: ADMIN_SECURITY,
+      request: { query: PageQuery },
+      responses: {
+        200: {
+          description: 'Accounts',
+          content: { 'application/json': { schema: z.object({ accounts: z.array(AdminAccountSchema) }) } },
+        },
+        ...ADMIN_ERRORS,
+      },
+    }),
+    adminAuth(),
+    async (c) => {
+      const parsed = PageQuery.safeParse(c.req.query());
+      if (!parsed.success) {
+        const details = zodDetails(parsed.error);
+        throw new ApiError('INVALID_REQUEST', `Invalid query: ${details[0]?.field}: ${details[0]?.message}`, {
+          details,
+        });
+      }
+      const { store } = c.var.services;
+      const period = periodOf(new Date());
+      const accounts = await store.accounts.list(parsed.data);
+      const calls = await Promise.all(accounts.map((a) => store.usage.counter(a.id, period)));
+      return c.json({
+        accounts: accounts.map((a, i) => ({
+          ...accountJson(a),
+          closed_at: a.closedAt?.toISOString() ?? null,
+          period,
+          calls: Number(calls[i] ?? 0),
+        })),
+      });
+    },
+  );
+
+  route(
+    app,
+    createRoute({
+      method: 'put',
+      path: '/v1/admin/accounts/{id}/plan',
+      tags: ['Operator'],
+      summary: "Change an account's plan",
+      description:
+        'Applies at once on the instance that answers; other gateway instances apply it within their key cache TTL (QUARRY_KEY_CACHE_MS, at most 5 s). The calls already counted this period stay counted.',
+      security: ADMIN_SECURITY,
+      request: {
+        params: z.object({ id: z.string() }),
+        body: { required: true, content: { 'application/json': { schema: PlanChangeSchema } } },
+      },
+      responses: {
+        200: {
+          description: 'Changed',
+          content: { 'application/json': { schema: z.object({ account: AccountSchema }) } },
+        },
+        ...ADMIN_ERRORS,
+        ...BODY_ERRORS,
+        ...NOT_FOUND_ERROR,
+      },
+    }),
+    adminAuth(),
+    async (c) => {
+      const { store, plans, auth } = c.var.services;
+      const body = await readJson(c, PlanChangeSchema);
+      if (plans.get(body.plan) === undefined) {
+        const known = plans.list().map((p) => p.id);
+        throw new ApiError('INVALID_REQUEST', `Unknown plan "${body.plan}"; plans: ${known.join(', ')}.`, {
+          details: [{ field: 'plan', message: `one of ${known.join(', ')}` }],
+        });
+      }
+      const account = await store.accounts.setPlan(pathParam(c, 'id'), body.plan);
+      // Cached principals carry the plan: drop them all so the new one applies to the next call.
+      auth.forgetAll();
+      return c.json({ account: accountJson(account) });
+    },
+  );
+
+  route(
+    app,
+    createRoute({
+      method: 'put',
+      path: '/v1/admin/keys/{id}/rate-limit',
+      tags: ['Operator'],
+      summary: "Set a key's rate limit, replacing its plan default",
+      security: ADMIN_SECURITY,
+      request: {
+        params: z.object({ id: z.string() }),
+        body: { required: true, content: { 'application/json': { schema: RateLimitBody } } },
+      },
+      responses: {
+        200: {
+          description: 'Set',
+          content: { 'application/json': { schema: z.object({ key: AdminKeySchema }) } },
+        },
+        ...ADMIN_ERRORS,
+        ...BODY_ERRORS,
+        ...NOT_FOUND_ERROR,
+      },
+    }),
+    adminAuth(),
+    async (c) => {
+      const { store, auth } = c.var.services;
+      const override = await readJson(c, RateLimitOverrideSchema);
+      const key = await store.keys.setRateLimit(pathParam(c, 'id'), override);
+      auth.forgetKey(key.id);
+      return c.json({ key: adminKeyJson(key) });
+    },
+  );
+
+  route(
+    app,
+    createRoute({
+      method: 'delete',
+      path: '/v1/admin/keys/{id}/rate-limit',
+      tags: ['Operator'],
+      summary: "Lift a key's rate-limit override (its plan default applies again)",
+      security: ADMIN_SECURITY,
+      request: { params: z.object({ id: z.string() }) },
+      responses: {
+        200: {
+          description: 'Lifted',
+          content: { 'application/json': { schema: z.object({ key: AdminKeySchema }) } },
+        },
+        ...ADMIN_ERRORS,
+        ...NOT_FOUND_ERROR,
+      },
+    }),
+    adminAuth(),
+    async (c) => {
+      const { store, auth } = c.var.services;
+      const key = await store.keys.setRateLimit(pathParam(c, 'id'), null);
+      auth.forgetKey(key.id);
+      return c.json({ key: adminKeyJson(key) });
+    },
+  );
+
+  route(
+    app,
+    createRoute({
+      method: 'post',
+      path: '/v1/admin/periods/{period}/close',
+      tags: ['Operator'],
+      summary: 'Close an ended billing period: freezes every owner statement of it',
+      description:
+        'Only a month that has ended (UTC) can be closed. Idempotent. 409 with `retry_after` while calls of the period are still in flight.',
+      security: ADMIN_SECURITY,
+      request: { params: z.object({ period: z.string().openapi({ example: '2026-10' }) }) },
+      responses: {
+        200: {
+          description: 'Closed',
+          content: {
+            'application/json': {
+              schema: z.object({ period: z.string(), closed_at: z.string(), already_closed: z.boolean() }),
+            },
+          },
+        },
+        ...ADMIN_ERRORS,
+        ...CONFLICT_ERROR,
+      },
+    }),
+    adminAuth(),
+    async (c) => {
+      const period = pathParam(c, 'period');
+      if (!PERIOD_PATTERN.test(period)) {
+        throw new ApiError('INVALID_REQUEST', 'period must be a month as YYYY-MM.');
+      }
+      // `YYYY-MM` strings order like the months they name.
+      const current = periodOf(new Date());
+      if (period >= current) {
+        throw new ApiError(
+          'INVALID_REQUEST',
+          `${period} has not ended (the current period is ${current}); only an ended month can be closed.`,
+        );
+      }
+      try {
+        const closed = await c.var.services.store.statements.closePeriod(period);
+        return c.json({
+          period: closed.period,
+          closed_at: closed.closedAt.toISOString(),
+          already_closed: closed.alreadyClosed,
+        });
+      } catch (error) {
+        if (isStoreError(error, 'CONFLICT')) {
+          throw new ApiError('CONFLICT', error.message, { retryAfter: 1, cause: error });
+        }
+        throw error;
+      }
+    },
+  );
+}

@@ -1,0 +1,229 @@
+// The marketplace: public search and detail of published listings, and the try-it console's
+// short-lived tokens. A listing's price is always its analytic's current `price` (one source of
+// truth): it is read from the current definition whenever a listing is shown, so a later
+// deploy that changes the price shows at once, with nothing to keep in sync.
+import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
+import { TRY_TOKEN_MAX_TTL_S } from '../billing/try-token.js';
+import { ApiError } from '../http/api-error.js';
+import type { AppEnv } from '../http/app-env.js';
+import { AUTHED_ERRORS, BEARER, BODY_ERRORS, NOT_FOUND_ERROR } from '../http/common-schemas.js';
+import { readJson, zodDetails } from '../http/read-json.js';
+import { pathParam, route } from '../http/route.js';
+import { requireScope } from '../middleware/auth.js';
+import type { AnalyticDefinition } from '../store/analytic-repository.js';
+import type { MarketplaceListing } from '../store/listing-repository.js';
+
+/** The credits a call of this definition costs (the definition schema's default is 1). */
+export function definitionPrice(definition: AnalyticDefinition): number {
+  const price = definition.price;
+  return typeof price === 'number' && Number.isSafeInteger(price) && price >= 0 ? price : 1;
+}
+
+export const ListingSearchQuerySchema = z.object({
+  q: z.string().max(200).optional().openapi({ description: 'Text in the title, description, name or a tag' }),
+  category: z.string().max(64).optional().openapi({ description: 'Exact category, any case' }),
+  sort: z
+    .enum(['popular', 'newest'])
+    .default('popular')
+    .openapi({ description: '`popular`: most calls in the last 30 days first' }),
+  limit: z.coerce.number().int().min(1).max(100).default(20),
+  offset: z.coerce.number().int().min(0).default(0),
+});
+
+export const ListingItemSchema = z
+  .object({
+    name: z.string().openapi({ description: 'The analytic: the `source` of a query' }),
+    title: z.string(),
+    description: z.string(),
+    category: z.string(),
+    tags: z.array(z.string()),
+    price: z.number().int().openapi({ description: 'Credits per call (the analytic’s current price)' }),
+    calls_30d: z.number().int(),
+    published_at: z.string(),
+  })
+  .openapi('Listing');
+
+export const ListingDetailSchema = ListingItemSchema.extend({
+  version: z.number().int().openapi({ description: 'The analytic version that runs now' }),
+  params: z.record(z.string(), z.unknown()).openapi({ description: 'The param schema' }),
+  example_params: z.record(z.string(), z.unknown()),
+  example_request: z.object({
+    method: z.literal('POST'),
+    url: z.literal('/v1/query'),
+    body: z.object({ source: z.string(), params: z.record(z.string(), z.unknown()) }),
+  }),
+  curl: z.string().openapi({ description: 'The same request as a shell command (key in $QUARRY_API_KEY)' }),
+}).openapi('ListingDetail');
+
+export const TryTokenRequestSchema = z
+  .object({
+    ttl_seconds: z
+      .number()
+      .int()
+      .min(1)
+      .max(TRY_TOKEN_MAX_TTL_S)
+      .optional()
+      .openapi({ description: `Lifetime, 1–${TRY_TOKEN_MAX_TTL_S} s (default ${TRY_TOKEN_MAX_TTL_S})` }),
+  })
+  .strict()
+  .openapi('TryTokenRequest');
+
+const TryTokenSchema = z
+  .object({ token: z.string(), expires_at: z.string(), token_type: z.literal('Bearer') })
+  .openapi('TryToken');
+
+function itemJson(l: MarketplaceListing, price: number) {
+  return {
+    name: l.name,
+    title: l.title,
+    description: l.description,
+    category: l.category,
+    tags: [...l.tags],
+    price,
+    calls_30d: Number(l.calls30d),
+    published_at: l.publishedAt.toISOString(),
+  };
+}
+
+/** `text` inside single quotes for a POSIX shell. */
+const shellQuote = (text: string) => `'${text.replace(/'/g, `'\\''`)}'`;
+
+export function registerMarketplaceRoutes(app: OpenAPIHono<AppEnv>): void {
+  route(
+    app,
+    createRoute({
+      method: 'get',
+      path: '/v1/marketplace/listings',
+      tags: ['Marketplace'],
+      summary: 'Search published analytics (public)',
+      request: { query: ListingSearchQuerySchema },
+      responses: {
+        200: {
+          description: 'One page of listings',
+          content: {
+            'application/json': {
+              schema: z.object({
+                items: z.array(ListingItemSchema),
+                total: z.number().int().openapi({ description: 'Matches in all pages' }),
+              }),
+            },
+          },
+        },
+        400: AUTHED_ERRORS[400],
+        500: AUTHED_ERRORS[500],
+      },
+    }),
+    async (c) => {
+      const parsed = ListingSearchQuerySchema.safeParse(c.req.query());
+      if (!parsed.success) {
+        const details = zodDetails(parsed.error);
+        throw new ApiError('INVALID_REQUEST', `Invalid query: ${details[0]?.field}: ${details[0]?.message}`, {
+          details,
+        });
+      }
+      const { q, category, sort, limit, offset } = parsed.data;
+      const { store } = c.var.services;
+      const page = await store.listings.search({
+        ...(q === undefined ? {} : { text: q }),
+        ...(category === undefined || category === '' ? {} : { category }),
+        sort,
+        limit,
+        offset,
+      });
+      const prices = await Promise.all(
+        page.items.map(async (l) => {
+          const analytic = await store.analytics.get(l.name);
+          return analytic === null ? l.price : definitionPrice(analytic.definition);
+        }),
+      );
+      return c.json({
+        items: page.items.map((l, i) => itemJson(l, prices[i] ?? l.price)),
+        total: Number(page.total),
+      });
+    },
+  );
+
+  route(
+    app,
+    createRoute({
+      method: 'get',
+      path: '/v1/marketplace/listings/{name}',
+      tags: ['Marketplace'],
+      summary: 'One listing: description, param schema, price and a ready example request (public)',
+      request: { params: z.object({ name: z.string() }) },
+      responses: {
+        200: { description: 'Listing', content: { 'application/json': { schema: ListingDetailSchema } } },
+        ...NOT_FOUND_ERROR,
+        500: AUTHED_ERRORS[500],
+      },
+    }),
+    async (c) => {
+      const name = pathParam(c, 'name');
+      const listing = await c.var.services.store.listings.get(name);
+      if (listing === null) throw new ApiError('NOT_FOUND', `No listing "${name}" on the marketplace.`);
+      const params = { ...listing.exampleParams };
+      const body = { source: listing.name, params };
+      const origin = new URL(c.req.url).origin;
+      const curl = [
+        `curl -X POST ${shellQuote(`${origin}/v1/query`)}`,
+        `-H "Authorization: Bearer $QUARRY_API_KEY"`,
+        `-H 'Content-Type: application/json'`,
+        `-d ${shellQuote(JSON.stringify(body))}`,
+      ].join(' \\\n  ');
+      const definitionParams = listing.definition.params;
+      return c.json({
+        ...itemJson(listing, definitionPrice(listing.definition)),
+        version: listing.version,
+        params:
+          definitionParams !== null && typeof definitionParams === 'object'
+            ? (definitionParams as Record<string, unknown>)
+            : {},
+        example_params: params,
+        example_request: { method: 'POST' as const, url: '/v1/query' as const, body },
+        curl,
+      });
+    },
+  );
+
+  route(
+    app,
+    createRoute({
+      method: 'post',
+      path: '/v1/marketplace/try-token',
+      tags: ['Marketplace'],
+      summary: "A short-lived token for the marketplace's try-it console",
+      description: [
+        'Calls made with the token (as `Authorization: Bearer <token>`) are free, never count against',
+        'the quota, earn the owner nothing, are recorded with origin `marketplace`, and are tightly',
+        'rate limited per account. The token only has the `query` scope and cannot mint another one.',
+      ].join(' '),
+      security: BEARER,
+      request: {
+        body: { required: false, content: { 'application/json': { schema: TryTokenRequestSchema } } },
+      },
+      responses: {
+        201: { description: 'Signed', content: { 'application/json': { schema: TryTokenSchema } } },
+        ...AUTHED_ERRORS,
+        ...BODY_ERRORS,
+      },
+    }),
+    requireScope('query'),
+    async (c) => {
+      const principal = c.var.principal;
+      if (principal.origin === 'marketplace') {
+        throw new ApiError('FORBIDDEN', 'A try-token cannot mint try-tokens; use an API key.');
+      }
+      // The body is optional: no body at all means the defaults.
+      const hasBody = c.req.header('content-type') !== undefined || (await c.req.text()) !== '';
+      const body = hasBody ? await readJson(c, TryTokenRequestSchema) : {};
+      const signed = await c.var.services.tryTokens.sign(
+        principal.accountId,
+        body.ttl_seconds ?? TRY_TOKEN_MAX_TTL_S,
+      );
+      return c.json(
+        { token: signed.token, expires_at: signed.expiresAt.toISOString(), token_type: 'Bearer' as const },
+        201,
+      );
+    },
+  );
+}

@@ -1,0 +1,110 @@
+// Owner statements over HTTP: the exact 80/20 split rounded down per call (price 7 → owner 5,
+// platform 2; price 1 → owner 0, platform 1), JSON and CSV, another owner's calls never mixed in.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { periodOf } from '../billing/billing-period.js';
+import { createTestGateway, type SignedUp, type TestGateway } from '../testing/test-gateway.js';
+
+let tg: TestGateway;
+let consumer: SignedUp;
+const period = periodOf(new Date());
+
+beforeAll(async () => {
+  tg = await createTestGateway();
+  consumer = await tg.signUp('Consumer');
+  for (const [name, price] of [
+    ['stmt-test-seven', 7],
+    ['stmt-test-one', 1],
+  ] as const) {
+    const res = await tg.call('PUT', `/v1/owner/analytics/${name}`, {
+      key: tg.ownerKey,
+      body: { connection: 'demo', sql: 'SELECT 1 AS one', price, visibility: 'public' },
+    });
+    expect(res.status, res.text).toBe(200);
+  }
+  for (const [source, times] of [
+    ['stmt-test-seven', 3],
+    ['stmt-test-one', 2],
+  ] as const) {
+    for (let i = 0; i < times; i++) {
+      const res = await tg.call('POST', '/v1/query', { key: consumer.key, body: { source, params: {} } });
+      expect(res.status, res.text).toBe(200);
+    }
+  }
+});
+afterAll(async () => {
+  await tg?.close();
+});
+
+describe('GET /v1/owner/statements', () => {
+  it('splits every call 80/20 rounded down for the owner, the platform keeping the rest', async () => {
+    const res = await tg.call('GET', '/v1/owner/statements', { key: tg.ownerKey });
+    expect(res.status, res.text).toBe(200);
+    expect(res.json.period).toBe(period);
+    expect(res.json.closed_at).toBeNull();
+    const rows = res.json.analytics as { name: string }[];
+    expect(rows.find((a) => a.name === 'stmt-test-seven')).toEqual({
+      name: 'stmt-test-seven',
+      calls: 3,
+      credits: 21,
+      owner_share: 15,
+      platform_share: 6,
+    });
+    expect(rows.find((a) => a.name === 'stmt-test-one')).toEqual({
+      name: 'stmt-test-one',
+      calls: 2,
+      credits: 2,
+      owner_share: 0,
+      platform_share: 2,
+    });
+    const sum = (field: string) =>
+      (res.json.analytics as Record<string, number>[]).reduce((total, a) => total + (a[field] ?? 0), 0);
+    expect(res.json.totals).toEqual({
+      calls: sum('calls'),
+      credits: sum('credits'),
+      owner_share: sum('owner_share'),
+      platform_share: sum('platform_share'),
+    });
+    expect(res.json.totals.owner_share + res.json.totals.platform_share).toBe(res.json.totals.credits);
+  });
+
+  it('shows nothing of other owners', async () => {
+    const res = await tg.call('GET', '/v1/owner/statements', { key: consumer.key });
+    expect(res.status).toBe(200);
+    expect(res.json).toEqual({
+      period,
+      closed_at: null,
+      analytics: [],
+      totals: { calls: 0, credits: 0, owner_share: 0, platform_share: 0 },
+    });
+  });
+
+  it('answers CSV with one row per analytic and a total row', async () => {
+    const res = await tg.call('GET', `/v1/owner/statements?period=${period}`, {
+      key: tg.ownerKey,
+      headers: { accept: 'text/csv, application/json;q=0.5' },
+    });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('text/csv; charset=utf-8');
+    expect(res.headers.get('content-disposition')).toBe(
+      `attachment; filename=quarry-statement-${period}.csv`,
+    );
+    const lines = res.text.split('\r\n');
+    expect(lines[0]).toBe('period,analytic,calls,credits,owner_share,platform_share,closed_at');
+    expect(lines).toContain(`${period},stmt-test-seven,3,21,15,6,`);
+    expect(lines).toContain(`${period},stmt-test-one,2,2,0,2,`);
+    const json = (await tg.call('GET', '/v1/owner/statements', { key: tg.ownerKey })).json;
+    const t = json.totals;
+    expect(lines.at(-2)).toBe(`${period},,${t.calls},${t.credits},${t.owner_share},${t.platform_share},`);
+    expect(lines.at(-1)).toBe('');
+  });
+
+  it('refuses a malformed period and a key without the owner scope', async () => {
+    const bad = await tg.call('GET', '/v1/owner/statements?period=2024-00', { key: tg.ownerKey });
+    expect(bad.status).toBe(400);
+    expect(bad.json.error.code).toBe('INVALID_REQUEST');
+    const key = (
+      await tg.call('POST', '/v1/keys', { key: consumer.key, body: { name: 'q', scopes: ['query'] } })
+    ).json.key.secret;
+    expect((await tg.call('GET', '/v1/owner/statements', { key })).status).toBe(403);
+  });
+});
