@@ -3,9 +3,13 @@
 //   1. a Free account's monthly quota is never over-admitted, however the calls are spread;
 //   2. `kill -9` of one instance under load neither loses nor invents a usage event.
 // The ledger (usage_events) and the counters (usage_counters) are read straight from Postgres
-// and compared with what the clients saw. The crash is released by the survivors' own reaper,
-// started with a short bound (QUARRY_REAP_AFTER_MS=3000 instead of 15 min): the test never
-// calls the repository itself.
+// and compared with what the clients saw. The crash is released by the survivors' own reaper:
+// for that test the three instances are restarted with a short bound (QUARRY_REAP_AFTER_MS=3000
+// instead of 15 min); the test never calls the repository itself.
+// The kill lands while every call of the victim is inside the warehouse (seen in
+// pg_stat_activity): in flight, reserved, not yet committed. A kill in the microseconds between
+// a call's commit and its response reaching the socket would leave a charged event for an answer
+// the client never got; no gateway can close that window (see the report of issue 4).
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ControlPlaneSchema, createControlPlaneSchema, withPg } from './support/control-plane.js';
@@ -50,13 +54,24 @@ const http = createHttpClient();
 let store: ControlPlaneSchema;
 let gateways: GatewayProcess[] = [];
 let owner: TestAccount;
+let env: Record<string, string>;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** The gateways' error-level log lines (pino level ≥ 50), for failure messages. */
 function serverErrors(): string {
   const lines = gateways.flatMap((g) => `${g.stdout()}\n${g.stderr()}`.split('\n'));
-  return lines.filter((l) => /"level":(5|6)\d/.test(l)).slice(0, 5).join('\n').slice(0, 4000);
+  return lines
+    .filter((l) => /"level":(5|6)\d/.test(l))
+    .slice(0, 5)
+    .join('\n')
+    .slice(0, 4000);
+}
+
+/** Replaces the three gateways with fresh ones on the same store, with `extra` in their environment. */
+async function restartGateways(extra: Record<string, string>): Promise<void> {
+  await Promise.allSettled(gateways.map((g) => g.stop()));
+  gateways = await startGateways(3, { ...env, ...extra });
 }
 
 function query(gateway: GatewayProcess, key: string, source: string): Promise<HttpResponse> {
@@ -66,13 +81,12 @@ function query(gateway: GatewayProcess, key: string, source: string): Promise<Ht
 describe.runIf(up)('metering across three gateway instances (real Postgres and Redis)', () => {
   beforeAll(async () => {
     store = await createControlPlaneSchema(`quarry_meter_x_${suffix}`);
-    const env = {
+    env = {
       ...postgresStoreEnv(store.databaseUrl, randomBytes(32).toString('base64')),
       QUARRY_FREE_CALLS: String(FREE_CALLS),
       // Limits far above the load: these tests are about the quota and the ledger.
       QUARRY_RATE_LIMITS: JSON.stringify({ free: GENEROUS, payg: GENEROUS }),
       QUARRY_REDIS_URL: TEST_REDIS_URL,
-      QUARRY_REAP_AFTER_MS: '3000',
     };
     gateways = await startGateways(3, env);
     const [g1] = gateways as [GatewayProcess];
@@ -161,6 +175,11 @@ describe.runIf(up)('metering across three gateway instances (real Postgres and R
   });
 
   it('kill -9 of one instance under load: every served call has its one event, no other call has one', async () => {
+    // A reaper bound of 3 s instead of 15 min, so the survivors release the crash's reservations
+    // within the test. Only here: under the 300-call burst above, a call may wait seconds for a
+    // store connection between its reservation and its commit, and a 3 s bound would reap it
+    // (it then fails uncharged with 500 INTERNAL, as designed, but that is not this test's point).
+    await restartGateways({ QUARRY_REAP_AFTER_MS: '3000' });
     const [g1, victim, g3] = gateways as [GatewayProcess, GatewayProcess, GatewayProcess];
     const caller = await signUp(http, g1, 'payg-caller', suffix);
     // Pay as you Go: no cap, so every call the load makes is admitted and must be recorded.
@@ -279,5 +298,5 @@ describe.runIf(up)('metering across three gateway instances (real Postgres and R
       for (const event of events) expect(ids.has(event.request_id)).toBe(true);
     }
     expect(await quotaCounter(store.schema, caller.id)).toBe(ledger.length);
-  });
+  }, 60_000);
 });

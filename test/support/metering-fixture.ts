@@ -62,12 +62,16 @@ export async function issueKey(
   key: string,
   name: string,
 ): Promise<{ readonly id: string; readonly secret: string }> {
-  const response = expectStatus(
-    await http.request(gateway.url, 'POST', '/v1/keys', { key, json: { name } }),
-    201,
-    'issue key',
-  );
-  return { id: response.body.key.id, secret: response.body.key.secret };
+  // Issuing is rate limited like any call: wait out a 429 (the tests' policies are small).
+  for (;;) {
+    const response = await http.request(gateway.url, 'POST', '/v1/keys', { key, json: { name } });
+    if (response.status === 429) {
+      await new Promise((r) => setTimeout(r, Math.ceil(Number(response.body.error.retry_after) * 1000) + 10));
+      continue;
+    }
+    expectStatus(response, 201, 'issue key');
+    return { id: response.body.key.id, secret: response.body.key.secret };
+  }
 }
 
 /** Connects the owner to the test Postgres server itself (enough for `SELECT … FROM pg_sleep(…)`). */

@@ -8,9 +8,9 @@ let tg: TestGateway;
 let alice: SignedUp;
 
 beforeAll(async () => {
-  // Free plan: 3 requests a minute, no burst beyond them.
+  // Free plan: 3 requests a minute, all 3 allowed at once (burst = the bucket).
   tg = await createTestGateway({
-    QUARRY_RATE_LIMITS: JSON.stringify({ free: { limit: 3, window_seconds: 60, burst: 0 } }),
+    QUARRY_RATE_LIMITS: JSON.stringify({ free: { limit: 3, window_seconds: 60, burst: 3 } }),
   });
   alice = await tg.signUp('Alice');
 });
@@ -51,7 +51,7 @@ describe('rate limit', () => {
 
   it('limits each key separately, and a key override replaces the plan default', async () => {
     const bob = await tg.signUp('Bob');
-    await tg.gateway.services.store.keys.setRateLimit(bob.keyId, { limit: 1, window_seconds: 60, burst: 0 });
+    await tg.gateway.services.store.keys.setRateLimit(bob.keyId, { limit: 1, window_seconds: 60, burst: 1 });
     tg.gateway.services.auth.forgetKey(bob.keyId);
     const first = await query(bob.key);
     expect(first.status).toBe(200);

@@ -7,7 +7,7 @@ const logger: RateLimitLogger = { warn: () => {}, info: () => {} };
 describe('createRateLimiter', () => {
   it('limits in memory, synchronously, when no Redis URL is configured', async () => {
     const limiter = createRateLimiter({ logger });
-    const policy = { limit: 1, windowSeconds: 60, burst: 1 };
+    const policy = { limit: 1, windowSeconds: 60, burst: 2 };
     const first = limiter.check('k', policy);
     expect(first).not.toBeInstanceOf(Promise);
     expect(first).toMatchObject({ allowed: true, remaining: 1 });
@@ -22,7 +22,7 @@ describe('createRateLimiter', () => {
       redisUrl: 'redis://127.0.0.1:1',
       logger: { warn: (_o, msg) => warnings.push(msg ?? ''), info: () => {} },
     });
-    const policy = { limit: 2, windowSeconds: 60, burst: 0 };
+    const policy = { limit: 2, windowSeconds: 60, burst: 2 };
     const decisions = [];
     for (let i = 0; i < 4; i++) decisions.push(await limiter.check('k', policy));
     expect(decisions.map((d) => d.allowed)).toEqual([true, true, false, false]);

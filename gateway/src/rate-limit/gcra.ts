@@ -5,9 +5,10 @@
 // Each key stores only its TAT (theoretical arrival time). The emission interval is
 // T = windowSeconds / limit (rounded *up* to a whole µs, so rounding can only make a key
 // stricter). A request of cost c is admitted when
-//     max(TAT, now) + c·T − now ≤ T · (limit + burst)
-// i.e. the bucket holds `limit + burst` requests and refills one per T: a key idle for a window
-// may spend its window's `limit` plus the brief's τ = T × burst extra at once, then one per T.
+//     max(TAT, now) + c·T − now ≤ T · max(1, burst)
+// i.e. the bucket holds `burst` requests (at least one) and refills one per T: a key may spend
+// `burst` at once, then one per T, so no window of `windowSeconds` ever admits more than
+// `limit + burst` — the bound the issue states and the multi-instance test checks.
 // Nothing is written for a denied request, so hammering a limited key does not push it further out.
 import type { RateLimitDecision, RateLimitPolicy } from './rate-limiter.js';
 
@@ -18,9 +19,9 @@ export function emissionIntervalMicros(policy: RateLimitPolicy): number {
   return Math.max(1, Math.ceil((policy.windowSeconds * MICROS_PER_SECOND) / policy.limit));
 }
 
-/** The bucket's capacity expressed in time: T × (limit + burst). */
+/** The bucket's capacity expressed in time: T × max(1, burst). */
 export function capacityMicros(policy: RateLimitPolicy, interval: number): number {
-  return interval * (policy.limit + policy.burst);
+  return interval * Math.max(1, policy.burst);
 }
 
 /** Builds the decision from the integer quantities both implementations compute. */

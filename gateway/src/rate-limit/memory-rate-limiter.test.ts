@@ -13,9 +13,9 @@ function fakeClock(startMs = 1_000_000) {
 }
 
 describe('memory rate limiter (GCRA)', () => {
-  const policy: RateLimitPolicy = { limit: 10, windowSeconds: 60, burst: 5 }; // T = 6 s
+  const policy: RateLimitPolicy = { limit: 10, windowSeconds: 60, burst: 15 }; // T = 6 s
 
-  it('admits exactly limit + burst at once, then one per emission interval', () => {
+  it('admits exactly burst at once, then one per emission interval', () => {
     const time = fakeClock();
     const limiter = createMemoryRateLimiter({ clock: time.clock });
     const remaining: number[] = [];
@@ -42,7 +42,7 @@ describe('memory rate limiter (GCRA)', () => {
   it('reports a fractional retry-after equal to the time until the next admission', () => {
     const time = fakeClock();
     const limiter = createMemoryRateLimiter({ clock: time.clock });
-    const odd: RateLimitPolicy = { limit: 3, windowSeconds: 10, burst: 0 }; // T = 3.333334 s
+    const odd: RateLimitPolicy = { limit: 3, windowSeconds: 10, burst: 3 }; // T = 3.333334 s
     for (let i = 0; i < 3; i++) expect(limiter.check('k', odd).allowed).toBe(true);
     time.advance(1_000);
     const denied = limiter.check('k', odd);

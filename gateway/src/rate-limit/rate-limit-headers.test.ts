@@ -9,7 +9,7 @@ import {
 } from './rate-limit-headers.js';
 import type { RateLimitDecision, RateLimitPolicy } from './rate-limiter.js';
 
-const policy: RateLimitPolicy = { limit: 60, windowSeconds: 60, burst: 20 };
+const policy: RateLimitPolicy = { limit: 60, windowSeconds: 60, burst: 80 };
 
 describe('rate-limit headers', () => {
   it('writes the draft structured-field form on an admitted request, without Retry-After', () => {
@@ -30,7 +30,7 @@ describe('rate-limit headers', () => {
   it('gives t as the time until the next request frees up, matching the limiter', () => {
     let now = 0;
     const limiter = createMemoryRateLimiter({ clock: () => now });
-    const free: RateLimitPolicy = { limit: 10, windowSeconds: 60, burst: 5 }; // T = 6 s
+    const free: RateLimitPolicy = { limit: 10, windowSeconds: 60, burst: 15 }; // T = 6 s
     let last = limiter.check('k', free);
     expect(rateLimitHeaders(free, last).RateLimit).toBe('"default";r=14;t=6');
     for (let i = 0; i < 14; i++) last = limiter.check('k', free);

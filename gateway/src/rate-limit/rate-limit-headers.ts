@@ -76,6 +76,6 @@ export function secondsToNextRequest(policy: RateLimitPolicy, decision: RateLimi
   if (!decision.allowed) return decision.retryAfterSeconds;
   const interval = emissionIntervalMicros(policy);
   const usedMicros = Math.round(decision.resetSeconds * MICROS_PER_SECOND);
-  const spareSlots = policy.limit + policy.burst - decision.remaining - 1;
+  const spareSlots = Math.max(1, policy.burst) - decision.remaining - 1;
   return Math.max(0, usedMicros - interval * spareSlots) / MICROS_PER_SECOND;
 }

@@ -148,12 +148,12 @@ afterAll(async () => {
 });
 
 describe.runIf(redisUp)('redis rate limiter', () => {
-  it('admits at most limit + burst for one key under 500 concurrent checks from 3 instances', async () => {
+  it('admits at most the bucket (burst) for one key under 500 concurrent checks from 3 instances', async () => {
     const logger = recordingLogger();
     // A generous timeout: this test is about atomicity, not about the fallback.
     const instances = [0, 1, 2].map(() => limiter({ logger, commandTimeoutMs: 5_000 }));
     await Promise.all(instances.map(untilRedis));
-    const policy: RateLimitPolicy = { limit: 10, windowSeconds: 3_600, burst: 5 };
+    const policy: RateLimitPolicy = { limit: 10, windowSeconds: 3_600, burst: 15 };
     const decisions = await Promise.all(
       Array.from({ length: 500 }, (_, i) => instances[i % 3]!.check('atomic', policy)),
     );
@@ -180,7 +180,7 @@ describe.runIf(redisUp)('redis rate limiter', () => {
       fallback: { clock: () => performance.now() + 3_600_000 },
     });
     await Promise.all([untilRedis(a), untilRedis(b)]);
-    const policy: RateLimitPolicy = { limit: 2, windowSeconds: 20, burst: 0 }; // T = 10 s
+    const policy: RateLimitPolicy = { limit: 2, windowSeconds: 20, burst: 2 }; // T = 10 s
     expect((await a.check('clock', policy)).remaining).toBe(1);
     expect((await b.check('clock', policy)).remaining).toBe(0);
     const denied = await b.check('clock', policy);
@@ -211,7 +211,7 @@ describe.runIf(redisUp)('redis rate limiter', () => {
     const viaProxy = limiter({ logger, redisUrl: proxy.url, commandTimeoutMs: 1_000 });
     const direct = limiter({ logger: recordingLogger(), commandTimeoutMs: 5_000 });
     await Promise.all([untilRedis(viaProxy), untilRedis(direct)]);
-    const policy: RateLimitPolicy = { limit: 100, windowSeconds: 3_600, burst: 0 };
+    const policy: RateLimitPolicy = { limit: 100, windowSeconds: 3_600, burst: 100 };
 
     for (let i = 0; i < 50; i++) await direct.check('shared', policy);
     expect(await viaProxy.check('shared', policy)).toMatchObject({ allowed: true, remaining: 49 });
@@ -253,7 +253,7 @@ describe.runIf(redisUp)('redis rate limiter', () => {
     const logger = recordingLogger();
     const slow = limiter({ logger, redisUrl: proxy.url, commandTimeoutMs: 200 });
     await untilRedis(slow);
-    const policy: RateLimitPolicy = { limit: 5, windowSeconds: 60, burst: 0 };
+    const policy: RateLimitPolicy = { limit: 5, windowSeconds: 60, burst: 5 };
     expect(await slow.check('slow', policy)).toMatchObject({ allowed: true, remaining: 4 });
 
     proxy.stall();

@@ -1,0 +1,68 @@
+import { describe, expect, it } from 'vitest';
+import { etagFor, matchesIfNoneMatch } from './etag.js';
+
+const data = {
+  results: [{ region: 'EU', revenue: 1234.5 }],
+  columns: [
+    { name: 'region', type: 'string' },
+    { name: 'revenue', type: 'number' },
+  ],
+  insights: { EU: { revenue: 1234.5 } },
+  version: 2,
+};
+
+describe('etagFor', () => {
+  it('is a quoted strong tag that is the same for the same data', () => {
+    const tag = etagFor(data);
+    expect(tag).toMatch(/^"[A-Za-z0-9_-]{43}"$/);
+    expect(etagFor(structuredClone(data))).toBe(tag);
+  });
+
+  it('changes when the results, columns, insights or version change', () => {
+    const tag = etagFor(data);
+    expect(etagFor({ ...data, results: [{ region: 'EU', revenue: 1234.6 }] })).not.toBe(tag);
+    expect(etagFor({ ...data, columns: [] })).not.toBe(tag);
+    expect(etagFor({ ...data, insights: undefined })).not.toBe(tag);
+    expect(etagFor({ ...data, version: 3 })).not.toBe(tag);
+  });
+});
+
+describe('matchesIfNoneMatch', () => {
+  const tag = '"abc"';
+
+  it('matches the same tag, weak or strong', () => {
+    expect(matchesIfNoneMatch('"abc"', tag)).toBe(true);
+    expect(matchesIfNoneMatch('W/"abc"', tag)).toBe(true);
+    expect(matchesIfNoneMatch('"abc"', 'W/"abc"')).toBe(true);
+  });
+
+  it('matches anywhere in a list, and * always', () => {
+    expect(matchesIfNoneMatch('"x", W/"y" ,"abc"', tag)).toBe(true);
+    expect(matchesIfNoneMatch('"x","y"', tag)).toBe(false);
+    expect(matchesIfNoneMatch('*', tag)).toBe(true);
+  });
+
+  it('does not match a missing, empty or different header', () => {
+    expect(matchesIfNoneMatch(undefined, tag)).toBe(false);
+    expect(matchesIfNoneMatch('', tag)).toBe(false);
+    expect(matchesIfNoneMatch('"abcd"', tag)).toBe(false);
+    expect(matchesIfNoneMatch('"ab"', tag)).toBe(false);
+  });
+
+  it('reads a quoted tag holding a comma as one tag', () => {
+    expect(matchesIfNoneMatch('"a,b"', '"a,b"')).toBe(true);
+    expect(matchesIfNoneMatch('"a,b"', '"a"')).toBe(false);
+    expect(matchesIfNoneMatch('"a,b", "c"', '"c"')).toBe(true);
+  });
+
+  it('tolerates unquoted tags', () => {
+    expect(matchesIfNoneMatch('abc', tag)).toBe(true);
+    expect(matchesIfNoneMatch('x, abc', tag)).toBe(true);
+  });
+
+  it('works with the tags etagFor makes', () => {
+    const real = etagFor({ results: [], columns: [], version: 1 });
+    expect(matchesIfNoneMatch(`W/${real}, "other"`, real)).toBe(true);
+    expect(matchesIfNoneMatch(etagFor({ results: [1], columns: [], version: 1 }), real)).toBe(false);
+  });
+});

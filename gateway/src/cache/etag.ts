@@ -1,0 +1,56 @@
+// ETags for query answers. The tag covers only the data (results, columns, insights, analytic
+// version), never the per-request meta (request id, timing), so the same data gets the same tag
+// whether it came from the cache or the warehouse, and a client's If-None-Match keeps matching
+// across refreshes that changed nothing.
+import { createHash } from 'node:crypto';
+
+/** The part of a query answer an ETag identifies. */
+export interface EtagData {
+  readonly results: unknown;
+  readonly columns: unknown;
+  readonly insights?: unknown;
+  readonly version: number;
+}
+
+/** A strong, quoted ETag (`"<base64url SHA-256>"`) of the data part of an answer. */
+export function etagFor(data: EtagData): string {
+  const text = JSON.stringify([data.version, data.columns, data.results, data.insights ?? null]);
+  return `"${createHash('sha256').update(text).digest('base64url')}"`;
+}
+
+/**
+ * Whether an `If-None-Match` header matches `etag`, i.e. the answer may be a 304. Uses the weak
+ * comparison RFC 9110 §13.1.2 prescribes for If-None-Match (`W/"x"` matches `"x"`), accepts a
+ * comma-separated list and `*`, and tolerates unquoted tags some clients send.
+ */
+export function matchesIfNoneMatch(header: string | undefined, etag: string): boolean {
+  if (header === undefined || header.length === 0) return false;
+  const wanted = opaqueTag(etag);
+  if (header === etag) return true;
+  let i = 0;
+  while (i < header.length) {
+    while (i < header.length && (header[i] === ' ' || header[i] === '\t' || header[i] === ',')) i++;
+    if (i >= header.length) break;
+    if (header[i] === '*') return true;
+    let start = i;
+    if (header.startsWith('W/', i)) start = i += 2;
+    let end: number;
+    if (header[i] === '"') {
+      // A quoted tag may itself contain commas: it ends at the closing quote.
+      const close = header.indexOf('"', i + 1);
+      end = close === -1 ? header.length : close + 1;
+    } else {
+      const comma = header.indexOf(',', i);
+      end = comma === -1 ? header.length : comma;
+    }
+    if (opaqueTag(header.slice(start, end).trim()) === wanted) return true;
+    i = end;
+  }
+  return false;
+}
+
+// The tag without its W/ prefix, always quoted.
+function opaqueTag(tag: string): string {
+  const bare = tag.startsWith('W/') ? tag.slice(2) : tag;
+  return bare.startsWith('"') ? bare : `"${bare}"`;
+}

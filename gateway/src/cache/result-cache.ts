@@ -1,0 +1,221 @@
+// The query result cache: serialised 200 bodies by cache key, bounded in bytes, with per-analytic
+// TTL, stale-while-revalidate, and concurrent misses coalesced into one load (one warehouse query).
+//
+// lru-cache does the byte-bounded LRU and the hard expiry (ttl + stale window). Coalescing and the
+// stale window are ours, in a small Map of loads in flight: lru-cache's fetch() ties "stale" to its
+// single TTL (it has no "serve stale only until" deadline), and on a failed refresh it either drops
+// the stale entry or, with allowStaleOnFetchRejection, resolves a cold miss to undefined instead of
+// rejecting. Here a failed load rejects its callers, caches nothing, and leaves a stale entry in
+// place until its window ends.
+//
+// A hit does no JSON work and allocates nothing: each entry holds an already-resolved promise of
+// its `{answer, outcome: 'HIT'}` result, built once when the entry is stored.
+import { LRUCache } from 'lru-cache';
+
+/** What a hit serves without any JSON work. */
+export interface CachedAnswer {
+  /** The serialised 200 response body (UTF-8 JSON). */
+  readonly body: Buffer;
+  /** Strong, quoted ETag of the data part (see etagFor). */
+  readonly etag: string;
+  /** When the answer was loaded, ms since the epoch. */
+  readonly storedAt: number;
+}
+
+/** An analytic's cache policy. */
+export interface CachePolicy {
+  /** Seconds an answer is served as fresh (HIT); 0 with no stale window disables storing. */
+  readonly ttlSeconds: number;
+  /** Seconds past the TTL an answer is still served (STALE) while one refresh runs; 0 = none. */
+  readonly staleSeconds: number;
+}
+
+export type CacheOutcome = 'HIT' | 'MISS' | 'STALE';
+
+export interface CacheResult {
+  readonly answer: CachedAnswer;
+  readonly outcome: CacheOutcome;
+}
+
+export interface GetOptions {
+  /** Skip the stored answer and load afresh (the result is still stored). */
+  readonly refresh?: boolean;
+}
+
+export interface CacheStats {
+  readonly entries: number;
+  /** Accounted bytes (bodies + keys + a fixed per-entry overhead); never above maxBytes. */
+  readonly bytes: number;
+  readonly hits: number;
+  readonly misses: number;
+  readonly stale: number;
+}
+
+export interface ResultCacheOptions {
+  /** Byte bound (QUARRY_CACHE_MAX_BYTES); default 64 MiB. */
+  readonly maxBytes?: number;
+  /** Clock in ms since the epoch; default Date.now. Tests pass a fake one. */
+  readonly now?: () => number;
+  /** Told about a failed background refresh (the stale answer keeps being served). */
+  readonly onRefreshError?: (key: string, error: unknown) => void;
+}
+
+export interface ResultCache {
+  /**
+   * Returns the cached answer (HIT), or runs `load` once for all concurrent callers of the same
+   * key (MISS; coalesced), or serves a stale answer while one background `load` refreshes it
+   * (STALE). A failed load rejects every coalesced caller with the same error and caches nothing.
+   * With `refresh: true` (a caller's `Cache-Control: no-cache`) any stored answer is skipped: the
+   * call loads (joining a load already in flight for the key), stores the result, and is a MISS.
+   */
+  get(
+    key: string,
+    policy: CachePolicy,
+    load: () => Promise<CachedAnswer>,
+    options?: GetOptions,
+  ): Promise<CacheResult>;
+  /** Drops every entry whose key starts with `prefix` (see cacheKeyPrefix); loads in flight for them are not stored. */
+  delete(prefix: string): void;
+  stats(): CacheStats;
+}
+
+export const DEFAULT_CACHE_MAX_BYTES = 64 * 1024 * 1024;
+
+/**
+ * Bytes charged per entry beyond its body and key: the entry and answer objects, the Buffer
+ * wrapper and its ArrayBuffer, the ETag string, the two cached result promises and lru-cache's
+ * per-slot bookkeeping. Measured at about 870 bytes on Node 20 (heapUsed + arrayBuffers over
+ * 100,000 entries, after GC), rounded up so that the byte bound bounds the process's memory,
+ * not just the bodies.
+ */
+export const ENTRY_OVERHEAD_BYTES = 1024;
+
+interface Entry {
+  readonly answer: CachedAnswer;
+  readonly freshUntil: number;
+  readonly staleUntil: number;
+  readonly hit: Promise<CacheResult>;
+  readonly stale: Promise<CacheResult>;
+}
+
+interface Load {
+  readonly promise: Promise<CachedAnswer>;
+  /** Cleared by delete(): the load still answers its callers but must not be stored. */
+  store: boolean;
+}
+
+export function createResultCache(options: ResultCacheOptions = {}): ResultCache {
+  const maxBytes = options.maxBytes ?? DEFAULT_CACHE_MAX_BYTES;
+  const now = options.now ?? Date.now;
+  const onRefreshError = options.onRefreshError;
+  const lru = new LRUCache<string, Entry>({
+    maxSize: maxBytes,
+    sizeCalculation: (entry, key) => entry.answer.body.length + key.length + ENTRY_OVERHEAD_BYTES,
+    // Same clock as ours, so lru-cache's hard expiry and our fresh/stale deadlines agree. A fake
+    // clock must be read every time (lru-cache otherwise reuses a reading for 1 ms of real time).
+    perf: { now },
+    ttlResolution: options.now === undefined ? 1 : 0,
+  });
+  const loads = new Map<string, Load>();
+  let hits = 0;
+  let misses = 0;
+  let stale = 0;
+
+  function store(key: string, policy: CachePolicy, loaded: CachedAnswer): CachedAnswer {
+    const ttlMs = Math.max(0, policy.ttlSeconds) * 1000;
+    const lifeMs = ttlMs + Math.max(0, policy.staleSeconds) * 1000;
+    // lru-cache reads ttl 0 as "forever": an analytic without caching stores nothing.
+    if (lifeMs <= 0) return loaded;
+    const answer: CachedAnswer = {
+      body: ownBuffer(loaded.body),
+      etag: loaded.etag,
+      storedAt: loaded.storedAt,
+    };
+    const start = now();
+    const entry: Entry = {
+      answer,
+      freshUntil: start + ttlMs,
+      staleUntil: start + lifeMs,
+      hit: Promise.resolve({ answer, outcome: 'HIT' }),
+      stale: Promise.resolve({ answer, outcome: 'STALE' }),
+    };
+    // An entry bigger than the whole cache is silently not stored by lru-cache; the caller
+    // still gets its answer.
+    lru.set(key, entry, { ttl: lifeMs, start });
+    return answer;
+  }
+
+  function startLoad(key: string, policy: CachePolicy, load: () => Promise<CachedAnswer>): Load {
+    const record: Load = {
+      promise: Promise.resolve()
+        .then(load)
+        .then(
+          (answer) => {
+            if (loads.get(key) === record) loads.delete(key);
+            return record.store ? store(key, policy, answer) : answer;
+          },
+          (error: unknown) => {
+            if (loads.get(key) === record) loads.delete(key);
+            throw error;
+          },
+        ),
+      store: true,
+    };
+    loads.set(key, record);
+    return record;
+  }
+
+  return {
+    get(key, policy, load, getOptions) {
+      const entry = getOptions?.refresh === true ? undefined : lru.get(key);
+      if (entry !== undefined) {
+        const t = now();
+        if (t < entry.freshUntil) {
+          hits++;
+          return entry.hit;
+        }
+        if (t < entry.staleUntil) {
+          stale++;
+          if (!loads.has(key)) {
+            // Background refresh: its failure must not surface as an unhandled rejection.
+            startLoad(key, policy, load).promise.catch((error: unknown) => onRefreshError?.(key, error));
+          }
+          return entry.stale;
+        }
+      }
+      misses++;
+      const running = loads.get(key) ?? startLoad(key, policy, load);
+      return running.promise.then(toMiss);
+    },
+
+    delete(prefix) {
+      // Collected first: deleting from lru-cache while iterating it may skip entries.
+      const doomed = [...lru.keys()].filter((key) => key.startsWith(prefix));
+      for (const key of doomed) lru.delete(key);
+      for (const [key, record] of loads) {
+        if (key.startsWith(prefix)) {
+          record.store = false;
+          loads.delete(key);
+        }
+      }
+    },
+
+    stats() {
+      return { entries: lru.size, bytes: lru.calculatedSize, hits, misses, stale };
+    },
+  };
+}
+
+function toMiss(answer: CachedAnswer): CacheResult {
+  return { answer, outcome: 'MISS' };
+}
+
+// A small Buffer from Buffer.from(string) is a view into a shared 8 KiB pool slab; keeping it
+// would keep the whole slab alive, so a cache of 1 KiB bodies could pin 8× its byte bound.
+// Such views are copied into their own memory once, at store time.
+function ownBuffer(body: Buffer): Buffer {
+  if (body.byteOffset === 0 && body.buffer.byteLength === body.length) return body;
+  const own = Buffer.allocUnsafeSlow(body.length);
+  body.copy(own);
+  return own;
+}
