@@ -45,6 +45,12 @@ const EnvSchema = z.object({
   QUARRY_FREE_CALLS: z.coerce.number().int().min(0).max(1_000_000).default(30),
   QUARRY_PLANS: z.string().optional(),
   QUARRY_RATE_LIMITS: z.string().optional(),
+  QUARRY_CACHE_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(64 * 1024 * 1024 * 1024)
+    .default(64 * 1024 * 1024),
   QUARRY_REAP_AFTER_MS: z.coerce.number().int().min(1_000).max(86_400_000).default(900_000),
   QUARRY_KEY_CACHE_MS: z.coerce.number().int().min(0).max(5_000).default(1_000),
 });
@@ -85,6 +91,8 @@ export interface GatewayConfig {
    * (never charged). Must exceed the longest analytic timeout (600 s max); default 15 min.
    */
   readonly reapAfterMs: number;
+  /** Bytes the result cache may hold (bodies, keys and per-entry overhead). */
+  readonly cacheMaxBytes: number;
   /** How long a verified key is trusted in process before the store is asked again (≤ 5 s). */
   readonly keyCacheMs: number;
 }
@@ -148,6 +156,7 @@ export function loadConfig(
     plansJson: e.QUARRY_PLANS,
     rateLimitsJson: e.QUARRY_RATE_LIMITS,
     reapAfterMs: e.QUARRY_REAP_AFTER_MS,
+    cacheMaxBytes: e.QUARRY_CACHE_MAX_BYTES,
   };
 }
 

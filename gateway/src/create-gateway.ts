@@ -9,6 +9,7 @@ import { createPlanCatalog, parsePlans } from './billing/plan-catalog.js';
 import { createTryTokens } from './billing/try-token.js';
 import { loadAnalyticsDir } from './bootstrap/analytics-dir.js';
 import { bootstrapDemo, type DemoInfo } from './bootstrap/demo.js';
+import { createResultCache } from './cache/result-cache.js';
 import { createStoreCatalog } from './catalog/store-catalog.js';
 import type { GatewayConfig } from './config.js';
 import { loadPlugins, type PluginRegistry } from './connections/plugin-registry.js';
@@ -143,6 +144,10 @@ export async function createGateway(
       policies,
       rateLimiter,
       metering: createMetering({ usage: store.usage, plans }),
+      resultCache: createResultCache({
+        maxBytes: config.cacheMaxBytes,
+        onRefreshError: (key, error) => logger.warn({ err: error, key }, 'background cache refresh failed'),
+      }),
       tryTokens,
       health: {
         async check() {

@@ -79,7 +79,11 @@ async function ensureDemoKey(deps: DemoDeps, accountId: string): Promise<string>
 }
 
 /** Lists the public example analytics on the marketplace, so the demo's marketplace is not empty. */
-async function publishExamples(store: ControlPlaneStore, ownerId: string, names: readonly string[]): Promise<void> {
+async function publishExamples(
+  store: ControlPlaneStore,
+  ownerId: string,
+  names: readonly string[],
+): Promise<void> {
   for (const name of names) {
     const analytic = await store.analytics.get(name);
     if (!analytic || analytic.accountId !== ownerId || analytic.visibility !== 'public') continue;
@@ -130,7 +134,11 @@ export async function bootstrapDemo(deps: DemoDeps): Promise<DemoInfo> {
       { dir, analytics: loaded.map((l) => `${l.name}@${l.version} ${l.outcome}`) },
       'example analytics loaded',
     );
-    await publishExamples(store, owner.id, loaded.map((l) => l.name));
+    await publishExamples(
+      store,
+      owner.id,
+      loaded.map((l) => l.name),
+    );
   } else {
     logger.warn({ dir }, 'no analytics directory found');
   }

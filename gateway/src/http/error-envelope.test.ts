@@ -339,7 +339,12 @@ describe('INTERNAL (500)', () => {
     });
     const res = await app.request('/v1/query', {
       method: 'POST',
-      headers: { authorization: `Bearer ${tg.demoKey}`, 'content-type': 'application/json' },
+      // no-cache: the failing service must be reached even if an earlier test cached the answer.
+      headers: {
+        authorization: `Bearer ${tg.demoKey}`,
+        'content-type': 'application/json',
+        'cache-control': 'no-cache',
+      },
       body: JSON.stringify({ source: 'sales-by-region', params: { year: 2024 } }),
     });
     const text = await res.text();

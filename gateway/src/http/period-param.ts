@@ -5,14 +5,10 @@ import type { Context } from 'hono';
 import { PERIOD_PATTERN, periodOf } from '../billing/billing-period.js';
 import { ApiError } from './api-error.js';
 
-export const PeriodQuerySchema = z
-  .string()
-  .regex(PERIOD_PATTERN)
-  .optional()
-  .openapi({
-    description: 'Calendar month in UTC, `YYYY-MM` (default: the current month)',
-    example: '2026-11',
-  });
+export const PeriodQuerySchema = z.string().regex(PERIOD_PATTERN).optional().openapi({
+  description: 'Calendar month in UTC, `YYYY-MM` (default: the current month)',
+  example: '2026-11',
+});
 
 /** The request's period, or the current UTC month; INVALID_REQUEST when malformed. */
 export function periodParam(c: Context, now: Date = new Date()): string {

@@ -4,6 +4,10 @@ import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
 import type { ParamValues } from '@quarry/sdk-connector';
 import type { Context } from 'hono';
 import type { MeteredCall } from '../billing/metering.js';
+import { answerBytes, storedAnswer } from '../cache/answer-body.js';
+import { cacheKey } from '../cache/cache-key.js';
+import { matchesIfNoneMatch } from '../cache/etag.js';
+import type { CacheResult } from '../cache/result-cache.js';
 import type { CatalogEntry } from '../catalog/catalog.js';
 import { ApiError } from '../http/api-error.js';
 import type { AppEnv } from '../http/app-env.js';
@@ -12,7 +16,6 @@ import { readJson } from '../http/read-json.js';
 import { pathParam, route } from '../http/route.js';
 import { requireScope } from '../middleware/auth.js';
 import { formatQuotaPolicyItem, formatServiceLimitItem } from '../rate-limit/rate-limit-headers.js';
-import type { QueryResponseBody } from '../services/query-service.js';
 
 export const QueryRequestSchema = z
   .object({
@@ -58,9 +61,20 @@ function addQuotaHeaders(c: Context<AppEnv>, limit: number, remaining: number, r
   });
 }
 
-/** Meters, runs and answers one call: reserve → warehouse → commit (durable) → respond. */
+/** Whether the caller asked to bypass the cache (`Cache-Control: no-cache` or `no-store`, `Pragma: no-cache`). */
+function bypassesCache(c: Context<AppEnv>): boolean {
+  const cc = c.req.header('cache-control')?.toLowerCase() ?? '';
+  return (
+    cc.includes('no-cache') || cc.includes('no-store') || c.req.header('pragma')?.toLowerCase() === 'no-cache'
+  );
+}
+
+/**
+ * Meters, runs (or serves from the cache) and answers one call: reserve → cache or warehouse →
+ * commit (durable) → respond. A cached call is metered and charged like any other.
+ */
 async function answer(c: Context<AppEnv>, entry: CatalogEntry, params: ParamValues): Promise<Response> {
-  const { queries, metering } = c.var.services;
+  const { queries, metering, resultCache } = c.var.services;
   const started = performance.now();
   let call: MeteredCall;
   try {
@@ -74,20 +88,55 @@ async function answer(c: Context<AppEnv>, entry: CatalogEntry, params: ParamValu
   }
   if (call.limit !== null && call.remaining !== null)
     addQuotaHeaders(c, call.limit, call.remaining, call.resetSeconds);
-  let body: QueryResponseBody;
+  const load = async () =>
+    storedAnswer(
+      await queries.execute(entry, params, {
+        requestId: c.var.requestId,
+        signal: c.req.raw.signal,
+        credits: call.credits,
+      }),
+      Date.now(),
+    );
+  const policy = {
+    ttlSeconds: entry.definition.cache?.ttl ?? 0,
+    staleSeconds: entry.definition.cache?.stale ?? 0,
+  };
+  let result: CacheResult;
   try {
-    body = await queries.execute(entry, params, {
-      requestId: c.var.requestId,
-      signal: c.req.raw.signal,
-      credits: call.credits,
-    });
+    result =
+      policy.ttlSeconds > 0 || policy.staleSeconds > 0
+        ? await resultCache.get(
+            cacheKey({ analyticId: entry.analyticId, version: entry.version, params }),
+            policy,
+            load,
+            bypassesCache(c) ? { refresh: true } : undefined,
+          )
+        : { answer: await load(), outcome: 'MISS' };
   } catch (error) {
     await call.release();
     throw error;
   }
   // The answer leaves only once its usage event is durable.
   await call.commit(performance.now() - started);
-  return c.json(body, 200, { 'x-cache': 'MISS' });
+  const headers: Record<string, string> = {
+    'x-cache': result.outcome,
+    etag: result.answer.etag,
+    'cache-control': 'private, no-cache',
+  };
+  if (matchesIfNoneMatch(c.req.header('if-none-match'), result.answer.etag)) {
+    return c.body(null, 304, headers);
+  }
+  const bytes = answerBytes(result.answer, {
+    requestId: c.var.requestId,
+    cached: result.outcome !== 'MISS',
+    durationMs: performance.now() - started,
+    credits: call.credits,
+    version: entry.version,
+  });
+  return c.body(new Uint8Array(bytes.buffer as ArrayBuffer, bytes.byteOffset, bytes.byteLength), 200, {
+    ...headers,
+    'content-type': 'application/json',
+  });
 }
 
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;

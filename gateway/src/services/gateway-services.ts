@@ -3,6 +3,7 @@
 import type { Metering } from '../billing/metering.js';
 import type { PlanCatalog } from '../billing/plan-catalog.js';
 import type { TryTokens } from '../billing/try-token.js';
+import type { ResultCache } from '../cache/result-cache.js';
 import type { Catalog } from '../catalog/catalog.js';
 import type { GatewayConfig } from '../config.js';
 import type { PluginRegistry } from '../connections/plugin-registry.js';
@@ -43,5 +44,6 @@ export interface GatewayServices {
   readonly policies: PlanPolicies;
   readonly rateLimiter: RateLimiter;
   readonly metering: Metering;
+  readonly resultCache: ResultCache;
   readonly tryTokens: TryTokens;
 }

@@ -1,0 +1,40 @@
+// How a 200 answer is serialised so a cache hit does no JSON work on the data: the stored bytes
+// are the body up to and including the cacheable part of `meta` (row_count, truncated); each
+// request appends only its own small tail (request_id, cached, duration_ms, credits, version).
+import type { QueryResponseBody } from '../services/query-service.js';
+import { etagFor } from './etag.js';
+import type { CachedAnswer } from './result-cache.js';
+
+/** Serialises everything but the per-request part of `meta`. */
+export function storedAnswer(body: QueryResponseBody, now: number): CachedAnswer {
+  const { meta, ...data } = body;
+  const json = JSON.stringify(data);
+  // `{"source":…,"columns":[…]}` → `{"source":…,"columns":[…],"meta":{"row_count":…,"truncated":…,`
+  const head = `${json.slice(0, -1)},"meta":{"row_count":${meta.row_count},"truncated":${meta.truncated},`;
+  return {
+    body: Buffer.from(head),
+    etag: etagFor({
+      results: body.results,
+      columns: body.columns,
+      ...(body.insights === undefined ? {} : { insights: body.insights }),
+      version: meta.version,
+    }),
+    storedAt: now,
+  };
+}
+
+export interface AnswerTail {
+  readonly requestId: string;
+  readonly cached: boolean;
+  readonly durationMs: number;
+  readonly credits: number;
+  readonly version: number;
+}
+
+/** The whole body: the stored head plus this request's tail. */
+export function answerBytes(answer: CachedAnswer, tail: AnswerTail): Buffer {
+  const end =
+    `"request_id":${JSON.stringify(tail.requestId)},"cached":${tail.cached},` +
+    `"duration_ms":${Math.round(tail.durationMs * 10) / 10},"credits":${tail.credits},"version":${tail.version}}}`;
+  return Buffer.concat([answer.body, Buffer.from(end)]);
+}
