@@ -4,8 +4,8 @@
 // JSON-safe values are the SDK runtime's job (see createConnector), so a plugin stays thin.
 import type { z } from 'zod';
 import type { ConnectorError } from './connector-error.js';
-import type { ScalarParamType, ScalarValue } from './param-types.js';
 import type { PoolOptions } from './connector-pool.js';
+import type { ScalarParamType, ScalarValue } from './param-types.js';
 
 /** Logical column types reported in `columns` and used to make values JSON-safe. */
 export type ColumnType =
@@ -93,7 +93,12 @@ export interface ExecuteOptions {
   readonly timeoutMs: number;
   /** Return at most this many rows and stop fetching past it (the runtime asks maxRows + 1). */
   readonly rowLimit: number;
-  /** Aborted when the query times out or the caller gives up. */
+  /**
+   * Aborted when the query times out or the caller gives up. Created on first access, so a session
+   * that never reads it costs nothing. It speaks for this execution only until `execute` settles:
+   * do not keep reading it after that. The runtime may hand a signal that was never aborted to a
+   * later query, but never one that still has listeners, so remove yours when you are done.
+   */
   readonly signal: AbortSignal;
 }
 
@@ -108,8 +113,15 @@ export interface RawResult {
 export interface ConnectorSession {
   /** Executes a compiled query in a read-only context with the given limits. */
   execute(query: CompiledQuery, options: ExecuteOptions): Promise<RawResult>;
-  /** Cheap liveness check run on borrow; false (or a throw) destroys the session. */
-  validate?(): Promise<boolean>;
+  /**
+   * Cheap liveness check run on borrow; false (or a throw, or a rejection) destroys the session.
+   *
+   * Prefer a local, synchronous check (a flag kept from the connection's events) returning a
+   * plain boolean: that is what the pool's fast lane uses, at no cost per query. A returned
+   * promise is still honoured (with a time limit), but costs a few promise turns and a timer on
+   * every borrow.
+   */
+  validate?(): boolean | Promise<boolean>;
   /**
    * Cancels the statement running on this session on the server (pg_cancel_backend, KILL QUERY,
    * interrupt, a cancel request). Called while `execute` is pending; must not throw.

@@ -3,6 +3,7 @@ import type { Connector, QueryRequest } from './connector.js';
 import { ConnectorError } from './connector-error.js';
 import type { ConnectorLogger } from './connector-plugin.js';
 import { createConnector } from './create-connector.js';
+import { noopLogger } from './noop-logger.js';
 import type { ParamValues } from './param-types.js';
 import { parseTemplate } from './sql-template.js';
 import { createMemoryPlugin, type MemoryPlugin, type MemoryTable } from './testing/memory-plugin.js';
@@ -175,6 +176,58 @@ describe('createConnector: time limits and cancellation', () => {
     );
     expect(error.code).toBe('QUERY_TIMEOUT');
     expect((await first).rowCount).toBe(5);
+  });
+});
+
+describe('createConnector: time limits of concurrent queries', () => {
+  it('times out a short-limit query on time while a longer one keeps running', async () => {
+    const plugin = createMemoryPlugin({ tables: { sales } });
+    const connector = await connect(plugin, { pool: { max: 2 } });
+    const long = connector.query(request(plugin, 'SELECT sleep(0.6)', { timeoutMs: 5_000 }));
+    await new Promise((r) => setTimeout(r, 20));
+    const started = Date.now();
+    const error = await failureOf(connector.query(request(plugin, 'SELECT sleep(10)', { timeoutMs: 100 })));
+    expect(error.code).toBe('QUERY_TIMEOUT');
+    expect(Date.now() - started).toBeLessThan(500);
+    expect(plugin.control.runningQueries('sleep(10)')).toBe(0);
+    expect((await long).rowCount).toBe(1);
+  });
+
+  it("gives each query a signal that only that query's stop aborts", async () => {
+    const plugin = createMemoryPlugin({ tables: { sales } });
+    const real = await plugin.createDriver({ database: 'x' }, { logger: noopLogger });
+    const seen: boolean[] = [];
+    let staleListenerCalls = 0;
+    const wrapped: MemoryPlugin = {
+      ...plugin,
+      createDriver: () => ({
+        async createSession() {
+          const inner = await real.createSession();
+          return {
+            execute(query, options) {
+              seen.push(options.signal.aborted);
+              // A careless session that never removes its listener.
+              if (seen.length === 1) options.signal.addEventListener('abort', () => staleListenerCalls++);
+              return inner.execute(query, options);
+            },
+            validate: () => true,
+            cancel: () => inner.cancel?.() ?? Promise.resolve(),
+            close: () => inner.close(),
+          };
+        },
+      }),
+    };
+    const connector = await connect(wrapped);
+    await connector.query(request(plugin, 'SELECT * FROM sales'));
+    await connector.query(request(plugin, 'SELECT * FROM sales'));
+    expect(
+      await failureOf(connector.query(request(plugin, 'SELECT sleep(10)', { timeoutMs: 50 }))),
+    ).toMatchObject({
+      code: 'QUERY_TIMEOUT',
+    });
+    await connector.query(request(plugin, 'SELECT * FROM sales'));
+    expect(seen).toEqual([false, false, false, false]);
+    expect(staleListenerCalls).toBe(0);
   });
 });
 

@@ -11,11 +11,13 @@ import type {
   ConnectorDriver,
   ConnectorPlugin,
   ConnectorSession,
+  ExecuteOptions,
   RawResult,
 } from './connector-plugin.js';
 import type { PoolOptions } from './connector-pool.js';
 import { type JsonConverter, jsonConverterFor } from './json-values.js';
 import { noopLogger } from './noop-logger.js';
+import { QueryDeadlines, QueryStop, raceStop, STOPPED } from './query-stop.js';
 import { createSessionPool, DEFAULT_POOL_OPTIONS } from './session-pool.js';
 import { compileTemplate } from './sql-template.js';
 
@@ -208,58 +210,61 @@ export async function createConnector<C>(
     }
   }
 
+  /** The running queries' time limits, and AbortControllers kept for reuse (see query-stop.ts). */
+  const deadlines = new QueryDeadlines();
+
   async function run(request: QueryRequest): Promise<QueryResult> {
-    const timeoutMs = request.timeoutMs ?? defaultTimeoutMs;
-    const maxRows = request.maxRows ?? defaultMaxRows;
-    if (!(timeoutMs > 0)) throw new ConnectorError('PARAM_INVALID', 'timeoutMs must be a positive number');
-    if (!Number.isInteger(maxRows) || maxRows < 0) {
-      throw new ConnectorError('PARAM_INVALID', 'maxRows must be a non-negative integer');
-    }
-    const compiled = compile(request);
-    const started = performance.now();
-
-    // One signal for "stop now": the time limit or the caller giving up, whichever is first.
-    const controller = new AbortController();
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      controller.abort();
-    }, timeoutMs);
-    const callerSignal = request.signal;
-    const onCallerAbort = () => controller.abort();
-    if (callerSignal?.aborted) controller.abort();
-    else callerSignal?.addEventListener('abort', onCallerAbort, { once: true });
-
-    const stopped = (): ConnectorError =>
-      timedOut
-        ? new ConnectorError(
-            'QUERY_TIMEOUT',
-            `the query ran past its ${timeoutMs} ms limit and was cancelled`,
-          )
-        : new ConnectorError('QUERY_ABORTED', 'the query was aborted by the caller and cancelled');
-
+    if (closing) throw new ConnectorError('CLOSED', 'the connector is closed');
+    inFlight++;
+    let stop: QueryStop | undefined;
     try {
+      const timeoutMs = request.timeoutMs ?? defaultTimeoutMs;
+      const maxRows = request.maxRows ?? defaultMaxRows;
+      if (!(timeoutMs > 0)) throw new ConnectorError('PARAM_INVALID', 'timeoutMs must be a positive number');
+      if (!Number.isInteger(maxRows) || maxRows < 0) {
+        throw new ConnectorError('PARAM_INVALID', 'maxRows must be a non-negative integer');
+      }
+      const compiled = compile(request);
+      const started = performance.now();
+      const currentStop = new QueryStop(timeoutMs, started, request.signal, deadlines);
+      stop = currentStop;
+      if (currentStop.reason !== undefined) throw currentStop.error();
+
       for (let attempt = 0; ; attempt++) {
         let session: ConnectorSession;
+        // Time spent waiting for a session counts against the limit; an idle one costs none.
+        let remainingMs = attempt === 0 ? timeoutMs : timeoutMs - (performance.now() - started);
         try {
-          session = await pool.acquire(controller.signal);
+          // The signal is only created if the caller has to wait for a session.
+          const borrowed = pool.acquireNow(() => currentStop.signal);
+          if (borrowed instanceof Promise) {
+            session = await borrowed;
+            remainingMs = timeoutMs - (performance.now() - started);
+          } else {
+            session = borrowed;
+          }
         } catch (error) {
-          if (controller.signal.aborted) throw stopped();
+          if (currentStop.reason !== undefined) throw currentStop.error();
           throw isConnectorError(error) ? error : mapDriverError(error);
         }
         const reused = pool.wasIdle(session);
+        let pending: Promise<RawResult> | undefined;
         let raw: RawResult;
         try {
-          raw = await execute(
-            session,
-            compiled,
-            timeoutMs - (performance.now() - started),
-            maxRows,
-            controller,
-          );
+          if (currentStop.reason !== undefined) throw STOPPED;
+          const options: ExecuteOptions = {
+            timeoutMs: Math.max(1, Math.ceil(remainingMs)),
+            rowLimit: maxRows + 1,
+            get signal() {
+              return currentStop.signal;
+            },
+          };
+          pending = session.execute(compiled, options);
+          raw = await raceStop(pending, currentStop);
         } catch (error) {
-          if (controller.signal.aborted) {
-            const failure = stopped();
+          if (currentStop.reason !== undefined) {
+            if (pending !== undefined) await cancelAndSettle(session, pending);
+            const failure = currentStop.error();
             pool.release(session, failure);
             throw failure;
           }
@@ -284,47 +289,20 @@ export async function createConnector<C>(
         };
       }
     } finally {
-      clearTimeout(timer);
-      callerSignal?.removeEventListener('abort', onCallerAbort);
+      stop?.finish();
+      inFlight--;
+      if (inFlight === 0 && idleWaiters.length > 0) notifyIdle();
     }
   }
 
-  /** Runs execute raced against the stop signal; on stop, cancels on the server and waits briefly. */
-  async function execute(
-    session: ConnectorSession,
-    compiled: CompiledQuery,
-    remainingMs: number,
-    maxRows: number,
-    controller: AbortController,
-  ): Promise<RawResult> {
-    const signal = controller.signal;
-    if (signal.aborted) throw new Error('stopped');
-    const pending = session.execute(compiled, {
-      timeoutMs: Math.max(1, Math.ceil(remainingMs)),
-      rowLimit: maxRows + 1,
-      signal,
-    });
-    pending.catch(() => undefined); // it may reject after we stopped listening
-    let onStop: (() => void) | undefined;
-    const stoppedPromise = new Promise<never>((_, reject) => {
-      onStop = () => reject(new Error('stopped'));
-      signal.addEventListener('abort', onStop, { once: true });
-    });
+  /** A stopped query: cancel it on the server and give the driver a moment to settle. */
+  async function cancelAndSettle(session: ConnectorSession, pending: Promise<RawResult>): Promise<void> {
     try {
-      return await Promise.race([pending, stoppedPromise]);
-    } catch (error) {
-      if (signal.aborted) {
-        try {
-          await waitFor(session.cancel?.() ?? Promise.resolve(), CANCEL_SETTLE_MS);
-        } catch {
-          // cancel() must not throw; if it does, the session is destroyed anyway
-        }
-        await waitFor(pending, CANCEL_SETTLE_MS);
-      }
-      throw error;
-    } finally {
-      if (onStop) signal.removeEventListener('abort', onStop);
+      await waitFor(session.cancel?.() ?? Promise.resolve(), CANCEL_SETTLE_MS);
+    } catch {
+      // cancel() must not throw; if it does, the session is destroyed anyway
     }
+    await waitFor(pending, CANCEL_SETTLE_MS);
   }
 
   function notifyIdle(): void {
@@ -338,16 +316,7 @@ export async function createConnector<C>(
     type: plugin.type,
     dialect: plugin.dialect,
 
-    async query(request) {
-      if (closing) throw new ConnectorError('CLOSED', 'the connector is closed');
-      inFlight++;
-      try {
-        return await run(request);
-      } finally {
-        inFlight--;
-        notifyIdle();
-      }
-    },
+    query: run,
 
     async test() {
       if (closing) throw new ConnectorError('CLOSED', 'the connector is closed');

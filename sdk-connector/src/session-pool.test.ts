@@ -164,3 +164,113 @@ describe('createSessionPool', () => {
     pool.release(b);
   });
 });
+
+describe('createSessionPool: the idle fast lane', () => {
+  /** Memory sessions whose validate() answers synchronously, as the real connectors' do. */
+  async function syncSetup(options: Partial<PoolOptions> = {}) {
+    const plugin = createMemoryPlugin();
+    const real = await plugin.createDriver({ database: 'memory' }, { logger: noopLogger });
+    const healthy = new Map<ConnectorSession, boolean>();
+    let validates = 0;
+    const driver = {
+      async createSession(): Promise<ConnectorSession> {
+        const inner = await real.createSession();
+        const session: ConnectorSession = {
+          execute: (q, o) => inner.execute(q, o),
+          close: () => inner.close(),
+          validate: () => {
+            validates++;
+            return healthy.get(session) ?? true;
+          },
+        };
+        return session;
+      },
+    };
+    const pool = createSessionPool(driver, { ...DEFAULT_POOL_OPTIONS, ...options }, noopLogger);
+    pools.push(pool);
+    return { pool, control: plugin.control, healthy, validates: () => validates };
+  }
+
+  it('checks an idle session synchronously on borrow and replaces one that reports unhealthy', async () => {
+    const { pool, control, healthy, validates } = await syncSetup();
+    const a = await pool.acquire();
+    pool.release(a);
+    const again = await pool.acquire();
+    expect(again).toBe(a);
+    expect(validates()).toBe(1);
+    pool.release(again);
+    healthy.set(a, false);
+    const b = await pool.acquire();
+    expect(b).not.toBe(a);
+    await sleep(0);
+    expect(control.sessions[0]?.closed).toBe(true);
+    expect(pool.stats()).toMatchObject({ total: 1, busy: 1, idle: 0, created: 2, destroyed: 1 });
+    pool.release(b);
+  });
+
+  it('calls a lazy signal only when the caller has to wait, and honours it then', async () => {
+    const { pool } = await syncSetup({ max: 1 });
+    let asked = 0;
+    const controller = new AbortController();
+    const lazy = () => {
+      asked++;
+      return controller.signal;
+    };
+    // Opening the first session means waiting: the signal is asked for.
+    const first = await pool.acquire(lazy);
+    expect(asked).toBe(1);
+    pool.release(first);
+    asked = 0;
+    const idle = await pool.acquire(lazy);
+    expect(idle).toBe(first);
+    expect(asked).toBe(0);
+    const waiting = pool.acquire(lazy);
+    expect(asked).toBe(1);
+    controller.abort();
+    expect(await codeOf(waiting)).toBe('QUERY_ABORTED');
+    // The abandoned request still sits in generic-pool's queue: the session passes through it
+    // and comes back idle, not lost.
+    pool.release(idle);
+    await sleep(0);
+    expect(pool.stats()).toMatchObject({ total: 1, idle: 1, busy: 0, waiting: 0 });
+    const next = await pool.acquire();
+    expect(next).toBe(first);
+    pool.release(next);
+  });
+
+  it('closes a session that served queries once it sits idle past idleTimeoutMs', async () => {
+    const { pool, control } = await syncSetup({ idleTimeoutMs: 100 });
+    const a = await pool.acquire();
+    const b = await pool.acquire();
+    pool.release(a);
+    pool.release(b);
+    expect(pool.stats()).toMatchObject({ total: 2, idle: 2 });
+    await sleep(450);
+    expect(control.sessions.every((s) => s.closed)).toBe(true);
+    expect(pool.stats()).toMatchObject({ total: 0, idle: 0, destroyed: 2 });
+    // The pool still works afterwards.
+    const c = await pool.acquire();
+    expect(control.sessions).toHaveLength(3);
+    pool.release(c);
+  });
+
+  it('hands a released session to a caller already queued instead of parking it', async () => {
+    const { pool } = await syncSetup({ max: 1 });
+    const held = await pool.acquire();
+    const queued = pool.acquire();
+    await sleep(0);
+    pool.release(held);
+    expect(await queued).toBe(held);
+    expect(pool.stats()).toMatchObject({ busy: 1, idle: 0, waiting: 0 });
+    pool.release(held);
+    expect(pool.stats()).toMatchObject({ busy: 0, idle: 1 });
+  });
+
+  it('drain() closes parked sessions too', async () => {
+    const { pool, control } = await syncSetup();
+    pool.release(await pool.acquire());
+    await pool.drain(0);
+    expect(control.sessions[0]?.closed).toBe(true);
+    expect(pool.stats()).toMatchObject({ total: 0, idle: 0, destroyed: 1 });
+  });
+});

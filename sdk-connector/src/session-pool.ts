@@ -40,8 +40,11 @@ export interface SessionPool {
    * Borrows a session, creating one if there is room. Rejects with POOL_EXHAUSTED (acquire
    * timeout, wait queue full), CONNECT_FAILED (creates failing), QUERY_ABORTED (`signal`
    * aborted) or CLOSED. Always settles.
+   *
+   * `signal` may also be a function returning the signal: it is called only when the caller has
+   * to wait (an idle session is handed out without it), so a signal can be created on demand.
    */
-  acquire(signal?: AbortSignal): Promise<ConnectorSession>;
+  acquire(signal?: AbortSignal | (() => AbortSignal)): Promise<ConnectorSession>;
   /** Returns a borrowed session; with an `error` the session is destroyed, never reused. */
   release(session: ConnectorSession, error?: unknown): void;
   /** True when this borrowed session served an earlier borrow (it sat idle in the pool). */
@@ -56,10 +59,27 @@ export interface SessionPool {
   drain(graceMs?: number): Promise<void>;
 }
 
-/** A session parked on the fast lane's idle stack, and since when (performance.now()). */
-interface ParkedSession {
-  readonly session: ConnectorSession;
-  readonly since: number;
+/**
+ * The pool as createConnector uses it: `acquireNow` hands out an idle session synchronously, so
+ * the common query pays no promise turn for its borrow. Not part of the package's named exports.
+ */
+export interface RuntimeSessionPool extends SessionPool {
+  /** Like `acquire`, but returns the session itself when an idle one passes its synchronous check. */
+  acquireNow(signal?: AbortSignal | (() => AbortSignal)): ConnectorSession | Promise<ConnectorSession>;
+}
+
+/** What the pool knows about one open session. */
+interface SessionState {
+  /** Times handed out; above 1 means it sat idle in the pool before this borrow. */
+  borrows: number;
+  /** A caller holds it now. */
+  lent: boolean;
+  /** Opened in the current event-loop turn. */
+  fresh: boolean;
+}
+
+function settle(state: SessionState): void {
+  state.fresh = false;
 }
 
 interface Waiter {
@@ -87,6 +107,11 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
+/** The signal behind `acquire`'s argument; a function is only called here, on the slow path. */
+function signalOf(signal: AbortSignal | (() => AbortSignal) | undefined): AbortSignal | undefined {
+  return typeof signal === 'function' ? signal() : signal;
+}
+
 function isThenable(value: unknown): value is PromiseLike<unknown> {
   return typeof (value as { then?: unknown } | null)?.then === 'function';
 }
@@ -112,12 +137,15 @@ export function createSessionPool(
   driver: ConnectorDriver,
   options: Partial<PoolOptions>,
   logger: ConnectorLogger,
-): SessionPool {
+): RuntimeSessionPool {
   const opts: PoolOptions = { ...DEFAULT_POOL_OPTIONS, ...options };
   const closeController = new AbortController();
   const waiters = new Set<Waiter>();
-  const borrowed = new Set<ConnectorSession>();
-  const borrowCounts = new WeakMap<ConnectorSession, number>();
+  /** Every open session (for drain); per-session state lives in `states`, not in Sets on the hot path. */
+  const known = new Set<ConnectorSession>();
+  const states = new WeakMap<ConnectorSession, SessionState>();
+  /** Sessions callers hold now (not parked). */
+  let lent = 0;
   let closed = false;
   let drained: Promise<void> | undefined;
   let consecutiveFailures = 0;
@@ -127,7 +155,10 @@ export function createSessionPool(
   let destroyed = 0;
 
   /** The fast lane: sessions released cleanly, newest last (LIFO keeps the warmest one busy). */
-  const parked: ParkedSession[] = [];
+  const parked: ConnectorSession[] = [];
+  /** The eviction tick at which each parked session was parked (a counter, cheaper than a clock). */
+  const parkedAt: number[] = [];
+  let tick = 0;
 
   const validateTimeoutMs = Math.min(opts.acquireTimeoutMs > 0 ? opts.acquireTimeoutMs : 5_000, 5_000);
   const idleEviction = Number.isFinite(opts.idleTimeoutMs) && opts.idleTimeoutMs > 0;
@@ -153,11 +184,17 @@ export function createSessionPool(
     );
   }
 
+  function justOpened(session: ConnectorSession): boolean {
+    const state = states.get(session);
+    return state === undefined || (state.borrows === 0 && state.fresh);
+  }
+
   /**
    * Runs `session.validate()`: a boolean when the session answers synchronously (the cheap path
    * the fast lane relies on), a promise only for sessions whose validate() is async.
    */
-  function validateNow(session: ConnectorSession & { validate: () => boolean | Promise<boolean> }) {
+  function validateNow(session: ConnectorSession): boolean | Promise<boolean> {
+    if (session.validate === undefined) return true;
     let result: boolean | Promise<boolean>;
     try {
       result = session.validate();
@@ -196,12 +233,19 @@ export function createSessionPool(
         }
         open++;
         created++;
+        known.add(session);
+        const state: SessionState = { borrows: 0, lent: false, fresh: true };
+        states.set(session, state);
+        // generic-pool validates a new session before handing it to the waiter it was opened
+        // for, in this same turn; later, an unborrowed one has sat idle and gets checked.
+        setImmediate(settle, state);
         return session;
       },
       async destroy(session) {
         if (session === DEAD_SESSION) return;
         open--;
         destroyed++;
+        known.delete(session);
         try {
           await session.close();
         } catch (error) {
@@ -209,9 +253,10 @@ export function createSessionPool(
         }
       },
       validate(session) {
-        // A session never borrowed was just opened: checking it again is wasted I/O, and with a
-        // validate() that always fails it would loop create → validate → destroy forever.
-        if (session === DEAD_SESSION || session.validate === undefined || !borrowCounts.has(session))
+        // A session opened a moment ago for this very borrow needs no check, and with a validate()
+        // that always fails it would loop create → validate → destroy forever. One that sat idle
+        // since it was opened (its waiter was served by another) is checked like any other.
+        if (session === DEAD_SESSION || session.validate === undefined || justOpened(session))
           return Promise.resolve(true);
         // generic-pool leaves a rejected validate unhandled and a hung one in test forever.
         return Promise.resolve(validateNow(session));
@@ -288,62 +333,163 @@ export function createSessionPool(
     done.catch(() => undefined);
   }
 
+  function destroyQuietly(session: ConnectorSession): void {
+    pool
+      .destroy(session)
+      .catch((e: unknown) => logger.warn({ err: errorText(e) }, 'returning a session failed'));
+  }
+
+  function handOut(session: ConnectorSession): ConnectorSession {
+    const state = states.get(session);
+    if (state !== undefined) {
+      state.borrows++;
+      state.lent = true;
+      lent++;
+    }
+    return session;
+  }
+
+  function park(session: ConnectorSession): void {
+    parked.push(session);
+    parkedAt.push(tick);
+  }
+
+  // Parked sessions are borrowed in generic-pool's eyes, so its evictor never sees them: close
+  // the ones idle too long here, with the same granularity as generic-pool's own eviction runs.
+  // Unref'd, so an idle pool never keeps the process alive.
+  let evictionTimer: NodeJS.Timeout | undefined;
+  if (idleEviction) {
+    const idleTicks = Math.ceil(opts.idleTimeoutMs / evictionIntervalMs);
+    evictionTimer = setInterval(() => {
+      tick++;
+      // Newest last: the stale ones are a prefix.
+      let stale = 0;
+      while (stale < parked.length && tick - parkedAt[stale]! >= idleTicks) stale++;
+      if (stale === 0) return;
+      parkedAt.splice(0, stale);
+      for (const session of parked.splice(0, stale)) destroyQuietly(session);
+    }, evictionIntervalMs);
+    evictionTimer.unref();
+  }
+
+  /** Borrows through generic-pool: creation, limits, the wait queue and acquire timeouts. */
+  function acquireSlow(lazySignal: AbortSignal | (() => AbortSignal) | undefined): Promise<ConnectorSession> {
+    const signal = signalOf(lazySignal);
+    if (signal?.aborted) {
+      return Promise.reject(new ConnectorError('QUERY_ABORTED', 'aborted before a session was free'));
+    }
+    return new Promise<ConnectorSession>((resolve, reject) => {
+      const onAbort = () =>
+        settleReject(waiter, new ConnectorError('QUERY_ABORTED', 'aborted while waiting for a session'));
+      const waiter: Waiter = {
+        settled: false,
+        resolve,
+        reject: (error) => {
+          signal?.removeEventListener('abort', onAbort);
+          reject(error);
+        },
+      };
+      waiters.add(waiter);
+      signal?.addEventListener('abort', onAbort, { once: true });
+      pool.acquire().then(
+        (session) => {
+          if (waiter.settled || session === DEAD_SESSION) {
+            giveBackOrphan(session);
+            if (!waiter.settled) settleReject(waiter, new ConnectorError('CLOSED', 'session pool is closed'));
+            return;
+          }
+          waiter.settled = true;
+          waiters.delete(waiter);
+          signal?.removeEventListener('abort', onAbort);
+          resolve(handOut(session));
+        },
+        (error: unknown) => settleReject(waiter, mapAcquireError(error)),
+      );
+    });
+  }
+
+  /** A parked session whose async validate() answered: hand it out, or drop it and try again. */
+  async function acquireAfterCheck(
+    session: ConnectorSession,
+    check: Promise<boolean>,
+    signal: AbortSignal | (() => AbortSignal) | undefined,
+  ): Promise<ConnectorSession> {
+    const ok = await check;
+    if (closed) {
+      destroyQuietly(session);
+      throw new ConnectorError('CLOSED', 'session pool is closed');
+    }
+    if (!ok) {
+      destroyQuietly(session);
+      return acquire(signal);
+    }
+    if (signalOf(signal)?.aborted) {
+      park(session);
+      throw new ConnectorError('QUERY_ABORTED', 'aborted before a session was free');
+    }
+    return handOut(session);
+  }
+
+  /**
+   * acquire() without the promise when the fast lane has a healthy session: the session itself,
+   * else a promise from the slow path (or of an async validate()).
+   */
+  function acquireNow(
+    signal?: AbortSignal | (() => AbortSignal),
+  ): ConnectorSession | Promise<ConnectorSession> {
+    if (closed) return Promise.reject(new ConnectorError('CLOSED', 'session pool is closed'));
+    if (typeof signal === 'object' && signal.aborted) {
+      return Promise.reject(new ConnectorError('QUERY_ABORTED', 'aborted before a session was free'));
+    }
+    // The fast lane: no timers, no generic-pool dispatch, no promise.
+    for (let top = parked.pop(); top !== undefined; top = parked.pop()) {
+      parkedAt.pop();
+      const check = opts.validateOnBorrow ? validateNow(top) : true;
+      if (check === true) return handOut(top);
+      if (check === false) destroyQuietly(top);
+      else return acquireAfterCheck(top, check, signal);
+    }
+    return acquireSlow(signal);
+  }
+
+  function acquire(signal?: AbortSignal | (() => AbortSignal)): Promise<ConnectorSession> {
+    const got = acquireNow(signal);
+    return got instanceof Promise ? got : Promise.resolve(got);
+  }
+
   return {
-    acquire(signal) {
-      if (closed) return Promise.reject(new ConnectorError('CLOSED', 'session pool is closed'));
-      if (signal?.aborted) {
-        return Promise.reject(new ConnectorError('QUERY_ABORTED', 'aborted before a session was free'));
-      }
-      return new Promise<ConnectorSession>((resolve, reject) => {
-        const onAbort = () =>
-          settleReject(waiter, new ConnectorError('QUERY_ABORTED', 'aborted while waiting for a session'));
-        const waiter: Waiter = {
-          settled: false,
-          resolve,
-          reject: (error) => {
-            signal?.removeEventListener('abort', onAbort);
-            reject(error);
-          },
-        };
-        waiters.add(waiter);
-        signal?.addEventListener('abort', onAbort, { once: true });
-        pool.acquire().then(
-          (session) => {
-            if (waiter.settled || session === DEAD_SESSION) {
-              giveBackOrphan(session);
-              if (!waiter.settled)
-                settleReject(waiter, new ConnectorError('CLOSED', 'session pool is closed'));
-              return;
-            }
-            waiter.settled = true;
-            waiters.delete(waiter);
-            signal?.removeEventListener('abort', onAbort);
-            borrowed.add(session);
-            borrowCounts.set(session, (borrowCounts.get(session) ?? 0) + 1);
-            resolve(session);
-          },
-          (error: unknown) => settleReject(waiter, mapAcquireError(error)),
-        );
-      });
-    },
+    acquire,
+    acquireNow,
 
     release(session, error) {
       // Unknown or already force-closed (drain) sessions: nothing to give back.
-      if (!borrowed.delete(session)) return;
-      const done = error === undefined && !closed ? pool.release(session) : pool.destroy(session);
-      done.catch((e: unknown) => logger.warn({ err: errorText(e) }, 'returning a session failed'));
+      const state = states.get(session);
+      if (state === undefined || !state.lent) return;
+      state.lent = false;
+      lent--;
+      if (error !== undefined || closed) {
+        destroyQuietly(session);
+      } else if (pool.pending === 0) {
+        // Nobody queued in generic-pool: park it for the next acquire().
+        park(session);
+      } else {
+        // Callers are queued in generic-pool (or orphans are): it must serve them.
+        pool
+          .release(session)
+          .catch((e: unknown) => logger.warn({ err: errorText(e) }, 'returning a session failed'));
+      }
     },
 
     wasIdle(session) {
-      return (borrowCounts.get(session) ?? 0) > 1;
+      return (states.get(session)?.borrows ?? 0) > 1;
     },
 
     stats() {
       return {
         total: open,
         // generic-pool's clear() leaves destroyed sessions in its available count.
-        idle: Math.max(0, Math.min(pool.available, open - borrowed.size)),
-        busy: borrowed.size,
+        idle: Math.max(0, Math.min(pool.available + parked.length, open - lent)),
+        busy: lent,
         waiting: waiters.size,
         created,
         destroyed,
@@ -354,6 +500,9 @@ export function createSessionPool(
       if (drained) return drained;
       closed = true;
       closeController.abort();
+      clearInterval(evictionTimer);
+      parkedAt.length = 0;
+      for (const session of parked.splice(0)) destroyQuietly(session);
       for (const waiter of [...waiters])
         settleReject(waiter, new ConnectorError('CLOSED', 'session pool is closed'));
       drained = (async () => {
@@ -364,8 +513,11 @@ export function createSessionPool(
         ]);
         graceController.abort();
         // Whoever still holds a session after the grace period loses it.
-        for (const session of [...borrowed]) {
-          borrowed.delete(session);
+        for (const session of [...known]) {
+          const state = states.get(session);
+          if (state === undefined || !state.lent) continue;
+          state.lent = false;
+          lent--;
           pool.destroy(session).catch(() => undefined);
         }
         await pool.clear().catch(() => undefined);

@@ -308,3 +308,59 @@ describe('compiled SQL text never depends on values', () => {
     });
   }
 });
+
+describe('compileTemplate reuses SQL per template and param shape', () => {
+  it('recompiles when a param changes type, and binds the new values', () => {
+    const template = parseTemplate('SELECT * FROM t WHERE a = :a AND b = :b', postgres);
+    const first = compileTemplate(template, postgres, { a: v('integer', 1), b: v('string', 'x') });
+    const again = compileTemplate(template, postgres, { a: v('integer', 2), b: v('string', 'y') });
+    expect(again.sql).toBe(first.sql);
+    expect(again.params.map((p) => p.value)).toEqual([2, 'y']);
+    const retyped = compileTemplate(template, postgres, { a: v('date', '2024-01-01'), b: v('string', 'y') });
+    expect(retyped.sql).toBe('SELECT * FROM t WHERE a = $1::date AND b = $2::text');
+    const arrayed = compileTemplate(template, postgres, {
+      a: v('integer', [1, 2], true),
+      b: v('string', null),
+    });
+    expect(arrayed.sql).toBe('SELECT * FROM t WHERE a = $1::int8[] AND b = $2::text');
+    expect(arrayed.params.map((p) => p.value)).toEqual([[1, 2], null]);
+  });
+
+  it('recompiles positional SQL when an array changes length', () => {
+    const template = parseTemplate('SELECT * FROM t WHERE id IN (:ids) AND k = :k', mysql);
+    const two = compileTemplate(template, mysql, { ids: v('integer', [1, 2], true), k: v('string', 'a') });
+    expect(two.sql).toBe('SELECT * FROM t WHERE id IN (?, ?) AND k = ?');
+    const three = compileTemplate(template, mysql, {
+      ids: v('integer', [3, 4, 5], true),
+      k: v('string', 'b'),
+    });
+    expect(three.sql).toBe('SELECT * FROM t WHERE id IN (?, ?, ?) AND k = ?');
+    expect(three.params.map((p) => p.value)).toEqual([3, 4, 5, 'b']);
+    const none = compileTemplate(template, mysql, { ids: v('integer', [], true), k: v('string', 'c') });
+    expect(none.sql).toBe('SELECT * FROM t WHERE id IN (NULL) AND k = ?');
+    expect(none.params.map((p) => p.value)).toEqual(['c']);
+    const again = compileTemplate(template, mysql, {
+      ids: v('integer', [6, 7, 8], true),
+      k: v('string', 'd'),
+    });
+    expect(again.sql).toBe(three.sql);
+    expect(again.params.map((p) => p.value)).toEqual([6, 7, 8, 'd']);
+  });
+
+  it('keeps one bound param per name for named dialects on the reuse path', () => {
+    const template = parseTemplate('SELECT 1 FROM t WHERE a = :a OR b = :a', bigquery);
+    compileTemplate(template, bigquery, { a: v('integer', 1) });
+    const reused = compileTemplate(template, bigquery, { a: v('integer', 9) });
+    expect(reused.sql).toBe('SELECT 1 FROM t WHERE a = @a OR b = @a');
+    expect(reused.params).toEqual([{ name: 'a', type: 'integer', array: false, value: 9 }]);
+  });
+
+  it('still refuses NUL characters and wrong shapes on the reuse path', () => {
+    const template = parseTemplate('SELECT :s AS s', postgres);
+    compileTemplate(template, postgres, { s: v('string', 'ok') });
+    expect(() => compileTemplate(template, postgres, { s: v('string', 'a\u0000b') })).toThrow(ConnectorError);
+    expect(() => compileTemplate(template, postgres, { s: v('string', ['a'], false) })).toThrow(
+      ConnectorError,
+    );
+  });
+});

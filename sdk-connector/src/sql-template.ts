@@ -4,7 +4,7 @@
 // so values are bound, never spliced, and the SQL text never depends on what a caller sent.
 import { ConnectorError, type ConnectorErrorDetail } from './connector-error.js';
 import type { BoundParam, CompiledQuery, SqlDialect } from './connector-plugin.js';
-import type { ParamValues, ScalarValue, TypedValue } from './param-types.js';
+import type { ParamValues, ScalarParamType, ScalarValue, TypedValue } from './param-types.js';
 
 /** A parsed analytic query: parse once with {@link parseTemplate}, compile per call. */
 export interface SqlTemplate {
@@ -29,7 +29,19 @@ const DOLLAR_TAG = /^\$([A-Za-z_\u0080-\uffff][A-Za-z0-9_\u0080-\uffff]*)?\$/;
 /** ANSI lexical rules, for templates parsed before their dialect is known. */
 const GENERIC: SqlDialect = { placeholders: 'literal' };
 
+/** Dialects are long-lived constants: their lexicon is computed once, not on every compile. */
+const lexicons = new WeakMap<SqlDialect, string>();
+
 function lexiconOf(dialect: SqlDialect): string {
+  let lexicon = lexicons.get(dialect);
+  if (lexicon === undefined) {
+    lexicon = computeLexicon(dialect);
+    lexicons.set(dialect, lexicon);
+  }
+  return lexicon;
+}
+
+function computeLexicon(dialect: SqlDialect): string {
   return [
     dialect.backslashEscapes === true ? 'b' : '',
     dialect.backtickIdentifiers === true ? 't' : '',
@@ -204,7 +216,8 @@ export function compileTemplate(
   params: ParamValues,
 ): CompiledQuery {
   const parsed = template.lexicon === lexiconOf(dialect) ? template : parseTemplate(template.sql, dialect);
-  const missing = parsed.names.filter((name) => !Object.hasOwn(params, name));
+  const missing: string[] = [];
+  for (const name of parsed.names) if (!Object.hasOwn(params, name)) missing.push(name);
   if (missing.length > 0) {
     throw invalid(
       `missing value for ${missing.map((m) => `:${m}`).join(', ')}`,
@@ -212,15 +225,73 @@ export function compileTemplate(
     );
   }
   const { chunks, placeholders } = parsed;
+  const count = placeholders.length;
+  const typedValues: TypedValue[] = new Array(count);
+  for (let k = 0; k < count; k++) typedValues[k] = checkShape(placeholders[k]!, params[placeholders[k]!]);
+  const cacheable = dialect.placeholders !== 'literal';
+  if (cacheable) {
+    // Analytics run the same template with the same param types call after call: reuse its SQL
+    // text (the same string, already flat) and only bind the values.
+    const cached = compiledSql.get(template);
+    if (cached !== undefined && cached.dialect === dialect && sameShape(cached, typedValues)) {
+      const bound: BoundParam[] = [];
+      for (let k = 0; k < count; k++) bindOnly(dialect, placeholders[k]!, typedValues[k]!, bound);
+      return { sql: cached.sql, params: bound };
+    }
+  }
   const bound: BoundParam[] = [];
   let sql = chunks[0]!;
-  for (let k = 0; k < placeholders.length; k++) {
-    const name = placeholders[k]!;
-    const typed = checkShape(name, params[name]);
+  for (let k = 0; k < count; k++) {
     const after = chunks[k + 1]!;
-    sql += placeholderFor(dialect, name, typed, bound, sql.at(-1), after[0]) + after;
+    sql += placeholderFor(dialect, placeholders[k]!, typedValues[k]!, bound, sql.at(-1), after[0]) + after;
+  }
+  if (cacheable) {
+    compiledSql.set(template, {
+      dialect,
+      types: typedValues.map((t) => t.type),
+      arrays: typedValues.map((t) => t.array),
+      lengths: typedValues.map(expandedLength),
+      sql,
+    });
   }
   return { sql, params: bound };
+}
+
+/** The SQL compiled last for a template and the param shape it was compiled for. */
+interface CompiledSql {
+  readonly dialect: SqlDialect;
+  readonly types: readonly ScalarParamType[];
+  readonly arrays: readonly boolean[];
+  /** Elements of each array occurrence (they change `positional` SQL); -1 for scalars. */
+  readonly lengths: readonly number[];
+  readonly sql: string;
+}
+
+const compiledSql = new WeakMap<SqlTemplate, CompiledSql>();
+
+function expandedLength(typed: TypedValue): number {
+  return typed.array ? ((typed.value ?? []) as readonly unknown[]).length : -1;
+}
+
+/** Whether values of these types (and, for arrays, lengths) compile to the cached SQL text. */
+function sameShape(cached: CompiledSql, typedValues: readonly TypedValue[]): boolean {
+  for (let k = 0; k < typedValues.length; k++) {
+    const typed = typedValues[k]!;
+    if (typed.type !== cached.types[k] || typed.array !== cached.arrays[k]) return false;
+    if (typed.array && expandedLength(typed) !== cached.lengths[k]) return false;
+  }
+  return true;
+}
+
+/** The bound params placeholderFor would push, without the SQL text (the cached text matches). */
+function bindOnly(dialect: SqlDialect, name: string, typed: TypedValue, bound: BoundParam[]): void {
+  const { type, array, value } = typed;
+  if (dialect.placeholders === 'positional' && array) {
+    for (const item of (value ?? []) as readonly ScalarValue[])
+      bound.push({ name, type, array: false, value: item });
+  } else if (dialect.placeholders !== 'named' || !bound.some((b) => b.name === name)) {
+    bound.push({ name, type, array, value });
+  }
 }
 
 function placeholderFor(
@@ -269,6 +340,10 @@ function padLiteral(literal: string, before: string | undefined, after: string |
   return left + literal + right;
 }
 
+function hasNul(value: unknown): boolean {
+  return typeof value === 'string' && value.includes('\u0000');
+}
+
 function checkShape(name: string, typed: TypedValue | undefined): TypedValue {
   if (typeof typed !== 'object' || typed === null) {
     throw invalid(`:${name} has no typed value`, [{ param: name, message: 'has no typed value' }]);
@@ -280,7 +355,6 @@ function checkShape(name: string, typed: TypedValue | undefined): TypedValue {
     ]);
   }
   // No engine stores NUL in text and some drivers crash on it: refuse it even from unvalidated callers.
-  const hasNul = (v: unknown): boolean => typeof v === 'string' && v.includes('\u0000');
   if (Array.isArray(value) ? value.some(hasNul) : hasNul(value)) {
     throw invalid(`:${name} must not contain NUL characters`, [
       { param: name, message: 'must not contain NUL characters' },

@@ -118,7 +118,8 @@ export function createDuckdbSession(
       }
     },
 
-    async validate(): Promise<boolean> {
+    // Synchronous on purpose: the pool's fast lane checks health with no promise or timer.
+    validate(): boolean {
       // Embedded: nothing can kill the connection from outside except closing the database.
       return !closed && (options.isDatabaseOpen?.() ?? true);
     },

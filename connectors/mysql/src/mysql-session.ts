@@ -250,7 +250,8 @@ export async function createMysqlSession(options: MysqlSessionOptions): Promise<
       }
     },
 
-    async validate(): Promise<boolean> {
+    // Synchronous on purpose: the pool's fast lane checks health with no promise or timer.
+    validate(): boolean {
       return !broken && !retired && !closed && connection.state === 'authenticated';
     },
 

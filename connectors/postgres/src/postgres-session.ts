@@ -133,9 +133,10 @@ export class PostgresSession implements ConnectorSession {
     return { columns: outcome.columns, rows: outcome.rows };
   }
 
-  validate(): Promise<boolean> {
-    return Promise.resolve(
-      this.alive && !this.tainted && this.closing === undefined && this.client.getTransactionStatus() === 'I',
+  /** Synchronous on purpose: the pool's fast lane checks health with no promise or timer. */
+  validate(): boolean {
+    return (
+      this.alive && !this.tainted && this.closing === undefined && this.client.getTransactionStatus() === 'I'
     );
   }
 

@@ -1,7 +1,7 @@
-// Runs the conformance kit against the SDK's in-memory plugin. This proves the kit itself (every
-// check it can express in the memory plugin's SQL subset must pass on a correct runtime) and the
-// SDK runtime's share of the contract: binding, JSON-safe values, row caps, pooling, session
-// replacement, close, and error redaction.
+// Runs the conformance kit against the SDK's in-memory plugin, all 14 checks. This proves the kit
+// itself (every check must pass on a correct runtime) and the SDK runtime's share of the contract:
+// binding, typed NULLs, arrays, JSON-safe values, row caps, time limits cancelled on the "server",
+// pooling, session replacement, close, unreachable warehouses, and error redaction.
 import { createMemoryPlugin } from '../testing/memory-plugin.js';
 import { CONFORMANCE_COLUMNS, CONFORMANCE_ROWS } from './conformance-fixture.js';
 import { describeConnectorConformance } from './index.js';
@@ -23,17 +23,12 @@ describeConnectorConformance({
   },
   sql: {
     echo: () => 'SELECT :v AS v',
-    slow: (marker) => `SELECT * FROM ${marker}`,
+    slow: (marker) => `SELECT sleep(10) /* ${marker} */`,
     inList: (table) => `SELECT * FROM ${table} WHERE id = ANY(:ids)`,
     all: (table) => `SELECT * FROM ${table}`,
     byName: (table) => `SELECT * FROM ${table} WHERE name = :name`,
   },
+  runningQueries: async (marker) => memory.control.runningQueries(marker),
   killSessions: async () => memory.control.killSessions(),
-  notApplicable: {
-    typedNulls: 'the memory SQL subset has no `IS NULL OR`',
-    arrays: 'the memory SQL subset has no `= ANY(…)` / `IN (…)`',
-    timeout: 'the memory plugin delays every query alike (control.delayMs), not one marked query',
-    unreachable:
-      'createDriver returns one driver shared by every connector of the plugin, so closing one connector destroys it',
-  },
+  unreachableConfig: () => ({ database: 'x', unreachable: true }),
 });
