@@ -216,8 +216,8 @@ describe('listings', () => {
 
   it('answers 404 for an unknown listing and refuses what may not be listed', async () => {
     expect((await tg.call('GET', '/v1/marketplace/listings/no-such-listing')).status).toBe(404);
-    // A listed example analytic that was never published.
-    expect((await tg.call('GET', '/v1/marketplace/listings/sales-by-region')).status).toBe(404);
+    // The demo publishes its public examples, so they are listed...
+    expect((await tg.call('GET', '/v1/marketplace/listings/sales-by-region')).status).toBe(200);
     await deploy('mkt-private', { visibility: 'private' });
     const priv = await publish('mkt-private', { category });
     expect(priv.status).toBe(409);
@@ -230,6 +230,9 @@ describe('listings', () => {
     expect((await tg.call('GET', '/v1/marketplace/listings/mkt-alpha')).status).toBe(200);
     const never = await tg.call('DELETE', '/v1/owner/analytics/mkt-private/listing', { key: tg.ownerKey });
     expect(never.status).toBe(404);
+    // ...and an analytic that was deployed but never published is not.
+    await deploy('mkt-unlisted', {});
+    expect((await tg.call('GET', '/v1/marketplace/listings/mkt-unlisted')).status).toBe(404);
   });
 });
 
