@@ -76,7 +76,8 @@ export function isConnectorError(value: unknown, code?: ConnectorErrorCode): val
 }
 
 const URL_CREDENTIALS = /([a-z][a-z0-9+.-]*:\/\/)([^/\s:@]*)(:[^@\s/]*)?@/gi;
-const KEY_VALUE_SECRET = /\b(password|passwd|pwd|secret|token|private_?key|apikey|api_key)\s*[=:]\s*("[^"]*"|'[^']*'|[^\s;,&]+)/gi;
+const KEY_VALUE_SECRET =
+  /\b(password|passwd|pwd|secret|token|private_?key|apikey|api_key)\s*[=:]\s*("[^"]*"|'[^']*'|[^\s;,&]+)/gi;
 
 /**
  * Removes credentials from free text: the user-info part of URLs (`postgres://u:p@h` →

@@ -1,13 +1,18 @@
 // Public shape of a running connector: what the gateway (and the conformance kit) use.
 // Implementation: create-connector.ts.
-import type { ColumnInfo, SqlDialect } from './connector-plugin.js';
-import type { ConnectorLogger } from './connector-plugin.js';
+import type { ColumnInfo, ConnectorLogger, SqlDialect } from './connector-plugin.js';
 import type { PoolOptions, PoolStats } from './connector-pool.js';
 import type { ParamValues } from './param-types.js';
 import type { SqlTemplate } from './sql-template.js';
 
 /** A JSON value as it appears in results. */
-export type JsonValue = string | number | boolean | null | readonly JsonValue[] | { readonly [k: string]: JsonValue };
+export type JsonValue =
+  | string
+  | number
+  | boolean
+  | null
+  | readonly JsonValue[]
+  | { readonly [k: string]: JsonValue };
 
 /** One query through a connector. */
 export interface QueryRequest {

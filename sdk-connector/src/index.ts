@@ -3,6 +3,19 @@
 // separate entry point `@quarry/sdk-connector/conformance`.
 
 export {
+  parseConnectorConfig,
+  redactConfig,
+  secretField,
+  secretFieldsOf,
+} from './config-schema.js';
+export type {
+  Connector,
+  ConnectorOptions,
+  JsonValue,
+  QueryRequest,
+  QueryResult,
+} from './connector.js';
+export {
   ConnectorError,
   type ConnectorErrorCode,
   type ConnectorErrorDetail,
@@ -26,13 +39,11 @@ export type {
   SqlDialect,
 } from './connector-plugin.js';
 export type { PoolOptions, PoolStats } from './connector-pool.js';
-export type {
-  Connector,
-  ConnectorOptions,
-  JsonValue,
-  QueryRequest,
-  QueryResult,
-} from './connector.js';
+export { createConnector } from './create-connector.js';
+export { toJsonValue } from './json-values.js';
+export { noopLogger } from './noop-logger.js';
+// Implemented by the SDK helpers (names fixed here so every package can code against them):
+export { checkParamSchema, coerceQueryParams, validateParams } from './param-schema.js';
 export type {
   ArrayParamSpec,
   ParamIssue,
@@ -46,17 +57,6 @@ export type {
   ScalarValue,
   TypedValue,
 } from './param-types.js';
-// Implemented by the SDK helpers (names fixed here so every package can code against them):
-export { checkParamSchema, coerceQueryParams, validateParams } from './param-schema.js';
-export { compileTemplate, parseTemplate, type SqlTemplate } from './sql-template.js';
-export { renderAnsiLiteral } from './sql-literal.js';
-export {
-  parseConnectorConfig,
-  redactConfig,
-  secretField,
-  secretFieldsOf,
-} from './config-schema.js';
-export { toJsonValue } from './json-values.js';
 export { createSessionPool, type SessionPool } from './session-pool.js';
-export { createConnector } from './create-connector.js';
-export { noopLogger } from './noop-logger.js';
+export { renderAnsiLiteral } from './sql-literal.js';
+export { compileTemplate, parseTemplate, type SqlTemplate } from './sql-template.js';
