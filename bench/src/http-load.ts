@@ -1,0 +1,61 @@
+// HTTP load through autocannon (programmatic, in this process): a closed loop of `connections`
+// keep-alive connections, or a fixed overall rate. Latency comes from autocannon's per-response
+// event (hrtime-based, fractional ms), not from its whole-millisecond histogram.
+import autocannon from 'autocannon';
+import { type MeasuredLoad, startWindow } from './load-window.js';
+
+/** One request, repeated. */
+export interface HttpTarget {
+  readonly url: string;
+  readonly method: 'GET' | 'POST';
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body?: string;
+}
+
+/** How hard and how long. */
+export interface HttpLoadOptions {
+  readonly connections: number;
+  readonly seconds: number;
+  /** Requests per second over all connections; unset: as fast as the server answers. */
+  readonly overallRate?: number;
+  /** Stop after this many requests instead of after `seconds`. */
+  readonly amount?: number;
+  /** Rewrites the body of request number `i` (0-based); for distinct params per request. */
+  readonly bodyFor?: (i: number) => string;
+}
+
+/** Runs one window of load against `target`. */
+export async function runHttpWindow(target: HttpTarget, options: HttpLoadOptions): Promise<MeasuredLoad> {
+  const recorder = startWindow();
+  const bodyFor = options.bodyFor;
+  let sent = 0;
+  const instance = autocannon({
+    url: target.url,
+    connections: options.connections,
+    duration: options.seconds,
+    method: target.method,
+    headers: { ...target.headers },
+    ...(target.body === undefined ? {} : { body: target.body }),
+    ...(options.overallRate === undefined ? {} : { overallRate: options.overallRate }),
+    ...(options.amount === undefined ? {} : { amount: options.amount }),
+    ...(bodyFor === undefined
+      ? {}
+      : {
+          requests: [
+            {
+              setupRequest: (request) => {
+                request.body = bodyFor(sent++);
+                return request;
+              },
+            },
+          ],
+        }),
+  });
+  instance.on('response', (_client: unknown, status: number, _bytes: number, ms: number) => {
+    if (status >= 200 && status < 300) recorder.record(ms);
+    else recorder.fail();
+  });
+  instance.on('reqError', () => recorder.fail());
+  await instance;
+  return recorder.finish();
+}
