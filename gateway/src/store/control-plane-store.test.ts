@@ -2,8 +2,6 @@
 // PGlite (one pristine database, cloned per group) and the real PostgreSQL at
 // QUARRY_TEST_PG_URL (a fresh schema per run, dropped afterwards).
 import { randomBytes } from 'node:crypto';
-import { PGlite } from '@electric-sql/pglite';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateApiKey, parseApiKey } from '../security/api-key.js';
 import { createSecretBox } from '../security/secret-box.js';
@@ -11,107 +9,12 @@ import { isSecurityError } from '../security/security-error.js';
 import { createChangeFeed } from './change-feed.js';
 import { type ControlPlaneStore, createControlPlaneStore } from './control-plane-store.js';
 import { loadMigrations, migrate } from './migrate.js';
-import { createPgClient } from './pg-client.js';
 import { createPgliteClient } from './pglite-client.js';
 import type { SqlClient } from './sql-client.js';
 import { isStoreError } from './store-error.js';
+import { storeBackends } from './testing/store-backends.js';
 
-const PG_URL = process.env.QUARRY_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-
-interface Backend {
-  readonly name: string;
-  /** A new, empty (unmigrated) database. */
-  fresh(): Promise<SqlClient>;
-  /** Another client on the same database, for racing migrators. */
-  sibling(client: SqlClient): Promise<SqlClient>;
-  teardown(): Promise<void>;
-}
-
-async function pgReachable(): Promise<boolean> {
-  const client = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 2000 });
-  client.on('error', () => {});
-  try {
-    await client.connect();
-    await client.query('SELECT 1');
-    return true;
-  } catch {
-    return false;
-  } finally {
-    await client.end().catch(() => {});
-  }
-}
-
-function pgliteBackend(): Backend {
-  let pristine: Promise<PGlite> | undefined;
-  const clients: SqlClient[] = [];
-  return {
-    name: 'pglite',
-    async fresh() {
-      pristine ??= PGlite.create();
-      const client = await createPgliteClient(await (await pristine).clone());
-      clients.push(client);
-      return client;
-    },
-    // One connection: the "second migrator" is a concurrent caller on the same client.
-    sibling: async (client) => client,
-    async teardown() {
-      await Promise.all(clients.map((client) => client.close()));
-      if (pristine !== undefined) await (await pristine).close();
-    },
-  };
-}
-
-function postgresBackend(): Backend {
-  const schemas = new Map<SqlClient, string>();
-  const clients: SqlClient[] = [];
-  const clientFor = (schema: string) => {
-    const url = new URL(PG_URL);
-    url.searchParams.set('options', `-c search_path=${schema}`);
-    const client = createPgClient(url.toString(), { max: 4 });
-    clients.push(client);
-    return client;
-  };
-  return {
-    name: 'postgres',
-    async fresh() {
-      const schema = `quarry_store_${randomBytes(6).toString('hex')}`;
-      const admin = createPgClient(PG_URL, { max: 1 });
-      await admin.query(`CREATE SCHEMA ${schema}`);
-      await admin.close();
-      const client = clientFor(schema);
-      schemas.set(client, schema);
-      return client;
-    },
-    sibling: async (client) => clientFor(schemas.get(client)!),
-    async teardown() {
-      await Promise.all(clients.map((client) => client.close()));
-      const admin = createPgClient(PG_URL, { max: 1 });
-      for (const schema of new Set(schemas.values())) await admin.query(`DROP SCHEMA ${schema} CASCADE`);
-      await admin.close();
-    },
-  };
-}
-
-const pgUp = await pgReachable();
-if (!pgUp) {
-  console.warn(
-    `\n!!! PostgreSQL at ${PG_URL} is unreachable: the postgres backend of the store suite is SKIPPED` +
-      `${process.env.CI === 'true' ? ' (CI=true: failing instead)' : ''} !!!\n`,
-  );
-}
-if (!pgUp && process.env.CI === 'true') {
-  describe('control-plane store on postgres', () => {
-    it('needs PostgreSQL under CI', () => {
-      throw new Error(`PostgreSQL at ${PG_URL} is unreachable and CI=true`);
-    });
-  });
-}
-
-// An unreachable PostgreSQL shows up as skipped tests (and fails under CI, above).
-const backends = [
-  { backend: pgliteBackend(), available: true },
-  { backend: postgresBackend(), available: pgUp },
-];
+const backends = await storeBackends('control-plane store', 'quarry_store');
 const oldKey = randomBytes(32);
 const newKey = randomBytes(32);
 const secretBox = createSecretBox({ keys: { k1: oldKey }, current: 'k1' });
@@ -161,7 +64,7 @@ for (const { backend, available } of backends) {
 
       it('two migrators starting at once apply each file exactly once', async () => {
         const first = await backend.fresh();
-        const second = await backend.sibling(first);
+        const second = await backend.pool(first);
         const results = await Promise.all([migrate(first), migrate(second), migrate(first)]);
         const names = (await loadMigrations()).map((m) => m.name);
         expect(results.flatMap((r) => r.applied).sort()).toEqual(names);

@@ -3,110 +3,18 @@
 // run, dropped afterwards), like control-plane-store.test.ts. Billing must be exact under
 // concurrency, so the quota tests race hundreds of reservations over a real connection pool.
 import { randomBytes } from 'node:crypto';
-import { PGlite } from '@electric-sql/pglite';
 import fc from 'fast-check';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSecretBox } from '../security/secret-box.js';
 import type { Analytic } from './analytic-repository.js';
 import { type ControlPlaneStore, createControlPlaneStore } from './control-plane-store.js';
 import { migrate } from './migrate.js';
-import { createPgClient } from './pg-client.js';
-import { createPgliteClient } from './pglite-client.js';
 import type { SqlClient } from './sql-client.js';
 import { isStoreError } from './store-error.js';
+import { storeBackends } from './testing/store-backends.js';
 import type { Reservation, UsageOrigin } from './usage-repository.js';
 
-const PG_URL = process.env.QUARRY_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-
-interface Backend {
-  readonly name: 'pglite' | 'postgres';
-  /** A new, empty database. */
-  fresh(): Promise<SqlClient>;
-  /** Another client on the same database with up to `max` connections (PGlite: the same one). */
-  pool(client: SqlClient, max: number): Promise<SqlClient>;
-  teardown(): Promise<void>;
-}
-
-async function pgReachable(): Promise<boolean> {
-  const client = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 2000 });
-  client.on('error', () => {});
-  try {
-    await client.connect();
-    await client.query('SELECT 1');
-    return true;
-  } catch {
-    return false;
-  } finally {
-    await client.end().catch(() => {});
-  }
-}
-
-function pgliteBackend(): Backend {
-  const clients: SqlClient[] = [];
-  return {
-    name: 'pglite',
-    async fresh() {
-      const client = await createPgliteClient(await PGlite.create());
-      clients.push(client);
-      return client;
-    },
-    pool: async (client) => client,
-    async teardown() {
-      await Promise.all(clients.map((client) => client.close()));
-    },
-  };
-}
-
-function postgresBackend(): Backend {
-  const schemas = new Map<SqlClient, string>();
-  const clients: SqlClient[] = [];
-  const clientFor = (schema: string, max: number) => {
-    const url = new URL(PG_URL);
-    url.searchParams.set('options', `-c search_path=${schema}`);
-    const client = createPgClient(url.toString(), { max });
-    clients.push(client);
-    schemas.set(client, schema);
-    return client;
-  };
-  return {
-    name: 'postgres',
-    async fresh() {
-      const schema = `quarry_metering_${randomBytes(6).toString('hex')}`;
-      const admin = createPgClient(PG_URL, { max: 1 });
-      await admin.query(`CREATE SCHEMA ${schema}`);
-      await admin.close();
-      return clientFor(schema, 4);
-    },
-    pool: async (client, max) => clientFor(schemas.get(client)!, max),
-    async teardown() {
-      await Promise.all(clients.map((client) => client.close()));
-      const admin = createPgClient(PG_URL, { max: 1 });
-      for (const schema of new Set(schemas.values())) await admin.query(`DROP SCHEMA ${schema} CASCADE`);
-      await admin.close();
-    },
-  };
-}
-
-const pgUp = await pgReachable();
-if (!pgUp) {
-  console.warn(
-    `\n!!! PostgreSQL at ${PG_URL} is unreachable: the postgres backend of the metering suite is SKIPPED` +
-      `${process.env.CI === 'true' ? ' (CI=true: failing instead)' : ''} !!!\n`,
-  );
-}
-if (!pgUp && process.env.CI === 'true') {
-  describe('metering store on postgres', () => {
-    it('needs PostgreSQL under CI', () => {
-      throw new Error(`PostgreSQL at ${PG_URL} is unreachable and CI=true`);
-    });
-  });
-}
-
-const backends = [
-  { backend: pgliteBackend(), available: true },
-  { backend: postgresBackend(), available: pgUp },
-];
+const backends = await storeBackends('metering store', 'quarry_metering');
 const secretBox = createSecretBox({ keys: { k1: randomBytes(32) }, current: 'k1' });
 const unique = () => randomBytes(4).toString('hex');
 const PERIOD = '2031-05';
