@@ -2,9 +2,8 @@
 // template parsed for that connection's dialect. Entries are cached in process and dropped when
 // the change feed says an analytic or connection changed (on this or any other instance).
 import type { SqlTemplate } from '@quarry/sdk-connector';
+import type { Visibility } from '../store/analytic-repository.js';
 import type { AnalyticDefinition } from './analytic-definition.js';
-
-export type Visibility = 'public' | 'private' | 'shared';
 
 /** Everything the query path needs about one analytic version. */
 export interface CatalogEntry {
@@ -25,14 +24,4 @@ export interface Catalog {
   resolve(name: string): Promise<CatalogEntry | undefined>;
   /** Drops cached entries (all, or one name). */
   invalidate(name?: string): void;
-}
-
-/** Whether `accountId` may see (and so call) the analytic. */
-export function canSee(
-  entry: Pick<CatalogEntry, 'ownerId' | 'visibility' | 'sharedWith'>,
-  accountId: string,
-): boolean {
-  if (entry.ownerId === accountId) return true;
-  if (entry.visibility === 'public') return true;
-  return entry.visibility === 'shared' && entry.sharedWith.includes(accountId);
 }

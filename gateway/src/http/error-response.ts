@@ -5,6 +5,7 @@
 import type { ConnectorError } from '@quarry/sdk-connector';
 import { isConnectorError } from '@quarry/sdk-connector';
 import { HTTPException } from 'hono/http-exception';
+import { isStoreError } from '../store/store-error.js';
 import { ApiError } from './api-error.js';
 import { ERROR_STATUS, type ErrorCode, type ErrorStatus } from './error-codes.js';
 
@@ -50,20 +51,6 @@ function fromConnectorError(error: ConnectorError): ApiError {
   }
 }
 
-interface CodedError {
-  readonly name: string;
-  readonly code: string;
-  readonly message: string;
-}
-
-function isStoreError(error: unknown): error is CodedError {
-  return (
-    error instanceof Error &&
-    error.name === 'StoreError' &&
-    typeof (error as { code?: unknown }).code === 'string'
-  );
-}
-
 /** Turns any thrown value into an ApiError, logging what callers must not see. */
 export function toApiError(error: unknown, logger: ErrorLogger): ApiError {
   if (error instanceof ApiError) return error;
@@ -77,7 +64,6 @@ export function toApiError(error: unknown, logger: ErrorLogger): ApiError {
   if (isStoreError(error)) {
     if (error.code === 'CONFLICT') return new ApiError('CONFLICT', error.message);
     if (error.code === 'NOT_FOUND') return new ApiError('NOT_FOUND', error.message);
-    if (error.code === 'INVALID') return new ApiError('INVALID_REQUEST', error.message);
   }
   if (error instanceof HTTPException) {
     if (error.status === 413) return new ApiError('PAYLOAD_TOO_LARGE', 'The request body is too large.');

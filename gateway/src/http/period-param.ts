@@ -19,3 +19,17 @@ export function periodParam(c: Context, now: Date = new Date()): string {
   }
   return raw;
 }
+
+/** The query of a reporting route: `?period=YYYY-MM` and `?format=json|csv`. */
+export const ReportQuerySchema = z.object({
+  period: PeriodQuerySchema,
+  format: z.enum(['json', 'csv']).optional(),
+});
+
+/** The 200 response of a reporting route: `schema` as JSON, or CSV text. */
+export function jsonOrCsv(description: string, schema: z.ZodType) {
+  return {
+    description,
+    content: { 'application/json': { schema }, 'text/csv': { schema: z.string() } },
+  };
+}

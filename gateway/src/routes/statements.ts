@@ -4,7 +4,7 @@ import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
 import type { AppEnv } from '../http/app-env.js';
 import { AUTHED_ERRORS, BEARER } from '../http/common-schemas.js';
 import { csvResponse, toCsv, wantsCsv } from '../http/csv.js';
-import { PeriodQuerySchema, periodParam } from '../http/period-param.js';
+import { jsonOrCsv, periodParam, ReportQuerySchema } from '../http/period-param.js';
 import { route } from '../http/route.js';
 import { requireScope } from '../middleware/auth.js';
 import type { OwnerStatement, StatementAmounts } from '../store/statement-repository.js';
@@ -67,17 +67,9 @@ export function registerStatementRoutes(app: OpenAPIHono<AppEnv>): void {
         'platform_share,closed_at`, one row per analytic, then the total row with a blank `analytic`.',
       ].join(' '),
       security: BEARER,
-      request: {
-        query: z.object({ period: PeriodQuerySchema, format: z.enum(['json', 'csv']).optional() }),
-      },
+      request: { query: ReportQuerySchema },
       responses: {
-        200: {
-          description: 'Statement',
-          content: {
-            'application/json': { schema: StatementSchema },
-            'text/csv': { schema: z.string() },
-          },
-        },
+        200: jsonOrCsv('Statement', StatementSchema),
         ...AUTHED_ERRORS,
       },
     }),

@@ -5,7 +5,7 @@ import type { Plan } from '../billing/plan-catalog.js';
 import type { AppEnv } from '../http/app-env.js';
 import { AUTHED_ERRORS, BEARER } from '../http/common-schemas.js';
 import { csvResponse, toCsv, wantsCsv } from '../http/csv.js';
-import { PeriodQuerySchema, periodParam } from '../http/period-param.js';
+import { jsonOrCsv, periodParam, ReportQuerySchema } from '../http/period-param.js';
 import { route } from '../http/route.js';
 import { requireScope } from '../middleware/auth.js';
 import type { UsageReport } from '../store/usage-repository.js';
@@ -82,17 +82,9 @@ export function registerUsageRoutes(app: OpenAPIHono<AppEnv>): void {
         'the totals of API calls and of free marketplace calls, then one row per analytic, then one per day.',
       ].join(' '),
       security: BEARER,
-      request: {
-        query: z.object({ period: PeriodQuerySchema, format: z.enum(['json', 'csv']).optional() }),
-      },
+      request: { query: ReportQuerySchema },
       responses: {
-        200: {
-          description: 'Usage',
-          content: {
-            'application/json': { schema: UsageSchema },
-            'text/csv': { schema: z.string() },
-          },
-        },
+        200: jsonOrCsv('Usage', UsageSchema),
         ...AUTHED_ERRORS,
       },
     }),

@@ -8,10 +8,11 @@ import {
   type ParamValues,
   validateParams,
 } from '@quarry/sdk-connector';
-import { type Catalog, type CatalogEntry, canSee } from '../catalog/catalog.js';
+import type { Catalog, CatalogEntry } from '../catalog/catalog.js';
 import { shapeInsights } from '../catalog/insights.js';
 import { ApiError } from '../http/api-error.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
+import { mayCall } from '../store/analytic-repository.js';
 
 export interface ConnectorSource {
   /** The live connector of a stored connection (created on first use, pooled). */
@@ -91,7 +92,12 @@ export function createQueryService(deps: QueryServiceDeps): QueryService {
   return {
     async resolve(caller, name) {
       const entry = await deps.catalog.resolve(name);
-      if (entry === undefined || !canSee(entry, caller.accountId)) throw notFound(name);
+      if (
+        entry === undefined ||
+        !mayCall(entry.ownerId, entry.visibility, entry.sharedWith, caller.accountId)
+      ) {
+        throw notFound(name);
+      }
       return entry;
     },
 

@@ -74,10 +74,20 @@ export interface AnalyticRepository {
 
 /** Whether `accountId` may call `analytic` (the same rule listVisibleTo applies in SQL). */
 export function isVisibleTo(analytic: Analytic, accountId: string): boolean {
+  return mayCall(analytic.accountId, analytic.visibility, analytic.sharedWith, accountId);
+}
+
+/** The visibility rule itself: the owner always; everyone when public; the allow-list when shared. */
+export function mayCall(
+  ownerId: string,
+  visibility: Visibility,
+  sharedWith: readonly string[],
+  accountId: string,
+): boolean {
   return (
-    analytic.visibility === 'public' ||
-    analytic.accountId === accountId ||
-    (analytic.visibility === 'shared' && analytic.sharedWith.includes(accountId))
+    visibility === 'public' ||
+    ownerId === accountId ||
+    (visibility === 'shared' && sharedWith.includes(accountId))
   );
 }
 

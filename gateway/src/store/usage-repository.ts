@@ -5,6 +5,7 @@
 // given back). `reapStale` releases the reservations of an instance that died in between.
 // The counter always equals the account's api-origin events (pending or final) in the period;
 // every query below is race-free under READ COMMITTED across any number of gateway instances.
+import { PERIOD_PATTERN } from '../billing/billing-period.js';
 import { splitCredits } from './revenue-split.js';
 import type { SqlExecutor } from './sql-client.js';
 import { StoreError } from './store-error.js';
@@ -105,11 +106,10 @@ export interface UsageRepository {
 /** The advisory lock that orders reservations (shared) against closing their period (exclusive). */
 export const PERIOD_LOCK_KEY = `hashtext('quarry.period:' || coalesce(current_schema(), '') || ':' || $1)`;
 
-const PERIOD = /^\d{4}-(0[1-9]|1[0-2])$/;
-
 /** Throws a RangeError unless `period` is `YYYY-MM`. */
 export function assertPeriod(period: string): void {
-  if (!PERIOD.test(period)) throw new RangeError(`period must be YYYY-MM, got ${JSON.stringify(period)}`);
+  if (!PERIOD_PATTERN.test(period))
+    throw new RangeError(`period must be YYYY-MM, got ${JSON.stringify(period)}`);
 }
 
 /** Thrown inside the reserve transaction to roll back its event insert. */
