@@ -10,18 +10,22 @@ import type { AppEnv } from './http/app-env.js';
 import { errorResponse, toApiError } from './http/error-response.js';
 import { honoPath } from './http/route.js';
 import { requestId } from './middleware/request-id.js';
+import { recordRequest } from './observability/metrics.js';
 import { registerAccountRoutes } from './routes/accounts.js';
 import { registerAdminRoutes } from './routes/admin.js';
 import { registerConnectorRoutes } from './routes/connectors.js';
 import { registerHealthRoutes } from './routes/health.js';
 import { registerKeyRoutes } from './routes/keys.js';
 import { registerMarketplaceRoutes } from './routes/marketplace.js';
+import { registerOAuthRoutes } from './routes/oauth.js';
+import { registerOAuthClientRoutes } from './routes/oauth-clients.js';
 import { registerOwnerAnalyticsRoutes } from './routes/owner-analytics.js';
 import { registerOwnerConnectionRoutes } from './routes/owner-connections.js';
 import { registerOwnerListingRoutes } from './routes/owner-listings.js';
 import { registerQueryRoutes } from './routes/query.js';
 import { registerStatementRoutes } from './routes/statements.js';
 import { registerUsageRoutes } from './routes/usage.js';
+import { registerWellKnownRoutes } from './routes/well-known.js';
 import type { GatewayServices } from './services/gateway-services.js';
 
 export const API_VERSION = '1.0.0';
@@ -52,34 +56,29 @@ export function createApp(services: GatewayServices): OpenAPIHono<AppEnv> {
     // keeps a scanner from creating a series per random URL.
     const matched = routePath(c, -1);
     const route = matched === '' || matched === '/*' ? 'unmatched' : matched;
-    const labels = { method: c.req.method, route, status: String(c.res.status) };
-    const seconds = (performance.now() - started) / 1000;
-    metrics.httpRequests.inc(labels);
-    metrics.httpDuration.observe(labels, seconds);
-    // One access line per request; the Authorization header is never logged.
-    logger.info(
-      {
-        request_id: c.var.requestId,
-        method: labels.method,
-        route: labels.route,
-        status: c.res.status,
-        duration_ms: Math.round(seconds * 10_000) / 10,
-        account_id: c.var.principal?.accountId,
-      },
-      'request',
-    );
+    recordRequest(metrics, logger, {
+      method: c.req.method,
+      route,
+      status: c.res.status,
+      seconds: (performance.now() - started) / 1000,
+      requestId: c.var.requestId,
+      accountId: c.var.principal?.accountId,
+    });
   });
-  app.use(
-    bodyLimit({
-      maxSize: services.config.bodyLimit,
-      onError: () => {
-        throw new ApiError(
-          'PAYLOAD_TOO_LARGE',
-          `The request body is over the ${services.config.bodyLimit}-byte limit.`,
-        );
-      },
-    }),
-  );
+  const limitBody = bodyLimit({
+    maxSize: services.config.bodyLimit,
+    onError: () => {
+      throw new ApiError(
+        'PAYLOAD_TOO_LARGE',
+        `The request body is over the ${services.config.bodyLimit}-byte limit.`,
+      );
+    },
+  });
+  // GET and HEAD carry no body; asking for one would build a full fetch Request for nothing.
+  app.use(async function bodyLimitMiddleware(c, next) {
+    if (c.req.method === 'GET' || c.req.method === 'HEAD') return next();
+    return limitBody(c, next);
+  });
 
   registerHealthRoutes(app);
   registerQueryRoutes(app);
@@ -92,13 +91,17 @@ export function createApp(services: GatewayServices): OpenAPIHono<AppEnv> {
   registerStatementRoutes(app);
   registerOwnerListingRoutes(app);
   registerMarketplaceRoutes(app);
+  registerOAuthClientRoutes(app);
+  // Outside /v1: the token endpoint and discovery documents sit where OAuth clients look for them.
+  registerOAuthRoutes(app);
+  registerWellKnownRoutes(app);
   // Without QUARRY_ADMIN_TOKEN the operator API does not exist: its paths answer as unknown ones.
   if (services.config.adminToken !== undefined) registerAdminRoutes(app);
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearerAuth', {
     type: 'http',
     scheme: 'bearer',
-    description: 'An API key (`qry_live_…`)',
+    description: 'An API key (`qry_live_…`) or an OAuth access token from `POST /oauth/token`',
   });
   app.openAPIRegistry.registerComponent('securitySchemes', 'adminAuth', {
     type: 'http',

@@ -53,6 +53,11 @@ const EnvSchema = z.object({
     .default(64 * 1024 * 1024),
   QUARRY_REAP_AFTER_MS: z.coerce.number().int().min(1_000).max(86_400_000).default(900_000),
   QUARRY_KEY_CACHE_MS: z.coerce.number().int().min(0).max(5_000).default(1_000),
+  QUARRY_PUBLIC_URL: z
+    .httpUrl()
+    .refine((u) => !/[?#]/.test(u), 'must have no query or fragment (it is the OAuth issuer)')
+    .optional(),
+  QUARRY_OAUTH_TOKEN_TTL: z.coerce.number().int().min(60).max(86_400).default(900),
 });
 
 export interface GatewayConfig {
@@ -95,6 +100,13 @@ export interface GatewayConfig {
   readonly cacheMaxBytes: number;
   /** How long a verified key is trusted in process before the store is asked again (≤ 5 s). */
   readonly keyCacheMs: number;
+  /**
+   * The gateway's public URL, without a trailing slash: QUARRY_PUBLIC_URL, else
+   * `http://HOST:PORT`. It is the OAuth issuer, so instances behind one address must share it.
+   */
+  readonly publicUrl: string;
+  /** Lifetime of OAuth access tokens, in seconds (QUARRY_OAUTH_TOKEN_TTL). */
+  readonly oauthTokenTtlSeconds: number;
 }
 
 export class ConfigError extends Error {
@@ -151,6 +163,10 @@ export function loadConfig(
     bodyLimit: e.QUARRY_BODY_LIMIT,
     shutdownGraceMs: e.QUARRY_SHUTDOWN_GRACE_MS,
     keyCacheMs: e.QUARRY_KEY_CACHE_MS,
+    publicUrl:
+      e.QUARRY_PUBLIC_URL?.replace(/\/+$/, '') ??
+      `http://${e.HOST.includes(':') ? `[${e.HOST}]` : e.HOST}:${e.PORT}`,
+    oauthTokenTtlSeconds: e.QUARRY_OAUTH_TOKEN_TTL,
     redisUrl: e.QUARRY_REDIS_URL,
     freeCalls: e.QUARRY_FREE_CALLS,
     plansJson: e.QUARRY_PLANS,

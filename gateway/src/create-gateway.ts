@@ -14,6 +14,7 @@ import { createStoreCatalog } from './catalog/store-catalog.js';
 import type { GatewayConfig } from './config.js';
 import { loadPlugins, type PluginRegistry } from './connections/plugin-registry.js';
 import type { AppEnv } from './http/app-env.js';
+import { createOAuthServices } from './oauth/oauth-services.js';
 import { createLogger, type Logger } from './observability/logger.js';
 import { createMetrics } from './observability/metrics.js';
 import { createRateLimiter } from './rate-limit/create-rate-limiter.js';
@@ -115,7 +116,21 @@ export async function createGateway(
       ...(config.redisUrl ? { redisUrl: config.redisUrl } : {}),
       logger,
     });
-    const auth = createAuthenticator({ keys: store.keys, cacheMs: config.keyCacheMs, policies, tryTokens });
+    const oauth = createOAuthServices({
+      store,
+      issuer: config.publicUrl,
+      tokenTtlSeconds: config.oauthTokenTtlSeconds,
+      policies,
+      rateLimiter,
+      cacheMs: config.keyCacheMs,
+    });
+    const auth = createAuthenticator({
+      keys: store.keys,
+      cacheMs: config.keyCacheMs,
+      policies,
+      tryTokens,
+      accessTokens: oauth.authenticator,
+    });
     const queries = createQueryService({ catalog, connectors: connections, metrics });
     const analytics = createAnalyticsService({
       analytics: store.analytics,
@@ -123,6 +138,14 @@ export async function createGateway(
       plugins,
     });
     const accounts = createAccountService(store);
+    const metering = createMetering({ usage: store.usage, plans });
+    metrics.setUsageWriteSource(() => {
+      const { reserves, commits } = metering.stats();
+      return [
+        { kind: 'reserve', ...reserves },
+        { kind: 'commit', ...commits },
+      ];
+    });
     metrics.setPoolSource(() =>
       connections
         .pools()
@@ -143,12 +166,13 @@ export async function createGateway(
       plans,
       policies,
       rateLimiter,
-      metering: createMetering({ usage: store.usage, plans }),
+      metering,
       resultCache: createResultCache({
         maxBytes: config.cacheMaxBytes,
         onRefreshError: (key, error) => logger.warn({ err: error, key }, 'background cache refresh failed'),
       }),
       tryTokens,
+      oauth,
       health: {
         async check() {
           const checks: Record<string, { ok: boolean; message?: string }> = {};
@@ -174,6 +198,8 @@ export async function createGateway(
       intervalMs: options.changeFeedIntervalMs ?? 1_000,
       onChange: (event) => {
         if (event.kind === 'key') auth.forgetKey(event.ref);
+        else if (event.kind === 'oauth_client') auth.forgetClient(event.ref);
+        else if (event.kind === 'signing_key') oauth.keyRing.invalidate();
         else if (event.kind === 'analytic') catalog.invalidate(event.ref);
         else if (event.kind === 'connection') {
           catalog.invalidate();
@@ -225,6 +251,8 @@ export async function createGateway(
           await feed.stop();
           await connections.close(graceMs);
           await rateLimiter.close();
+          // Usage writes still queued belong to calls that are waiting to answer.
+          await metering.drain();
           await sql.close();
         })();
         return closed;

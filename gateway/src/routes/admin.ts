@@ -1,6 +1,6 @@
 // The operator API (DESIGN.md §2), reachable only with QUARRY_ADMIN_TOKEN: list accounts with
 // their plan and current-period calls, change an account's plan, set or lift a key's rate limit,
-// close a billing period (which freezes its owner statements).
+// close a billing period (which freezes its owner statements), rotate the OAuth signing key.
 import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
 import { PERIOD_PATTERN, periodOf } from '../billing/billing-period.js';
 import { ApiError } from '../http/api-error.js';
@@ -12,6 +12,7 @@ import { pathParam, route } from '../http/route.js';
 import { adminAuth } from '../middleware/admin-auth.js';
 import { RateLimitOverrideSchema } from '../rate-limit/plan-policies.js';
 import type { ApiKey } from '../store/api-key-repository.js';
+import type { SigningKeyRecord } from '../store/oauth-signing-key-repository.js';
 import { isStoreError } from '../store/store-error.js';
 
 /** The OpenAPI security requirement of the operator routes. */
@@ -41,6 +42,22 @@ const RateLimitBody = RateLimitOverrideSchema.openapi('RateLimitOverride', {
 });
 
 const adminKeyJson = (k: ApiKey) => ({ ...keyJson(k), account_id: k.accountId, rate_limit: k.rateLimit });
+
+const SigningKeySchema = z
+  .object({
+    kid: z.string(),
+    activated_at: z.string(),
+    superseded_at: z.string().nullable(),
+    retires_at: z.string().nullable().openapi({ description: 'When it stops verifying tokens' }),
+  })
+  .openapi('SigningKey');
+
+const signingKeyJson = (k: SigningKeyRecord) => ({
+  kid: k.kid,
+  activated_at: k.activatedAt.toISOString(),
+  superseded_at: k.supersededAt?.toISOString() ?? null,
+  retires_at: k.retiredAt?.toISOString() ?? null,
+});
 
 const PageQuery = z.object({
   limit: z.coerce.number().int().min(1).max(500).default(100),
@@ -240,6 +257,38 @@ export function registerAdminRoutes(app: OpenAPIHono<AppEnv>): void {
         }
         throw error;
       }
+    },
+  );
+
+  route(
+    app,
+    createRoute({
+      method: 'post',
+      path: '/v1/admin/oauth/rotate-key',
+      tags: ['Operator'],
+      summary: 'Rotate the OAuth signing key, without downtime',
+      description:
+        'A new key signs every token from now on (other instances switch within about a second). The previous key stays in the JWKS and keeps verifying until every token it signed has expired (token lifetime + clock leeway + reload interval), then retires.',
+      security: ADMIN_SECURITY,
+      responses: {
+        200: {
+          description: 'Rotated',
+          content: {
+            'application/json': {
+              schema: z.object({ active: SigningKeySchema, retiring: z.array(SigningKeySchema) }),
+            },
+          },
+        },
+        ...ADMIN_ERRORS,
+      },
+    }),
+    adminAuth(),
+    async (c) => {
+      const rotation = await c.var.services.oauth.keyRing.rotate();
+      return c.json({
+        active: signingKeyJson(rotation.activated),
+        retiring: rotation.superseded.map(signingKeyJson),
+      });
     },
   );
 }

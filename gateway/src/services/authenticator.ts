@@ -1,12 +1,16 @@
 // Verifies bearer credentials. The key's checksum is checked first (a mistyped key never costs a
 // store lookup), then an in-process cache, then the store. Cached verdicts live at most
 // `cacheMs` (≤ 5 s) and are dropped at once when the change feed reports the key changed, so a
-// revoked key stops working on every instance within that bound.
+// revoked key stops working on every instance within that bound. Other credentials are JWTs:
+// OAuth access tokens (header `typ: at+jwt`) go to the token authenticator, anything else to the
+// marketplace try-token verifier; each refuses what it did not sign.
 import { LRUCache } from 'lru-cache';
 import type { TryTokens } from '../billing/try-token.js';
 import { ApiError } from '../http/api-error.js';
 import type { Principal, Scope } from '../http/app-env.js';
 import { SCOPES } from '../http/app-env.js';
+import { isAccessToken } from '../oauth/access-tokens.js';
+import type { TokenAuthenticator } from '../oauth/token-authenticator.js';
 import type { PlanPolicies } from '../rate-limit/plan-policies.js';
 import type { RateLimitPolicy } from '../rate-limit/rate-limiter.js';
 import { parseApiKey } from '../security/api-key.js';
@@ -15,8 +19,16 @@ import type { ApiKeyRepository } from '../store/api-key-repository.js';
 export interface Authenticator {
   /** The principal for an `Authorization` header; UNAUTHENTICATED otherwise. */
   authenticate(header: string | undefined): Promise<Principal>;
+  /**
+   * The principal of an API key whose verdict is cached and valid right now, synchronously;
+   * undefined in every other case (no cached verdict, a token, an unknown, revoked or expired
+   * key), which `authenticate` then decides. For the query fast path.
+   */
+  peek(header: string | undefined): Principal | undefined;
   /** Drops any cached verdict for this key id (change feed). */
   forgetKey(keyId: string): void;
+  /** Drops the cached verdict of this OAuth client (record id; change feed). */
+  forgetClient(clientId: string): void;
   /** Drops every cached verdict (an account's plan changed, tests). */
   forgetAll(): void;
 }
@@ -27,6 +39,8 @@ export interface AuthenticatorOptions {
   readonly policies: PlanPolicies;
   /** Verifies marketplace try-tokens (JWTs this gateway signed). */
   readonly tryTokens?: TryTokens;
+  /** Verifies OAuth access tokens and caches their clients' verdicts. */
+  readonly accessTokens?: TokenAuthenticator;
   /** The tight limit on try-it calls, per account (default 10 a minute, burst 5). */
   readonly tryPolicy?: RateLimitPolicy;
   /** How long a verdict is trusted without asking the store (default 1,000 ms). */
@@ -71,6 +85,9 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
       const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
       if (!match) throw unauthenticated('The Authorization header must be "Bearer <key>".');
       const credential = match[1] as string;
+      if (!credential.startsWith('qry_') && options.accessTokens && isAccessToken(credential)) {
+        return options.accessTokens.authenticate(credential);
+      }
       if (!credential.startsWith('qry_') && options.tryTokens) {
         const claims = await options.tryTokens.verify(credential);
         if (claims === null) throw unauthenticated('The token is invalid or has expired.');
@@ -117,6 +134,17 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
       }
       return verdict.principal;
     },
+    peek(header) {
+      if (header === undefined || cacheMs <= 0) return undefined;
+      const match = /^Bearer\s+(qry_\S+)\s*$/i.exec(header);
+      if (!match) return undefined;
+      const parsed = parseApiKey(match[1] as string);
+      if (!parsed.ok) return undefined;
+      const verdict = cache.get(parsed.digest.toString('base64'));
+      if (verdict === undefined || verdict.principal === null) return undefined;
+      if (verdict.expiresAt !== null && verdict.expiresAt <= Date.now()) return undefined;
+      return verdict.principal;
+    },
     forgetKey(keyId) {
       const digest = digestsByKey.get(keyId);
       if (digest !== undefined) {
@@ -124,9 +152,13 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
         digestsByKey.delete(keyId);
       }
     },
+    forgetClient(clientId) {
+      options.accessTokens?.forgetClient(clientId);
+    },
     forgetAll() {
       cache.clear();
       digestsByKey.clear();
+      options.accessTokens?.forgetAll();
     },
   };
 }

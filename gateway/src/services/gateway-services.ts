@@ -7,6 +7,7 @@ import type { ResultCache } from '../cache/result-cache.js';
 import type { Catalog } from '../catalog/catalog.js';
 import type { GatewayConfig } from '../config.js';
 import type { PluginRegistry } from '../connections/plugin-registry.js';
+import type { OAuthServices } from '../oauth/oauth-services.js';
 import type { Logger } from '../observability/logger.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
 import type { PlanPolicies } from '../rate-limit/plan-policies.js';
@@ -46,4 +47,6 @@ export interface GatewayServices {
   readonly metering: Metering;
   readonly resultCache: ResultCache;
   readonly tryTokens: TryTokens;
+  /** OAuth 2.0 client credentials: clients, signing keys, access tokens. */
+  readonly oauth: OAuthServices;
 }

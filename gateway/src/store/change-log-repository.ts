@@ -5,9 +5,12 @@
 import type { SqlExecutor } from './sql-client.js';
 
 /** What changed: the consumer reloads or evicts the named thing. */
-export type ChangeKind = 'key' | 'analytic' | 'connection';
+export type ChangeKind = 'key' | 'analytic' | 'connection' | 'oauth_client' | 'signing_key';
 
-/** One change. `ref` is the key id, the analytic name, or the connection id. */
+/**
+ * One change. `ref` is the key id, the analytic name, the connection id, the OAuth client's id,
+ * or the kid of the new signing key.
+ */
 export interface ChangeEvent {
   readonly id: number;
   readonly kind: ChangeKind;

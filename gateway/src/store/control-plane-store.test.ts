@@ -55,6 +55,8 @@ for (const { backend, available } of backends) {
           'connections',
           'idempotency_keys',
           'listings',
+          'oauth_clients',
+          'oauth_signing_keys',
           'owner_statements',
           'schema_migrations',
           'usage_counters',

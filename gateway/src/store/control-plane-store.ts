@@ -10,13 +10,18 @@ import { type ChangeLogRepository, createChangeLogRepository } from './change-lo
 import { type ConnectionRepository, createConnectionRepository } from './connection-repository.js';
 import { createIdempotencyRepository, type IdempotencyRepository } from './idempotency-repository.js';
 import { createListingRepository, type ListingRepository } from './listing-repository.js';
+import { createOAuthClientRepository, type OAuthClientRepository } from './oauth-client-repository.js';
+import {
+  createOAuthSigningKeyRepository,
+  type OAuthSigningKeyRepository,
+} from './oauth-signing-key-repository.js';
 import type { SqlExecutor } from './sql-client.js';
 import { createStatementRepository, type StatementRepository } from './statement-repository.js';
 import { createUsageRepository, type UsageRepository } from './usage-repository.js';
 
 /** Options for {@link createControlPlaneStore}. */
 export interface ControlPlaneStoreOptions {
-  /** Seals connection secrets at rest and opens them for connectors. */
+  /** Seals connection secrets and OAuth signing keys at rest, and opens them. */
   readonly secretBox: SecretBox;
 }
 
@@ -34,6 +39,9 @@ export interface ControlPlaneStore {
   readonly idempotency: IdempotencyRepository;
   /** Marketplace listings. */
   readonly listings: ListingRepository;
+  readonly oauthClients: OAuthClientRepository;
+  /** The OAuth access tokens' signing keys (private keys sealed with the secret box). */
+  readonly signingKeys: OAuthSigningKeyRepository;
   /** Runs `fn` with a store whose every call is part of one transaction. */
   transaction<T>(fn: (store: ControlPlaneStore) => Promise<T>): Promise<T>;
 }
@@ -56,6 +64,8 @@ export function createControlPlaneStore(
     statements: createStatementRepository(sql),
     idempotency: createIdempotencyRepository(sql),
     listings: createListingRepository(sql),
+    oauthClients: createOAuthClientRepository(sql),
+    signingKeys: createOAuthSigningKeyRepository(sql, options.secretBox),
     transaction: (fn) => sql.transaction((tx) => fn(createControlPlaneStore(tx, options))),
   };
 }
