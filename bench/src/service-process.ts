@@ -27,6 +27,8 @@ export interface ServiceOptions {
   /** Path of the entry point, relative to the repository root. */
   readonly entry: string;
   readonly args?: readonly string[];
+  /** Extra flags for node itself, e.g. `--cpu-prof` to profile the service under load. */
+  readonly nodeArgs?: readonly string[];
   /** Its whole environment on top of PATH, HOME and PORT (nothing else is inherited). */
   readonly env?: Readonly<Record<string, string>>;
   /** Pin the process to this CPU with taskset; undefined: not pinned. */
@@ -83,7 +85,14 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** Starts the process and resolves once it is ready; rejects with its output if it dies or times out. */
 export async function startService(options: ServiceOptions): Promise<ServiceProcess> {
   const port = await freePort();
-  const nodeArgs = ['--import', 'tsx', '--conditions=@quarry/source', options.entry, ...(options.args ?? [])];
+  const nodeArgs = [
+    ...(options.nodeArgs ?? []),
+    '--import',
+    'tsx',
+    '--conditions=@quarry/source',
+    options.entry,
+    ...(options.args ?? []),
+  ];
   // taskset execs node in place, so the child's pid is node's own (signals and /proc reach it).
   const [command, args] =
     options.cpu === undefined

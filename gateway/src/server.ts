@@ -1,10 +1,11 @@
 // The only module that opens a port, reads the environment and handles signals. Shutdown:
 // stop accepting, answer keep-alive clients with `Connection: close`, let in-flight requests
 // finish within the grace period, then close pools and the store.
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { serve } from '@hono/node-server';
 import { ConfigError, loadConfig, redactedConfig } from './config.js';
 import { createGateway } from './create-gateway.js';
+import { createGatewayListener } from './http/node-listener.js';
 import { createLogger } from './observability/logger.js';
 
 async function main(): Promise<void> {
@@ -23,18 +24,13 @@ async function main(): Promise<void> {
   const gateway = await createGateway(config, { logger });
 
   let shuttingDown = false;
-  const server = serve({
-    fetch: async (request, env) => {
-      const response = await gateway.app.fetch(request, env);
-      if (shuttingDown) response.headers.set('connection', 'close');
-      return response;
-    },
-    port: config.port,
-    hostname: config.host,
-  });
+  const server = createServer(
+    createGatewayListener(gateway.app, gateway.services, { shuttingDown: () => shuttingDown }),
+  );
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
     server.once('error', reject);
+    server.listen(config.port, config.host);
   });
   const { port } = server.address() as AddressInfo;
   const base = `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${port}`;

@@ -4,12 +4,24 @@
 // the event before the answer leaves, a failed one releases both, so a failed call is never
 // charged and never counted. Instances killed between the two leave pending events that the
 // reaper releases.
+//
+// Reservations and commits are group-committed (billing/group-commit.ts): concurrent calls share
+// one store transaction per batch, and each call still answers only once its own event is
+// durable. A call answered from the cache is charged with one write that reserves and finalises
+// its event together (`chargeServed`).
 
 import type { CatalogEntry } from '../catalog/catalog.js';
 import { ApiError } from '../http/api-error.js';
 import type { Principal } from '../http/app-env.js';
-import type { UsageRepository } from '../store/usage-repository.js';
+import type {
+  CommitRequest,
+  CommitResult,
+  ReserveRequest,
+  ReserveResult,
+  UsageRepository,
+} from '../store/usage-repository.js';
 import { periodOf, secondsToPeriodEnd } from './billing-period.js';
+import { createGroupCommit, type GroupCommitStats } from './group-commit.js';
 import type { PlanCatalog } from './plan-catalog.js';
 
 export interface MeteredCall {
@@ -26,62 +38,101 @@ export interface MeteredCall {
   release(): Promise<void>;
 }
 
+/** A call charged after it was served (from the cache). */
+export interface ChargedCall {
+  readonly credits: number;
+  readonly remaining: number | null;
+  readonly limit: number | null;
+  readonly resetSeconds: number;
+}
+
 export interface Metering {
   /** Reserves the call or throws QUOTA_EXCEEDED (with `retry_after` = seconds to the period end). */
   begin(principal: Principal, entry: CatalogEntry, requestId: string): Promise<MeteredCall>;
+  /**
+   * Charges a call whose answer is already at hand (a cache hit): reserves and finalises its
+   * usage event in one durable write, or throws QUOTA_EXCEEDED and records nothing.
+   */
+  chargeServed(
+    principal: Principal,
+    entry: CatalogEntry,
+    requestId: string,
+    latencyMs: number,
+  ): Promise<ChargedCall>;
+  /** Waits until every write submitted so far is durable (shutdown). */
+  drain(): Promise<void>;
+  /** Batching counters, for metrics and the benchmark. */
+  stats(): { readonly reserves: GroupCommitStats; readonly commits: GroupCommitStats };
 }
 
 export interface MeteringOptions {
   readonly usage: UsageRepository;
   readonly plans: PlanCatalog;
   readonly now?: () => Date;
+  /** Most calls per group-committed write (default 512). */
+  readonly maxBatch?: number;
 }
 
 export function createMetering(options: MeteringOptions): Metering {
   const now = options.now ?? (() => new Date());
   const { usage, plans } = options;
+  // Several reserve batches in flight: the store decides most of them optimistically, locking an
+  // account's counter only for its final bump, so batches of one account overlap.
+  const reserves = createGroupCommit<ReserveRequest, ReserveResult>({
+    write: (items) => usage.reserveMany(items),
+    maxBatch: options.maxBatch,
+    maxInFlight: 4,
+  });
+  const commits = createGroupCommit<CommitRequest, CommitResult>({
+    write: (items) => usage.commitMany(items),
+    maxBatch: options.maxBatch,
+  });
+
+  /** Reserves (or, with `served`, charges) one call; QUOTA_EXCEEDED or CONFLICT when refused. */
+  async function reserve(principal: Principal, entry: CatalogEntry, requestId: string, served?: number) {
+    const at = now();
+    const period = periodOf(at);
+    const resetSeconds = secondsToPeriodEnd(at);
+    const marketplace = principal.origin === 'marketplace';
+    const plan = plans.resolve(principal.plan);
+    const limit = marketplace ? null : plan.included_calls;
+    const credits = marketplace ? 0 : entry.definition.price;
+    const result = await reserves.submit({
+      requestId,
+      accountId: principal.accountId,
+      keyId: marketplace ? null : principal.keyId,
+      period,
+      limit,
+      analyticId: entry.analyticId,
+      analyticName: entry.name,
+      version: entry.version,
+      ownerId: entry.ownerId,
+      origin: principal.origin,
+      credits,
+      ...(served === undefined ? {} : { served: { latencyMs: served } }),
+    });
+    if (!result.ok) {
+      if (result.reason === 'quota_exceeded') {
+        throw new ApiError(
+          'QUOTA_EXCEEDED',
+          `The ${plan.name} plan's ${limit ?? 0} calls for ${period} are used up; the quota resets at the start of next month (UTC).`,
+          { retryAfter: resetSeconds },
+        );
+      }
+      throw new ApiError('CONFLICT', `The billing period ${period} is closed.`);
+    }
+    return { credits, remaining: result.remaining, limit, resetSeconds };
+  }
 
   return {
     async begin(principal, entry, requestId) {
-      const at = now();
-      const period = periodOf(at);
-      const resetSeconds = secondsToPeriodEnd(at);
-      const marketplace = principal.origin === 'marketplace';
-      const plan = plans.resolve(principal.plan);
-      const limit = marketplace ? null : plan.included_calls;
-      const credits = marketplace ? 0 : entry.definition.price;
-      const result = await usage.reserve({
-        requestId,
-        accountId: principal.accountId,
-        keyId: marketplace ? null : principal.keyId,
-        period,
-        limit,
-        analyticId: entry.analyticId,
-        analyticName: entry.name,
-        version: entry.version,
-        ownerId: entry.ownerId,
-        origin: principal.origin,
-        credits,
-      });
-      if (!result.ok) {
-        if (result.reason === 'quota_exceeded') {
-          throw new ApiError(
-            'QUOTA_EXCEEDED',
-            `The ${plan.name} plan's ${limit ?? 0} calls for ${period} are used up; the quota resets at the start of next month (UTC).`,
-            { retryAfter: resetSeconds },
-          );
-        }
-        throw new ApiError('CONFLICT', `The billing period ${period} is closed.`);
-      }
+      const reserved = await reserve(principal, entry, requestId);
       let settled = false;
       return {
-        credits,
-        remaining: result.remaining,
-        limit,
-        resetSeconds,
+        ...reserved,
         async commit(latencyMs) {
           settled = true;
-          const outcome = await usage.commit(requestId, { latencyMs: Math.round(latencyMs), status: 'ok' });
+          const outcome = await commits.submit({ requestId, latencyMs: Math.round(latencyMs * 1000) / 1000 });
           // 'missing': the reservation was reaped (the call outlived the reaper's bound). The
           // answer must not leave without its event, so the call fails uncharged.
           if (outcome === 'missing') {
@@ -95,5 +146,10 @@ export function createMetering(options: MeteringOptions): Metering {
         },
       };
     },
+    chargeServed: (principal, entry, requestId, latencyMs) => reserve(principal, entry, requestId, latencyMs),
+    async drain() {
+      await Promise.all([reserves.drain(), commits.drain()]);
+    },
+    stats: () => ({ reserves: reserves.stats(), commits: commits.stats() }),
   };
 }

@@ -8,8 +8,8 @@
 // rejecting. Here a failed load rejects its callers, caches nothing, and leaves a stale entry in
 // place until its window ends.
 //
-// A hit does no JSON work and allocates nothing: each entry holds an already-resolved promise of
-// its `{answer, outcome: 'HIT'}` result, built once when the entry is stored.
+// A hit does no JSON work: each entry holds its `{answer, outcome}` results, built once when the
+// entry is stored; `peek` hands them out synchronously.
 import { LRUCache } from 'lru-cache';
 
 /** What a hit serves without any JSON work. */
@@ -74,6 +74,12 @@ export interface ResultCache {
     load: () => Promise<CachedAnswer>,
     options?: GetOptions,
   ): Promise<CacheResult>;
+  /**
+   * The stored answer without loading: a HIT when fresh, STALE within the stale window (then one
+   * background `load` refreshes it, as in `get`), undefined when there is none. Lets the caller
+   * serve a hit synchronously and meter it with a single write.
+   */
+  peek(key: string, policy: CachePolicy, load: () => Promise<CachedAnswer>): CacheResult | undefined;
   /** Drops every entry whose key starts with `prefix` (see cacheKeyPrefix); loads in flight for them are not stored. */
   delete(prefix: string): void;
   stats(): CacheStats;
@@ -94,8 +100,9 @@ interface Entry {
   readonly answer: CachedAnswer;
   readonly freshUntil: number;
   readonly staleUntil: number;
-  readonly hit: Promise<CacheResult>;
-  readonly stale: Promise<CacheResult>;
+  /** Built once when stored, so a hit allocates nothing. */
+  readonly hitResult: CacheResult;
+  readonly staleResult: CacheResult;
 }
 
 interface Load {
@@ -132,12 +139,14 @@ export function createResultCache(options: ResultCacheOptions = {}): ResultCache
       storedAt: loaded.storedAt,
     };
     const start = now();
+    const hitResult: CacheResult = { answer, outcome: 'HIT' };
+    const staleResult: CacheResult = { answer, outcome: 'STALE' };
     const entry: Entry = {
       answer,
       freshUntil: start + ttlMs,
       staleUntil: start + lifeMs,
-      hit: Promise.resolve({ answer, outcome: 'HIT' }),
-      stale: Promise.resolve({ answer, outcome: 'STALE' }),
+      hitResult,
+      staleResult,
     };
     // An entry bigger than the whole cache is silently not stored by lru-cache; the caller
     // still gets its answer.
@@ -165,28 +174,40 @@ export function createResultCache(options: ResultCacheOptions = {}): ResultCache
     return record;
   }
 
+  /** The stored answer as a HIT or, starting the one background refresh, STALE; counted. */
+  function lookup(
+    key: string,
+    policy: CachePolicy,
+    load: () => Promise<CachedAnswer>,
+  ): CacheResult | undefined {
+    const entry = lru.get(key);
+    if (entry === undefined) return undefined;
+    const t = now();
+    if (t < entry.freshUntil) {
+      hits++;
+      return entry.hitResult;
+    }
+    if (t < entry.staleUntil) {
+      stale++;
+      if (!loads.has(key)) {
+        // Background refresh: its failure must not surface as an unhandled rejection.
+        startLoad(key, policy, load).promise.catch((error: unknown) => onRefreshError?.(key, error));
+      }
+      return entry.staleResult;
+    }
+    return undefined;
+  }
+
   return {
     get(key, policy, load, getOptions) {
-      const entry = getOptions?.refresh === true ? undefined : lru.get(key);
-      if (entry !== undefined) {
-        const t = now();
-        if (t < entry.freshUntil) {
-          hits++;
-          return entry.hit;
-        }
-        if (t < entry.staleUntil) {
-          stale++;
-          if (!loads.has(key)) {
-            // Background refresh: its failure must not surface as an unhandled rejection.
-            startLoad(key, policy, load).promise.catch((error: unknown) => onRefreshError?.(key, error));
-          }
-          return entry.stale;
-        }
-      }
+      const stored = getOptions?.refresh === true ? undefined : lookup(key, policy, load);
+      if (stored !== undefined) return Promise.resolve(stored);
       misses++;
       const running = loads.get(key) ?? startLoad(key, policy, load);
       return running.promise.then(toMiss);
     },
+
+    peek: lookup,
 
     delete(prefix) {
       // Collected first: deleting from lru-cache while iterating it may skip entries.

@@ -22,6 +22,8 @@ export interface CatalogEntry {
 export interface Catalog {
   /** The current version of the named analytic, or undefined when none exists. */
   resolve(name: string): Promise<CatalogEntry | undefined>;
+  /** The cached entry for `name`, synchronously; undefined when not cached (or cached absent). */
+  peek(name: string): CatalogEntry | undefined;
   /** Drops cached entries (all, or one name). */
   invalidate(name?: string): void;
 }

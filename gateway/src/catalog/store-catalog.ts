@@ -84,6 +84,10 @@ export function createStoreCatalog(options: StoreCatalogOptions): Catalog {
       }
       return pending;
     },
+    peek(name) {
+      const cached = cache.get(name);
+      return cached === ABSENT ? undefined : cached;
+    },
     invalidate(name) {
       generation += 1;
       if (name !== undefined) inflight.delete(name);

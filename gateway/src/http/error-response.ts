@@ -75,12 +75,20 @@ export function toApiError(error: unknown, logger: ErrorLogger): ApiError {
   return new ApiError('INTERNAL', 'An internal error occurred. It has been logged.');
 }
 
+/** An error answer as plain data: written by the Hono app and by the query fast path alike. */
+export interface ErrorPayload {
+  readonly status: ErrorStatus;
+  /** Lower-case header names. */
+  readonly headers: Record<string, string>;
+  readonly body: string;
+}
+
 /** Builds the envelope and headers for an ApiError. */
-export function errorResponse(
+export function errorPayload(
   error: ApiError,
   requestId: string,
   extraHeaders?: Readonly<Record<string, string>>,
-): Response {
+): ErrorPayload {
   const status: ErrorStatus = ERROR_STATUS[error.code];
   const body: ErrorEnvelope = {
     error: {
@@ -91,13 +99,24 @@ export function errorResponse(
       details: error.details,
     },
   };
-  const headers = new Headers(extraHeaders);
-  for (const [name, value] of Object.entries(error.headers)) headers.set(name, value);
-  headers.set('content-type', 'application/json; charset=utf-8');
-  headers.set('x-request-id', requestId);
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(extraHeaders ?? {})) headers[name.toLowerCase()] = value;
+  for (const [name, value] of Object.entries(error.headers)) headers[name.toLowerCase()] = value;
+  headers['content-type'] = 'application/json; charset=utf-8';
+  headers['x-request-id'] = requestId;
   if (error.retryAfter !== undefined)
-    headers.set('retry-after', String(Math.max(0, Math.ceil(error.retryAfter))));
-  if (status === 401 && !headers.has('www-authenticate'))
-    headers.set('www-authenticate', 'Bearer realm="quarry"');
-  return new Response(JSON.stringify(body), { status, headers });
+    headers['retry-after'] = String(Math.max(0, Math.ceil(error.retryAfter)));
+  if (status === 401 && headers['www-authenticate'] === undefined)
+    headers['www-authenticate'] = 'Bearer realm="quarry"';
+  return { status, headers, body: JSON.stringify(body) };
+}
+
+/** The error envelope as a Response (see errorPayload). */
+export function errorResponse(
+  error: ApiError,
+  requestId: string,
+  extraHeaders?: Readonly<Record<string, string>>,
+): Response {
+  const { status, headers, body } = errorPayload(error, requestId, extraHeaders);
+  return new Response(body, { status, headers });
 }

@@ -5,6 +5,31 @@ import type { Context, MiddlewareHandler } from 'hono';
 import { ApiError } from '../http/api-error.js';
 import type { AppEnv, Principal, Scope } from '../http/app-env.js';
 import { rateLimitHeaders } from '../rate-limit/rate-limit-headers.js';
+import type { RateLimiter } from '../rate-limit/rate-limiter.js';
+
+/**
+ * Spends one request of the principal's rate limit: the IETF rate-limit headers to send, or
+ * undefined when the principal is unlimited; throws RATE_LIMIT_EXCEEDED (carrying the headers)
+ * when it is spent. Shared by the middleware and the query fast path.
+ */
+export async function spendRateLimit(
+  rateLimiter: RateLimiter,
+  principal: Principal,
+  bucket: string,
+): Promise<Record<string, string> | undefined> {
+  const limit = principal.rateLimit;
+  if (limit.unlimited) return undefined;
+  const decision = await rateLimiter.check(bucket, limit.policy);
+  const headers: Record<string, string> = { ...rateLimitHeaders(limit.policy, decision) };
+  if (!decision.allowed) {
+    throw new ApiError(
+      'RATE_LIMIT_EXCEEDED',
+      `Rate limit of ${limit.policy.limit} requests per ${limit.policy.windowSeconds} s exceeded; retry in ${decision.retryAfterSeconds.toFixed(1)} s.`,
+      { retryAfter: decision.retryAfterSeconds, headers },
+    );
+  }
+  return headers;
+}
 
 /** Applies the principal's rate limit; throws RATE_LIMIT_EXCEEDED when it is spent. */
 export async function enforceRateLimit(
@@ -12,17 +37,13 @@ export async function enforceRateLimit(
   principal: Principal,
   bucket: string,
 ): Promise<void> {
-  const limit = principal.rateLimit;
-  if (limit.unlimited) return;
-  const decision = await c.var.services.rateLimiter.check(bucket, limit.policy);
-  const headers: Record<string, string> = { ...rateLimitHeaders(limit.policy, decision) };
-  c.set('rateLimitHeaders', headers);
-  if (!decision.allowed) {
-    throw new ApiError(
-      'RATE_LIMIT_EXCEEDED',
-      `Rate limit of ${limit.policy.limit} requests per ${limit.policy.windowSeconds} s exceeded; retry in ${decision.retryAfterSeconds.toFixed(1)} s.`,
-      { retryAfter: decision.retryAfterSeconds, headers },
-    );
+  try {
+    const headers = await spendRateLimit(c.var.services.rateLimiter, principal, bucket);
+    if (headers !== undefined) c.set('rateLimitHeaders', headers);
+  } catch (error) {
+    if (error instanceof ApiError && error.code === 'RATE_LIMIT_EXCEEDED')
+      c.set('rateLimitHeaders', error.headers);
+    throw error;
   }
 }
 

@@ -5,9 +5,14 @@ import { randomUUID } from 'node:crypto';
 import type { MiddlewareHandler } from 'hono';
 import type { AppEnv } from '../http/app-env.js';
 
+/** A fresh request id: `req_` and 32 hex digits. */
+export function newRequestId(): string {
+  return `req_${randomUUID().replaceAll('-', '')}`;
+}
+
 export function requestId(): MiddlewareHandler<AppEnv> {
   return async function requestIdMiddleware(c, next) {
-    const id = `req_${randomUUID().replaceAll('-', '')}`;
+    const id = newRequestId();
     c.set('requestId', id);
     c.header('x-request-id', id);
     await next();

@@ -16,6 +16,16 @@ export interface GatewayMetrics {
   readonly connectorDuration: Histogram<'type' | 'outcome'>;
   /** Registers the source of pool gauges, read at scrape time. */
   setPoolSource(source: () => readonly PoolSnapshot[]): void;
+  /** Registers the source of the usage-ledger group-commit counters, read at scrape time. */
+  setUsageWriteSource(source: () => readonly UsageWriteSnapshot[]): void;
+}
+
+/** Group-commit counters of one kind of usage write (`reserve`, `commit`). */
+export interface UsageWriteSnapshot {
+  readonly kind: string;
+  readonly items: number;
+  readonly writes: number;
+  readonly writeMs: number;
 }
 
 export function createMetrics(options: { readonly defaultMetrics?: boolean } = {}): GatewayMetrics {
@@ -56,6 +66,26 @@ export function createMetrics(options: { readonly defaultMetrics?: boolean } = {
   gauge('quarry_pool_sessions_total', 'Open warehouse sessions per connection', (s) => s.total);
   gauge('quarry_pool_sessions_idle', 'Idle warehouse sessions per connection', (s) => s.idle);
   gauge('quarry_pool_waiting', 'Callers waiting for a warehouse session', (s) => s.waiting);
+  let usageSource: () => readonly UsageWriteSnapshot[] = () => [];
+  // Counters kept by the group-commit writers; copied in at scrape time.
+  const usageCounter = (name: string, help: string, pick: (s: UsageWriteSnapshot) => number) =>
+    new Counter({
+      name,
+      help,
+      labelNames: ['kind'] as const,
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const u of usageSource()) this.inc({ kind: u.kind }, pick(u));
+      },
+    });
+  usageCounter('quarry_usage_writes_total', 'Group-committed usage-ledger writes (batches)', (u) => u.writes);
+  usageCounter('quarry_usage_write_items_total', 'Calls written to the usage ledger', (u) => u.items);
+  usageCounter(
+    'quarry_usage_write_seconds_total',
+    'Time spent in usage-ledger writes',
+    (u) => u.writeMs / 1000,
+  );
   return {
     registry,
     httpRequests,
@@ -64,5 +94,42 @@ export function createMetrics(options: { readonly defaultMetrics?: boolean } = {
     setPoolSource(source) {
       poolSource = source;
     },
+    setUsageWriteSource(source) {
+      usageSource = source;
+    },
   };
+}
+
+/** One finished HTTP request, as the metrics and the access log see it. */
+export interface RequestRecord {
+  readonly method: string;
+  /** The route template, or `unmatched`. */
+  readonly route: string;
+  readonly status: number;
+  readonly seconds: number;
+  readonly requestId: string | undefined;
+  readonly accountId: string | undefined;
+}
+
+/** Counts and times a request and writes its access line (never the Authorization header). */
+export function recordRequest(
+  metrics: GatewayMetrics,
+  logger: { info(obj: object, msg: string): void; isLevelEnabled?(level: string): boolean },
+  r: RequestRecord,
+): void {
+  const labels = { method: r.method, route: r.route, status: String(r.status) };
+  metrics.httpRequests.inc(labels);
+  metrics.httpDuration.observe(labels, r.seconds);
+  if (logger.isLevelEnabled?.('info') === false) return;
+  logger.info(
+    {
+      request_id: r.requestId,
+      method: r.method,
+      route: r.route,
+      status: r.status,
+      duration_ms: Math.round(r.seconds * 10_000) / 10,
+      account_id: r.accountId,
+    },
+    'request',
+  );
 }

@@ -48,95 +48,170 @@ export const QueryResponseSchema = z
 
 const ok = { description: 'Results', content: { 'application/json': { schema: QueryResponseSchema } } };
 
-/** Appends the monthly quota to this request's IETF rate-limit headers. */
-function addQuotaHeaders(c: Context<AppEnv>, limit: number, remaining: number, resetSeconds: number): void {
-  const current = c.var.rateLimitHeaders ?? {};
+/** `current` rate-limit headers with the monthly quota appended (IETF RateLimit-Policy / RateLimit). */
+export function withQuotaHeaders(
+  current: Readonly<Record<string, string>> | undefined,
+  limit: number,
+  remaining: number,
+  resetSeconds: number,
+): Record<string, string> {
+  const base = current ?? {};
   const policy = formatQuotaPolicyItem('monthly', limit, resetSeconds);
   const state = formatServiceLimitItem('monthly', remaining, resetSeconds);
   const join = (a: string | undefined, b: string) => (a ? `${a}, ${b}` : b);
-  c.set('rateLimitHeaders', {
-    ...current,
-    'RateLimit-Policy': join(current['RateLimit-Policy'], policy),
-    RateLimit: join(current.RateLimit, state),
-  });
+  return {
+    ...base,
+    'RateLimit-Policy': join(base['RateLimit-Policy'], policy),
+    RateLimit: join(base.RateLimit, state),
+  };
+}
+
+/** Appends the monthly quota to this request's IETF rate-limit headers. */
+function addQuotaHeaders(c: Context<AppEnv>, limit: number, remaining: number, resetSeconds: number): void {
+  c.set('rateLimitHeaders', withQuotaHeaders(c.var.rateLimitHeaders, limit, remaining, resetSeconds));
 }
 
 /** Whether the caller asked to bypass the cache (`Cache-Control: no-cache` or `no-store`, `Pragma: no-cache`). */
-function bypassesCache(c: Context<AppEnv>): boolean {
-  const cc = c.req.header('cache-control')?.toLowerCase() ?? '';
-  return (
-    cc.includes('no-cache') || cc.includes('no-store') || c.req.header('pragma')?.toLowerCase() === 'no-cache'
-  );
+export function bypassesCache(cacheControl: string | undefined, pragma: string | undefined): boolean {
+  const cc = cacheControl?.toLowerCase() ?? '';
+  return cc.includes('no-cache') || cc.includes('no-store') || pragma?.toLowerCase() === 'no-cache';
+}
+
+/** What a served call's charge tells the answer. */
+export interface ChargeFacts {
+  readonly credits: number;
+  readonly limit: number | null;
+  readonly remaining: number | null;
+  readonly resetSeconds: number;
+}
+
+/** A served call's answer as plain data (the body is undefined for a 304). */
+export interface ServedAnswer {
+  readonly status: 200 | 304;
+  readonly headers: Record<string, string>;
+  readonly body: Uint8Array<ArrayBuffer> | undefined;
 }
 
 /**
- * Meters, runs (or serves from the cache) and answers one call: reserve → cache or warehouse →
- * commit (durable) → respond. A cached call is metered and charged like any other.
+ * The 200 (or 304) of a served call, its usage event already durable: cache headers, ETag, and
+ * the stored body with this request's `meta` appended. Shared by the route and the fast path.
+ */
+export function servedAnswer(
+  entry: CatalogEntry,
+  result: CacheResult,
+  charged: ChargeFacts,
+  request: { readonly requestId: string; readonly ifNoneMatch: string | undefined; readonly started: number },
+): ServedAnswer {
+  const headers: Record<string, string> = {
+    'x-cache': result.outcome,
+    etag: result.answer.etag,
+    'cache-control': 'private, no-cache',
+  };
+  if (matchesIfNoneMatch(request.ifNoneMatch, result.answer.etag)) {
+    return { status: 304, headers, body: undefined };
+  }
+  const bytes = answerBytes(result.answer, {
+    requestId: request.requestId,
+    cached: result.outcome !== 'MISS',
+    durationMs: performance.now() - request.started,
+    credits: charged.credits,
+    version: entry.version,
+  });
+  headers['content-type'] = 'application/json';
+  return {
+    status: 200,
+    headers,
+    body: new Uint8Array(bytes.buffer as ArrayBuffer, bytes.byteOffset, bytes.byteLength),
+  };
+}
+
+/** Adds the monthly quota headers of a QUOTA_EXCEEDED refusal, then rethrows it. */
+function refuseQuota(c: Context<AppEnv>, error: unknown): never {
+  if (error instanceof ApiError && error.code === 'QUOTA_EXCEEDED') {
+    const plan = c.var.services.plans.resolve(c.var.principal.plan);
+    addQuotaHeaders(c, plan.included_calls ?? 0, 0, Math.ceil(error.retryAfter ?? 0));
+  }
+  throw error;
+}
+
+/** The route's Response for a served call; the quota joins the rate-limit headers. */
+function respond(
+  c: Context<AppEnv>,
+  entry: CatalogEntry,
+  result: CacheResult,
+  charged: ChargeFacts,
+  started: number,
+): Response {
+  if (charged.limit !== null && charged.remaining !== null)
+    addQuotaHeaders(c, charged.limit, charged.remaining, charged.resetSeconds);
+  const answer = servedAnswer(entry, result, charged, {
+    requestId: c.var.requestId,
+    ifNoneMatch: c.req.header('if-none-match'),
+    started,
+  });
+  return answer.body === undefined
+    ? c.body(null, answer.status, answer.headers)
+    : c.body(answer.body, 200, answer.headers);
+}
+
+/**
+ * Meters, runs (or serves from the cache) and answers one call. A cache hit is charged with one
+ * write that reserves and finalises its usage event; a miss reserves → runs the warehouse query →
+ * commits. Either way the answer leaves only once its usage event is durable, and a cached call
+ * is metered and charged like any other.
  */
 async function answer(c: Context<AppEnv>, entry: CatalogEntry, params: ParamValues): Promise<Response> {
   const { queries, metering, resultCache } = c.var.services;
   const started = performance.now();
-  let call: MeteredCall;
-  try {
-    call = await metering.begin(c.var.principal, entry, c.var.requestId);
-  } catch (error) {
-    if (error instanceof ApiError && error.code === 'QUOTA_EXCEEDED') {
-      const plan = c.var.services.plans.resolve(c.var.principal.plan);
-      addQuotaHeaders(c, plan.included_calls ?? 0, 0, Math.ceil(error.retryAfter ?? 0));
-    }
-    throw error;
-  }
-  if (call.limit !== null && call.remaining !== null)
-    addQuotaHeaders(c, call.limit, call.remaining, call.resetSeconds);
+  const policy = {
+    ttlSeconds: entry.definition.cache?.ttl ?? 0,
+    staleSeconds: entry.definition.cache?.stale ?? 0,
+  };
+  const cacheable = policy.ttlSeconds > 0 || policy.staleSeconds > 0;
+  const key = cacheable ? cacheKey({ analyticId: entry.analyticId, version: entry.version, params }) : '';
+  let call: MeteredCall | undefined;
   const load = async () =>
     storedAnswer(
       await queries.execute(entry, params, {
         requestId: c.var.requestId,
         signal: c.req.raw.signal,
-        credits: call.credits,
+        credits: call?.credits ?? entry.definition.price,
       }),
       Date.now(),
     );
-  const policy = {
-    ttlSeconds: entry.definition.cache?.ttl ?? 0,
-    staleSeconds: entry.definition.cache?.stale ?? 0,
-  };
+  const bypass = bypassesCache(c.req.header('cache-control'), c.req.header('pragma'));
+  const stored = cacheable && !bypass ? resultCache.peek(key, policy, load) : undefined;
+  if (stored !== undefined) {
+    let charged: ChargeFacts;
+    try {
+      charged = await metering.chargeServed(
+        c.var.principal,
+        entry,
+        c.var.requestId,
+        performance.now() - started,
+      );
+    } catch (error) {
+      refuseQuota(c, error);
+    }
+    return respond(c, entry, stored, charged, started);
+  }
+  try {
+    call = await metering.begin(c.var.principal, entry, c.var.requestId);
+  } catch (error) {
+    refuseQuota(c, error);
+  }
   let result: CacheResult;
   try {
-    result =
-      policy.ttlSeconds > 0 || policy.staleSeconds > 0
-        ? await resultCache.get(
-            cacheKey({ analyticId: entry.analyticId, version: entry.version, params }),
-            policy,
-            load,
-            bypassesCache(c) ? { refresh: true } : undefined,
-          )
-        : { answer: await load(), outcome: 'MISS' };
+    result = cacheable
+      ? await resultCache.get(key, policy, load, bypass ? { refresh: true } : undefined)
+      : { answer: await load(), outcome: 'MISS' };
   } catch (error) {
     await call.release();
     throw error;
   }
   // The answer leaves only once its usage event is durable.
   await call.commit(performance.now() - started);
-  const headers: Record<string, string> = {
-    'x-cache': result.outcome,
-    etag: result.answer.etag,
-    'cache-control': 'private, no-cache',
-  };
-  if (matchesIfNoneMatch(c.req.header('if-none-match'), result.answer.etag)) {
-    return c.body(null, 304, headers);
-  }
-  const bytes = answerBytes(result.answer, {
-    requestId: c.var.requestId,
-    cached: result.outcome !== 'MISS',
-    durationMs: performance.now() - started,
-    credits: call.credits,
-    version: entry.version,
-  });
-  return c.body(new Uint8Array(bytes.buffer as ArrayBuffer, bytes.byteOffset, bytes.byteLength), 200, {
-    ...headers,
-    'content-type': 'application/json',
-  });
+  return respond(c, entry, result, call, started);
 }
 
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;

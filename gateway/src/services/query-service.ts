@@ -42,6 +42,8 @@ export interface QueryResponseBody {
 export interface QueryService {
   /** The analytic `name` as `caller` may see it; SOURCE_NOT_FOUND otherwise (same for hidden and absent). */
   resolve(caller: QueryCaller, name: string): Promise<CatalogEntry>;
+  /** `resolve` from the catalog's cache only, synchronously; undefined when it would need the store or refuse. */
+  peek(caller: QueryCaller, name: string): CatalogEntry | undefined;
   /** Validates JSON params against the analytic's schema; INVALID_PARAMS lists each problem. */
   params(entry: CatalogEntry, input: Readonly<Record<string, unknown>>): ParamValues;
   /** Coerces query-string values by the schema, then validates them. */
@@ -99,6 +101,14 @@ export function createQueryService(deps: QueryServiceDeps): QueryService {
         throw notFound(name);
       }
       return entry;
+    },
+
+    peek(caller, name) {
+      const entry = deps.catalog.peek(name);
+      return entry !== undefined &&
+        mayCall(entry.ownerId, entry.visibility, entry.sharedWith, caller.accountId)
+        ? entry
+        : undefined;
     },
 
     params: validated,

@@ -9,10 +9,10 @@ import { createSecretBox } from '../security/secret-box.js';
 import type { Analytic } from './analytic-repository.js';
 import { type ControlPlaneStore, createControlPlaneStore } from './control-plane-store.js';
 import { migrate } from './migrate.js';
-import type { SqlClient } from './sql-client.js';
+import type { SqlClient, SqlExecutor } from './sql-client.js';
 import { isStoreError } from './store-error.js';
 import { storeBackends } from './testing/store-backends.js';
-import type { Reservation, UsageOrigin } from './usage-repository.js';
+import { createUsageRepository, type Reservation, type UsageOrigin } from './usage-repository.js';
 
 const backends = await storeBackends('metering store', 'quarry_metering');
 const secretBox = createSecretBox({ keys: { k1: randomBytes(32) }, current: 'k1' });
@@ -182,6 +182,136 @@ for (const { backend, available } of backends) {
         ).rejects.toThrow(RangeError);
         expect(await eventsOf(caller.id)).toEqual([]);
         expect(await store.usage.counter(caller.id, PERIOD)).toBe(0);
+      });
+    });
+
+    describe('reserveMany (group commit)', () => {
+      /** A second instance's repository over the same database, recording the functions it calls. */
+      const instance = () => {
+        const calls: string[] = [];
+        const recording: SqlExecutor = {
+          kind: sql.kind,
+          query: (text, params) => {
+            const fn = /FROM (quarry_reserve_calls\w*)\(/.exec(text)?.[1];
+            if (fn !== undefined) calls.push(fn);
+            return sql.query(text, params);
+          },
+          exec: (script) => sql.exec(script),
+          transaction: (fn) => sql.transaction(fn),
+        };
+        return { usage: createUsageRepository(recording), calls };
+      };
+
+      it('decides a batch in order: admitted up to the limit, the rest refused, nothing extra recorded', async () => {
+        const { caller, analytic } = await world();
+        const results = await store.usage.reserveMany(
+          Array.from({ length: 5 }, () => reservation(caller.id, analytic, { limit: 3 })),
+        );
+        expect(results).toEqual([
+          { ok: true, used: 1, remaining: 2, replayed: false },
+          { ok: true, used: 2, remaining: 1, replayed: false },
+          { ok: true, used: 3, remaining: 0, replayed: false },
+          { ok: false, reason: 'quota_exceeded', used: 3 },
+          { ok: false, reason: 'quota_exceeded', used: 3 },
+        ]);
+        expect(await store.usage.counter(caller.id, PERIOD)).toBe(3);
+        expect(await eventsOf(caller.id)).toHaveLength(3);
+      });
+
+      it('writes served calls final, and keeps a bad slot, a repeat and a stranger apart', async () => {
+        const { caller, analytic } = await world();
+        const stranger = await newAccount();
+        const served = { ...reservation(caller.id, analytic), served: { latencyMs: 2.5 } };
+        const pending = reservation(caller.id, analytic);
+        const results = await store.usage.reserveMany([
+          served,
+          reservation(caller.id, analytic, { period: '2031-13' }),
+          pending,
+          served, // the same request id again, later in the batch: a replay
+          { ...pending, accountId: stranger.id }, // another account's use of an id: CONFLICT
+        ]);
+        expect(results[0]).toEqual({ ok: true, used: 1, remaining: 2, replayed: false });
+        expect(results[1]).toBeInstanceOf(RangeError);
+        expect(results[2]).toEqual({ ok: true, used: 2, remaining: 1, replayed: false });
+        expect(results[3]).toMatchObject({ ok: true, used: 2, replayed: true });
+        expect(isStoreError(results[4], 'CONFLICT')).toBe(true);
+        const events = await eventsOf(caller.id);
+        expect(events.map((e) => [e.request_id, e.status])).toEqual(
+          expect.arrayContaining([
+            [served.requestId, 'ok'],
+            [pending.requestId, 'pending'],
+          ]),
+        );
+        expect(events.find((e) => e.request_id === served.requestId)).toMatchObject({ latency_ms: 2.5 });
+        expect(events.find((e) => e.request_id === served.requestId)?.completed_at).toBeInstanceOf(Date);
+        expect(await store.usage.counter(caller.id, PERIOD)).toBe(2);
+        expect(await eventsOf(stranger.id)).toEqual([]);
+      });
+
+      it('decides a batch far from the limit optimistically, with the same results', async () => {
+        const { caller, analytic } = await world();
+        const { usage, calls } = instance();
+        const limit = 1_000;
+        await usage.reserveMany([reservation(caller.id, analytic, { limit })]); // learns the headroom
+        const results = await usage.reserveMany(
+          Array.from({ length: 10 }, (_, i) =>
+            i % 2 === 0
+              ? reservation(caller.id, analytic, { limit })
+              : { ...reservation(caller.id, analytic, { limit }), served: { latencyMs: 1 } },
+          ),
+        );
+        expect(calls).toEqual(['quarry_reserve_calls', 'quarry_reserve_calls_optimistic']);
+        expect(results.map((r) => (r instanceof Error ? r : r.ok && r.used))).toEqual([
+          2, 3, 4, 5, 6, 7, 8, 9, 10, 11,
+        ]);
+        expect(results.every((r) => !(r instanceof Error) && r.ok && r.remaining === limit - r.used)).toBe(
+          true,
+        );
+        expect(await store.usage.counter(caller.id, PERIOD)).toBe(11);
+        expect(await eventsOf(caller.id)).toHaveLength(11);
+      });
+
+      it('falls back to exact decisions when another instance took the headroom it remembered', async () => {
+        const { caller, analytic } = await world();
+        const a = instance();
+        const b = instance();
+        const limit = 20;
+        await a.usage.reserveMany([reservation(caller.id, analytic, { limit })]); // A: 19 left
+        await b.usage.reserveMany(
+          Array.from({ length: 15 }, () => reservation(caller.id, analytic, { limit })),
+        );
+        const results = await a.usage.reserveMany(
+          Array.from({ length: 8 }, () => reservation(caller.id, analytic, { limit })),
+        );
+        expect(a.calls).toEqual([
+          'quarry_reserve_calls',
+          'quarry_reserve_calls_optimistic',
+          'quarry_reserve_calls',
+        ]);
+        expect(results.filter((r) => !(r instanceof Error) && r.ok)).toHaveLength(4);
+        expect(results.slice(4)).toEqual(Array(4).fill({ ok: false, reason: 'quota_exceeded', used: 20 }));
+        expect(await store.usage.counter(caller.id, PERIOD)).toBe(20);
+        expect(await eventsOf(caller.id)).toHaveLength(20);
+      });
+
+      it('never over-admits while several instances race batches at the limit', async () => {
+        const { caller, analytic } = await world();
+        const instances = [instance(), instance(), instance()];
+        const limit = 50;
+        // Every instance first learns a large headroom, so the race starts optimistic.
+        for (const { usage } of instances)
+          await usage.reserveMany([reservation(caller.id, analytic, { limit })]);
+        const batches = await Promise.all(
+          instances.flatMap(({ usage }) =>
+            Array.from({ length: 4 }, () =>
+              usage.reserveMany(Array.from({ length: 9 }, () => reservation(caller.id, analytic, { limit }))),
+            ),
+          ),
+        );
+        const admitted = batches.flat().filter((r) => !(r instanceof Error) && r.ok).length;
+        expect(admitted).toBe(limit - instances.length);
+        expect(await store.usage.counter(caller.id, PERIOD)).toBe(limit);
+        expect(await eventsOf(caller.id)).toHaveLength(limit);
       });
     });
 

@@ -78,6 +78,21 @@ export interface UsageReport {
   readonly byDay: readonly (UsageTotals & { readonly date: string })[];
 }
 
+/** One call of {@link UsageRepository.reserveMany}: a reservation, final at once when `served` is given. */
+export interface ReserveRequest extends Reservation {
+  /**
+   * The call has already been answered from the cache: the event is written final ('ok') in the
+   * same transaction that counts it, so a cache hit needs one store round trip, not two.
+   */
+  readonly served?: { readonly latencyMs: number };
+}
+
+/** One call of {@link UsageRepository.commitMany}. */
+export interface CommitRequest {
+  readonly requestId: string;
+  readonly latencyMs: number;
+}
+
 /** Quota counters and the usage ledger. */
 export interface UsageRepository {
   /**
@@ -87,6 +102,13 @@ export interface UsageRepository {
    */
   reserve(input: Reservation): Promise<ReserveResult>;
   /**
+   * Reserves many calls in one transaction (group commit), deciding each exactly as `reserve`
+   * would in input order: calls of one account are admitted first come, first served until its
+   * limit. A call that cannot be reserved gets its error (RangeError for bad input, StoreError
+   * CONFLICT for another account's request id) in its slot; the others are unaffected.
+   */
+  reserveMany(inputs: readonly ReserveRequest[]): Promise<(ReserveResult | Error)[]>;
+  /**
    * Marks a reserved call served. Idempotent. `missing` means the reservation was released or
    * reaped: the call was not recorded, so the gateway must not serve it as a success.
    */
@@ -94,6 +116,8 @@ export interface UsageRepository {
     requestId: string,
     outcome: { readonly latencyMs: number; readonly status: 'ok' },
   ): Promise<CommitResult>;
+  /** Commits many reserved calls in one statement; results in input order. */
+  commitMany(inputs: readonly CommitRequest[]): Promise<CommitResult[]>;
   /** Drops a failed call's reservation (never charged, never counted). Never undoes a commit. */
   release(requestId: string): Promise<ReleaseResult>;
   /** Releases reservations pending for longer than `olderThanMs`; returns how many. */
@@ -112,13 +136,6 @@ export function assertPeriod(period: string): void {
     throw new RangeError(`period must be YYYY-MM, got ${JSON.stringify(period)}`);
 }
 
-/** Thrown inside the reserve transaction to roll back its event insert. */
-class QuotaRefused extends Error {
-  constructor(readonly used: number) {
-    super('quota exceeded');
-  }
-}
-
 function shares(input: Reservation): { credits: number; ownerShare: number; platformShare: number } {
   if (input.origin === 'marketplace') return { credits: 0, ownerShare: 0, platformShare: 0 };
   if (input.ownerShare === undefined && input.platformShare === undefined) {
@@ -127,11 +144,127 @@ function shares(input: Reservation): { credits: number; ownerShare: number; plat
   if (input.ownerShare === undefined || input.platformShare === undefined) {
     throw new RangeError('give both ownerShare and platformShare, or neither');
   }
-  return { credits: input.credits, ownerShare: input.ownerShare, platformShare: input.platformShare };
+  const { credits, ownerShare, platformShare } = {
+    credits: input.credits,
+    ownerShare: input.ownerShare,
+    platformShare: input.platformShare,
+  };
+  for (const [name, value] of [
+    ['credits', credits],
+    ['ownerShare', ownerShare],
+    ['platformShare', platformShare],
+  ] as const) {
+    if (!Number.isSafeInteger(value) || value < 0) {
+      throw new RangeError(`${name} must be a non-negative safe integer, got ${value}`);
+    }
+  }
+  if (ownerShare + platformShare !== credits) {
+    throw new RangeError(
+      `ownerShare + platformShare must equal credits (${ownerShare} + ${platformShare} ≠ ${credits})`,
+    );
+  }
+  return { credits, ownerShare, platformShare };
 }
 
 const remainingOf = (limit: number | null, used: number) =>
   limit === null ? null : Math.max(0, limit - used);
+
+/** A reservation checked and priced, ready for the batch. */
+interface Checked {
+  readonly index: number;
+  readonly input: ReserveRequest;
+  readonly money: { credits: number; ownerShare: number; platformShare: number };
+  /** `account_id period`: the counter this call counts against. */
+  readonly counterKey: string;
+}
+
+const counterKeyOf = (accountId: string, period: string) => `${accountId} ${period}`;
+
+function check(input: ReserveRequest, index: number): Checked | Error {
+  try {
+    assertPeriod(input.period);
+    if (input.limit !== null && !Number.isSafeInteger(input.limit)) {
+      throw new RangeError(`limit must be an integer or null, got ${input.limit}`);
+    }
+    return { index, input, money: shares(input), counterKey: counterKeyOf(input.accountId, input.period) };
+  } catch (error) {
+    return error as Error;
+  }
+}
+
+type BatchOutcome = 'ok' | 'replayed' | 'conflict' | 'period_closed' | 'quota_exceeded';
+
+/** SQLSTATE the optimistic batch raises when it must be decided exactly instead. */
+const DECIDE_EXACTLY = 'QRY01';
+
+/**
+ * Decides a batch in one round trip (migration 004): `quarry_reserve_calls_optimistic` when
+ * `optimistic` (writes first, locks each counter only for its final guarded bump), falling back
+ * to the exact `quarry_reserve_calls` (locks the counters, then decides call by call) when the
+ * optimistic one declines. Request ids must be distinct.
+ */
+async function reserveBatch(
+  sql: SqlExecutor,
+  items: readonly Checked[],
+  optimistic: boolean,
+): Promise<Map<number, ReserveResult | Error>> {
+  if (optimistic) {
+    try {
+      return await decideBatch(sql, items, 'quarry_reserve_calls_optimistic');
+    } catch (error) {
+      if ((error as { code?: unknown }).code !== DECIDE_EXACTLY) throw error;
+    }
+  }
+  return decideBatch(sql, items, 'quarry_reserve_calls');
+}
+
+async function decideBatch(
+  sql: SqlExecutor,
+  items: readonly Checked[],
+  fn: 'quarry_reserve_calls' | 'quarry_reserve_calls_optimistic',
+): Promise<Map<number, ReserveResult | Error>> {
+  const column = <T>(f: (i: Checked) => T) => items.map(f);
+  const rows = await sql.query<{ ord: number; outcome: BatchOutcome; used: number }>(
+    `SELECT ord, outcome, used FROM ${fn}(
+       $1::text[], $2::text[], $3::text[], $4::text[], $5::integer[], $6::text[], $7::text[], $8::integer[],
+       $9::text[], $10::text[], $11::bigint[], $12::bigint[], $13::bigint[], $14::boolean[],
+       $15::double precision[])`,
+    [
+      column((i) => i.input.requestId),
+      column((i) => i.input.accountId),
+      column((i) => i.input.keyId),
+      column((i) => i.input.period),
+      column((i) => i.input.limit),
+      column((i) => i.input.analyticId),
+      column((i) => i.input.analyticName),
+      column((i) => i.input.version),
+      column((i) => i.input.ownerId),
+      column((i) => i.input.origin),
+      column((i) => i.money.credits),
+      column((i) => i.money.ownerShare),
+      column((i) => i.money.platformShare),
+      column((i) => i.input.served !== undefined),
+      column((i) =>
+        i.input.served === undefined ? null : Math.round(i.input.served.latencyMs * 1000) / 1000,
+      ),
+    ],
+  );
+  const results = new Map<number, ReserveResult | Error>();
+  for (const row of rows) {
+    const item = items[row.ord - 1] as Checked;
+    const { limit, requestId } = item.input;
+    const used = row.used;
+    results.set(
+      item.index,
+      row.outcome === 'ok' || row.outcome === 'replayed'
+        ? { ok: true, used, remaining: remainingOf(limit, used), replayed: row.outcome === 'replayed' }
+        : row.outcome === 'conflict'
+          ? new StoreError('CONFLICT', `request id ${requestId} is already in use`)
+          : { ok: false, reason: row.outcome, used },
+    );
+  }
+  return results;
+}
 
 /** Builds the usage repository over `sql`. */
 export function createUsageRepository(sql: SqlExecutor): UsageRepository {
@@ -143,92 +276,107 @@ export function createUsageRepository(sql: SqlExecutor): UsageRepository {
     return row?.calls ?? 0;
   };
 
-  const reserveIn = async (tx: SqlExecutor, input: Reservation): Promise<ReserveResult> => {
-    const money = shares(input);
-    // Shared: reservations never wait for each other; closePeriod takes it exclusively, so a
-    // period is never closed between this check and this reservation's commit.
-    await tx.query(`SELECT pg_advisory_xact_lock_shared(${PERIOD_LOCK_KEY})`, [input.period]);
-    const closed = await tx.query('SELECT 1 FROM closed_periods WHERE period = $1', [input.period]);
-    if (closed.length > 0) {
-      return { ok: false, reason: 'period_closed', used: await counterIn(tx, input.accountId, input.period) };
+  // Calls left per `account period`, from the last batch that counted there: a batch that might
+  // reach an account's limit is decided exactly at once rather than tried optimistically first.
+  const headroom = new Map<string, number>();
+  const mayBeOptimistic = (items: readonly Checked[]) => {
+    const wanted = new Map<string, number>();
+    for (const item of items) {
+      if (item.input.origin !== 'api' || item.input.limit === null) continue;
+      wanted.set(item.counterKey, (wanted.get(item.counterKey) ?? 0) + 1);
     }
-    // The event first, then the counter: release and reap lock in the same order.
-    const inserted = await tx.query(
-      `INSERT INTO usage_events (request_id, account_id, key_id, period, analytic_id, analytic_name, version,
-                                 owner_id, origin, credits, owner_share, platform_share, status)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, 'pending')
-       ON CONFLICT (request_id) DO NOTHING RETURNING request_id`,
-      [
-        input.requestId,
-        input.accountId,
-        input.keyId,
-        input.period,
-        input.analyticId,
-        input.analyticName,
-        input.version,
-        input.ownerId,
-        input.origin,
-        money.credits,
-        money.ownerShare,
-        money.platformShare,
-      ],
-    );
-    if (inserted.length === 0) {
-      const [existing] = await tx.query<{ account_id: string }>(
-        'SELECT account_id FROM usage_events WHERE request_id = $1',
-        [input.requestId],
-      );
-      if (existing !== undefined && existing.account_id !== input.accountId) {
-        throw new StoreError('CONFLICT', `request id ${input.requestId} is already in use`);
+    for (const [key, calls] of wanted) {
+      const left = headroom.get(key);
+      if (left === undefined || left < 2 * calls) return false;
+    }
+    return true;
+  };
+  const remember = (items: readonly Checked[], decided: ReadonlyMap<number, ReserveResult | Error>) => {
+    if (headroom.size > 10_000) headroom.clear();
+    for (const item of items) {
+      const result = decided.get(item.index);
+      if (item.input.limit === null || result === undefined || result instanceof Error) continue;
+      headroom.set(item.counterKey, item.input.limit - result.used);
+    }
+  };
+
+  const reserveMany = async (inputs: readonly ReserveRequest[]): Promise<(ReserveResult | Error)[]> => {
+    const checked = inputs.map(check);
+    const decided = new Map<number, ReserveResult | Error>();
+    let pending = checked.filter((c): c is Checked => !(c instanceof Error));
+    // A request id repeated within the batch is decided in a later round, after its first
+    // occurrence is in the ledger: it is then a replay, exactly as if it had come later.
+    while (pending.length > 0) {
+      const ids = new Set<string>();
+      const round: Checked[] = [];
+      const later: Checked[] = [];
+      for (const item of pending) {
+        if (ids.has(item.input.requestId)) later.push(item);
+        else {
+          ids.add(item.input.requestId);
+          round.push(item);
+        }
       }
-      const used = await counterIn(tx, input.accountId, input.period);
-      return { ok: true, used, remaining: remainingOf(input.limit, used), replayed: true };
+      const results = await reserveBatch(sql, round, mayBeOptimistic(round));
+      remember(round, results);
+      for (const [index, result] of results) decided.set(index, result);
+      pending = later;
     }
-    if (input.origin === 'marketplace') {
-      const used = await counterIn(tx, input.accountId, input.period);
-      return { ok: true, used, remaining: remainingOf(input.limit, used), replayed: false };
-    }
-    // A first insert would write calls = 1, which a zero limit forbids.
-    if (input.limit !== null && input.limit <= 0) {
-      throw new QuotaRefused(await counterIn(tx, input.accountId, input.period));
-    }
-    // ON CONFLICT locks the existing row and evaluates WHERE on its latest committed version, so
-    // concurrent reservations queue on the row and the limit is never crossed.
-    const [row] = await tx.query<{ calls: number }>(
-      `INSERT INTO usage_counters AS c (account_id, period, calls) VALUES ($1, $2, 1)
-       ON CONFLICT (account_id, period) DO UPDATE SET calls = c.calls + 1
-        WHERE $3::integer IS NULL OR c.calls < $3::integer
-       RETURNING c.calls`,
-      [input.accountId, input.period, input.limit],
+    return checked.map((c, index) =>
+      c instanceof Error ? c : (decided.get(index) as ReserveResult | Error),
     );
-    if (row === undefined) throw new QuotaRefused(await counterIn(tx, input.accountId, input.period));
-    return { ok: true, used: row.calls, remaining: remainingOf(input.limit, row.calls), replayed: false };
+  };
+
+  const commitMany = async (inputs: readonly CommitRequest[]): Promise<CommitResult[]> => {
+    if (inputs.length === 0) return [];
+    const updated = new Set(
+      (
+        await sql.query<{ request_id: string }>(
+          `UPDATE usage_events e SET status = 'ok', completed_at = now(), latency_ms = u.latency_ms
+             FROM unnest($1::text[], $2::double precision[]) AS u(request_id, latency_ms)
+            WHERE e.request_id = u.request_id AND e.status = 'pending'
+           RETURNING e.request_id`,
+          [inputs.map((i) => i.requestId), inputs.map((i) => i.latencyMs)],
+        )
+      ).map((r) => r.request_id),
+    );
+    const others = inputs.filter((i) => !updated.has(i.requestId)).map((i) => i.requestId);
+    const existing =
+      others.length === 0
+        ? new Set<string>()
+        : new Set(
+            (
+              await sql.query<{ request_id: string }>(
+                'SELECT request_id FROM usage_events WHERE request_id = ANY($1::text[])',
+                [others],
+              )
+            ).map((r) => r.request_id),
+          );
+    const firstCommit = new Set<string>();
+    return inputs.map((i) => {
+      if (updated.has(i.requestId) && !firstCommit.has(i.requestId)) {
+        firstCommit.add(i.requestId);
+        return 'committed';
+      }
+      return updated.has(i.requestId) || existing.has(i.requestId) ? 'already_committed' : 'missing';
+    });
   };
 
   return {
     async reserve(input) {
-      assertPeriod(input.period);
-      if (input.limit !== null && !Number.isSafeInteger(input.limit)) {
-        throw new RangeError(`limit must be an integer or null, got ${input.limit}`);
-      }
-      try {
-        return await sql.transaction((tx) => reserveIn(tx, input));
-      } catch (error) {
-        if (error instanceof QuotaRefused) return { ok: false, reason: 'quota_exceeded', used: error.used };
-        throw error;
-      }
+      const [result] = await reserveMany([input]);
+      if (result instanceof Error) throw result;
+      return result as ReserveResult;
     },
 
+    reserveMany,
+
     async commit(requestId, outcome) {
-      const updated = await sql.query(
-        `UPDATE usage_events SET status = 'ok', completed_at = now(), latency_ms = $2
-          WHERE request_id = $1 AND status = 'pending' RETURNING request_id`,
-        [requestId, outcome.latencyMs],
-      );
-      if (updated.length > 0) return 'committed';
-      const existing = await sql.query('SELECT 1 FROM usage_events WHERE request_id = $1', [requestId]);
-      return existing.length > 0 ? 'already_committed' : 'missing';
+      const [result] = await commitMany([{ requestId, latencyMs: outcome.latencyMs }]);
+      return result as CommitResult;
     },
+
+    commitMany,
 
     release(requestId) {
       return sql.transaction(async (tx) => {

@@ -1,0 +1,127 @@
+// Group commit: many callers' writes share one store round trip. A caller submits its item and
+// waits; items that arrive while a batch is being written wait for the next batch, which starts
+// the moment the store is free again. Nobody's item waits on a timer: an idle queue is flushed
+// on the next turn of the event loop (so requests parsed in the same I/O phase share a batch),
+// and under load a batch is as large as what arrived during the previous write. Each caller's
+// promise settles only once its own item's outcome is durable (or refused).
+//
+// A batch that fails as a whole (a constraint one item broke, a lost connection) is retried item
+// by item, so one bad item fails alone and never takes its batch-mates down with it.
+
+/** What a batch writer returns per item: its result, or the Error that refused it. */
+export type BatchOutcome<O> = O | Error;
+
+export interface GroupCommitOptions<I, O> {
+  /** Writes the items in one round trip; returns one outcome per item, in order. */
+  readonly write: (items: readonly I[]) => Promise<readonly BatchOutcome<O>[]>;
+  /** Most items per write (default 512). */
+  readonly maxBatch?: number;
+  /** Writes in flight at once (default 1: batches of one kind queue behind each other). */
+  readonly maxInFlight?: number;
+}
+
+export interface GroupCommitStats {
+  /** Items submitted so far. */
+  readonly items: number;
+  /** Writes so far (batches, including item-by-item retries). */
+  readonly writes: number;
+  /** Items waiting for a batch right now. */
+  readonly queued: number;
+  /** The largest batch written. */
+  readonly maxBatch: number;
+  /** Milliseconds spent in writes, summed (mean write time = writeMs / writes). */
+  readonly writeMs: number;
+}
+
+export interface GroupCommit<I, O> {
+  /** Queues `item` for the next batch; resolves with its outcome once written. */
+  submit(item: I): Promise<O>;
+  /** Resolves once every item submitted so far has settled. */
+  drain(): Promise<void>;
+  stats(): GroupCommitStats;
+}
+
+interface Waiter<I, O> {
+  readonly item: I;
+  readonly resolve: (value: O) => void;
+  readonly reject: (error: unknown) => void;
+}
+
+export function createGroupCommit<I, O>(options: GroupCommitOptions<I, O>): GroupCommit<I, O> {
+  const maxBatch = Math.max(1, options.maxBatch ?? 512);
+  const maxInFlight = Math.max(1, options.maxInFlight ?? 1);
+  let queue: Waiter<I, O>[] = [];
+  let inFlight = 0;
+  let scheduled = false;
+  let items = 0;
+  let writes = 0;
+  let largest = 0;
+  let writeMs = 0;
+  let idle: (() => void)[] = [];
+
+  const settle = (waiter: Waiter<I, O>, outcome: BatchOutcome<O> | undefined) => {
+    if (outcome instanceof Error) waiter.reject(outcome);
+    else if (outcome === undefined)
+      waiter.reject(new Error('the batch writer returned no outcome for an item'));
+    else waiter.resolve(outcome);
+  };
+
+  async function writeBatch(batch: Waiter<I, O>[]): Promise<void> {
+    writes++;
+    largest = Math.max(largest, batch.length);
+    let outcomes: readonly BatchOutcome<O>[];
+    const started = performance.now();
+    try {
+      outcomes = await options.write(batch.map((w) => w.item));
+      writeMs += performance.now() - started;
+    } catch (error) {
+      writeMs += performance.now() - started;
+      if (batch.length === 1) {
+        (batch[0] as Waiter<I, O>).reject(error);
+        return;
+      }
+      // One item may have broken the whole batch: each goes alone, so only it fails.
+      for (const waiter of batch) await writeBatch([waiter]);
+      return;
+    }
+    for (const [i, waiter] of batch.entries()) settle(waiter, outcomes[i]);
+  }
+
+  function pump(): void {
+    scheduled = false;
+    while (inFlight < maxInFlight && queue.length > 0) {
+      const batch = queue.length <= maxBatch ? queue : queue.slice(0, maxBatch);
+      queue = queue.length <= maxBatch ? [] : queue.slice(maxBatch);
+      inFlight++;
+      void writeBatch(batch).finally(() => {
+        inFlight--;
+        if (queue.length > 0) pump();
+        else if (inFlight === 0) {
+          const done = idle;
+          idle = [];
+          for (const resolve of done) resolve();
+        }
+      });
+    }
+  }
+
+  return {
+    submit(item) {
+      items++;
+      return new Promise<O>((resolve, reject) => {
+        queue.push({ item, resolve, reject });
+        // Busy: the running write's completion picks this item up. Idle: flush on the next turn,
+        // after every request of this I/O phase has queued its item.
+        if (inFlight < maxInFlight && !scheduled) {
+          scheduled = true;
+          setImmediate(pump);
+        }
+      });
+    },
+    drain() {
+      if (queue.length === 0 && inFlight === 0) return Promise.resolve();
+      return new Promise<void>((resolve) => idle.push(resolve));
+    },
+    stats: () => ({ items, writes, queued: queue.length, maxBatch: largest, writeMs }),
+  };
+}

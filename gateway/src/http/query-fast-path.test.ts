@@ -1,0 +1,234 @@
+// The query fast path against the app it stands in for: one gateway served by two real node:http
+// listeners, one with the fast path and one without, sent the same requests. A cache hit must
+// come back with the same status, the same headers (bar the request id and the draining flag)
+// and the same body (bar request_id and duration_ms) whichever way it went, be metered the same,
+// and anything the fast path cannot decide from memory must reach the app untouched.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { periodOf } from '../billing/billing-period.js';
+import { createTestGateway, type SignedUp, type TestGateway } from '../testing/test-gateway.js';
+import { createGatewayListener } from './node-listener.js';
+
+let tg: TestGateway;
+let alice: SignedUp;
+let fast: Server;
+let slow: Server;
+let draining = false;
+
+const listen = async (server: Server) => {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+};
+let fastUrl: string;
+let slowUrl: string;
+
+beforeAll(async () => {
+  // Free plan with 30 calls would run out: a plan with room, and a rate limit that never bites.
+  tg = await createTestGateway();
+  alice = await tg.signUp('Alice');
+  const { app, services } = tg.gateway;
+  fast = createServer(createGatewayListener(app, services, { shuttingDown: () => draining }));
+  slow = createServer(createGatewayListener(app, services, { fastPath: false }));
+  fastUrl = await listen(fast);
+  slowUrl = await listen(slow);
+});
+afterAll(async () => {
+  await Promise.all([fast, slow].map((s) => new Promise((resolve) => s?.close(resolve))));
+  await tg?.close();
+});
+
+interface Sent {
+  readonly status: number;
+  readonly headers: Record<string, string>;
+  readonly text: string;
+}
+
+async function post(base: string, body: unknown, headers: Record<string, string> = {}): Promise<Sent> {
+  const response = await fetch(`${base}/v1/query`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${alice.key}`, 'content-type': 'application/json', ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  return {
+    status: response.status,
+    headers: Object.fromEntries(response.headers),
+    text: await response.text(),
+  };
+}
+
+/** Headers that legitimately differ between two answers. */
+const VARYING = new Set(['x-request-id', 'date', 'connection', 'keep-alive']);
+/** Without what differs between two answers of the same call. */
+const stable = (headers: Record<string, string>) =>
+  Object.fromEntries(
+    Object.entries(headers)
+      .filter(([name]) => !VARYING.has(name))
+      .map(([name, value]) => [
+        name,
+        // Calls left go down by one per call; seconds to the month's end tick between two calls.
+        name.startsWith('ratelimit')
+          ? value.replace(/;r=\d+/g, ';r=N').replace(/"monthly";(q=\d+;w|r=N;t)=\d+/g, '"monthly";$1=N')
+          : value,
+      ]),
+  );
+const normalised = (text: string) => {
+  const body = JSON.parse(text);
+  if (body.meta) body.meta = { ...body.meta, request_id: 'x', duration_ms: 0 };
+  if (body.error) body.error = { ...body.error, request_id: 'x' };
+  return body;
+};
+const counter = () => tg.gateway.services.store.usage.counter(alice.accountId, periodOf(new Date()));
+const served = () => tg.gateway.services.metering.stats().reserves.items;
+
+const GARDEN = { source: 'top-products', params: { category: 'Garden', limit: 4 } };
+
+describe('query fast path', () => {
+  it('answers a cache hit exactly as the app does, and meters it like the app', async () => {
+    const miss = await post(slowUrl, GARDEN);
+    expect(miss.headers['x-cache']).toBe('MISS');
+    const before = await counter();
+    const viaApp = await post(slowUrl, GARDEN);
+    const viaFast = await post(fastUrl, GARDEN);
+    expect(viaApp.headers['x-cache']).toBe('HIT');
+    expect(viaFast.status).toBe(viaApp.status);
+    expect(stable(viaFast.headers)).toEqual(stable(viaApp.headers));
+    expect(normalised(viaFast.text)).toEqual(normalised(viaApp.text));
+    expect(viaFast.headers['x-request-id']).toMatch(/^req_[0-9a-f]{32}$/);
+    expect(JSON.parse(viaFast.text).meta.request_id).toBe(viaFast.headers['x-request-id']);
+    expect(await counter()).toBe(before + 2);
+  });
+
+  it('counts its requests in the same metrics series as the app', async () => {
+    const series = async () => {
+      const text = await (await fetch(`${slowUrl}/metrics`)).text();
+      const line = text
+        .split('\n')
+        .find(
+          (l) =>
+            l.startsWith('quarry_http_requests_total{') &&
+            l.includes('route="/v1/query"') &&
+            l.includes('status="200"'),
+        );
+      return Number(line?.split(' ').pop() ?? 0);
+    };
+    const before = await series();
+    await post(fastUrl, GARDEN);
+    expect(await series()).toBe(before + 1);
+  });
+
+  it('answers If-None-Match with the same 304', async () => {
+    const first = await post(fastUrl, GARDEN);
+    expect(first.headers['x-cache']).toBe('HIT');
+    const etag = first.headers.etag as string;
+    const viaApp = await post(slowUrl, GARDEN, { 'if-none-match': etag });
+    const viaFast = await post(fastUrl, GARDEN, { 'if-none-match': etag });
+    expect(viaApp.status).toBe(304);
+    expect(viaFast.status).toBe(304);
+    expect(viaFast.text).toBe('');
+    expect(stable(viaFast.headers)).toEqual(stable(viaApp.headers));
+  });
+
+  it('hands everything it cannot decide from memory to the app, body intact', async () => {
+    const cases: [unknown, Record<string, string>?][] = [
+      [{ source: 'top-products', params: { category: 'Toys', limit: 2 } }], // a miss
+      [{ source: 'no-such-analytic', params: {} }],
+      [{ source: 'top-products', params: { category: 'Garden', limit: 1000 } }], // bad params
+      [{ source: 'top-products', params: { category: 'Garden' }, extra: 1 }],
+      ['{"source": "top-products", "params": '],
+      [GARDEN, { 'cache-control': 'no-cache' }],
+      [GARDEN, { authorization: 'Bearer qry_live_not_a_real_key' }],
+    ];
+    for (const [body, headers] of cases) {
+      const viaFast = await post(fastUrl, body, headers);
+      const viaApp = await post(slowUrl, body, headers);
+      expect(viaFast.status, JSON.stringify(body)).toBe(viaApp.status);
+      const a = normalised(viaFast.text);
+      const b = normalised(viaApp.text);
+      if (a.error) expect(a.error).toEqual(b.error);
+      else expect(a.results).toEqual(b.results);
+    }
+  });
+
+  it('refuses a spent rate limit with the same envelope, uncharged', async () => {
+    const tight = await createTestGateway({
+      QUARRY_RATE_LIMITS: JSON.stringify({ free: { limit: 1, window_seconds: 60, burst: 1 } }),
+    });
+    const bob = await tight.signUp('Bob');
+    const server = createServer(createGatewayListener(tight.gateway.app, tight.gateway.services));
+    const base = await listen(server);
+    try {
+      const send = async () => {
+        const r = await fetch(`${base}/v1/query`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${bob.key}`, 'content-type': 'application/json' },
+          body: JSON.stringify(GARDEN),
+        });
+        // biome-ignore lint/suspicious/noExplicitAny: the test reads the envelope's fields.
+        return { status: r.status, headers: Object.fromEntries(r.headers), body: (await r.json()) as any };
+      };
+      const first = await send(); // a miss through the app, now cached
+      expect(first.status).toBe(200);
+      const before = await tight.gateway.services.store.usage.counter(bob.accountId, periodOf(new Date()));
+      const refused = await send(); // a hit, decided by the fast path
+      expect(refused.status).toBe(429);
+      expect(refused.body.error.code).toBe('RATE_LIMIT_EXCEEDED');
+      expect(refused.body.error.retry_after).toBeGreaterThan(0);
+      expect(refused.headers['retry-after']).toMatch(/^\d+$/);
+      expect(refused.headers.ratelimit).toBeDefined();
+      expect(refused.body.error.request_id).toBe(refused.headers['x-request-id']);
+      expect(await tight.gateway.services.store.usage.counter(bob.accountId, periodOf(new Date()))).toBe(
+        before,
+      );
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+      await tight.close();
+    }
+  });
+
+  it('refuses a spent quota with QUOTA_EXCEEDED and records nothing', async () => {
+    const small = await createTestGateway({
+      QUARRY_PLANS: JSON.stringify([
+        { id: 'free', name: 'Tiny', included_calls: 1, monthly_price_cents: 0, per_call_cents: 0 },
+      ]),
+    });
+    const carol = await small.signUp('Carol');
+    const server = createServer(createGatewayListener(small.gateway.app, small.gateway.services));
+    const base = await listen(server);
+    try {
+      const send = async () => {
+        const r = await fetch(`${base}/v1/query`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${carol.key}`, 'content-type': 'application/json' },
+          body: JSON.stringify(GARDEN),
+        });
+        // biome-ignore lint/suspicious/noExplicitAny: the test reads the envelope's fields.
+        return { status: r.status, headers: Object.fromEntries(r.headers), body: (await r.json()) as any };
+      };
+      expect((await send()).status).toBe(200);
+      const refused = await send();
+      expect(refused.status).toBe(429);
+      expect(refused.body.error.code).toBe('QUOTA_EXCEEDED');
+      expect(refused.headers['ratelimit-policy']).toContain('monthly');
+      expect(await small.gateway.services.store.usage.counter(carol.accountId, periodOf(new Date()))).toBe(1);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+      await small.close();
+    }
+  });
+
+  it('tells keep-alive clients to close while the server drains', async () => {
+    await post(fastUrl, GARDEN);
+    const reservesBefore = served();
+    draining = true;
+    try {
+      const drained = await post(fastUrl, GARDEN);
+      expect(drained.status).toBe(200);
+      expect(drained.headers['x-cache']).toBe('HIT');
+      expect(drained.headers.connection).toBe('close');
+      expect(served()).toBe(reservesBefore + 1);
+    } finally {
+      draining = false;
+    }
+  });
+});

@@ -1,0 +1,218 @@
+// The query fast path: `POST /v1/query` answered from the result cache straight on node:http,
+// without building fetch Request/Response objects or walking the Hono middleware chain. It
+// serves only what it can decide from memory, exactly as the app would:
+//
+//   a cached, valid API-key verdict with the `query` scope → a JSON body of the documented shape
+//   → an analytic in the catalog cache the caller may call → params that validate → an answer
+//   in the result cache (fresh, or stale within its window)
+//
+// and then runs the same steps as the route — rate limit, metering (one group-committed write),
+// the same answer bytes and headers (servedAnswer), the same error envelope (errorPayload), the
+// same metrics and access line. Anything else — a miss, an unknown key, a token, bad input,
+// Idempotency-Key, `Cache-Control: no-cache` — goes to the Hono app untouched (the body it read
+// is handed over as `rawBody`, which @hono/node-server reads instead of the stream), so every
+// error message and every slow path has one implementation. The equivalence test drives both
+// paths with the same requests and compares status, headers and body.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ParamValues } from '@quarry/sdk-connector';
+import { storedAnswer } from '../cache/answer-body.js';
+import { cacheKey } from '../cache/cache-key.js';
+import { spendRateLimit } from '../middleware/auth.js';
+import { newRequestId } from '../middleware/request-id.js';
+import { recordRequest } from '../observability/metrics.js';
+import { bypassesCache, servedAnswer, withQuotaHeaders } from '../routes/query.js';
+import type { GatewayServices } from '../services/gateway-services.js';
+import { ApiError } from './api-error.js';
+import { errorPayload, toApiError } from './error-response.js';
+import { isJsonContentType } from './read-json.js';
+
+/** The node:http listener the fast path falls back to (the Hono app's). */
+export type NodeListener = (req: IncomingMessage, res: ServerResponse) => void;
+
+export interface QueryFastPathOptions {
+  /** True once the server is draining: answers then carry `Connection: close`. */
+  readonly shuttingDown?: () => boolean;
+}
+
+const ROUTE = '/v1/query';
+const MAX_SOURCE = 128;
+
+/** The documented request shape, checked without zod; anything else is the app's to refuse. */
+function plainQuery(value: unknown): { source: string; params: Record<string, unknown> } | undefined {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return undefined;
+  const body = value as Record<string, unknown>;
+  let keys = 0;
+  for (const key in body) {
+    if (key !== 'source' && key !== 'params') return undefined;
+    keys++;
+  }
+  const { source, params } = body;
+  if (keys !== 2 || typeof source !== 'string' || source.length === 0 || source.length > MAX_SOURCE)
+    return undefined;
+  if (params === null || typeof params !== 'object' || Array.isArray(params)) return undefined;
+  return { source, params: params as Record<string, unknown> };
+}
+
+/**
+ * Wraps the app's node:http listener with the query fast path. The returned listener serves
+ * cache hits of `POST /v1/query` itself and hands every other request to `fallback`.
+ */
+export function withQueryFastPath(
+  services: GatewayServices,
+  fallback: NodeListener,
+  options: QueryFastPathOptions = {},
+): NodeListener {
+  const { auth, queries, resultCache, metering, rateLimiter, metrics, logger } = services;
+  const bodyLimit = services.config.bodyLimit;
+  const shuttingDown = options.shuttingDown ?? (() => false);
+
+  function write(
+    res: ServerResponse,
+    status: number,
+    headers: Record<string, string>,
+    body?: Uint8Array | string,
+  ) {
+    if (shuttingDown()) headers.connection = 'close';
+    if (body === undefined) {
+      res.writeHead(status, headers);
+      res.end();
+      return;
+    }
+    headers['content-length'] = String(typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength);
+    res.writeHead(status, headers);
+    res.end(body);
+  }
+
+  /** Serves a call the caches can answer; settles the response whatever happens. */
+  async function serve(
+    req: IncomingMessage,
+    res: ServerResponse,
+    started: number,
+    hit: NonNullable<ReturnType<typeof resultCache.peek>>,
+    call: {
+      readonly principal: NonNullable<ReturnType<typeof auth.peek>>;
+      readonly entry: NonNullable<ReturnType<typeof queries.peek>>;
+    },
+  ): Promise<void> {
+    const requestId = newRequestId();
+    const { principal, entry } = call;
+    let status: number;
+    let limitHeaders: Record<string, string> | undefined;
+    try {
+      limitHeaders = await spendRateLimit(rateLimiter, principal, principal.rateLimitBucket);
+      let charged: Awaited<ReturnType<typeof metering.chargeServed>>;
+      try {
+        charged = await metering.chargeServed(principal, entry, requestId, performance.now() - started);
+      } catch (error) {
+        if (error instanceof ApiError && error.code === 'QUOTA_EXCEEDED') {
+          const plan = services.plans.resolve(principal.plan);
+          limitHeaders = withQuotaHeaders(
+            limitHeaders,
+            plan.included_calls ?? 0,
+            0,
+            Math.ceil(error.retryAfter ?? 0),
+          );
+        }
+        throw error;
+      }
+      if (charged.limit !== null && charged.remaining !== null) {
+        limitHeaders = withQuotaHeaders(limitHeaders, charged.limit, charged.remaining, charged.resetSeconds);
+      }
+      const answer = servedAnswer(entry, hit, charged, {
+        requestId,
+        ifNoneMatch: req.headers['if-none-match'],
+        started,
+      });
+      status = answer.status;
+      write(res, status, { 'x-request-id': requestId, ...limitHeaders, ...answer.headers }, answer.body);
+    } catch (error) {
+      if (error instanceof ApiError && error.code === 'RATE_LIMIT_EXCEEDED')
+        limitHeaders = { ...error.headers };
+      const payload = errorPayload(
+        toApiError(error, logger.child({ request_id: requestId })),
+        requestId,
+        limitHeaders,
+      );
+      status = payload.status;
+      write(res, status, payload.headers, payload.body);
+    }
+    recordRequest(metrics, logger, {
+      method: 'POST',
+      route: ROUTE,
+      status,
+      seconds: (performance.now() - started) / 1000,
+      requestId,
+      accountId: principal.accountId,
+    });
+  }
+
+  /** Serves the call when the caches can answer it; false hands it to the app. */
+  function tryServe(
+    req: IncomingMessage,
+    res: ServerResponse,
+    principal: NonNullable<ReturnType<typeof auth.peek>>,
+    body: Buffer,
+    started: number,
+  ): boolean {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(body.toString('utf8'));
+    } catch {
+      return false;
+    }
+    const request = plainQuery(parsed);
+    if (request === undefined) return false;
+    const entry = queries.peek(principal, request.source);
+    if (entry === undefined) return false;
+    let params: ParamValues;
+    try {
+      params = queries.params(entry, request.params);
+    } catch {
+      return false;
+    }
+    const policy = {
+      ttlSeconds: entry.definition.cache?.ttl ?? 0,
+      staleSeconds: entry.definition.cache?.stale ?? 0,
+    };
+    if (policy.ttlSeconds <= 0 && policy.staleSeconds <= 0) return false;
+    const key = cacheKey({ analyticId: entry.analyticId, version: entry.version, params });
+    // A stale answer starts one background refresh, as in the route; it is no caller's query.
+    const hit = resultCache.peek(key, policy, async () =>
+      storedAnswer(await queries.execute(entry, params, { requestId: newRequestId() }), Date.now()),
+    );
+    if (hit === undefined) return false;
+    void serve(req, res, started, hit, { principal, entry });
+    return true;
+  }
+
+  return function queryFastPath(req, res) {
+    const started = performance.now();
+    const headers = req.headers;
+    const length = headers['content-length'];
+    const principal =
+      req.method === 'POST' &&
+      req.url === ROUTE &&
+      headers['idempotency-key'] === undefined &&
+      headers['transfer-encoding'] === undefined &&
+      length !== undefined &&
+      Number(length) <= bodyLimit &&
+      isJsonContentType(headers['content-type']) &&
+      !bypassesCache(headers['cache-control'], headers.pragma as string | undefined)
+        ? auth.peek(headers.authorization)
+        : undefined;
+    if (principal === undefined || !principal.scopes.includes('query')) {
+      fallback(req, res);
+      return;
+    }
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.once('end', () => {
+      const body = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
+      if (!tryServe(req, res, principal, body, started)) {
+        // @hono/node-server reads a pre-read body from `rawBody` instead of the spent stream.
+        (req as IncomingMessage & { rawBody?: Buffer }).rawBody = body;
+        fallback(req, res);
+      }
+    });
+  };
+}
