@@ -63,7 +63,10 @@ export interface CompiledQuery {
 export type PlaceholderStyle =
   /** `$1`, `$2`, … with an optional cast per type (Postgres, DuckDB). */
   | 'numbered'
-  /** `?`; arrays expand to `?, ?, …` (an empty array to `NULL`) for `IN (…)` (MySQL, Snowflake). */
+  /**
+   * `?`; arrays expand to `?, ?, …` (an empty array to `NULL`) for `IN (…)` (MySQL, Snowflake),
+   * or bind as one `?` with {@link SqlDialect.wholeArrays} (Trino).
+   */
   | 'positional'
   /** `@name` (BigQuery). */
   | 'named'
@@ -73,10 +76,21 @@ export type PlaceholderStyle =
 /** The SQL dialect facts the template compiler and scanner need. */
 export interface SqlDialect {
   readonly placeholders: PlaceholderStyle;
-  /** For `numbered`: the cast appended to a placeholder (`::int8`), so typed NULLs work. */
+  /**
+   * For `numbered` and `positional`: the cast appended to a placeholder (`::int8`), so typed NULLs
+   * work; `undefined` leaves that type's placeholder bare (e.g. where the engine wants a plain bind,
+   * as in Snowflake's `LIMIT ?`).
+   */
   castFor?(type: ScalarParamType, array: boolean): string | undefined;
   /** For `literal`: renders one validated value as a SQL literal. */
   renderLiteral?(param: BoundParam): string;
+  /**
+   * For `positional`: bind an array param as one `?` holding the whole array (one BoundParam with
+   * `array: true`, a typed NULL when null) instead of expanding it to `?, ?, …`. For engines with
+   * array values whose owners write `contains(:ids, id)` rather than `IN (:ids)` (Trino's
+   * `EXECUTE IMMEDIATE … USING ARRAY[…]`).
+   */
+  readonly wholeArrays?: boolean;
   /** `'…\'…'` escapes exist in string literals (MySQL). */
   readonly backslashEscapes?: boolean;
   /** `` `ident` `` quoted identifiers (MySQL, BigQuery). */

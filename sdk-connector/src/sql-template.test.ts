@@ -188,6 +188,36 @@ describe('compileTemplate', () => {
     }
   });
 
+  it('positional with castFor: each ? (and each expanded element) gets its type cast', () => {
+    const casting: SqlDialect = {
+      placeholders: 'positional',
+      castFor: (type) => (type === 'date' ? '::DATE' : undefined),
+    };
+    const t = parseTemplate('SELECT 1 WHERE d = :d AND id IN (:ids) AND day IN (:days) LIMIT :n', casting);
+    const q = compileTemplate(t, casting, {
+      d: v('date', null),
+      ids: v('integer', [1, 2], true),
+      days: v('date', ['2024-01-01', '2024-01-02'], true),
+      n: v('integer', 5),
+    });
+    expect(q.sql).toBe('SELECT 1 WHERE d = ?::DATE AND id IN (?, ?) AND day IN (?::DATE, ?::DATE) LIMIT ?');
+    expect(q.params.map((p) => p.value)).toEqual([null, 1, 2, '2024-01-01', '2024-01-02', 5]);
+  });
+
+  it('positional with wholeArrays: one ? per array occurrence, holding the whole array or NULL', () => {
+    const whole: SqlDialect = { placeholders: 'positional', wholeArrays: true };
+    const t = parseTemplate('SELECT :ids AS v WHERE contains(:ids, id) AND k = :k', whole);
+    for (const value of [[1, 2, 3], [7], [], null]) {
+      const q = compileTemplate(t, whole, { ids: v('integer', value, true), k: v('string', 'a') });
+      expect(q.sql).toBe('SELECT ? AS v WHERE contains(?, id) AND k = ?');
+      expect(q.params).toEqual([
+        { name: 'ids', type: 'integer', array: true, value },
+        { name: 'ids', type: 'integer', array: true, value },
+        { name: 'k', type: 'string', array: false, value: 'a' },
+      ]);
+    }
+  });
+
   it('named: @name per occurrence, one bound param per distinct name', () => {
     const q = compileTemplate(parseTemplate(sql, bigquery), bigquery, params);
     expect(q.sql).toBe(

@@ -199,7 +199,9 @@ function refuseNativePlaceholder(sql: string, i: number, dialect: SqlDialect): v
  * - `numbered`: `$1…$n`, one per occurrence, each followed by `dialect.castFor(type, array)`;
  *   arrays are bound as one value.
  * - `positional`: `?` per occurrence; an array expands to `?, ?, ?` (one scalar param per
- *   element) and an empty or NULL array to `NULL`.
+ *   element) and an empty or NULL array to `NULL`, unless `dialect.wholeArrays` binds it as one
+ *   `?` holding the whole array. Each `?` is followed by `dialect.castFor(type, array)` when the
+ *   dialect has one (an expanded element is cast as a scalar).
  * - `named`: `@name` per occurrence, one bound param per distinct name.
  * - `literal`: values rendered with `dialect.renderLiteral`, and `params` is empty.
  *
@@ -286,7 +288,7 @@ function sameShape(cached: CompiledSql, typedValues: readonly TypedValue[]): boo
 /** The bound params placeholderFor would push, without the SQL text (the cached text matches). */
 function bindOnly(dialect: SqlDialect, name: string, typed: TypedValue, bound: BoundParam[]): void {
   const { type, array, value } = typed;
-  if (dialect.placeholders === 'positional' && array) {
+  if (dialect.placeholders === 'positional' && array && dialect.wholeArrays !== true) {
     for (const item of (value ?? []) as readonly ScalarValue[])
       bound.push({ name, type, array: false, value: item });
   } else if (dialect.placeholders !== 'named' || !bound.some((b) => b.name === name)) {
@@ -308,14 +310,15 @@ function placeholderFor(
       bound.push({ name, type, array, value });
       return `$${bound.length}${dialect.castFor?.(type, array) ?? ''}`;
     case 'positional': {
-      if (!array) {
+      if (!array || dialect.wholeArrays === true) {
         bound.push({ name, type, array, value });
-        return '?';
+        return `?${dialect.castFor?.(type, array) ?? ''}`;
       }
       const items = (value ?? []) as readonly ScalarValue[];
       if (items.length === 0) return 'NULL';
       for (const item of items) bound.push({ name, type, array: false, value: item });
-      return items.map(() => '?').join(', ');
+      const one = `?${dialect.castFor?.(type, false) ?? ''}`;
+      return items.map(() => one).join(', ');
     }
     case 'named':
       if (!bound.some((b) => b.name === name)) bound.push({ name, type, array, value });

@@ -117,6 +117,11 @@ export interface ConformanceOptions<Config = unknown> {
    * timestamp; arrays → array).
    */
   readonly echoTypes?: Partial<Record<ScalarParamType, ColumnType>>;
+  /**
+   * What `arrayEcho` expects back for a NULL array param: `null` (default), or `empty` (`[]`) for
+   * engines whose results cannot hold a NULL array (BigQuery returns every NULL array as `[]`).
+   */
+  readonly nullArrays?: 'null' | 'empty';
   /** The `timeoutMs` given to the `slow` query (default 1,000). */
   readonly slowTimeoutMs?: number;
   /**
