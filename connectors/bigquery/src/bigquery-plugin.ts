@@ -1,0 +1,20 @@
+// The BigQuery connector plugin: queries run as BigQuery jobs through the official driver
+// (@google-cloud/bigquery), read-only by statement type, with typed named params.
+import type { ConnectorPlugin } from '@quarry/sdk-connector';
+import { type BigqueryConfig, bigqueryConfigSchema } from './bigquery-config.js';
+import { bigqueryDialect } from './bigquery-dialect.js';
+import { createBigqueryDriver } from './bigquery-driver.js';
+import { mapBigqueryError } from './bigquery-errors.js';
+
+/** Connects Quarry to Google BigQuery (`type: bigquery`). */
+export const bigqueryPlugin: ConnectorPlugin<BigqueryConfig> = {
+  type: 'bigquery',
+  displayName: 'Google BigQuery',
+  configSchema: bigqueryConfigSchema,
+  dialect: bigqueryDialect,
+  // A session is a client and an access token, no server connection: cheap to keep for a while.
+  // `max` bounds the jobs one connection runs at once (BigQuery's own limit is per project).
+  defaultPool: { max: 8, idleTimeoutMs: 300_000 },
+  createDriver: createBigqueryDriver,
+  mapError: mapBigqueryError,
+};
