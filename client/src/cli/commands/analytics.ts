@@ -1,0 +1,181 @@
+// `quarry analytics deploy <dir>` and `quarry analytics list`. Deploy reads every *.yaml/*.yml
+// of a directory and PUTs each definition (idempotent: an unchanged one makes no new version),
+// reporting per analytic `created`, `updated (vN)` or `unchanged`; a file that is not valid YAML
+// or that the gateway rejects is reported by name and the others still deploy.
+import { readdir, readFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import {
+  ForbiddenError,
+  NetworkError,
+  OAuthError,
+  QuarryError,
+  QuotaExceededError,
+  RateLimitError,
+  TimeoutError,
+  UnauthenticatedError,
+} from '../../errors.js';
+import type { AnalyticDefinition, DeployOutcome } from '../../types.js';
+import { EXIT, formatError, UsageError } from '../cli-errors.js';
+import { booleanFlag, CONNECTION_HELP, CONNECTION_OPTIONS, type Command } from '../command.js';
+import { connect } from '../connection.js';
+import { createProgress } from '../progress.js';
+import { formatTable } from '../table.js';
+
+/** What happened to one file. */
+interface DeployReport {
+  readonly file: string;
+  readonly name?: string;
+  readonly outcome?: DeployOutcome;
+  readonly version?: number;
+  readonly error?: string;
+}
+
+/** Errors no other file would escape either: stop the run instead of failing every file. */
+function stopsTheRun(error: unknown): boolean {
+  return (
+    error instanceof UnauthenticatedError ||
+    error instanceof ForbiddenError ||
+    error instanceof OAuthError ||
+    error instanceof RateLimitError ||
+    error instanceof QuotaExceededError ||
+    error instanceof NetworkError ||
+    error instanceof TimeoutError
+  );
+}
+
+/** One file's definition, or why it has none. */
+async function readDefinition(path: string): Promise<AnalyticDefinition | string> {
+  let doc: unknown;
+  try {
+    doc = parseYaml(await readFile(path, 'utf8'));
+  } catch (error) {
+    return `not valid YAML: ${(error as Error).message.split('\n')[0]}`;
+  }
+  if (doc === null || typeof doc !== 'object' || Array.isArray(doc))
+    return 'not an analytic definition (a YAML mapping)';
+  const name = (doc as { name?: unknown }).name;
+  if (typeof name !== 'string' || name === '') return 'has no `name`';
+  return doc as AnalyticDefinition;
+}
+
+/** The lines of a rejected definition: the envelope's code and message, and every problem. */
+function rejection(error: unknown): string {
+  return formatError(error).replace(/^quarry: /, '');
+}
+
+const outcomeText = (r: DeployReport) =>
+  r.outcome === 'updated' ? `updated (v${r.version})` : (r.outcome ?? '');
+
+export const analyticsDeployCommand: Command = {
+  name: 'analytics deploy',
+  summary: 'deploy every analytic definition (*.yaml, *.yml) of a directory',
+  help: `Usage: quarry analytics deploy <dir> [--json]
+
+Deploys each *.yaml / *.yml file of <dir> with PUT /v1/owner/analytics/<name>: a new analytic
+is created, a changed one gets a new version, an unchanged one is left alone, so running it
+again changes nothing. Prints one line per file. A file that is not valid YAML, or that the
+gateway rejects, is named with every problem; the other files still deploy, and the exit
+code is 1.
+
+Options:
+  --json        print the per-file report as JSON
+${CONNECTION_HELP}
+  -h, --help    this help
+`,
+  options: { json: { type: 'boolean' }, ...CONNECTION_OPTIONS },
+  positionals: { min: 1, max: 1 },
+  async run({ flags, positionals }, io) {
+    const dir = resolve(io.cwd, positionals[0] as string);
+    let files: string[];
+    try {
+      files = (await readdir(dir)).filter((f) => /\.ya?ml$/i.test(f)).sort();
+    } catch (error) {
+      throw new UsageError(`Cannot read directory ${dir}: ${(error as Error).message}`, 'analytics deploy');
+    }
+    if (files.length === 0) throw new UsageError(`No *.yaml or *.yml files in ${dir}.`, 'analytics deploy');
+    const client = await connect(flags, io);
+    const asJson = booleanFlag(flags, 'json');
+    const progress = createProgress(io.stderr);
+    const reports: DeployReport[] = [];
+    const width = Math.max(...files.map((f) => f.length));
+    const print = (r: DeployReport) => {
+      if (asJson) return;
+      progress.clear();
+      if (r.error !== undefined) io.stderr.write(`${r.file.padEnd(width)}  failed: ${r.error}\n`);
+      else io.stdout.write(`${(r.name ?? r.file).padEnd(width)}  ${outcomeText(r)}\n`);
+    };
+    try {
+      for (const [i, file] of files.entries()) {
+        progress.update(`deploying ${i + 1}/${files.length} ${file}`);
+        const definition = await readDefinition(join(dir, file));
+        let report: DeployReport;
+        if (typeof definition === 'string') {
+          report = { file, error: definition };
+        } else {
+          try {
+            const { outcome, analytic } = await client.analytics.deploy(definition);
+            report = { file, name: analytic.name, outcome, version: analytic.version };
+          } catch (error) {
+            if (stopsTheRun(error) || !(error instanceof QuarryError)) throw error;
+            report = { file, name: definition.name, error: rejection(error) };
+          }
+        }
+        reports.push(report);
+        print(report);
+      }
+    } finally {
+      progress.stop();
+    }
+    if (asJson) io.stdout.write(`${JSON.stringify(reports, null, 2)}\n`);
+    const failed = reports.filter((r) => r.error !== undefined).length;
+    if (failed > 0) {
+      io.stderr.write(`${failed} of ${reports.length} definitions failed.\n`);
+      return EXIT.error;
+    }
+    return EXIT.ok;
+  },
+};
+
+export const analyticsListCommand: Command = {
+  name: 'analytics list',
+  summary: 'list your analytics at their current versions',
+  help: `Usage: quarry analytics list [--json]
+
+Lists the analytics your account owns: name, current version, visibility, connection and
+last change.
+
+Options:
+  --json        print them as JSON
+${CONNECTION_HELP}
+  -h, --help    this help
+`,
+  options: { json: { type: 'boolean' }, ...CONNECTION_OPTIONS },
+  positionals: { min: 0, max: 0 },
+  async run({ flags }, io) {
+    const analytics = await (await connect(flags, io)).analytics.list();
+    if (booleanFlag(flags, 'json')) {
+      io.stdout.write(`${JSON.stringify(analytics, null, 2)}\n`);
+      return EXIT.ok;
+    }
+    io.stdout.write(
+      formatTable(
+        [
+          { header: 'name' },
+          { header: 'version', right: true },
+          { header: 'visibility' },
+          { header: 'connection' },
+          { header: 'updated' },
+        ],
+        analytics.map((a) => [
+          a.name,
+          a.current_version,
+          a.visibility,
+          a.definition.connection,
+          a.updated_at,
+        ]),
+      ),
+    );
+    return EXIT.ok;
+  },
+};

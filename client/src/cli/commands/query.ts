@@ -1,0 +1,94 @@
+// `quarry query <source> --param k=v …`: runs an analytic through GET /v1/analytics/:name, so
+// the gateway coerces each value by the analytic's param schema exactly as for any URL
+// (`year=2024` is the integer 2024; a repeated param is a list). A table on a terminal, JSON
+// otherwise.
+import type { QueryResult, QueryStringParams } from '../../types.js';
+import { EXIT, UsageError } from '../cli-errors.js';
+import { booleanFlag, CONNECTION_HELP, CONNECTION_OPTIONS, type Command, listFlag } from '../command.js';
+import { connect } from '../connection.js';
+import { createProgress } from '../progress.js';
+import { formatTable, isNumericType } from '../table.js';
+
+/** `k=v` pairs as query-string params; a repeated name makes a list. */
+function parseParams(pairs: readonly string[]): QueryStringParams {
+  const params: Record<string, string | string[]> = {};
+  for (const pair of pairs) {
+    const eq = pair.indexOf('=');
+    if (eq <= 0) throw new UsageError(`--param takes name=value, got "${pair}".`, 'query');
+    const name = pair.slice(0, eq);
+    const value = pair.slice(eq + 1);
+    const previous = params[name];
+    params[name] =
+      previous === undefined ? value : [...(Array.isArray(previous) ? previous : [previous]), value];
+  }
+  return params;
+}
+
+/** The answer as an aligned table plus a one-line summary. */
+function formatResult(result: QueryResult): string {
+  const columns =
+    result.columns.length > 0
+      ? result.columns
+      : Object.keys(result.results[0] ?? {}).map((name) => ({ name, type: '' }));
+  const table = formatTable(
+    columns.map((c) => ({
+      header: c.name,
+      right: isNumericType(c.type) || typeof result.results[0]?.[c.name] === 'number',
+    })),
+    result.results.map((row) => columns.map((c) => row[c.name])),
+  );
+  const m = result.meta;
+  const summary = [
+    `${m.row_count} row${m.row_count === 1 ? '' : 's'}${m.truncated ? ' (truncated)' : ''}`,
+    `${m.duration_ms.toFixed(1)} ms`,
+    m.cached ? 'cached' : 'not cached',
+    `${m.credits} credit${m.credits === 1 ? '' : 's'}`,
+    `v${m.version}`,
+    m.request_id,
+  ].join(' · ');
+  return `${table}${summary}\n`;
+}
+
+export const queryCommand: Command = {
+  name: 'query',
+  summary: 'run an analytic and print its rows',
+  help: `Usage: quarry query <source> [--param NAME=VALUE]... [--json] [--no-cache]
+
+Runs an analytic. Values are coerced by the analytic's param schema (year=2024 is an integer);
+repeat a param for a list (--param regions=EU --param regions=NA). Prints an aligned table on a
+terminal and the whole answer as JSON otherwise (or with --json).
+
+Options:
+  -p, --param NAME=VALUE   a param; repeatable
+  --json                   print the answer as JSON
+  --no-cache               bypass the gateway's result cache (still charged)
+${CONNECTION_HELP}
+  -h, --help               this help
+
+Example:
+  quarry query sales-by-region --param year=2024 --param region=EU
+`,
+  options: {
+    param: { type: 'string', multiple: true, short: 'p' },
+    json: { type: 'boolean' },
+    'no-cache': { type: 'boolean' },
+    ...CONNECTION_OPTIONS,
+  },
+  positionals: { min: 1, max: 1 },
+  async run({ flags, positionals }, io) {
+    const params = parseParams(listFlag(flags, 'param'));
+    const client = await connect(flags, io);
+    const source = positionals[0] as string;
+    const progress = createProgress(io.stderr);
+    progress.update(`running ${source}`);
+    let result: QueryResult;
+    try {
+      result = await client.analytics.get(source, params, { noCache: booleanFlag(flags, 'no-cache') });
+    } finally {
+      progress.stop();
+    }
+    const asJson = booleanFlag(flags, 'json') || !io.stdout.isTTY;
+    io.stdout.write(asJson ? `${JSON.stringify(result, null, 2)}\n` : formatResult(result));
+    return EXIT.ok;
+  },
+};

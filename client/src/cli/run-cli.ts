@@ -1,0 +1,118 @@
+// The `quarry` CLI: finds the command (`quarry keys create …`), parses its flags, runs it, and
+// turns any failure into its message on stderr and an exit code (0 ok, 1 API or runtime error,
+// 2 usage, 3 auth, 4 rate limit or quota). `bin/quarry.mjs` calls runCli with the real process.
+import { EXIT, exitCodeFor, formatError, UsageError } from './cli-errors.js';
+import type { CliIo } from './cli-io.js';
+import { type Command, parseCommandArgs } from './command.js';
+import { analyticsDeployCommand, analyticsListCommand } from './commands/analytics.js';
+import { keysCreateCommand, keysListCommand, keysRevokeCommand } from './commands/keys.js';
+import { loginCommand, logoutCommand } from './commands/login.js';
+import { queryCommand } from './commands/query.js';
+import { statementsCommand, usageCommand } from './commands/reports.js';
+
+export { type CliInput, type CliIo, type CliOutput, nodeIo } from './cli-io.js';
+
+const COMMANDS: readonly Command[] = [
+  loginCommand,
+  logoutCommand,
+  queryCommand,
+  keysCreateCommand,
+  keysListCommand,
+  keysRevokeCommand,
+  analyticsDeployCommand,
+  analyticsListCommand,
+  usageCommand,
+  statementsCommand,
+];
+
+/** Commands with subcommands, and what they are for. */
+const GROUPS: Readonly<Record<string, string>> = {
+  keys: 'manage API keys',
+  analytics: 'deploy and list your analytics',
+};
+
+const isHelp = (arg: string | undefined) => arg === '--help' || arg === '-h';
+
+function commandList(commands: readonly Command[]): string {
+  const width = Math.max(...commands.map((c) => c.name.length));
+  return commands.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`).join('\n');
+}
+
+const MAIN_HELP = `Usage: quarry <command> [options]
+
+The command line for a Quarry gateway: log in, manage keys, run analytics, deploy them, and
+read usage and statements.
+
+Commands:
+${commandList(COMMANDS)}
+
+Every command takes --help. The gateway and key come from --url/--key, then QUARRY_URL and
+QUARRY_API_KEY, then the stored login (\`quarry login\`).
+
+Exit codes: 0 ok, 1 API or runtime error, 2 usage error, 3 authentication, 4 rate limit or quota.
+`;
+
+function groupHelp(group: string): string {
+  const commands = COMMANDS.filter((c) => c.name.startsWith(`${group} `));
+  return `Usage: quarry ${group} <command> [options]
+
+${GROUPS[group]}:
+${commandList(commands)}
+
+Run \`quarry ${group} <command> --help\` for a command's options.
+`;
+}
+
+/** The command `argv` names, and the arguments left for it. */
+function findCommand(argv: readonly string[]): { command: Command; args: readonly string[] } {
+  const [first = '', second, ...rest] = argv;
+  if (first in GROUPS) {
+    if (second === undefined || second.startsWith('-')) {
+      throw new UsageError(
+        `\`quarry ${first}\` needs a command: ${COMMANDS.filter((c) => c.name.startsWith(`${first} `))
+          .map((c) => c.name.split(' ')[1])
+          .join(', ')}.`,
+        first,
+      );
+    }
+    const command = COMMANDS.find((c) => c.name === `${first} ${second}`);
+    if (!command) throw new UsageError(`Unknown command \`quarry ${first} ${second}\`.`, first);
+    return { command, args: rest };
+  }
+  const command = COMMANDS.find((c) => c.name === first);
+  if (!command) throw new UsageError(`Unknown command \`${first}\`.`);
+  return { command, args: argv.slice(1) };
+}
+
+async function dispatch(argv: readonly string[], io: CliIo): Promise<number> {
+  const [first, second] = argv;
+  if (first === undefined) {
+    io.stderr.write(MAIN_HELP);
+    return EXIT.usage;
+  }
+  if (isHelp(first) || first === 'help') {
+    io.stdout.write(MAIN_HELP);
+    return EXIT.ok;
+  }
+  if (first in GROUPS && isHelp(second)) {
+    io.stdout.write(groupHelp(first));
+    return EXIT.ok;
+  }
+  const { command, args } = findCommand(argv);
+  const parsed = parseCommandArgs(command, args);
+  if (parsed.help) {
+    io.stdout.write(command.help);
+    return EXIT.ok;
+  }
+  return command.run(parsed, io);
+}
+
+/** Runs the CLI with `argv` (without `node` and the script); resolves with the exit code. */
+export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
+  try {
+    return await dispatch(argv, io);
+  } catch (error) {
+    io.stderr.write(`${formatError(error)}\n`);
+    return exitCodeFor(error);
+  }
+}

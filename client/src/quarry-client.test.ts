@@ -1,0 +1,326 @@
+// The client against a local HTTP server playing the gateway: what it sends, the typed errors it
+// throws, which failures it retries (and how often), timeouts and aborts.
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import {
+  ConflictError,
+  ForbiddenError,
+  InternalError,
+  InvalidParamsError,
+  InvalidRequestError,
+  NetworkError,
+  NotFoundError,
+  QuarryError,
+  QueryTimeoutError,
+  QuotaExceededError,
+  RateLimitError,
+  SourceUnavailableError,
+  TimeoutError,
+  UnauthenticatedError,
+  UpstreamError,
+} from './errors.js';
+import { createQuarryClient } from './quarry-client.js';
+import {
+  envelope,
+  queryAnswer,
+  startTestServer,
+  type TestHandler,
+  type TestServer,
+} from './testing/test-server.js';
+
+const KEY = 'qry_live_testkey';
+let server: TestServer | undefined;
+
+afterEach(async () => {
+  vi.useRealTimers();
+  await server?.close();
+  server = undefined;
+});
+
+async function serve(handler: TestHandler) {
+  server = await startTestServer(handler);
+  return server;
+}
+
+/** A client whose retries wait at most a few ms (the waits themselves are tested with fake timers). */
+function clientFor(s: TestServer, retries = 3, timeoutMs?: number) {
+  return createQuarryClient(
+    { baseUrl: s.url, apiKey: KEY },
+    { retry: { retries, baseDelayMs: 1, maxDelayMs: 5_000 }, ...(timeoutMs ? { timeoutMs } : {}) },
+  );
+}
+
+/** Rejection of `promise`, which must reject. */
+async function failure(promise: Promise<unknown>): Promise<unknown> {
+  try {
+    await promise;
+  } catch (error) {
+    return error;
+  }
+  throw new Error('expected the call to fail');
+}
+
+describe('requests', () => {
+  it('queries with the key, a JSON body and an Idempotency-Key, and returns the typed answer', async () => {
+    const s = await serve(() => queryAnswer([{ region: 'EU', revenue: 10 }]));
+    const client = clientFor(s);
+    const answer = await client.query<{ region: string; revenue: number }>('sales-by-region', { year: 2024 });
+    expect(answer.results[0]?.region).toBe('EU');
+    expect(answer.meta.credits).toBe(1);
+    const [req] = s.requests;
+    expect(req?.method).toBe('POST');
+    expect(req?.url).toBe('/v1/query');
+    expect(req?.headers.authorization).toBe(`Bearer ${KEY}`);
+    expect(req?.headers['content-type']).toBe('application/json');
+    expect(req?.headers['idempotency-key']).toMatch(/^qc-[0-9a-f]{32}$/);
+    expect(JSON.parse(req?.body ?? '')).toEqual({ source: 'sales-by-region', params: { year: 2024 } });
+    // Each call gets its own key; `noCache` asks the gateway to bypass its cache.
+    await client.query('sales-by-region', { year: 2024 }, { noCache: true });
+    expect(s.requests[1]?.headers['idempotency-key']).not.toBe(req?.headers['idempotency-key']);
+    expect(s.requests[1]?.headers['cache-control']).toBe('no-cache');
+  });
+
+  it('runs GET /v1/analytics/:name with lists as repeated keys and nulls left out', async () => {
+    const s = await serve(() => queryAnswer());
+    await clientFor(s).analytics.get('monthly-revenue', { year: 2024, regions: ['EU', 'NA'], region: null });
+    expect(s.requests[0]?.method).toBe('GET');
+    expect(s.requests[0]?.url).toBe('/v1/analytics/monthly-revenue?year=2024&regions=EU&regions=NA');
+  });
+
+  it('keeps a base URL path prefix and unwraps the management answers', async () => {
+    const s = await serve((req) => {
+      if (req.url === '/prefix/v1/account')
+        return { status: 200, body: { account: { id: 'acc_1', email: 'a@b.c', name: 'A', plan: 'free' } } };
+      if (req.url === '/prefix/v1/keys' && req.method === 'POST')
+        return { status: 201, body: { key: { id: 'key_1', name: 'ci', secret: 'qry_live_x' } } };
+      if (req.url === '/prefix/v1/keys/key%2F1' && req.method === 'DELETE')
+        return { status: 200, body: { key: { id: 'key/1', revoked_at: '2026-01-01T00:00:00Z' } } };
+      if (req.url === '/prefix/v1/owner/analytics/top-products' && req.method === 'PUT')
+        return { status: 200, body: { outcome: 'updated', analytic: { name: 'top-products', version: 2 } } };
+      if (req.url === '/prefix/v1/owner/statements?period=2026-10&format=csv')
+        return { status: 200, body: 'period,analytic\r\n', headers: { 'content-type': 'text/csv' } };
+      if (req.url === '/prefix/v1/owner/analytics/gone' && req.method === 'DELETE') return { status: 204 };
+      return envelope(404, 'NOT_FOUND');
+    });
+    const client = createQuarryClient({ baseUrl: `${s.url}/prefix/`, apiKey: KEY });
+    expect((await client.account.get()).id).toBe('acc_1');
+    expect((await client.keys.create({ name: 'ci', scopes: ['query'] })).secret).toBe('qry_live_x');
+    expect(JSON.parse(s.requests[1]?.body ?? '')).toEqual({ name: 'ci', scopes: ['query'] });
+    expect((await client.keys.revoke('key/1')).revoked_at).not.toBeNull();
+    const deployed = await client.analytics.deploy({
+      name: 'top-products',
+      connection: 'demo',
+      sql: 'SELECT 1',
+    });
+    expect(deployed).toMatchObject({ outcome: 'updated', analytic: { version: 2 } });
+    expect(await client.statements.csv({ period: '2026-10' })).toBe('period,analytic\r\n');
+    await expect(client.analytics.delete('gone')).resolves.toBeUndefined();
+  });
+});
+
+describe('typed errors', () => {
+  const cases: [number, string, new (...args: never[]) => QuarryError][] = [
+    [400, 'INVALID_REQUEST', InvalidRequestError],
+    [400, 'INVALID_PARAMS', InvalidParamsError],
+    [401, 'UNAUTHENTICATED', UnauthenticatedError],
+    [403, 'FORBIDDEN', ForbiddenError],
+    [404, 'SOURCE_NOT_FOUND', NotFoundError],
+    [409, 'CONFLICT', ConflictError],
+    [429, 'QUOTA_EXCEEDED', QuotaExceededError],
+    [500, 'INTERNAL', InternalError],
+  ];
+  it.each(cases)('HTTP %i %s becomes its class, with the envelope fields', async (status, code, Class) => {
+    const s = await serve(() =>
+      envelope(status, code, {
+        retry_after: 12.5,
+        details: [{ param: 'year', message: 'must be an integer' }],
+      }),
+    );
+    const error = await failure(clientFor(s).query('sales-by-region', { year: 'x' }));
+    expect(error).toBeInstanceOf(Class);
+    expect(error).toBeInstanceOf(QuarryError);
+    expect(error).toBeInstanceOf(Error);
+    expect(error).toMatchObject({
+      code,
+      status,
+      requestId: 'req_test',
+      retryAfter: 12.5,
+      details: [{ param: 'year', message: 'must be an integer' }],
+      message: `${code} from the test server`,
+    });
+    // None of these is retried.
+    expect(s.requests).toHaveLength(1);
+  });
+
+  it('names the retryable families too (after the retries are spent)', async () => {
+    for (const [status, code, Class] of [
+      [429, 'RATE_LIMIT_EXCEEDED', RateLimitError],
+      [502, 'UPSTREAM_ERROR', UpstreamError],
+      [503, 'SOURCE_UNAVAILABLE', SourceUnavailableError],
+      [504, 'QUERY_TIMEOUT', QueryTimeoutError],
+    ] as const) {
+      const s = await startTestServer(() => envelope(status, code));
+      const error = await failure(clientFor(s, 0).query('x', {}));
+      await s.close();
+      expect(error, code).toBeInstanceOf(Class);
+      expect((error as QuarryError).status).toBe(status);
+    }
+  });
+
+  it('reads Retry-After when the body has no retry_after, and survives a body that is not an envelope', async () => {
+    const s = await serve((_req, i) =>
+      i === 0
+        ? { status: 418, body: '<html>teapot</html>', headers: { 'retry-after': '7' } }
+        : { status: 200, body: 'not json' },
+    );
+    const client = clientFor(s, 0);
+    const error = (await failure(client.account.get())) as QuarryError;
+    expect(error).toMatchObject({ code: 'HTTP_ERROR', status: 418, retryAfter: 7 });
+    expect(error.message).toContain('teapot');
+    expect(await failure(client.account.get())).toMatchObject({ code: 'INVALID_RESPONSE', status: 200 });
+  });
+});
+
+describe('retries', () => {
+  it('does not retry a 400', async () => {
+    const s = await serve(() => envelope(400, 'INVALID_PARAMS'));
+    expect(await failure(clientFor(s).query('sales-by-region', { year: 'x' }))).toBeInstanceOf(
+      InvalidParamsError,
+    );
+    expect(s.requests).toHaveLength(1);
+  });
+
+  it('does not retry QUOTA_EXCEEDED, though it is a 429 with a retry_after', async () => {
+    const s = await serve(() => envelope(429, 'QUOTA_EXCEEDED', { retry_after: 0.001 }));
+    expect(await failure(clientFor(s).query('x', {}))).toBeInstanceOf(QuotaExceededError);
+    expect(s.requests).toHaveLength(1);
+  });
+
+  it('retries SOURCE_UNAVAILABLE with the same Idempotency-Key and returns the answer', async () => {
+    const s = await serve((_req, i) =>
+      i < 2 ? envelope(503, 'SOURCE_UNAVAILABLE', { retry_after: 0.001 }) : queryAnswer(),
+    );
+    const answer = await clientFor(s).query('sales-by-region', { year: 2024 });
+    expect(answer.results).toHaveLength(1);
+    expect(s.requests).toHaveLength(3);
+    const keys = new Set(s.requests.map((r) => r.headers['idempotency-key']));
+    expect(keys.size).toBe(1);
+  });
+
+  it('gives up after the configured number of retries and throws the last error', async () => {
+    const s = await serve(() => envelope(502, 'UPSTREAM_ERROR'));
+    expect(await failure(clientFor(s, 2).analytics.get('sales-by-region', { year: 2024 }))).toBeInstanceOf(
+      UpstreamError,
+    );
+    expect(s.requests).toHaveLength(3);
+  });
+
+  it('retries a dropped connection on an idempotent call, as a NetworkError in the end', async () => {
+    const s = await serve(() => 'reset');
+    const error = await failure(clientFor(s, 2).keys.list());
+    expect(error).toBeInstanceOf(NetworkError);
+    expect((error as NetworkError).status).toBe(0);
+    expect(s.requests).toHaveLength(3);
+  });
+
+  it('does not repeat a key creation that may have happened, but does repeat a rate-limited one', async () => {
+    const failing = await serve(() => envelope(503, 'SOURCE_UNAVAILABLE'));
+    expect(await failure(clientFor(failing).keys.create({ name: 'k' }))).toBeInstanceOf(
+      SourceUnavailableError,
+    );
+    expect(failing.requests).toHaveLength(1);
+    await failing.close();
+    const limited = await serve((_req, i) =>
+      i === 0
+        ? envelope(429, 'RATE_LIMIT_EXCEEDED', { retry_after: 0.001 })
+        : { status: 201, body: { key: { id: 'k1', secret: 's' } } },
+    );
+    expect((await clientFor(limited).keys.create({ name: 'k' })).id).toBe('k1');
+    expect(limited.requests).toHaveLength(2);
+  });
+
+  it('throws at once when retry_after is longer than maxDelayMs allows', async () => {
+    const s = await serve(() => envelope(429, 'RATE_LIMIT_EXCEEDED', { retry_after: 60 }));
+    const error = await failure(clientFor(s).query('x', {}));
+    expect(error).toMatchObject({ code: 'RATE_LIMIT_EXCEEDED', retryAfter: 60 });
+    expect(s.requests).toHaveLength(1);
+  });
+
+  it('waits out retry_after before retrying: not a moment sooner (fake clock)', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const timers = vi.spyOn(globalThis, 'setTimeout');
+    const s = await serve((_req, i) =>
+      i === 0 ? envelope(429, 'RATE_LIMIT_EXCEEDED', { retry_after: 30 }) : queryAnswer(),
+    );
+    const client = createQuarryClient(
+      { baseUrl: s.url, apiKey: KEY },
+      { retry: { retries: 1, baseDelayMs: 100, maxDelayMs: 60_000 } },
+    );
+    const call = client.query('sales-by-region', { year: 2024 });
+    // The retry wait is 30 s plus up to 100 ms of jitter: wait until the client has scheduled it.
+    const isRetryWait = ([, ms]: unknown[]) => typeof ms === 'number' && ms >= 30_000 && ms <= 30_100;
+    for (let i = 0; i < 10_000 && !timers.mock.calls.some(isRetryWait); i++) {
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    expect(timers.mock.calls.some(isRetryWait)).toBe(true);
+    await vi.advanceTimersByTimeAsync(29_999);
+    // Give a premature retry every chance to reach the server.
+    for (let i = 0; i < 50; i++) await new Promise((resolve) => setImmediate(resolve));
+    expect(s.requests).toHaveLength(1);
+    await vi.advanceTimersByTimeAsync(101);
+    await s.waitForRequests(2);
+    expect((await call).results).toHaveLength(1);
+  });
+});
+
+describe('timeouts and aborts', () => {
+  it('fails with TimeoutError when the whole call outlasts timeoutMs, and closes the request', async () => {
+    const s = await serve(() => 'hang');
+    const error = await failure(clientFor(s, 3, 150).account.get());
+    expect(error).toBeInstanceOf(TimeoutError);
+    expect((error as TimeoutError).code).toBe('TIMEOUT');
+    await s.waitForClosedHangs(1);
+    expect(s.requests).toHaveLength(1);
+  });
+
+  it("rejects with the caller's abort reason and cancels the request in flight", async () => {
+    const s = await serve(() => 'hang');
+    const controller = new AbortController();
+    const call = clientFor(s).query('x', {}, { signal: controller.signal });
+    await s.waitForRequests(1);
+    controller.abort();
+    const error = await failure(call);
+    expect((error as Error).name).toBe('AbortError');
+    await s.waitForClosedHangs(1);
+  });
+
+  it('an abort during the wait before a retry stops the retries', async () => {
+    const s = await serve(() => envelope(503, 'SOURCE_UNAVAILABLE', { retry_after: 20 }));
+    const client = createQuarryClient(
+      { baseUrl: s.url, apiKey: KEY },
+      { retry: { retries: 3, baseDelayMs: 1, maxDelayMs: 60_000 } },
+    );
+    const controller = new AbortController();
+    const call = client.query('x', {}, { signal: controller.signal });
+    await s.waitForRequests(1);
+    controller.abort(new Error('user navigated away'));
+    expect(((await failure(call)) as Error).message).toBe('user navigated away');
+    expect(s.requests).toHaveLength(1);
+  });
+
+  it('refuses an already aborted signal without sending anything', async () => {
+    const s = await serve(() => queryAnswer());
+    const error = await failure(clientFor(s).query('x', {}, { signal: AbortSignal.abort() }));
+    expect((error as Error).name).toBe('AbortError');
+    expect(s.requests).toHaveLength(0);
+  });
+});
+
+describe('configuration', () => {
+  it('refuses a relative URL or a missing credential with a message saying what to give', () => {
+    expect(() => createQuarryClient({ baseUrl: 'localhost:8787', apiKey: KEY })).toThrow(/absolute http/);
+    expect(() => createQuarryClient({ baseUrl: 'http://x', apiKey: '' })).toThrow(/apiKey/);
+    expect(() =>
+      createQuarryClient({ baseUrl: 'http://x', oauth: { clientId: 'c', clientSecret: '' } }),
+    ).toThrow(/clientSecret/);
+  });
+});

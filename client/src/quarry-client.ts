@@ -1,0 +1,312 @@
+// createQuarryClient: the typed client for a Quarry gateway (queries, keys, usage, owner
+// analytics and statements, the account). Runs wherever `fetch` does: it uses only web
+// standards (fetch, AbortController, URL, btoa, crypto.getRandomValues), never a Node module.
+import { type Credential, createTransport, type Transport } from './http-transport.js';
+import { createOAuthTokenSource, type OAuthCredentials } from './oauth-token-source.js';
+import { DEFAULT_RETRY, type RetryOptions } from './retry-policy.js';
+import type {
+  Account,
+  Analytic,
+  AnalyticDefinition,
+  ApiKey,
+  DeployResult,
+  IssuedApiKey,
+  NewApiKey,
+  QueryParams,
+  QueryResult,
+  QueryStringParams,
+  Statement,
+  Usage,
+} from './types.js';
+
+/** Where the gateway is and how to authenticate: an API key, or an OAuth client. */
+export type QuarryClientConfig =
+  | { readonly baseUrl: string; readonly apiKey: string }
+  | { readonly baseUrl: string; readonly oauth: OAuthCredentials };
+
+export interface QuarryClientOptions {
+  /** The fetch to use (default: the global one). */
+  readonly fetch?: typeof fetch;
+  /** Bound on a whole call, retries and waits included (default 120 000 ms). */
+  readonly timeoutMs?: number;
+  /** Retry policy; unset fields keep their defaults (3 retries, 250 ms base, 30 s max). */
+  readonly retry?: Partial<RetryOptions>;
+  /** The User-Agent header (browsers may ignore it). */
+  readonly userAgent?: string;
+}
+
+/** Options every call takes. */
+export interface CallOptions {
+  /** Aborts the call: the in-flight request and any wait before a retry. */
+  readonly signal?: AbortSignal;
+}
+
+export interface QueryOptions extends CallOptions {
+  /** Bypass the gateway's result cache (`Cache-Control: no-cache`); the call is still charged. */
+  readonly noCache?: boolean;
+  /**
+   * Sent as `Idempotency-Key` (default: a random one per call), so a retried query is answered
+   * once and charged once.
+   */
+  readonly idempotencyKey?: string;
+}
+
+/** A reporting period: a calendar month in UTC, `YYYY-MM` (default: the current one). */
+export interface PeriodOptions extends CallOptions {
+  readonly period?: string;
+}
+
+export interface QuarryClient {
+  /** Runs an analytic (`POST /v1/query`) with typed params. */
+  query<Row = Record<string, unknown>, Insights = unknown>(
+    source: string,
+    params?: QueryParams,
+    options?: QueryOptions,
+  ): Promise<QueryResult<Row, Insights>>;
+  readonly analytics: {
+    /** Runs an analytic with query-string params (`GET /v1/analytics/:name`), coerced by the gateway. */
+    get<Row = Record<string, unknown>, Insights = unknown>(
+      name: string,
+      params?: QueryStringParams,
+      options?: Omit<QueryOptions, 'idempotencyKey'>,
+    ): Promise<QueryResult<Row, Insights>>;
+    /** Your analytics at their current versions (owner scope). */
+    list(options?: CallOptions): Promise<readonly Analytic[]>;
+    /** Creates the analytic, adds a version when its definition changed, or changes nothing. */
+    deploy(definition: AnalyticDefinition, options?: CallOptions): Promise<DeployResult>;
+    /** Deletes one of your analytics (its name becomes free). */
+    delete(name: string, options?: CallOptions): Promise<void>;
+  };
+  readonly keys: {
+    /** A new API key; its `secret` is shown this once. */
+    create(key: NewApiKey, options?: CallOptions): Promise<IssuedApiKey>;
+    list(options?: CallOptions): Promise<readonly ApiKey[]>;
+    /** Revokes a key; every gateway instance refuses it within seconds. */
+    revoke(id: string, options?: CallOptions): Promise<ApiKey>;
+  };
+  readonly usage: {
+    get(options?: PeriodOptions): Promise<Usage>;
+    /** The same report as CSV (`period,date,analytic,origin,calls,credits`). */
+    csv(options?: PeriodOptions): Promise<string>;
+  };
+  readonly statements: {
+    /** Your earnings as an owner in a period (owner scope). */
+    get(options?: PeriodOptions): Promise<Statement>;
+    /** The same statement as CSV. */
+    csv(options?: PeriodOptions): Promise<string>;
+  };
+  readonly account: {
+    get(options?: CallOptions): Promise<Account>;
+  };
+}
+
+const DEFAULT_TIMEOUT_MS = 120_000;
+const DEFAULT_USER_AGENT = 'quarry-client/0.1.0';
+
+/** 128 random bits as hex (crypto.randomUUID needs a secure context in browsers). */
+function randomIdempotencyKey(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  return `qc-${Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('')}`;
+}
+
+function checkConfig(config: QuarryClientConfig): void {
+  let protocol: string | undefined;
+  try {
+    protocol = new URL(config.baseUrl).protocol;
+  } catch {
+    // Not a URL at all: refused below with the same message.
+  }
+  if (protocol !== 'http:' && protocol !== 'https:') {
+    throw new TypeError(
+      `baseUrl must be an absolute http(s) URL such as http://127.0.0.1:8787, got "${config.baseUrl}".`,
+    );
+  }
+  if ('apiKey' in config) {
+    if (typeof config.apiKey !== 'string' || config.apiKey === '')
+      throw new TypeError('apiKey must be a non-empty string (qry_live_…).');
+  } else if (!config.oauth?.clientId || !config.oauth.clientSecret) {
+    throw new TypeError('Give either apiKey, or oauth with clientId and clientSecret.');
+  }
+}
+
+/** The path of one resource: its id or name percent-encoded. */
+const segment = (value: string) => encodeURIComponent(value);
+
+/** Builds a client; nothing is sent until the first call. */
+export function createQuarryClient(
+  config: QuarryClientConfig,
+  options: QuarryClientOptions = {},
+): QuarryClient {
+  checkConfig(config);
+  const fetchImpl: typeof fetch = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const userAgent = options.userAgent ?? DEFAULT_USER_AGENT;
+  const credential: Credential =
+    'apiKey' in config
+      ? { kind: 'api-key', apiKey: config.apiKey }
+      : {
+          kind: 'oauth',
+          tokens: createOAuthTokenSource({
+            tokenUrl: `${config.baseUrl.replace(/\/+$/, '')}/oauth/token`,
+            credentials: config.oauth,
+            fetch: fetchImpl,
+            timeoutMs,
+            headers: { 'user-agent': userAgent },
+          }),
+        };
+  const transport: Transport = createTransport({
+    baseUrl: config.baseUrl,
+    credential,
+    fetch: fetchImpl,
+    timeoutMs,
+    retry: { ...DEFAULT_RETRY, ...options.retry },
+    userAgent,
+  });
+  const period = (o: PeriodOptions | undefined) => ({ period: o?.period });
+
+  return {
+    query<Row, Insights>(source: string, params: QueryParams = {}, o: QueryOptions = {}) {
+      return transport.send<QueryResult<Row, Insights>>({
+        method: 'POST',
+        path: '/v1/query',
+        body: { source, params },
+        headers: {
+          'idempotency-key': o.idempotencyKey ?? randomIdempotencyKey(),
+          ...(o.noCache ? { 'cache-control': 'no-cache' } : {}),
+        },
+        // A query is a read, and the Idempotency-Key makes a repeat answer-once, charge-once.
+        idempotent: true,
+        signal: o.signal,
+      });
+    },
+    analytics: {
+      get<Row, Insights>(
+        name: string,
+        params: QueryStringParams = {},
+        o: Omit<QueryOptions, 'idempotencyKey'> = {},
+      ) {
+        return transport.send<QueryResult<Row, Insights>>({
+          method: 'GET',
+          path: `/v1/analytics/${segment(name)}`,
+          query: params,
+          ...(o.noCache ? { headers: { 'cache-control': 'no-cache' } } : {}),
+          idempotent: true,
+          signal: o.signal,
+        });
+      },
+      async list(o = {}) {
+        const body = await transport.send<{ analytics: Analytic[] }>({
+          method: 'GET',
+          path: '/v1/owner/analytics',
+          idempotent: true,
+          signal: o.signal,
+        });
+        return body.analytics;
+      },
+      deploy(definition, o = {}) {
+        if (typeof definition?.name !== 'string' || definition.name === '') {
+          return Promise.reject(new TypeError('An analytic definition needs a name.'));
+        }
+        return transport.send<DeployResult>({
+          method: 'PUT',
+          path: `/v1/owner/analytics/${segment(definition.name)}`,
+          body: definition,
+          idempotent: true,
+          signal: o.signal,
+        });
+      },
+      async delete(name, o = {}) {
+        await transport.send<undefined>({
+          method: 'DELETE',
+          path: `/v1/owner/analytics/${segment(name)}`,
+          idempotent: true,
+          signal: o.signal,
+        });
+      },
+    },
+    keys: {
+      async create(key, o = {}) {
+        const body = await transport.send<{ key: IssuedApiKey }>({
+          method: 'POST',
+          path: '/v1/keys',
+          body: key,
+          // Two attempts could make two keys: only a refused (rate-limited) call is repeated.
+          idempotent: false,
+          signal: o.signal,
+        });
+        return body.key;
+      },
+      async list(o = {}) {
+        const body = await transport.send<{ keys: ApiKey[] }>({
+          method: 'GET',
+          path: '/v1/keys',
+          idempotent: true,
+          signal: o.signal,
+        });
+        return body.keys;
+      },
+      async revoke(id, o = {}) {
+        const body = await transport.send<{ key: ApiKey }>({
+          method: 'DELETE',
+          path: `/v1/keys/${segment(id)}`,
+          idempotent: true,
+          signal: o.signal,
+        });
+        return body.key;
+      },
+    },
+    usage: {
+      get(o = {}) {
+        return transport.send<Usage>({
+          method: 'GET',
+          path: '/v1/account/usage',
+          query: period(o),
+          idempotent: true,
+          signal: o.signal,
+        });
+      },
+      csv(o = {}) {
+        return transport.send<string>({
+          method: 'GET',
+          path: '/v1/account/usage',
+          query: { ...period(o), format: 'csv' },
+          responseType: 'text',
+          idempotent: true,
+          signal: o.signal,
+        });
+      },
+    },
+    statements: {
+      get(o = {}) {
+        return transport.send<Statement>({
+          method: 'GET',
+          path: '/v1/owner/statements',
+          query: period(o),
+          idempotent: true,
+          signal: o.signal,
+        });
+      },
+      csv(o = {}) {
+        return transport.send<string>({
+          method: 'GET',
+          path: '/v1/owner/statements',
+          query: { ...period(o), format: 'csv' },
+          responseType: 'text',
+          idempotent: true,
+          signal: o.signal,
+        });
+      },
+    },
+    account: {
+      async get(o = {}) {
+        const body = await transport.send<{ account: Account }>({
+          method: 'GET',
+          path: '/v1/account',
+          idempotent: true,
+          signal: o.signal,
+        });
+        return body.account;
+      },
+    },
+  };
+}

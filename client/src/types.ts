@@ -1,0 +1,154 @@
+// The shapes the gateway answers with (DESIGN.md §2 and the OpenAPI document at
+// /v1/openapi.json), as read-only TypeScript types. Field names stay as on the wire.
+
+/** A column of a query result, typed as the gateway reports it (`string`, `number`, `date`…). */
+export interface Column {
+  readonly name: string;
+  readonly type: string;
+}
+
+/** What the gateway says about one served call. */
+export interface QueryMeta {
+  readonly request_id: string;
+  /** Served from the gateway's result cache. */
+  readonly cached: boolean;
+  readonly duration_ms: number;
+  readonly row_count: number;
+  /** Rows past the analytic's `max_rows` were cut. */
+  readonly truncated: boolean;
+  /** Credits the call spent. */
+  readonly credits: number;
+  /** The analytic version that answered. */
+  readonly version: number;
+}
+
+/**
+ * A query's answer. `Row` types `results` (default: any JSON object); `Insights` types the
+ * owner-defined shape (single row, keyed, series, totals), present when the analytic has one.
+ */
+export interface QueryResult<Row = Record<string, unknown>, Insights = unknown> {
+  readonly source: string;
+  readonly results: readonly Row[];
+  readonly insights?: Insights;
+  readonly columns: readonly Column[];
+  readonly meta: QueryMeta;
+}
+
+/** A param value as `POST /v1/query` takes it (JSON: typed as the analytic's schema says). */
+export type QueryParams = Readonly<Record<string, unknown>>;
+
+/** A query-string value for `GET /v1/analytics/:name`; the gateway coerces it by the param schema. */
+export type QueryStringValue = string | number | boolean;
+
+/** Params for `GET /v1/analytics/:name`: lists become repeated keys; null/undefined are left out. */
+export type QueryStringParams = Readonly<
+  Record<string, QueryStringValue | readonly QueryStringValue[] | null | undefined>
+>;
+
+/** What an API key or token may do. */
+export type Scope = 'query' | 'keys' | 'owner' | 'account';
+
+export interface Account {
+  readonly id: string;
+  readonly email: string;
+  readonly name: string;
+  readonly plan: string;
+  readonly created_at: string;
+}
+
+/** An API key as listed (never its secret). */
+export interface ApiKey {
+  readonly id: string;
+  readonly name: string;
+  /** The visible start of the key. */
+  readonly prefix: string;
+  readonly scopes: readonly string[];
+  readonly created_at: string;
+  readonly expires_at: string | null;
+  readonly revoked_at: string | null;
+  readonly last_used_at: string | null;
+}
+
+/** A key just created: `secret` is shown this once, never again. */
+export interface IssuedApiKey extends ApiKey {
+  readonly secret: string;
+}
+
+export interface NewApiKey {
+  readonly name: string;
+  /** Default: every scope. */
+  readonly scopes?: readonly Scope[];
+  /** ISO-8601 date-time with offset. */
+  readonly expires_at?: string;
+}
+
+/**
+ * An analytic definition as an owner writes it (the YAML files of `examples/analytics/`):
+ * `name`, `connection`, `sql`, `params`, … The gateway validates it whole.
+ */
+export interface AnalyticDefinition {
+  readonly name: string;
+  readonly [field: string]: unknown;
+}
+
+export interface Analytic {
+  readonly id: string;
+  readonly name: string;
+  /** The version shown. */
+  readonly version: number;
+  readonly current_version: number;
+  readonly visibility: 'public' | 'private' | 'shared';
+  readonly shared_with: readonly string[];
+  readonly definition: Readonly<Record<string, unknown>>;
+  readonly created_at: string;
+  readonly updated_at: string;
+}
+
+/** `created`: a new analytic; `updated`: a new version; `unchanged`: the same definition was there. */
+export type DeployOutcome = 'created' | 'updated' | 'unchanged';
+
+export interface DeployResult {
+  readonly outcome: DeployOutcome;
+  readonly analytic: Analytic;
+}
+
+export interface CallTotals {
+  readonly calls: number;
+  readonly credits: number;
+}
+
+/** `GET /v1/account/usage`: one billing period (a calendar month, UTC). */
+export interface Usage {
+  readonly period: string;
+  readonly plan: {
+    readonly id: string;
+    readonly name: string;
+    /** null: no cap. */
+    readonly included_calls: number | null;
+    readonly monthly_price_cents: number;
+    readonly per_call_cents: number;
+  };
+  readonly totals: CallTotals & {
+    readonly marketplace_calls: number;
+    /** null: no cap. */
+    readonly remaining_calls: number | null;
+    readonly amount_due_cents: number;
+  };
+  readonly by_analytic: readonly (CallTotals & { readonly name: string })[];
+  readonly by_day: readonly (CallTotals & { readonly date: string })[];
+}
+
+export interface StatementAmounts extends CallTotals {
+  /** 80% of each call's credits, rounded down per call. */
+  readonly owner_share: number;
+  readonly platform_share: number;
+}
+
+/** `GET /v1/owner/statements`: an owner's earnings in one period. */
+export interface Statement {
+  readonly period: string;
+  /** Set once the period is closed (then frozen). */
+  readonly closed_at: string | null;
+  readonly analytics: readonly (StatementAmounts & { readonly name: string })[];
+  readonly totals: StatementAmounts;
+}

@@ -1,0 +1,249 @@
+// @quarry/client and the `quarry` CLI against a real gateway process (embedded store, demo
+// account). The CLI runs as a subprocess exactly as a user runs it (client/bin/quarry.mjs from a
+// checkout with no build): login, deploying examples/analytics to the demo account (which gets
+// its own "demo" DuckDB connection; the gateway starts with an empty analytics dir so the names
+// are free), idempotent redeploys, a key made with `keys create`, a query with that key, and
+// usage showing the call. Then the client library through a counting proxy: under a tight rate
+// limit it waits out retry_after and succeeds; a 400 is sent once.
+import { spawn } from 'node:child_process';
+import { cp, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createQuarryClient, InvalidParamsError } from '@quarry/client';
+import { seedDemoWarehouse } from '@quarry/examples';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type CountingProxy, startCountingProxy } from './support/counting-proxy.js';
+import { type GatewayProcess, REPO_ROOT, startGateway } from './support/gateway-process.js';
+
+const EXAMPLES = join(REPO_ROOT, 'examples', 'analytics');
+const EXAMPLE_NAMES = [
+  'category-totals',
+  'channel-mix',
+  'monthly-revenue',
+  'sales-by-region',
+  'sales-summary',
+  'top-products',
+  'yearly-growth',
+];
+/** The Free plan's rate limit in this gateway: one call, then one more every 2 s. */
+const FREE_RATE_LIMIT = { limit: 1, window_seconds: 2, burst: 0 };
+
+let dir: string;
+let gateway: GatewayProcess | undefined;
+let proxy: CountingProxy | undefined;
+let demoKey: string;
+
+interface CliRun {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** Runs `quarry …` as a subprocess with its own HOME and config dir (stdout/stderr are pipes). */
+function quarry(args: readonly string[], options: { input?: string; env?: Record<string, string> } = {}) {
+  return new Promise<CliRun>((resolve, reject) => {
+    const child = spawn(process.execPath, [join(REPO_ROOT, 'client', 'bin', 'quarry.mjs'), ...args], {
+      cwd: REPO_ROOT,
+      env: {
+        PATH: process.env.PATH ?? '',
+        HOME: join(dir, 'home'),
+        XDG_CONFIG_HOME: join(dir, 'config'),
+        ...options.env,
+      },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      stdout += chunk;
+    });
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+      stderr += chunk;
+    });
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+    child.stdin.end(options.input ?? '');
+  });
+}
+
+/** `name  outcome` lines of `analytics deploy`, as a map. */
+function outcomes(stdout: string): Record<string, string> {
+  return Object.fromEntries(
+    stdout
+      .trim()
+      .split('\n')
+      .map((line) => {
+        const [name = '', ...rest] = line.trim().split(/\s{2,}/);
+        return [name, rest.join(' ')];
+      }),
+  );
+}
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'quarry-e2e-client-'));
+  const dataDir = join(dir, 'data');
+  const emptyAnalytics = join(dir, 'no-analytics');
+  await mkdir(emptyAnalytics);
+  await mkdir(dataDir);
+  const warehouse = join(dataDir, 'demo.duckdb');
+  await seedDemoWarehouse(warehouse, { rows: 3000 });
+  gateway = await startGateway({
+    env: {
+      QUARRY_DATA_DIR: dataDir,
+      QUARRY_DEMO: 'true',
+      QUARRY_ANALYTICS_DIR: emptyAnalytics,
+      // The demo user connects the demo warehouse through the owner API (a DuckDB file).
+      QUARRY_ALLOW_PRIVATE_HOSTS: 'true',
+      QUARRY_LOG_LEVEL: 'warn',
+      QUARRY_RATE_LIMITS: JSON.stringify({ free: FREE_RATE_LIMIT }),
+    },
+    readyTimeoutMs: 90_000,
+  });
+  demoKey = (await readFile(join(dataDir, 'demo-key'), 'utf8')).trim();
+  const connection = await fetch(`${gateway.url}/v1/owner/connections`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${demoKey}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ name: 'demo', type: 'duckdb', config: { path: warehouse } }),
+  });
+  expect(connection.status, await connection.text()).toBe(201);
+}, 120_000);
+
+afterAll(async () => {
+  await proxy?.close();
+  await gateway?.stop();
+  if (dir) await rm(dir, { recursive: true, force: true });
+}, 30_000);
+
+describe('quarry CLI against a gateway', () => {
+  it('logs in, deploys, makes a key, queries with it, shows the usage, and redeploys idempotently', async () => {
+    const url = gateway!.url;
+    const login = await quarry(['login', '--url', url], { input: `${demoKey}\n` });
+    expect(login.code, login.stderr).toBe(0);
+    expect(login.stdout).toContain('demo@demo.quarry.dev');
+    const credentials = join(dir, 'config', 'quarry', 'credentials.json');
+    expect(JSON.parse(await readFile(credentials, 'utf8'))).toEqual({ url, key: demoKey });
+    expect((await stat(credentials)).mode & 0o777).toBe(0o600);
+
+    const deployed = await quarry(['analytics', 'deploy', 'examples/analytics']);
+    expect(deployed.code, deployed.stderr).toBe(0);
+    expect(outcomes(deployed.stdout)).toEqual(Object.fromEntries(EXAMPLE_NAMES.map((n) => [n, 'created'])));
+    // Not a terminal: no spinner on stderr.
+    expect(deployed.stderr).toBe('');
+
+    const listed = await quarry(['analytics', 'list', '--json']);
+    expect(listed.code, listed.stderr).toBe(0);
+    expect((JSON.parse(listed.stdout) as { name: string }[]).map((a) => a.name).sort()).toEqual(
+      EXAMPLE_NAMES,
+    );
+
+    const created = await quarry(['keys', 'create', 'e2e-query', '--scope', 'query', '--json']);
+    expect(created.code, created.stderr).toBe(0);
+    const key = JSON.parse(created.stdout) as { id: string; secret: string; scopes: string[] };
+    expect(key.scopes).toEqual(['query']);
+    expect(key.secret).toMatch(/^qry_live_/);
+
+    // The new key from the environment overrides the stored login; stdout is a pipe, so JSON.
+    const queried = await quarry(['query', 'sales-by-region', '--param', 'year=2024'], {
+      env: { QUARRY_API_KEY: key.secret },
+    });
+    expect(queried.code, queried.stderr).toBe(0);
+    const answer = JSON.parse(queried.stdout) as {
+      results: { region: string; revenue: unknown }[];
+      meta: { credits: number };
+    };
+    expect(answer.results.length).toBeGreaterThan(0);
+    for (const row of answer.results) expect(row.region).toMatch(/^[A-Z]{2}$/);
+    expect(answer.meta.credits).toBe(1);
+
+    const usage = await quarry(['usage', '--json']);
+    expect(usage.code, usage.stderr).toBe(0);
+    const report = JSON.parse(usage.stdout) as { by_analytic: { name: string; calls: number }[] };
+    expect(report.by_analytic).toEqual([expect.objectContaining({ name: 'sales-by-region', calls: 1 })]);
+    const readable = await quarry(['usage']);
+    expect(readable.stdout).toMatch(/sales-by-region\s+1\s+1/);
+
+    const again = await quarry(['analytics', 'deploy', 'examples/analytics']);
+    expect(again.code, again.stderr).toBe(0);
+    expect(outcomes(again.stdout)).toEqual(Object.fromEntries(EXAMPLE_NAMES.map((n) => [n, 'unchanged'])));
+
+    // A copy with one definition changed: only that one gets a new version.
+    const copy = join(dir, 'analytics-copy');
+    await cp(EXAMPLES, copy, { recursive: true });
+    const file = join(copy, 'top-products.yaml');
+    await writeFile(file, (await readFile(file, 'utf8')).replace('default: 10', 'default: 5'));
+    const changed = await quarry(['analytics', 'deploy', copy]);
+    expect(changed.code, changed.stderr).toBe(0);
+    expect(outcomes(changed.stdout)).toEqual(
+      Object.fromEntries(EXAMPLE_NAMES.map((n) => [n, n === 'top-products' ? 'updated (v2)' : 'unchanged'])),
+    );
+    const settled = await quarry(['analytics', 'deploy', copy]);
+    expect(new Set(Object.values(outcomes(settled.stdout)))).toEqual(new Set(['unchanged']));
+  }, 120_000);
+
+  it('names a broken definition, deploys the rest, and exits 1', async () => {
+    const copy = join(dir, 'analytics-broken');
+    await cp(EXAMPLES, copy, { recursive: true });
+    await writeFile(join(copy, 'zz-broken.yaml'), 'name: zz-broken\nconnection: nowhere\nsql: SELECT 1\n');
+    const run = await quarry(['analytics', 'deploy', copy], { env: { QUARRY_URL: gateway!.url } });
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(/zz-broken\.yaml\s+failed: INVALID_REQUEST: .*\(request req_/);
+    expect(run.stderr).toContain('1 of 8 definitions failed.');
+    expect(Object.keys(outcomes(run.stdout))).toHaveLength(7);
+  }, 60_000);
+
+  it('exits 3 with the error code and request id when the key is refused', async () => {
+    const run = await quarry(['keys', 'list'], { env: { QUARRY_API_KEY: 'qry_live_notarealkey' } });
+    expect(run.code).toBe(3);
+    expect(run.stderr).toMatch(/^quarry: UNAUTHENTICATED: .+\(request req_\S+\)/);
+    expect(run.stderr).not.toMatch(/\n\s+at /);
+  }, 30_000);
+});
+
+describe('client retries against a gateway', () => {
+  it('waits out retry_after under a tight rate limit, then succeeds with the same Idempotency-Key', async () => {
+    const signUp = await fetch(`${gateway!.url}/v1/accounts`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: `limited-${Date.now()}@example.com`, name: 'Limited' }),
+    });
+    expect(signUp.status).toBe(201);
+    const freeKey = ((await signUp.json()) as { key: { secret: string } }).key.secret;
+    proxy = await startCountingProxy(gateway!.url);
+    const client = createQuarryClient(
+      { baseUrl: proxy.url, apiKey: freeKey },
+      { retry: { retries: 3, baseDelayMs: 50, maxDelayMs: 10_000 } },
+    );
+    expect((await client.query('sales-by-region', { year: 2024 })).results.length).toBeGreaterThan(0);
+    const second = await client.query('sales-by-region', { year: 2023 });
+    expect(second.results.length).toBeGreaterThan(0);
+
+    const [first, limited, retried, ...rest] = proxy.requests;
+    expect(rest).toEqual([]);
+    expect([first?.status, limited?.status, retried?.status]).toEqual([200, 429, 200]);
+    const retryAfter = (JSON.parse(limited?.body ?? '{}') as { error: { retry_after: number } }).error
+      .retry_after;
+    expect(retryAfter).toBeGreaterThan(0);
+    // Never sooner than retry_after (a few ms of slack for two clocks' rounding; no upper bound).
+    expect(retried!.receivedAt - limited!.respondedAt).toBeGreaterThanOrEqual(retryAfter * 1000 - 20);
+    expect(retried?.idempotencyKey).toBeDefined();
+    expect(retried?.idempotencyKey).toBe(limited?.idempotencyKey);
+  }, 60_000);
+
+  it('sends a call that fails with a 400 exactly once', async () => {
+    const counting = await startCountingProxy(gateway!.url);
+    try {
+      const client = createQuarryClient(
+        { baseUrl: counting.url, apiKey: demoKey },
+        { retry: { retries: 3, baseDelayMs: 1, maxDelayMs: 1_000 } },
+      );
+      const error = await client.query('sales-by-region', { year: 'not a year' }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(InvalidParamsError);
+      expect((error as InvalidParamsError).details.map((d) => d.param)).toContain('year');
+      // Give a wrongful retry time to arrive.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(counting.requests.map((r) => r.status)).toEqual([400]);
+    } finally {
+      await counting.close();
+    }
+  }, 30_000);
+});
