@@ -2,9 +2,12 @@
 // process on the embedded store loads `quarry-connector-sqlite` because QUARRY_CONNECTORS names
 // it, lists it, and serves an owner's SQLite file over HTTP: connection, test, analytic with
 // params, GET and POST queries, INVALID_PARAMS, and a QUERY_TIMEOUT after which it still answers.
-// A gateway told to load a module that is not a connector plugin refuses to start.
+// A connection whose file was deleted after creation answers 503 SOURCE_UNAVAILABLE until the
+// file is back. A gateway told to load a module that is not a connector plugin (or has no plugin
+// export) refuses to start: exit code 2, the message alone, no stack, no store created.
 import { spawn } from 'node:child_process';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, readdir, rm, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -48,6 +51,10 @@ async function writeShop(path: string): Promise<void> {
 
 function call(method: string, path: string, options: RequestOptions = {}) {
   return http.request(gateway.url, method, path, { key, ...options });
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
 /** Runs a gateway that is expected to refuse to start; resolves with its exit code and stderr. */
@@ -94,8 +101,8 @@ describe('a third-party connector registered by configuration only', () => {
         QUARRY_DATA_DIR: join(dir, 'data'),
         QUARRY_DEMO: 'false',
         QUARRY_CONNECTORS: 'quarry-connector-sqlite',
-        // A SQLite connection reads the gateway's own disk, which for DuckDB takes this operator
-        // opt-in; set so the test holds once plugin types can ask for it too (today only duckdb is).
+        // A SQLite connection reads the gateway's own disk (the plugin declares `hostAccess:
+        // files`): owners may create one only with this operator opt-in.
         QUARRY_ALLOW_PRIVATE_HOSTS: 'true',
         QUARRY_LOG_LEVEL: 'warn',
         // Generous limits: this test is about the connector, not the meter.
@@ -265,25 +272,86 @@ describe('a third-party connector registered by configuration only', () => {
     ]);
   });
 
-  it('refuses to start when QUARRY_CONNECTORS names a module that is not a connector plugin', async () => {
-    const notAPlugin = join(dir, 'not-a-plugin.mjs');
-    await writeFile(notAPlugin, "export const plugin = { name: 'x' };\n");
-    const specifier = pathToFileURL(notAPlugin).href;
-    // The gateway loads plugins after opening its store: reopening the first gateway's embedded
-    // store (once that gateway has stopped) takes well under a second, creating one takes seconds.
-    await gateway.stop();
-    const { code, stderr } = await runGatewayToExit({
-      QUARRY_DATA_DIR: join(dir, 'data'),
-      QUARRY_DEMO: 'false',
-      QUARRY_CONNECTORS: `quarry-connector-sqlite,${specifier}`,
-      QUARRY_LOG_LEVEL: 'warn',
+  it('503 SOURCE_UNAVAILABLE when the file of a saved connection is deleted, 200 again once it is back', async () => {
+    const path = join(dir, 'vanishing.sqlite');
+    await writeShop(path);
+    const created = await call('POST', '/v1/owner/connections', {
+      json: { name: 'vanishing', type: 'sqlite', config: { path } },
     });
-    expect(code, stderr).not.toBe(0);
-    expect(stderr).toContain(
-      `Connector module "${specifier}" does not export a valid Quarry connector plugin`,
-    );
-    for (const missing of ['`type`', '`configSchema`', '`dialect.placeholders`', '`createDriver`']) {
-      expect(stderr).toContain(missing);
+    expect(created.status, created.text).toBe(201);
+    const analytic = await call('POST', '/v1/owner/analytics', {
+      json: {
+        name: 'vanishing-sales',
+        connection: 'vanishing',
+        sql: 'SELECT count(*) AS n FROM sales WHERE year = :year',
+        params: { year: { type: 'integer', required: true } },
+      },
+    });
+    expect(analytic.status, analytic.text).toBe(201);
+    await unlink(path);
+
+    // Never opened before: the connector now fails its config check (no file), which is the
+    // source being unavailable, not the caller's request being invalid.
+    const gone = await call('POST', '/v1/query', {
+      json: { source: 'vanishing-sales', params: { year: 2024 } },
+    });
+    expectErrorEnvelope(gone, 503, 'SOURCE_UNAVAILABLE');
+    expect(gone.body.error.retry_after).toBeGreaterThan(0);
+    expect(gone.headers.get('retry-after')).toBe(String(Math.ceil(gone.body.error.retry_after)));
+    expect(gone.text).not.toContain(path);
+    // The owner's test says why.
+    const tested = await call('POST', `/v1/owner/connections/${created.body.connection.id}/test`);
+    expectErrorEnvelope(tested, 503, 'SOURCE_UNAVAILABLE');
+    expect(tested.body.error.details).toEqual([
+      expect.objectContaining({ param: 'path', message: 'no file exists at this path' }),
+    ]);
+
+    await writeShop(path);
+    const back = await call('POST', '/v1/query', {
+      json: { source: 'vanishing-sales', params: { year: 2024 } },
+    });
+    expect(back.status, back.text).toBe(200);
+    expect(back.body.results).toEqual([{ n: 5 }]);
+  });
+
+  it('exits with code 2 and only the message, before creating a store, when a connector module is bad', async () => {
+    const notAPlugin = pathToFileURL(join(dir, 'not-a-plugin.mjs')).href;
+    await writeFile(new URL(notAPlugin), "export const plugin = { name: 'x' };\n");
+    const noExport = pathToFileURL(join(dir, 'no-export.mjs')).href;
+    await writeFile(new URL(noExport), 'export const sqlitePlugin = {};\nexport const version = 1;\n');
+    // Fresh data dirs: plugins load before the store opens, so a failed start leaves none behind.
+    const run = async (specifier: string) => {
+      const dataDir = await mkdtemp(join(dir, 'refused-'));
+      const result = await runGatewayToExit({
+        QUARRY_DATA_DIR: dataDir,
+        QUARRY_DEMO: 'false',
+        QUARRY_CONNECTORS: `quarry-connector-sqlite,${specifier}`,
+        QUARRY_LOG_LEVEL: 'warn',
+      });
+      return { ...result, dataDirEntries: await readdir(dataDir) };
+    };
+    const [invalid, missing] = await Promise.all([run(notAPlugin), run(noExport)]);
+
+    for (const { code, stderr, dataDirEntries } of [invalid, missing]) {
+      expect(code, stderr).toBe(2);
+      // The message alone: no stack frames, no error class name.
+      expect(stderr).not.toMatch(/^\s+at /m);
+      expect(stderr).not.toContain('PluginLoadError');
+      expect(dataDirEntries).toEqual([]);
     }
+    expect(invalid.stderr.trim()).toMatch(
+      new RegExp(
+        `^${escapeRegExp(`Connector module "${notAPlugin}" does not export a valid Quarry connector plugin: `)}`,
+      ),
+    );
+    for (const problem of ['`type`', '`configSchema`', '`dialect.placeholders`', '`createDriver`']) {
+      expect(invalid.stderr).toContain(problem);
+    }
+    expect(missing.stderr.trim()).toBe(
+      `Connector module "${noExport}" has neither a \`plugin\` nor a default export ` +
+        '(it exports sqlitePlugin, version); export its ConnectorPlugin as `plugin`.',
+    );
+    // …whereas a gateway that starts fills its data dir: the empty ones above mean something.
+    expect(existsSync(join(dir, 'data', 'pglite'))).toBe(true);
   }, 90_000);
 });

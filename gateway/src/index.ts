@@ -5,6 +5,7 @@ export {
   assertPlugin,
   createPluginRegistry,
   loadPlugins,
+  PluginLoadError,
   type PluginRegistry,
 } from './connections/plugin-registry.js';
 export { type CreateGatewayOptions, createGateway, type Gateway, parseKeyring } from './create-gateway.js';

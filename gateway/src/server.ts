@@ -4,7 +4,8 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ConfigError, loadConfig, redactedConfig } from './config.js';
-import { createGateway } from './create-gateway.js';
+import { PluginLoadError } from './connections/plugin-registry.js';
+import { createGateway, type Gateway } from './create-gateway.js';
 import { createGatewayListener } from './http/node-listener.js';
 import { createLogger } from './observability/logger.js';
 
@@ -21,7 +22,17 @@ async function main(): Promise<void> {
   }
   const logger = createLogger({ level: config.logLevel });
   logger.info({ config: redactedConfig(config) }, 'starting');
-  const gateway = await createGateway(config, { logger });
+  let gateway: Gateway;
+  try {
+    gateway = await createGateway(config, { logger });
+  } catch (error) {
+    // An operator's mistake, like a bad variable: the message says what to fix; a stack would bury it.
+    if (error instanceof PluginLoadError) {
+      console.error(error.message);
+      process.exit(2);
+    }
+    throw error;
+  }
 
   let shuttingDown = false;
   const server = createServer(

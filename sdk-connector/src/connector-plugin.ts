@@ -167,6 +167,19 @@ export interface DriverContext {
 }
 
 /**
+ * Something of the gateway host's own that a connection would use, beyond what its owner wrote
+ * in its config. See {@link ConnectorPlugin.hostAccess}.
+ */
+export type HostAccess =
+  /** Files on the gateway host's disk (an embedded engine reading a database file: DuckDB, SQLite). */
+  | 'files'
+  /**
+   * The gateway's own identity: ambient credentials such as cloud application-default
+   * credentials, an instance's metadata identity, or credentials in its environment or home.
+   */
+  | 'credentials';
+
+/**
  * A warehouse type. Third parties export one of these (as `plugin` or the default export of
  * their package) and operators register it by module specifier.
  */
@@ -187,4 +200,20 @@ export interface ConnectorPlugin<Config = unknown> {
   createDriver(config: Config, context: DriverContext): ConnectorDriver | Promise<ConnectorDriver>;
   /** Maps a driver error to a ConnectorError; the default maps everything to QUERY_FAILED. */
   mapError?(error: unknown): ConnectorError;
+  /**
+   * What of the gateway host's own a connection with this (validated) config would use:
+   * `'files'` when it reads files on the gateway host, `'credentials'` when it authenticates as
+   * the gateway itself. Return `[]` (or omit the hook) when a connection reaches only the hosts
+   * its config names, with the credentials its config holds.
+   *
+   * Such a connection acts with the operator's authority rather than the owner's, so the gateway
+   * lets owners create it only when the operator opted in with `QUARRY_ALLOW_PRIVATE_HOSTS`
+   * (connections the operator makes, like the demo's, are not affected). Called once when an
+   * owner creates a connection; keep it a pure function of the config.
+   *
+   * @example
+   * hostAccess: () => ['files'],                                          // always (SQLite)
+   * hostAccess: (config) => (config.useDefaultCredentials ? ['credentials'] : []),
+   */
+  hostAccess?(config: Config): readonly HostAccess[];
 }

@@ -34,6 +34,7 @@ export type {
   ConnectorSession,
   DriverContext,
   ExecuteOptions,
+  HostAccess,
   PlaceholderStyle,
   RawResult,
   SqlDialect,

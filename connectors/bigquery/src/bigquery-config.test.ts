@@ -74,6 +74,14 @@ describe('bigqueryConfigSchema', () => {
     ).toContain('credentials: give either credentials or applicationDefaultCredentials, not both');
   });
 
+  it("declares application-default credentials as the gateway's own identity, a key as the owner's", () => {
+    // The gateway refuses owner connections with host access unless its operator opted in.
+    const adc = parse({ projectId: 'my-project', applicationDefaultCredentials: true });
+    expect(bigqueryPlugin.hostAccess?.(adc)).toEqual(['credentials']);
+    const keyed = parse({ projectId: 'my-project', credentials: keyFile });
+    expect(bigqueryPlugin.hostAccess?.(keyed)).toEqual([]);
+  });
+
   it('marks the key secret and redacts it whole', () => {
     expect(secretFieldsOf(bigqueryConfigSchemaOf())).toEqual(['credentials']);
     const config = parse({ projectId: 'my-project', credentials: keyFile });

@@ -17,4 +17,7 @@ export const bigqueryPlugin: ConnectorPlugin<BigqueryConfig> = {
   defaultPool: { max: 8, idleTimeoutMs: 300_000 },
   createDriver: createBigqueryDriver,
   mapError: mapBigqueryError,
+  // Application-default credentials are the gateway's own identity (its service account, its
+  // metadata server): only with the operator's opt-in. A service-account key is the owner's.
+  hostAccess: (config) => (config.applicationDefaultCredentials === true ? ['credentials'] : []),
 };

@@ -1,8 +1,10 @@
-// The DuckDB config schema: what an owner may write, and what is refused at creation.
+// The DuckDB config schema: what an owner may write, what is refused at creation, and that the
+// plugin declares its connections read the gateway host's files.
 import { describe, expect, it } from 'vitest';
 import { duckdbConfigSchema, readerFor } from './duckdb-config.js';
 import { directoryOf, fileViewStatements } from './duckdb-driver.js';
 import { duckdbErrorClass, mapDuckdbError } from './duckdb-errors.js';
+import { duckdbPlugin } from './duckdb-plugin.js';
 
 describe('duckdbConfigSchema', () => {
   it('accepts a database file, or :memory: with files, threads and a memory limit', () => {
@@ -27,6 +29,14 @@ describe('duckdbConfigSchema', () => {
       { path: 'x', memoryLimit: 'lots' },
     ]) {
       expect(duckdbConfigSchema.safeParse(bad).success, JSON.stringify(bad)).toBe(false);
+    }
+  });
+});
+
+describe('duckdbPlugin', () => {
+  it("declares that every connection reads the gateway host's own files", () => {
+    for (const config of [{ path: '/data/w.duckdb' }, { path: ':memory:', files: { s: '/d/*.parquet' } }]) {
+      expect(duckdbPlugin.hostAccess?.(duckdbConfigSchema.parse(config))).toEqual(['files']);
     }
   });
 });

@@ -17,4 +17,6 @@ export const duckdbPlugin: ConnectorPlugin<DuckdbConfig> = {
   defaultPool: { max: 4, idleTimeoutMs: 300_000 },
   createDriver: createDuckdbDriver,
   mapError: mapDuckdbError,
+  // A database file and `files` are read from the gateway host's disk.
+  hostAccess: () => ['files'],
 };

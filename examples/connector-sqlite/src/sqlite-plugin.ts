@@ -17,4 +17,7 @@ export const sqlitePlugin: ConnectorPlugin<SqliteConfig> = {
   defaultPool: { max: 4, idleTimeoutMs: 300_000 },
   createDriver: (config, context) => createSqliteDriver(config, context),
   mapError: mapSqliteError,
+  // The database file is read from the gateway host's disk: owners get it only with the
+  // operator's opt-in (QUARRY_ALLOW_PRIVATE_HOSTS).
+  hostAccess: () => ['files'],
 };

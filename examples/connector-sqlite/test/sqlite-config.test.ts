@@ -45,6 +45,12 @@ describe('sqlite config', () => {
     });
   });
 
+  it("declares that it reads the gateway host's own files (owners need the operator's opt-in)", () => {
+    expect(sqlitePlugin.hostAccess?.(parseConnectorConfig(sqlitePlugin, { path: database }))).toEqual([
+      'files',
+    ]);
+  });
+
   it('refuses a relative path, a missing file, a directory and files that are not SQLite databases', () => {
     expect(problems({ path: 'shop.sqlite' })).toEqual(['path: must be an absolute path']);
     expect(problems({ path: join(dir.dir, 'missing.sqlite') })).toEqual([

@@ -1,6 +1,7 @@
 // Connector plugins, loaded by module specifier from configuration. The gateway never imports a
 // driver: an operator registers a new warehouse type by naming its package, and a module that
-// does not satisfy the SDK's plugin interface is refused at start with a clear message.
+// does not satisfy the SDK's plugin interface is refused at start with a clear message (server.ts
+// prints it and exits with code 2, like a configuration error).
 import { type ConnectorPlugin, secretFieldsOf } from '@quarry/sdk-connector';
 import { z } from 'zod';
 
@@ -18,6 +19,7 @@ export interface ConnectorTypeInfo {
   readonly secret_fields: readonly string[];
 }
 
+/** A connector module that cannot be loaded or is not a plugin; the message says which and why. */
 export class PluginLoadError extends Error {
   override readonly name = 'PluginLoadError';
 }
@@ -36,6 +38,11 @@ function problemsOf(candidate: unknown): string[] {
     problems.push('`dialect.placeholders` must be one of numbered, positional, named, literal');
   }
   if (typeof p.createDriver !== 'function') problems.push('`createDriver` must be a function');
+  // The owner API's guard against connections using the gateway's own files or credentials
+  // relies on it: a non-function would silently mean "none".
+  if (p.hostAccess !== undefined && typeof p.hostAccess !== 'function') {
+    problems.push('`hostAccess`, when given, must be a function');
+  }
   return problems;
 }
 
@@ -71,7 +78,17 @@ export function createPluginRegistry(plugins: readonly ConnectorPlugin[]): Plugi
   };
 }
 
-/** Imports each specifier and takes its `plugin` export (or default export). */
+/** The names a module exports, for a message: `a, b, c` or `nothing`. */
+function exportNames(mod: Record<string, unknown>): string {
+  const names = Object.keys(mod).sort();
+  return names.length === 0 ? 'nothing' : names.join(', ');
+}
+
+/**
+ * Imports each specifier and takes its `plugin` export (or default export). Throws
+ * PluginLoadError naming the module when it cannot be imported, exports neither (listing what it
+ * does export), or exports something that is not a plugin.
+ */
 export async function loadPlugins(specifiers: readonly string[]): Promise<PluginRegistry> {
   const plugins: ConnectorPlugin[] = [];
   for (const specifier of specifiers) {
@@ -79,9 +96,18 @@ export async function loadPlugins(specifiers: readonly string[]): Promise<Plugin
     try {
       mod = (await import(specifier)) as Record<string, unknown>;
     } catch (error) {
-      throw new PluginLoadError(`Cannot load connector module "${specifier}": ${(error as Error).message}`);
+      throw new PluginLoadError(`Cannot load connector module "${specifier}": ${(error as Error).message}`, {
+        cause: error,
+      });
     }
-    plugins.push(assertPlugin(mod.plugin ?? mod.default, specifier));
+    const candidate = mod.plugin ?? mod.default;
+    if (candidate === undefined) {
+      throw new PluginLoadError(
+        `Connector module "${specifier}" has neither a \`plugin\` nor a default export (it exports ${exportNames(mod)}); ` +
+          'export its ConnectorPlugin as `plugin`.',
+      );
+    }
+    plugins.push(assertPlugin(candidate, specifier));
   }
   return createPluginRegistry(plugins);
 }

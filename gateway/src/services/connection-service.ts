@@ -1,17 +1,23 @@
 // Owner connections: validated by the connector's own config schema, secrets split out and
-// sealed by the store, hosts checked against private ranges, and one live pooled Connector per
-// connection, created on first use and closed when the connection changes on any instance.
+// sealed by the store, hosts checked against private ranges, connections that would use the
+// gateway host's own files or credentials (the plugin's `hostAccess`) refused without the
+// operator's opt-in, and one live pooled Connector per connection, created on first use and
+// closed when the connection changes on any instance. A saved connection that can no longer be
+// opened (its file deleted, its host gone, its connector unregistered) is the source being
+// unavailable (503), never the caller's mistake.
 import {
   type Connector,
   type ConnectorLogger,
   type ConnectorPlugin,
   createConnector,
+  isConnectorError,
   parseConnectorConfig,
   secretFieldsOf,
 } from '@quarry/sdk-connector';
 import type { PluginRegistry } from '../connections/plugin-registry.js';
 import { ApiError } from '../http/api-error.js';
-import { assertPublicHost } from '../security/private-address.js';
+import { assertPublicHost, type PublicHostOptions } from '../security/private-address.js';
+import { isSecurityError } from '../security/security-error.js';
 import type { Connection, ConnectionRepository } from '../store/connection-repository.js';
 
 export interface NewConnectionRequest {
@@ -26,9 +32,16 @@ export interface ConnectionService {
   get(accountId: string, id: string): Promise<Connection>;
   findByName(accountId: string, name: string): Promise<Connection | null>;
   delete(accountId: string, id: string): Promise<void>;
-  /** Opens a session to the warehouse; throws a ConnectorError (→ 503/400) when it cannot. */
+  /**
+   * Opens a session to the warehouse; throws a ConnectorError (→ 503) when it cannot, or a 503
+   * ApiError naming the problems when the saved config no longer validates (a deleted file).
+   */
   test(accountId: string, id: string): Promise<{ readonly latency_ms: number }>;
-  /** The live connector of a connection (pooled; created on first use). */
+  /**
+   * The live connector of a connection (pooled; created on first use). A connection that cannot
+   * be opened any more is a 503 SOURCE_UNAVAILABLE ApiError, whose message says nothing of the
+   * owner's config (callers read it); the reason is logged.
+   */
   connectorFor(accountId: string, connectionId: string): Promise<Connector>;
   /** Closes and forgets the connector of a connection (change feed, delete). */
   evict(connectionId: string): Promise<void>;
@@ -42,8 +55,27 @@ export interface ConnectionServiceOptions {
   readonly plugins: PluginRegistry;
   readonly allowPrivateHosts: boolean;
   readonly logger: ConnectorLogger;
-  /** Connector types that read the gateway's own disk (need the same operator opt-in as private hosts). */
-  readonly localTypes?: readonly string[];
+  /** Resolves host names for the private-address check (default: the system resolver). */
+  readonly lookup?: PublicHostOptions['lookup'];
+}
+
+/** Seconds a caller should wait before retrying a connection that could not be opened. */
+const UNAVAILABLE_RETRY_AFTER_S = 5;
+
+/** How the owner API words each kind of host access it refuses. */
+const HOST_ACCESS_WORDS: Readonly<Record<string, string>> = {
+  files: "read the gateway's own files",
+  credentials: "use the gateway's own credentials",
+};
+
+/**
+ * What of the gateway host's own a connection would use, by the plugin's `hostAccess` hook. An
+ * answer of another shape (a plugin written in JavaScript) counts as host access: fail closed.
+ */
+function hostAccessOf(plugin: ConnectorPlugin, config: unknown): readonly string[] {
+  const access: unknown = plugin.hostAccess?.(config);
+  if (access === undefined || access === null || access === false) return [];
+  return Array.isArray(access) ? access.map(String) : ['unknown'];
 }
 
 /** Config fields whose values name a network host. */
@@ -67,7 +99,10 @@ function hostsIn(config: Readonly<Record<string, unknown>>): string[] {
 
 export function createConnectionService(options: ConnectionServiceOptions): ConnectionService {
   const { repository, plugins, logger } = options;
-  const localTypes = options.localTypes ?? ['duckdb'];
+  const hostOptions: PublicHostOptions = {
+    allowPrivate: options.allowPrivateHosts,
+    ...(options.lookup ? { lookup: options.lookup } : {}),
+  };
   // Opening a connector is async: concurrent first calls share one promise. `ready` holds the
   // settled ones, for metrics.
   const live = new Map<string, Promise<Connector>>();
@@ -84,33 +119,37 @@ export function createConnectionService(options: ConnectionServiceOptions): Conn
   }
 
   /**
-   * Refuses private/loopback/link-local hosts, and (at creation through the owner API) connector
-   * types that read the gateway's own disk, unless the operator allows both; cloud metadata
-   * endpoints are refused always. Rechecked when a connector opens, so a DNS name that
-   * later resolves somewhere private is caught too. Operator-made connections (the demo) are
-   * created through the store directly and never pass the local-type check.
+   * Refuses, at creation through the owner API, a connection that would use the gateway host's
+   * own files or credentials (the plugin's `hostAccess`), unless the operator opted in with
+   * QUARRY_ALLOW_PRIVATE_HOSTS. Operator-made connections (the demo) are created through the
+   * store directly and never pass here.
    */
-  async function checkHosts(
-    type: string,
-    config: Readonly<Record<string, unknown>>,
-    creating: boolean,
-  ): Promise<void> {
-    if (creating && !options.allowPrivateHosts && localTypes.includes(type)) {
+  function checkHostAccess(plugin: ConnectorPlugin, config: unknown): void {
+    if (options.allowPrivateHosts) return;
+    const access = hostAccessOf(plugin, config);
+    if (access.length === 0) return;
+    if (access.every((a) => a === 'files')) {
       throw new ApiError(
         'FORBIDDEN',
-        `Connections of type "${type}" read the gateway's own files; the operator has not allowed them.`,
+        `Connections of type "${plugin.type}" ${HOST_ACCESS_WORDS.files}; the operator has not allowed them.`,
       );
     }
-    for (const host of hostsIn(config)) {
-      try {
-        // Even an operator who allows private hosts never means the cloud metadata endpoints.
-        await assertPublicHost(host, { allowPrivate: options.allowPrivateHosts });
-      } catch (error) {
-        throw new ApiError('FORBIDDEN', `Connections to ${(error as Error).message} are not allowed.`, {
-          details: [{ field: 'config.host', message: (error as Error).message }],
-        });
-      }
-    }
+    const words = new Set(access.map((a) => HOST_ACCESS_WORDS[a] ?? "use the gateway host's own resources"));
+    const hint = access.includes('credentials') ? ' Give the connection credentials of its own.' : '';
+    throw new ApiError(
+      'FORBIDDEN',
+      `This ${plugin.type} connection would ${[...words].join(' and ')}; the operator has not allowed that.${hint}`,
+    );
+  }
+
+  /**
+   * Refuses private/loopback/link-local hosts unless the operator allows them; cloud metadata
+   * endpoints always. Run at creation (403, or 400 for a name that does not resolve) and again
+   * whenever a connector opens, so a DNS name that later resolves somewhere private is caught
+   * too; there it throws the SecurityError for `open` to turn into a 503.
+   */
+  async function checkHosts(config: Readonly<Record<string, unknown>>): Promise<void> {
+    for (const host of hostsIn(config)) await assertPublicHost(host, hostOptions);
   }
 
   async function fullConfig(accountId: string, connection: Connection): Promise<Record<string, unknown>> {
@@ -121,18 +160,68 @@ export function createConnectionService(options: ConnectionServiceOptions): Conn
     return config;
   }
 
-  async function open(accountId: string, connection: Connection): Promise<Connector> {
-    const plugin = pluginFor(connection.type);
+  /**
+   * Opens a saved connection. The connection was valid when it was created, so failing now is
+   * the source being unavailable, not a bad request: an unregistered type, a host that no longer
+   * resolves or now resolves somewhere private, a config that no longer validates (its file was
+   * deleted). Those become 503 SOURCE_UNAVAILABLE; the owner (`forOwner`) is told why, callers of
+   * an analytic are not, and the reason is logged either way. Not cached: a restored file works
+   * on the next call.
+   */
+  async function open(accountId: string, connection: Connection, forOwner: boolean): Promise<Connector> {
+    const unavailable = (reason: string, cause: unknown, details: readonly { message: string }[] = []) => {
+      logger.warn(
+        { err: cause, connection: connection.id, type: connection.type, reason },
+        'a saved connection cannot be opened',
+      );
+      return new ApiError(
+        'SOURCE_UNAVAILABLE',
+        forOwner
+          ? `The connection cannot be opened: ${reason}.`
+          : "The analytic's data source is unavailable right now.",
+        { retryAfter: UNAVAILABLE_RETRY_AFTER_S, cause, ...(forOwner ? { details } : {}) },
+      );
+    };
+    const plugin = plugins.get(connection.type);
+    if (!plugin) {
+      throw unavailable(
+        `its connector type "${connection.type}" is not registered on this gateway`,
+        undefined,
+      );
+    }
     const config = await fullConfig(accountId, connection);
-    await checkHosts(connection.type, config, false);
-    return createConnector(plugin, config, { logger });
+    try {
+      await checkHosts(config);
+    } catch (error) {
+      if (!isSecurityError(error)) throw error;
+      throw unavailable(error.message, error);
+    }
+    try {
+      return await createConnector(plugin, config, { logger });
+    } catch (error) {
+      if (!isConnectorError(error, 'CONFIG_INVALID')) throw error;
+      throw unavailable('its saved config is no longer valid', error, error.details);
+    }
   }
 
   const service: ConnectionService = {
     async create(accountId, request) {
       const plugin = pluginFor(request.type);
       const parsed = parseConnectorConfig(plugin, request.config) as Record<string, unknown>;
-      await checkHosts(request.type, parsed, true);
+      checkHostAccess(plugin, parsed);
+      try {
+        await checkHosts(parsed);
+      } catch (error) {
+        if (isSecurityError(error, 'HOST_UNRESOLVABLE')) {
+          throw new ApiError('INVALID_REQUEST', `The connection's ${error.message}.`, {
+            details: [{ field: 'config.host', message: error.message }],
+          });
+        }
+        if (!isSecurityError(error)) throw error;
+        throw new ApiError('FORBIDDEN', `This connection is not allowed: ${error.message}.`, {
+          details: [{ field: 'config.host', message: error.message }],
+        });
+      }
       const secretNames = new Set(secretFieldsOf(plugin.configSchema).map((p) => p.split('.')[0] as string));
       const config: Record<string, unknown> = {};
       const secrets: Record<string, string> = {};
@@ -156,7 +245,7 @@ export function createConnectionService(options: ConnectionServiceOptions): Conn
     async test(accountId, id) {
       const connection = await service.get(accountId, id);
       const started = performance.now();
-      const connector = await open(accountId, connection);
+      const connector = await open(accountId, connection, true);
       try {
         await connector.test();
       } finally {
@@ -171,10 +260,10 @@ export function createConnectionService(options: ConnectionServiceOptions): Conn
         const connection = await repository.get(accountId, connectionId);
         if (!connection) {
           throw new ApiError('SOURCE_UNAVAILABLE', "The analytic's connection no longer exists.", {
-            retryAfter: 5,
+            retryAfter: UNAVAILABLE_RETRY_AFTER_S,
           });
         }
-        return open(accountId, connection);
+        return open(accountId, connection, false);
       })();
       live.set(connectionId, connector);
       connector.then(
