@@ -11,6 +11,9 @@ const BUILTIN_CONNECTORS = [
   '@quarry/connector-postgres',
   '@quarry/connector-mysql',
   '@quarry/connector-duckdb',
+  '@quarry/connector-bigquery',
+  '@quarry/connector-snowflake',
+  '@quarry/connector-trino',
 ];
 
 const EnvSchema = z.object({

@@ -1,5 +1,6 @@
-// Assembles a gateway from its configuration: store (PGlite or Postgres) with migrations, the
-// secret box, connector plugins, services, the change feed and, in demo mode, the demo data.
+// Assembles a gateway from its configuration: connector plugins (first, so a bad one fails fast),
+// store (PGlite or Postgres) with migrations, the secret box, services, the change feed and, in
+// demo mode, the demo data.
 // server.ts and the end-to-end tests both build gateways here; only server.ts listens.
 import { join } from 'node:path';
 import type { OpenAPIHono } from '@hono/zod-openapi';
@@ -84,6 +85,9 @@ export async function createGateway(
   options: CreateGatewayOptions = {},
 ): Promise<Gateway> {
   const logger = options.logger ?? createLogger({ level: config.logLevel });
+  // Plugins first: a mistyped QUARRY_CONNECTORS entry fails at once, before the store is created
+  // or opened (creating an embedded store takes seconds and leaves files behind).
+  const plugins = options.plugins ?? (await loadPlugins(config.connectors));
   const metrics = createMetrics();
   const sql: SqlClient = config.databaseUrl
     ? createPgClient(config.databaseUrl, {
@@ -97,7 +101,6 @@ export async function createGateway(
     const secretBox = createSecretBox(keyring);
     const tryTokens = createTryTokens(keyring);
     const store = createControlPlaneStore(sql, { secretBox });
-    const plugins = options.plugins ?? (await loadPlugins(config.connectors));
     const connectorLogger = logger.child({ component: 'connector' });
     const connections = createConnectionService({
       repository: store.connections,

@@ -38,10 +38,22 @@ describe('with private hosts allowed', () => {
     const res = await tg.call('GET', '/v1/connectors');
     expect(res.status).toBe(200);
     const byType = new Map(res.json.connectors.map((c: { type: string }) => [c.type, c]));
-    expect([...byType.keys()].sort()).toEqual(['duckdb', 'mysql', 'postgres']);
+    expect([...byType.keys()].sort()).toEqual([
+      'bigquery',
+      'duckdb',
+      'mysql',
+      'postgres',
+      'snowflake',
+      'trino',
+    ]);
     const pg = byType.get('postgres') as { secret_fields: string[]; config_schema: object };
     expect(pg.secret_fields).toEqual(expect.arrayContaining(['password', 'connectionString']));
     expect(typeof pg.config_schema).toBe('object');
+    // The cloud warehouses' secrets are marked too.
+    const secretsOf = (type: string) => (byType.get(type) as { secret_fields: string[] }).secret_fields;
+    expect(secretsOf('snowflake')).toEqual(expect.arrayContaining(['password', 'privateKey']));
+    expect(secretsOf('trino')).toEqual(expect.arrayContaining(['password']));
+    expect(secretsOf('bigquery').length).toBeGreaterThan(0);
   });
 
   it('stores a password but never returns it, and tests and deletes a connection', async () => {
