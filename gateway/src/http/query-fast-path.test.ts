@@ -1,8 +1,9 @@
 // The query fast path against the app it stands in for: one gateway served by two real node:http
-// listeners, one with the fast path and one without, sent the same requests. A cache hit must
-// come back with the same status, the same headers (bar the request id and the draining flag)
-// and the same body (bar request_id and duration_ms) whichever way it went, be metered the same,
-// and anything the fast path cannot decide from memory must reach the app untouched.
+// listeners, one with the fast path and one without, sent the same requests. A call must come
+// back with the same status, the same headers (bar the request id, the draining flag and the
+// calls left) and the same body (bar request_id and duration_ms) whichever way it went — cache
+// hit, miss, uncached analytic, 304, refusal — be metered the same, and anything the fast path
+// cannot decide from memory must reach the app untouched.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -129,14 +130,28 @@ describe('query fast path', () => {
     expect(stable(viaFast.headers)).toEqual(stable(viaApp.headers));
   });
 
+  it('runs misses and bypasses through the same pipeline, metered the same', async () => {
+    const before = await counter();
+    const fresh = { source: 'top-products', params: { category: 'Toys', limit: 2 } };
+    const viaFast = await post(fastUrl, fresh); // a miss, served by the fast path
+    const viaApp = await post(slowUrl, { ...fresh, params: { ...fresh.params, limit: 3 } }); // a miss via the app
+    expect(viaFast.headers['x-cache']).toBe('MISS');
+    expect(viaApp.headers['x-cache']).toBe('MISS');
+    expect(Object.keys(stable(viaFast.headers)).sort()).toEqual(Object.keys(stable(viaApp.headers)).sort());
+    expect(JSON.parse(viaFast.text).results).toHaveLength(2);
+    const bypass = await post(fastUrl, fresh, { 'cache-control': 'no-cache' });
+    expect(bypass.headers['x-cache']).toBe('MISS');
+    expect(normalised(bypass.text).results).toEqual(normalised(viaFast.text).results);
+    expect(await counter()).toBe(before + 3);
+  });
+
   it('hands everything it cannot decide from memory to the app, body intact', async () => {
     const cases: [unknown, Record<string, string>?][] = [
-      [{ source: 'top-products', params: { category: 'Toys', limit: 2 } }], // a miss
       [{ source: 'no-such-analytic', params: {} }],
       [{ source: 'top-products', params: { category: 'Garden', limit: 1000 } }], // bad params
       [{ source: 'top-products', params: { category: 'Garden' }, extra: 1 }],
       ['{"source": "top-products", "params": '],
-      [GARDEN, { 'cache-control': 'no-cache' }],
+      [GARDEN, { 'idempotency-key': 'fast-path-test-1' }],
       [GARDEN, { authorization: 'Bearer qry_live_not_a_real_key' }],
     ];
     for (const [body, headers] of cases) {

@@ -1,28 +1,27 @@
-// The query fast path: `POST /v1/query` answered from the result cache straight on node:http,
-// without building fetch Request/Response objects or walking the Hono middleware chain. It
-// serves only what it can decide from memory, exactly as the app would:
+// The query fast path: `POST /v1/query` served straight on node:http, without building fetch
+// Request/Response objects or walking the Hono middleware chain. It takes a call only when it
+// can decide everything before the pipeline from memory, exactly as the app would:
 //
 //   a cached, valid API-key verdict with the `query` scope → a JSON body of the documented shape
-//   → an analytic in the catalog cache the caller may call → params that validate → an answer
-//   in the result cache (fresh, or stale within its window)
+//   → an analytic in the catalog cache the caller may call → params that validate
 //
-// and then runs the same steps as the route — rate limit, metering (one group-committed write),
-// the same answer bytes and headers (servedAnswer), the same error envelope (errorPayload), the
-// same metrics and access line. Anything else — a miss, an unknown key, a token, bad input,
-// Idempotency-Key, `Cache-Control: no-cache` — goes to the Hono app untouched (the body it read
-// is handed over as `rawBody`, which @hono/node-server reads instead of the stream), so every
-// error message and every slow path has one implementation. The equivalence test drives both
-// paths with the same requests and compares status, headers and body.
+// and then runs the same steps as the route: the rate limit (spendRateLimit), the one query
+// pipeline (runQuery: metering, the result cache, the warehouse), the same answer bytes and
+// headers, the same error envelope (errorPayload), the same metrics and access line. Anything
+// else — an unknown or uncached key, a token, bad input, an unknown analytic, Idempotency-Key —
+// goes to the Hono app untouched (the body it read is handed over as `rawBody`, which
+// @hono/node-server reads instead of the spent stream), so every validation message has one
+// implementation. The equivalence test drives both paths with the same requests and compares
+// status, headers and body.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ParamValues } from '@quarry/sdk-connector';
-import { storedAnswer } from '../cache/answer-body.js';
-import { cacheKey } from '../cache/cache-key.js';
 import { spendRateLimit } from '../middleware/auth.js';
 import { newRequestId } from '../middleware/request-id.js';
 import { recordRequest } from '../observability/metrics.js';
-import { bypassesCache, servedAnswer, withQuotaHeaders } from '../routes/query.js';
+import { bypassesCache, type QueryCall, type QueryOutcome, quotaHeaders, runQuery } from '../routes/query.js';
 import type { GatewayServices } from '../services/gateway-services.js';
 import { ApiError } from './api-error.js';
+import type { Principal } from './app-env.js';
 import { errorPayload, toApiError } from './error-response.js';
 import { isJsonContentType } from './read-json.js';
 
@@ -62,7 +61,7 @@ export function withQueryFastPath(
   fallback: NodeListener,
   options: QueryFastPathOptions = {},
 ): NodeListener {
-  const { auth, queries, resultCache, metering, rateLimiter, metrics, logger } = services;
+  const { auth, queries, rateLimiter, metrics, logger } = services;
   const bodyLimit = services.config.bodyLimit;
   const shuttingDown = options.shuttingDown ?? (() => false);
 
@@ -83,46 +82,39 @@ export function withQueryFastPath(
     res.end(body);
   }
 
-  /** Serves a call the caches can answer; settles the response whatever happens. */
+  /** Runs a decided call through the query pipeline; settles the response whatever happens. */
   async function serve(
     req: IncomingMessage,
     res: ServerResponse,
-    started: number,
-    hit: NonNullable<ReturnType<typeof resultCache.peek>>,
-    call: {
-      readonly principal: NonNullable<ReturnType<typeof auth.peek>>;
-      readonly entry: NonNullable<ReturnType<typeof queries.peek>>;
-    },
-  ): Promise<void> {
+    call: Omit<QueryCall, 'requestId' | 'signal'>,
+  ) {
     const requestId = newRequestId();
-    const { principal, entry } = call;
+    const { principal } = call;
     let status: number;
     let limitHeaders: Record<string, string> | undefined;
+    let controller: AbortController | undefined;
+    const signal = () => {
+      if (controller === undefined) {
+        const aborter = new AbortController();
+        controller = aborter;
+        // The caller went away before its answer was written: stop its warehouse query.
+        res.once('close', () => {
+          if (!res.writableFinished) aborter.abort();
+        });
+      }
+      return controller.signal;
+    };
     try {
       limitHeaders = await spendRateLimit(rateLimiter, principal, principal.rateLimitBucket);
-      let charged: Awaited<ReturnType<typeof metering.chargeServed>>;
+      let outcome: QueryOutcome;
       try {
-        charged = await metering.chargeServed(principal, entry, requestId, performance.now() - started);
+        outcome = await runQuery(services, { ...call, requestId, signal });
       } catch (error) {
-        if (error instanceof ApiError && error.code === 'QUOTA_EXCEEDED') {
-          const plan = services.plans.resolve(principal.plan);
-          limitHeaders = withQuotaHeaders(
-            limitHeaders,
-            plan.included_calls ?? 0,
-            0,
-            Math.ceil(error.retryAfter ?? 0),
-          );
-        }
+        if (error instanceof ApiError) limitHeaders = quotaHeaders(services, principal, limitHeaders, error);
         throw error;
       }
-      if (charged.limit !== null && charged.remaining !== null) {
-        limitHeaders = withQuotaHeaders(limitHeaders, charged.limit, charged.remaining, charged.resetSeconds);
-      }
-      const answer = servedAnswer(entry, hit, charged, {
-        requestId,
-        ifNoneMatch: req.headers['if-none-match'],
-        started,
-      });
+      limitHeaders = quotaHeaders(services, principal, limitHeaders, outcome.charged);
+      const { answer } = outcome;
       status = answer.status;
       write(res, status, { 'x-request-id': requestId, ...limitHeaders, ...answer.headers }, answer.body);
     } catch (error) {
@@ -140,17 +132,17 @@ export function withQueryFastPath(
       method: 'POST',
       route: ROUTE,
       status,
-      seconds: (performance.now() - started) / 1000,
+      seconds: (performance.now() - call.started) / 1000,
       requestId,
       accountId: principal.accountId,
     });
   }
 
-  /** Serves the call when the caches can answer it; false hands it to the app. */
+  /** Serves the call when everything about it is decidable from memory; false hands it to the app. */
   function tryServe(
     req: IncomingMessage,
     res: ServerResponse,
-    principal: NonNullable<ReturnType<typeof auth.peek>>,
+    principal: Principal,
     body: Buffer,
     started: number,
   ): boolean {
@@ -170,18 +162,14 @@ export function withQueryFastPath(
     } catch {
       return false;
     }
-    const policy = {
-      ttlSeconds: entry.definition.cache?.ttl ?? 0,
-      staleSeconds: entry.definition.cache?.stale ?? 0,
-    };
-    if (policy.ttlSeconds <= 0 && policy.staleSeconds <= 0) return false;
-    const key = cacheKey({ analyticId: entry.analyticId, version: entry.version, params });
-    // A stale answer starts one background refresh, as in the route; it is no caller's query.
-    const hit = resultCache.peek(key, policy, async () =>
-      storedAnswer(await queries.execute(entry, params, { requestId: newRequestId() }), Date.now()),
-    );
-    if (hit === undefined) return false;
-    void serve(req, res, started, hit, { principal, entry });
+    void serve(req, res, {
+      principal,
+      entry,
+      params,
+      started,
+      bypassCache: bypassesCache(req.headers['cache-control'], req.headers.pragma as string | undefined),
+      ifNoneMatch: req.headers['if-none-match'],
+    });
     return true;
   }
 
@@ -196,8 +184,7 @@ export function withQueryFastPath(
       headers['transfer-encoding'] === undefined &&
       length !== undefined &&
       Number(length) <= bodyLimit &&
-      isJsonContentType(headers['content-type']) &&
-      !bypassesCache(headers['cache-control'], headers.pragma as string | undefined)
+      isJsonContentType(headers['content-type'])
         ? auth.peek(headers.authorization)
         : undefined;
     if (principal === undefined || !principal.scopes.includes('query')) {

@@ -10,12 +10,13 @@ import { matchesIfNoneMatch } from '../cache/etag.js';
 import type { CacheResult } from '../cache/result-cache.js';
 import type { CatalogEntry } from '../catalog/catalog.js';
 import { ApiError } from '../http/api-error.js';
-import type { AppEnv } from '../http/app-env.js';
+import type { AppEnv, Principal } from '../http/app-env.js';
 import { AUTHED_ERRORS, BEARER, BODY_ERRORS, QUERY_ERRORS } from '../http/common-schemas.js';
 import { readJson } from '../http/read-json.js';
 import { pathParam, route } from '../http/route.js';
 import { requireScope } from '../middleware/auth.js';
 import { formatQuotaPolicyItem, formatServiceLimitItem } from '../rate-limit/rate-limit-headers.js';
+import type { GatewayServices } from '../services/gateway-services.js';
 
 export const QueryRequestSchema = z
   .object({
@@ -64,11 +65,6 @@ export function withQuotaHeaders(
     'RateLimit-Policy': join(base['RateLimit-Policy'], policy),
     RateLimit: join(base.RateLimit, state),
   };
-}
-
-/** Appends the monthly quota to this request's IETF rate-limit headers. */
-function addQuotaHeaders(c: Context<AppEnv>, limit: number, remaining: number, resetSeconds: number): void {
-  c.set('rateLimitHeaders', withQuotaHeaders(c.var.rateLimitHeaders, limit, remaining, resetSeconds));
 }
 
 /** Whether the caller asked to bypass the cache (`Cache-Control: no-cache` or `no-store`, `Pragma: no-cache`). */
@@ -125,93 +121,118 @@ export function servedAnswer(
   };
 }
 
-/** Adds the monthly quota headers of a QUOTA_EXCEEDED refusal, then rethrows it. */
-function refuseQuota(c: Context<AppEnv>, error: unknown): never {
-  if (error instanceof ApiError && error.code === 'QUOTA_EXCEEDED') {
-    const plan = c.var.services.plans.resolve(c.var.principal.plan);
-    addQuotaHeaders(c, plan.included_calls ?? 0, 0, Math.ceil(error.retryAfter ?? 0));
-  }
-  throw error;
+/** One validated call, however it arrived (the Hono route or the node:http fast path). */
+export interface QueryCall {
+  readonly principal: Principal;
+  readonly entry: CatalogEntry;
+  readonly params: ParamValues;
+  readonly requestId: string;
+  /** `performance.now()` when the request arrived. */
+  readonly started: number;
+  /** The caller sent `Cache-Control: no-cache` (or the like). */
+  readonly bypassCache: boolean;
+  readonly ifNoneMatch: string | undefined;
+  /** The request's abort signal, asked for only when the warehouse must be queried. */
+  readonly signal: () => AbortSignal | undefined;
 }
 
-/** The route's Response for a served call; the quota joins the rate-limit headers. */
-function respond(
-  c: Context<AppEnv>,
-  entry: CatalogEntry,
-  result: CacheResult,
-  charged: ChargeFacts,
-  started: number,
-): Response {
-  if (charged.limit !== null && charged.remaining !== null)
-    addQuotaHeaders(c, charged.limit, charged.remaining, charged.resetSeconds);
-  const answer = servedAnswer(entry, result, charged, {
-    requestId: c.var.requestId,
-    ifNoneMatch: c.req.header('if-none-match'),
-    started,
-  });
-  return answer.body === undefined
-    ? c.body(null, answer.status, answer.headers)
-    : c.body(answer.body, 200, answer.headers);
+/** A served call: its answer and what its charge tells the rate-limit headers. */
+export interface QueryOutcome {
+  readonly answer: ServedAnswer;
+  readonly charged: ChargeFacts;
 }
 
 /**
- * Meters, runs (or serves from the cache) and answers one call. A cache hit is charged with one
- * write that reserves and finalises its usage event; a miss reserves → runs the warehouse query →
- * commits. Either way the answer leaves only once its usage event is durable, and a cached call
- * is metered and charged like any other.
+ * Meters, runs (or serves from the cache) and answers one call: the one query pipeline. A cache
+ * hit is charged with one write that reserves and finalises its usage event; a miss reserves →
+ * runs the warehouse query (concurrent misses coalesced) → commits. Either way the answer leaves
+ * only once its usage event is durable, and a cached call is charged like any other. Refusals
+ * and failures throw (QUOTA_EXCEEDED, connector errors); a failed call is never charged.
  */
-async function answer(c: Context<AppEnv>, entry: CatalogEntry, params: ParamValues): Promise<Response> {
-  const { queries, metering, resultCache } = c.var.services;
-  const started = performance.now();
+export async function runQuery(services: GatewayServices, call: QueryCall): Promise<QueryOutcome> {
+  const { queries, metering, resultCache } = services;
+  const { principal, entry, params, requestId, started } = call;
   const policy = {
     ttlSeconds: entry.definition.cache?.ttl ?? 0,
     staleSeconds: entry.definition.cache?.stale ?? 0,
   };
   const cacheable = policy.ttlSeconds > 0 || policy.staleSeconds > 0;
   const key = cacheable ? cacheKey({ analyticId: entry.analyticId, version: entry.version, params }) : '';
-  let call: MeteredCall | undefined;
+  let metered: MeteredCall | undefined;
   const load = async () =>
     storedAnswer(
       await queries.execute(entry, params, {
-        requestId: c.var.requestId,
-        signal: c.req.raw.signal,
-        credits: call?.credits ?? entry.definition.price,
+        requestId,
+        signal: call.signal(),
+        credits: metered?.credits ?? entry.definition.price,
       }),
       Date.now(),
     );
-  const bypass = bypassesCache(c.req.header('cache-control'), c.req.header('pragma'));
-  const stored = cacheable && !bypass ? resultCache.peek(key, policy, load) : undefined;
+  const request = { requestId, ifNoneMatch: call.ifNoneMatch, started };
+  const stored = cacheable && !call.bypassCache ? resultCache.peek(key, policy, load) : undefined;
   if (stored !== undefined) {
-    let charged: ChargeFacts;
-    try {
-      charged = await metering.chargeServed(
-        c.var.principal,
-        entry,
-        c.var.requestId,
-        performance.now() - started,
-      );
-    } catch (error) {
-      refuseQuota(c, error);
-    }
-    return respond(c, entry, stored, charged, started);
+    const charged = await metering.chargeServed(principal, entry, requestId, performance.now() - started);
+    return { answer: servedAnswer(entry, stored, charged, request), charged };
   }
-  try {
-    call = await metering.begin(c.var.principal, entry, c.var.requestId);
-  } catch (error) {
-    refuseQuota(c, error);
-  }
+  metered = await metering.begin(principal, entry, requestId);
   let result: CacheResult;
   try {
     result = cacheable
-      ? await resultCache.get(key, policy, load, bypass ? { refresh: true } : undefined)
+      ? await resultCache.get(key, policy, load, call.bypassCache ? { refresh: true } : undefined)
       : { answer: await load(), outcome: 'MISS' };
   } catch (error) {
-    await call.release();
+    await metered.release();
     throw error;
   }
-  // The answer leaves only once its usage event is durable.
-  await call.commit(performance.now() - started);
-  return respond(c, entry, result, call, started);
+  await metered.commit(performance.now() - started);
+  return { answer: servedAnswer(entry, result, metered, request), charged: metered };
+}
+
+/** The rate-limit headers with the monthly quota of a charge, or of a QUOTA_EXCEEDED refusal. */
+export function quotaHeaders(
+  services: GatewayServices,
+  principal: Principal,
+  current: Readonly<Record<string, string>> | undefined,
+  outcome: ChargeFacts | ApiError,
+): Record<string, string> | undefined {
+  if (outcome instanceof ApiError) {
+    if (outcome.code !== 'QUOTA_EXCEEDED') return current === undefined ? undefined : { ...current };
+    const plan = services.plans.resolve(principal.plan);
+    return withQuotaHeaders(current, plan.included_calls ?? 0, 0, Math.ceil(outcome.retryAfter ?? 0));
+  }
+  if (outcome.limit === null || outcome.remaining === null)
+    return current === undefined ? undefined : { ...current };
+  return withQuotaHeaders(current, outcome.limit, outcome.remaining, outcome.resetSeconds);
+}
+
+/** The route's side of runQuery: Hono request in, Response out, quota in the rate-limit headers. */
+async function answer(c: Context<AppEnv>, entry: CatalogEntry, params: ParamValues): Promise<Response> {
+  const { services, principal } = c.var;
+  let outcome: QueryOutcome;
+  try {
+    outcome = await runQuery(services, {
+      principal,
+      entry,
+      params,
+      requestId: c.var.requestId,
+      started: performance.now(),
+      bypassCache: bypassesCache(c.req.header('cache-control'), c.req.header('pragma')),
+      ifNoneMatch: c.req.header('if-none-match'),
+      signal: () => c.req.raw.signal,
+    });
+  } catch (error) {
+    if (error instanceof ApiError) {
+      const headers = quotaHeaders(services, principal, c.var.rateLimitHeaders, error);
+      if (headers !== undefined) c.set('rateLimitHeaders', headers);
+    }
+    throw error;
+  }
+  const headers = quotaHeaders(services, principal, c.var.rateLimitHeaders, outcome.charged);
+  if (headers !== undefined) c.set('rateLimitHeaders', headers);
+  const { answer: served } = outcome;
+  return served.body === undefined
+    ? c.body(null, served.status, served.headers)
+    : c.body(served.body, 200, served.headers);
 }
 
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
