@@ -4,10 +4,23 @@
 import { spawn } from 'node:child_process';
 
 const node = [process.execPath, '--import', 'tsx', '--conditions=@quarry/source'];
-const run = (script) => spawn(node[0], [...node.slice(1), script], { stdio: 'inherit' });
+const run = (script, flags = []) =>
+  spawn(node[0], [...flags, ...node.slice(1), script], { stdio: 'inherit' });
+
+/**
+ * The gateway's V8 heap cap: QUARRY_HEAP_MB, or the result cache's bound plus 128 MiB. Without a
+ * cap V8 on a large machine lets the heap grow lazily towards ~4 GB before collecting hard, so
+ * resident memory keeps climbing under load long after the cache is full (measured with
+ * `npm run bench`, scenario f).
+ */
+function heapMegabytes() {
+  if (process.env.QUARRY_HEAP_MB) return Number(process.env.QUARRY_HEAP_MB);
+  const cacheBytes = Number(process.env.QUARRY_CACHE_MAX_BYTES || 64 * 1024 * 1024);
+  return Math.ceil(cacheBytes / 2 ** 20) + 128;
+}
 
 const seed = run('examples/src/seed-demo-cli.ts');
-const gateway = run('gateway/src/server.ts');
+const gateway = run('gateway/src/server.ts', [`--max-old-space-size=${heapMegabytes()}`]);
 
 seed.on('exit', (code) => {
   if (code !== 0) {
