@@ -5,9 +5,15 @@ import { randomUUID } from 'node:crypto';
 import type { MiddlewareHandler } from 'hono';
 import type { AppEnv } from '../http/app-env.js';
 
-/** A fresh request id: `req_` and 32 hex digits. */
+/**
+ * A fresh request id: `req_` and 32 hex digits, time-ordered like a UUIDv7: 12 digits of the
+ * Unix time in milliseconds, then 20 random digits (74 random bits after the UUID's version and
+ * variant). The id is the usage ledger's primary key, and a random key scatters every insert
+ * over the whole index (a page split, and after each checkpoint a full-page image in the WAL,
+ * per insert); time-ordered ids append at its right edge.
+ */
 export function newRequestId(): string {
-  return `req_${randomUUID().replaceAll('-', '')}`;
+  return `req_${Date.now().toString(16).padStart(12, '0')}${randomUUID().replaceAll('-', '').slice(12)}`;
 }
 
 export function requestId(): MiddlewareHandler<AppEnv> {
