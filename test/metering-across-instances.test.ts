@@ -174,129 +174,147 @@ describe.runIf(up)('metering across three gateway instances (real Postgres and R
     expect(await quotaCounter(store.schema, caller.id)).toBe(FREE_CALLS);
   });
 
-  it('kill -9 of one instance under load: every served call has its one event, no other call has one', async () => {
-    // A reaper bound of 3 s instead of 15 min, so the survivors release the crash's reservations
-    // within the test. Only here: under the 300-call burst above, a call may wait seconds for a
-    // store connection between its reservation and its commit, and a 3 s bound would reap it
-    // (it then fails uncharged with 500 INTERNAL, as designed, but that is not this test's point).
-    await restartGateways({ QUARRY_REAP_AFTER_MS: '3000' });
-    const [g1, victim, g3] = gateways as [GatewayProcess, GatewayProcess, GatewayProcess];
-    const caller = await signUp(http, g1, 'payg-caller', suffix);
-    // Pay as you Go: no cap, so every call the load makes is admitted and must be recorded.
-    await setPlan(store.schema, caller.id, 'payg');
-    // One key per instance: the ledger's key_id tells which instance each event came through.
-    const keys = [
-      { id: caller.keyId, secret: caller.key },
-      await issueKey(http, g1, caller.key, 'victim'),
-      await issueKey(http, g1, caller.key, 'third'),
-    ];
-    const WORKERS = 4;
-    interface Lane {
-      readonly gateway: GatewayProcess;
-      readonly key: { readonly id: string; readonly secret: string };
-      readonly source: string;
-      readonly responses: HttpResponse[];
-      /** Requests that got no response (the connection died with the instance). */
-      lost: number;
-      inFlight: number;
-    }
-    const lanes: Lane[] = [g1, victim, g3].map((gateway, i) => ({
-      gateway,
-      key: keys[i] as { id: string; secret: string },
-      source: gateway === victim ? VICTIM : SLOW,
-      responses: [],
-      lost: 0,
-      inFlight: 0,
-    }));
-    let stopping = false;
-    const worker = async (lane: Lane) => {
-      while (!stopping) {
-        lane.inFlight += 1;
-        try {
-          lane.responses.push(await query(lane.gateway, lane.key.secret, lane.source));
-        } catch {
-          lane.lost += 1;
-          return; // The instance is gone: this client stops, like a client whose server died.
-        } finally {
-          lane.inFlight -= 1;
-        }
+  // Both ways of metering a call (billing/metering.ts): `always` reserves every call before the
+  // warehouse is asked, so the victim's in-flight calls are pending events the survivors' reaper
+  // must release; `near-limit` (the default) runs this Pay as you Go account's calls first and
+  // charges each once served, so an in-flight call has written nothing at all.
+  it.each([
+    ['always', 'reserved first: in-flight calls are pending, then reaped'],
+    ['near-limit', 'charged after: in-flight calls left nothing'],
+  ] as const)(
+    'kill -9 of one instance under load (QUARRY_RESERVE_AHEAD=%s, %s): every served call has its one event, no other call has one',
+    async (reserveAhead, _what) => {
+      // A reaper bound of 3 s instead of 15 min, so the survivors release the crash's reservations
+      // within the test. Only here: under the 300-call burst above, a call may wait seconds for a
+      // store connection between its reservation and its commit, and a 3 s bound would reap it
+      // (it then fails uncharged with 500 INTERNAL, as designed, but that is not this test's point).
+      await restartGateways({ QUARRY_REAP_AFTER_MS: '3000', QUARRY_RESERVE_AHEAD: reserveAhead });
+      const [g1, victim, g3] = gateways as [GatewayProcess, GatewayProcess, GatewayProcess];
+      const caller = await signUp(http, g1, `payg-caller-${reserveAhead}`, suffix);
+      // Pay as you Go: no cap, so every call the load makes is admitted and must be recorded.
+      await setPlan(store.schema, caller.id, 'payg');
+      // One key per instance: the ledger's key_id tells which instance each event came through.
+      const keys = [
+        { id: caller.keyId, secret: caller.key },
+        await issueKey(http, g1, caller.key, 'victim'),
+        await issueKey(http, g1, caller.key, 'third'),
+      ];
+      const WORKERS = 4;
+      interface Lane {
+        readonly gateway: GatewayProcess;
+        readonly key: { readonly id: string; readonly secret: string };
+        readonly source: string;
+        readonly responses: HttpResponse[];
+        /** Requests that got no response (the connection died with the instance). */
+        lost: number;
+        inFlight: number;
       }
-    };
-    const load = lanes.flatMap((lane) => Array.from({ length: WORKERS }, () => worker(lane)));
-    const victimLane = lanes[1] as Lane;
+      const lanes: Lane[] = [g1, victim, g3].map((gateway, i) => ({
+        gateway,
+        key: keys[i] as { id: string; secret: string },
+        source: gateway === victim ? VICTIM : SLOW,
+        responses: [],
+        lost: 0,
+        inFlight: 0,
+      }));
+      let stopping = false;
+      const worker = async (lane: Lane) => {
+        while (!stopping) {
+          lane.inFlight += 1;
+          try {
+            lane.responses.push(await query(lane.gateway, lane.key.secret, lane.source));
+          } catch {
+            lane.lost += 1;
+            return; // The instance is gone: this client stops, like a client whose server died.
+          } finally {
+            lane.inFlight -= 1;
+          }
+        }
+      };
+      const load = lanes.flatMap((lane) => Array.from({ length: WORKERS }, () => worker(lane)));
+      const victimLane = lanes[1] as Lane;
 
-    await sleep(1500);
-    // Kill while every call of the victim is inside the warehouse (all WORKERS sleeping, each with
-    // at least 80 ms to go): each is in flight, reserved and not yet answered.
-    const deadline = performance.now() + 5000;
-    let killed = false;
-    while (!killed && performance.now() < deadline) {
-      const { n, oldest } = await withPg(async (c) => {
-        const r = await c.query<{ n: number; oldest: number | null }>(
-          `SELECT count(*)::integer AS n,
+      await sleep(1500);
+      // Kill while every call of the victim is inside the warehouse (all WORKERS sleeping, each with
+      // at least 80 ms to go): each is in flight, reserved and not yet answered.
+      const deadline = performance.now() + 5000;
+      let killed = false;
+      while (!killed && performance.now() < deadline) {
+        const { n, oldest } = await withPg(async (c) => {
+          const r = await c.query<{ n: number; oldest: number | null }>(
+            `SELECT count(*)::integer AS n,
                   (extract(epoch FROM max(clock_timestamp() - query_start)) * 1000)::double precision AS oldest
              FROM pg_stat_activity
             WHERE state = 'active' AND pid <> pg_backend_pid() AND query LIKE '%' || $1 || '%'`,
-          [VICTIM_MARKER],
-        );
-        return r.rows[0] as { n: number; oldest: number | null };
-      });
-      if (n === WORKERS && victimLane.inFlight === WORKERS && (oldest ?? 1e9) < VICTIM_SLEEP_S * 1000 - 80) {
-        victim.child.kill('SIGKILL');
-        killed = true;
+            [VICTIM_MARKER],
+          );
+          return r.rows[0] as { n: number; oldest: number | null };
+        });
+        if (
+          n === WORKERS &&
+          victimLane.inFlight === WORKERS &&
+          (oldest ?? 1e9) < VICTIM_SLEEP_S * 1000 - 80
+        ) {
+          victim.child.kill('SIGKILL');
+          killed = true;
+        }
       }
-    }
-    expect(killed, 'never found every victim call inside the warehouse').toBe(true);
-    const inFlightAtKill = victimLane.inFlight;
-    const servedBeforeKill = victimLane.responses.length;
-    const exit = await victim.exited;
-    expect(exit.signal).toBe('SIGKILL');
-    const survivorsAtKill = lanes.map((l) => l.responses.length);
-    await sleep(1500);
-    stopping = true;
-    await Promise.all(load);
+      expect(killed, 'never found every victim call inside the warehouse').toBe(true);
+      const inFlightAtKill = victimLane.inFlight;
+      const servedBeforeKill = victimLane.responses.length;
+      const exit = await victim.exited;
+      expect(exit.signal).toBe('SIGKILL');
+      const survivorsAtKill = lanes.map((l) => l.responses.length);
+      await sleep(1500);
+      stopping = true;
+      await Promise.all(load);
 
-    const seen = lanes.flatMap((l) => l.responses);
-    // The survivors kept serving: only successes, and more of them after the kill.
-    for (const lane of [lanes[0], lanes[2]] as Lane[]) {
-      expect(tally(lane.responses)).toEqual({ '200': lane.responses.length });
-      expect(lane.lost).toBe(0);
-    }
-    expect(lanes[0]!.responses.length).toBeGreaterThan(survivorsAtKill[0]!);
-    expect(lanes[2]!.responses.length).toBeGreaterThan(survivorsAtKill[2]!);
-    expect(tally(victimLane.responses)).toEqual({ '200': servedBeforeKill });
-    expect(victimLane.lost).toBe(inFlightAtKill);
+      const seen = lanes.flatMap((l) => l.responses);
+      // The survivors kept serving: only successes, and more of them after the kill.
+      for (const lane of [lanes[0], lanes[2]] as Lane[]) {
+        expect(tally(lane.responses)).toEqual({ '200': lane.responses.length });
+        expect(lane.lost).toBe(0);
+      }
+      expect(lanes[0]!.responses.length).toBeGreaterThan(survivorsAtKill[0]!);
+      expect(lanes[2]!.responses.length).toBeGreaterThan(survivorsAtKill[2]!);
+      expect(tally(victimLane.responses)).toEqual({ '200': servedBeforeKill });
+      expect(victimLane.lost).toBe(inFlightAtKill);
 
-    // Right after the crash the victim's in-flight calls are reserved but pending: not charged.
-    const afterCrash = await ledgerOf(store.schema, caller.id);
-    const pendingAfterCrash = afterCrash.filter((e) => e.status === 'pending');
-    expect(pendingAfterCrash.map((e) => e.key_id)).toEqual(Array(inFlightAtKill).fill(keys[1]!.id));
+      // Right after the crash the victim's in-flight calls are reserved but pending (not charged),
+      // or, charged after, not in the ledger at all.
+      const afterCrash = await ledgerOf(store.schema, caller.id);
+      const pendingAfterCrash = afterCrash.filter((e) => e.status === 'pending');
+      expect(pendingAfterCrash.map((e) => e.key_id)).toEqual(
+        Array(reserveAhead === 'always' ? inFlightAtKill : 0).fill(keys[1]!.id),
+      );
 
-    // The survivors' reaper releases them (bound 3 s, run every 3 s).
-    const reapStarted = performance.now();
-    let ledger = afterCrash;
-    while (ledger.some((e) => e.status === 'pending') && performance.now() - reapStarted < 15_000) {
-      await sleep(250);
-      ledger = await ledgerOf(store.schema, caller.id);
-    }
-    const reapMs = performance.now() - reapStarted;
-    console.log(
-      `[metering] kill -9: ${inFlightAtKill} calls in flight on the killed instance (${servedBeforeKill} served by it before), ` +
-        `${seen.length} served in all, ${pendingAfterCrash.length} pending after the crash, reaped within ${Math.round(reapMs)} ms`,
-    );
-    expect(ledger.filter((e) => e.status === 'pending')).toEqual([]);
+      // The survivors' reaper releases them (bound 3 s, run every 3 s).
+      const reapStarted = performance.now();
+      let ledger = afterCrash;
+      while (ledger.some((e) => e.status === 'pending') && performance.now() - reapStarted < 15_000) {
+        await sleep(250);
+        ledger = await ledgerOf(store.schema, caller.id);
+      }
+      const reapMs = performance.now() - reapStarted;
+      console.log(
+        `[metering] kill -9 (${reserveAhead}): ${inFlightAtKill} calls in flight on the killed instance (${servedBeforeKill} served by it before), ` +
+          `${seen.length} served in all, ${pendingAfterCrash.length} pending after the crash, reaped within ${Math.round(reapMs)} ms`,
+      );
+      expect(ledger.filter((e) => e.status === 'pending')).toEqual([]);
 
-    const servedIds = seen.map((r) => r.headers.get('x-request-id') as string);
-    expect(new Set(servedIds).size).toBe(servedIds.length);
-    const eventIds = ledger.map((e) => e.request_id);
-    // Exactly one ok event per served call (request_id is the key), and none for anything else.
-    expect(eventIds.sort()).toEqual([...servedIds].sort());
-    for (const lane of lanes) {
-      const ids = new Set(lane.responses.map((r) => r.headers.get('x-request-id')));
-      const events = ledger.filter((e) => e.key_id === lane.key.id);
-      expect(events).toHaveLength(ids.size);
-      for (const event of events) expect(ids.has(event.request_id)).toBe(true);
-    }
-    expect(await quotaCounter(store.schema, caller.id)).toBe(ledger.length);
-  }, 60_000);
+      const servedIds = seen.map((r) => r.headers.get('x-request-id') as string);
+      expect(new Set(servedIds).size).toBe(servedIds.length);
+      const eventIds = ledger.map((e) => e.request_id);
+      // Exactly one ok event per served call (request_id is the key), and none for anything else.
+      expect(eventIds.sort()).toEqual([...servedIds].sort());
+      for (const lane of lanes) {
+        const ids = new Set(lane.responses.map((r) => r.headers.get('x-request-id')));
+        const events = ledger.filter((e) => e.key_id === lane.key.id);
+        expect(events).toHaveLength(ids.size);
+        for (const event of events) expect(ids.has(event.request_id)).toBe(true);
+      }
+      expect(await quotaCounter(store.schema, caller.id)).toBe(ledger.length);
+    },
+    60_000,
+  );
 });

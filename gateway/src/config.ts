@@ -55,6 +55,8 @@ const EnvSchema = z.object({
     .max(64 * 1024 * 1024 * 1024)
     .default(64 * 1024 * 1024),
   QUARRY_REAP_AFTER_MS: z.coerce.number().int().min(1_000).max(86_400_000).default(900_000),
+  QUARRY_RESERVE_AHEAD: z.enum(['always', 'near-limit']).default('near-limit'),
+  QUARRY_RESERVE_MARGIN: z.coerce.number().int().min(0).max(1_000_000_000).default(100),
   QUARRY_KEY_CACHE_MS: z.coerce.number().int().min(0).max(5_000).default(1_000),
   QUARRY_PUBLIC_URL: z
     .httpUrl()
@@ -99,6 +101,13 @@ export interface GatewayConfig {
    * (never charged). Must exceed the longest analytic timeout (600 s max); default 15 min.
    */
   readonly reapAfterMs: number;
+  /**
+   * `near-limit` (default): a call of an account with at least `reserveMargin` calls of headroom
+   * runs first and is charged with one write once served; `always`: every call reserves its quota
+   * unit (a pending event) before the warehouse is asked (billing/metering.ts).
+   */
+  readonly reserveAhead: 'always' | 'near-limit';
+  readonly reserveMargin: number;
   /** Bytes the result cache may hold (bodies, keys and per-entry overhead). */
   readonly cacheMaxBytes: number;
   /** How long a verified key is trusted in process before the store is asked again (≤ 5 s). */
@@ -175,6 +184,8 @@ export function loadConfig(
     plansJson: e.QUARRY_PLANS,
     rateLimitsJson: e.QUARRY_RATE_LIMITS,
     reapAfterMs: e.QUARRY_REAP_AFTER_MS,
+    reserveAhead: e.QUARRY_RESERVE_AHEAD,
+    reserveMargin: e.QUARRY_RESERVE_MARGIN,
     cacheMaxBytes: e.QUARRY_CACHE_MAX_BYTES,
   };
 }

@@ -141,7 +141,12 @@ export async function createGateway(
       plugins,
     });
     const accounts = createAccountService(store);
-    const metering = createMetering({ usage: store.usage, plans });
+    const metering = createMetering({
+      usage: store.usage,
+      plans,
+      reserveAhead: config.reserveAhead,
+      reserveMargin: config.reserveMargin,
+    });
     metrics.setUsageWriteSource(() => {
       const { reserves, commits } = metering.stats();
       return [

@@ -3,7 +3,10 @@
 // Measures calls per second of one account at `concurrency` callers (default 64), alternating,
 // in the same run:
 //   one-by-one   usage.reserve + usage.commit per call (what every call did before group commit)
-//   group        metering.begin + commit (a cache miss: reserve and commit, each group-committed)
+//   group        metering.begin + commit with reserveAhead 'always' (a cache miss reserved first:
+//                reserve and commit, each group-committed)
+//   after        metering.begin + commit (a cache miss of an account with headroom: charged
+//                after it is served, one group-committed write)
 //   served       metering.chargeServed (a cache hit: one group-committed write)
 // and prints the mean batch size and write time of the group-committed runs. Uses a fresh
 // schema in QUARRY_TEST_PG_URL (default postgres://postgres@127.0.0.1:5432/test), dropped at the end.
@@ -104,10 +107,17 @@ async function main(): Promise<void> {
     };
     for (let pair = 0; pair < 3; pair++) {
       note(await oneByOne());
-      const metering = createMetering({ usage: store.usage, plans });
+      const metering = createMetering({ usage: store.usage, plans, reserveAhead: 'always' });
       note(
-        await run('group-committed miss (begin+commit)', async () => {
+        await run('group-committed miss, reserved first (begin+commit)', async () => {
           const call = await metering.begin(principal, entry, id());
+          await call.commit(1);
+        }),
+      );
+      const after = createMetering({ usage: store.usage, plans });
+      note(
+        await run('group-committed miss, charged after (begin+commit)', async () => {
+          const call = await after.begin(principal, entry, id());
           await call.commit(1);
         }),
       );

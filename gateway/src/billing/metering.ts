@@ -1,14 +1,27 @@
-// Metering on the query path (DESIGN.md §4): before the warehouse is asked, one call of the
-// plan's monthly quota is reserved atomically in the store (exact across any number of
-// instances) together with a pending usage event keyed by the request id; a served call commits
-// the event before the answer leaves, a failed one releases both, so a failed call is never
-// charged and never counted. Instances killed between the two leave pending events that the
-// reaper releases.
+// Metering on the query path (DESIGN.md §4). Every served call has exactly one final usage
+// event, written before its answer leaves; a failed call is never charged and never counted; the
+// plan's monthly quota is never over-admitted, across any number of instances. Two ways to get
+// there, chosen per call:
 //
-// Reservations and commits are group-committed (billing/group-commit.ts): concurrent calls share
-// one store transaction per batch, and each call still answers only once its own event is
-// durable. A call answered from the cache is charged with one write that reserves and finalises
-// its event together (`chargeServed`).
+// - Reserve first (an account near its limit, or whose headroom this instance does not know
+//   yet): before the warehouse is asked, one call of the quota is reserved atomically in the
+//   store together with a pending usage event keyed by the request id; a served call commits the
+//   event before the answer leaves, a failed one releases both. Instances killed in between
+//   leave pending events that the reaper releases. Nobody's warehouse runs for a call the quota
+//   cannot cover.
+// - Charge after (an account with ample headroom, a plan without a cap, a free marketplace call):
+//   the warehouse is asked first, and the served call is then charged with ONE durable write that
+//   reserves and finalises its event together, exactly like a cache hit. The write is still
+//   guarded by the limit in the store, so the quota is never over-admitted; the only price is
+//   that a call racing the last units past the limit has run its warehouse query before it is
+//   refused with QUOTA_EXCEEDED (uncharged). A failed call writes nothing at all.
+//   "Ample" is the account's remaining calls as of this instance's last write for it, less the
+//   calls it has in flight, at least `reserveMargin` (default 100): a Free account (30 calls)
+//   always reserves first.
+//
+// Reservations, charges and commits are group-committed (billing/group-commit.ts): concurrent
+// calls share one store transaction per batch, and each call still answers only once its own
+// event is durable.
 
 import type { CatalogEntry } from '../catalog/catalog.js';
 import { ApiError } from '../http/api-error.js';
@@ -24,7 +37,8 @@ import { periodOf, secondsToPeriodEnd } from './billing-period.js';
 import { createGroupCommit, type GroupCommitStats } from './group-commit.js';
 import type { PlanCatalog } from './plan-catalog.js';
 
-export interface MeteredCall {
+/** A call charged: what its answer tells the caller about the quota. */
+export interface ChargedCall {
   /** Credits this call spends (0 from the marketplace). */
   readonly credits: number;
   /** Calls left in the period after this one; null when the plan has no cap. */
@@ -32,22 +46,30 @@ export interface MeteredCall {
   readonly limit: number | null;
   /** Seconds until the period (and so the quota) resets. */
   readonly resetSeconds: number;
-  /** Makes the usage event final; resolves once it is durable. */
-  commit(latencyMs: number): Promise<void>;
-  /** The call failed: the event and the quota unit are given back. Idempotent. */
+}
+
+/** A call admitted to the warehouse, not yet charged. */
+export interface MeteredCall {
+  /** Credits this call spends (0 from the marketplace). */
+  readonly credits: number;
+  /** Whether a quota unit and a pending event were reserved before the warehouse was asked. */
+  readonly reserved: boolean;
+  /**
+   * The call was served: makes its usage event final (reserved first) or reserves and finalises
+   * it in one write (charged after). Resolves once it is durable; throws QUOTA_EXCEEDED when a
+   * charged-after call lost the race for the last units, and then records nothing.
+   */
+  commit(latencyMs: number): Promise<ChargedCall>;
+  /** The call failed: a reserved event and quota unit are given back. Idempotent. */
   release(): Promise<void>;
 }
 
-/** A call charged after it was served (from the cache). */
-export interface ChargedCall {
-  readonly credits: number;
-  readonly remaining: number | null;
-  readonly limit: number | null;
-  readonly resetSeconds: number;
-}
-
 export interface Metering {
-  /** Reserves the call or throws QUOTA_EXCEEDED (with `retry_after` = seconds to the period end). */
+  /**
+   * Admits a call to the warehouse: reserves it first, or throws QUOTA_EXCEEDED (with
+   * `retry_after` = seconds to the period end), unless its account has ample headroom (then it is
+   * charged after, at `commit`).
+   */
   begin(principal: Principal, entry: CatalogEntry, requestId: string): Promise<MeteredCall>;
   /**
    * Charges a call whose answer is already at hand (a cache hit): reserves and finalises its
@@ -71,7 +93,17 @@ export interface MeteringOptions {
   readonly now?: () => Date;
   /** Most calls per group-committed write (default 512). */
   readonly maxBatch?: number;
+  /**
+   * `near-limit` (default): calls of an account with at least `reserveMargin` calls of headroom
+   * are charged after they are served; `always`: every call reserves its unit first.
+   */
+  readonly reserveAhead?: 'always' | 'near-limit';
+  /** Headroom below which calls reserve first (default 100). */
+  readonly reserveMargin?: number;
 }
+
+/** Headroom below which calls reserve first, by default. */
+export const DEFAULT_RESERVE_MARGIN = 100;
 
 export function createMetering(options: MeteringOptions): Metering {
   const now = options.now ?? (() => new Date());
@@ -81,12 +113,37 @@ export function createMetering(options: MeteringOptions): Metering {
   const reserves = createGroupCommit<ReserveRequest, ReserveResult>({
     write: (items) => usage.reserveMany(items),
     maxBatch: options.maxBatch,
-    maxInFlight: 4,
+    maxInFlight: 2,
   });
   const commits = createGroupCommit<CommitRequest, CommitResult>({
     write: (items) => usage.commitMany(items),
     maxBatch: options.maxBatch,
   });
+  const reserveAhead = options.reserveAhead ?? 'near-limit';
+  const margin = Math.max(0, options.reserveMargin ?? DEFAULT_RESERVE_MARGIN);
+  // Per `account period`: calls left as of this instance's last write for it, and its calls
+  // admitted to charge after that are not charged yet.
+  const remainingSeen = new Map<string, number>();
+  const chargingAfter = new Map<string, number>();
+  const counterKey = (accountId: string, period: string) => `${accountId} ${period}`;
+  const seen = (key: string, remaining: number) => {
+    if (remainingSeen.size >= 10_000 && !remainingSeen.has(key)) remainingSeen.clear();
+    remainingSeen.set(key, remaining);
+  };
+  const adjust = (key: string, by: number) => {
+    const n = (chargingAfter.get(key) ?? 0) + by;
+    if (n === 0) chargingAfter.delete(key);
+    else chargingAfter.set(key, n);
+  };
+
+  /** Whether this call may run before it is charged (see the head of this file). */
+  function mayChargeAfter(principal: Principal, key: string): boolean {
+    if (reserveAhead === 'always') return false;
+    if (principal.origin === 'marketplace') return true;
+    if (plans.resolve(principal.plan).included_calls === null) return true;
+    const left = remainingSeen.get(key);
+    return left !== undefined && left - (chargingAfter.get(key) ?? 0) >= margin;
+  }
 
   /** Reserves (or, with `served`, charges) one call; QUOTA_EXCEEDED or CONFLICT when refused. */
   async function reserve(principal: Principal, entry: CatalogEntry, requestId: string, served?: number) {
@@ -97,20 +154,29 @@ export function createMetering(options: MeteringOptions): Metering {
     const plan = plans.resolve(principal.plan);
     const limit = marketplace ? null : plan.included_calls;
     const credits = marketplace ? 0 : entry.definition.price;
-    const result = await reserves.submit({
-      requestId,
-      accountId: principal.accountId,
-      keyId: marketplace ? null : principal.keyId,
-      period,
-      limit,
-      analyticId: entry.analyticId,
-      analyticName: entry.name,
-      version: entry.version,
-      ownerId: entry.ownerId,
-      origin: principal.origin,
-      credits,
-      ...(served === undefined ? {} : { served: { latencyMs: served } }),
-    });
+    let result: ReserveResult;
+    try {
+      result = await reserves.submit({
+        requestId,
+        accountId: principal.accountId,
+        keyId: marketplace ? null : principal.keyId,
+        period,
+        limit,
+        analyticId: entry.analyticId,
+        analyticName: entry.name,
+        version: entry.version,
+        ownerId: entry.ownerId,
+        origin: principal.origin,
+        credits,
+        ...(served === undefined ? {} : { served: { latencyMs: served } }),
+      });
+    } catch (error) {
+      remainingSeen.delete(counterKey(principal.accountId, period));
+      throw error;
+    }
+    if (limit !== null) {
+      seen(counterKey(principal.accountId, period), result.ok ? (result.remaining ?? 0) : 0);
+    }
     if (!result.ok) {
       if (result.reason === 'quota_exceeded') {
         throw new ApiError(
@@ -126,10 +192,33 @@ export function createMetering(options: MeteringOptions): Metering {
 
   return {
     async begin(principal, entry, requestId) {
+      const key = counterKey(principal.accountId, periodOf(now()));
+      if (mayChargeAfter(principal, key)) {
+        adjust(key, 1);
+        let settled = false;
+        const settle = () => {
+          if (settled) return false;
+          settled = true;
+          adjust(key, -1);
+          return true;
+        };
+        return {
+          credits: principal.origin === 'marketplace' ? 0 : entry.definition.price,
+          reserved: false,
+          async commit(latencyMs) {
+            if (!settle()) throw new Error('this call is already settled');
+            return reserve(principal, entry, requestId, Math.round(latencyMs * 1000) / 1000);
+          },
+          async release() {
+            settle();
+          },
+        };
+      }
       const reserved = await reserve(principal, entry, requestId);
       let settled = false;
       return {
-        ...reserved,
+        credits: reserved.credits,
+        reserved: true,
         async commit(latencyMs) {
           settled = true;
           const outcome = await commits.submit({ requestId, latencyMs: Math.round(latencyMs * 1000) / 1000 });
@@ -138,6 +227,7 @@ export function createMetering(options: MeteringOptions): Metering {
           if (outcome === 'missing') {
             throw new ApiError('INTERNAL', 'The call could not be recorded; it was not charged.');
           }
+          return reserved;
         },
         async release() {
           if (settled) return;

@@ -58,8 +58,11 @@ async function post(base: string, body: unknown, headers: Record<string, string>
   };
 }
 
-/** Headers that legitimately differ between two answers. */
-const VARYING = new Set(['x-request-id', 'date', 'connection', 'keep-alive']);
+/**
+ * Headers that legitimately differ between two answers (content-length too: the body carries
+ * `meta.duration_ms`, whose digits vary; each answer's length is checked against its own body).
+ */
+const VARYING = new Set(['x-request-id', 'date', 'connection', 'keep-alive', 'content-length']);
 /** Without what differs between two answers of the same call. */
 const stable = (headers: Record<string, string>) =>
   Object.fromEntries(
@@ -95,6 +98,8 @@ describe('query fast path', () => {
     expect(viaFast.status).toBe(viaApp.status);
     expect(stable(viaFast.headers)).toEqual(stable(viaApp.headers));
     expect(normalised(viaFast.text)).toEqual(normalised(viaApp.text));
+    for (const answer of [viaApp, viaFast])
+      expect(Number(answer.headers['content-length'])).toBe(Buffer.byteLength(answer.text));
     expect(viaFast.headers['x-request-id']).toMatch(/^req_[0-9a-f]{32}$/);
     expect(JSON.parse(viaFast.text).meta.request_id).toBe(viaFast.headers['x-request-id']);
     expect(await counter()).toBe(before + 2);

@@ -83,11 +83,7 @@ export function withQueryFastPath(
   }
 
   /** Runs a decided call through the query pipeline; settles the response whatever happens. */
-  async function serve(
-    req: IncomingMessage,
-    res: ServerResponse,
-    call: Omit<QueryCall, 'requestId' | 'signal'>,
-  ) {
+  async function serve(res: ServerResponse, call: Omit<QueryCall, 'requestId' | 'signal'>) {
     const requestId = newRequestId();
     const { principal } = call;
     let status: number;
@@ -162,7 +158,7 @@ export function withQueryFastPath(
     } catch {
       return false;
     }
-    void serve(req, res, {
+    void serve(res, {
       principal,
       entry,
       params,

@@ -184,8 +184,8 @@ export async function runQuery(services: GatewayServices, call: QueryCall): Prom
     await metered.release();
     throw error;
   }
-  await metered.commit(performance.now() - started);
-  return { answer: servedAnswer(entry, result, metered, request), charged: metered };
+  const charged = await metered.commit(performance.now() - started);
+  return { answer: servedAnswer(entry, result, charged, request), charged };
 }
 
 /** The rate-limit headers with the monthly quota of a charge, or of a QUOTA_EXCEEDED refusal. */

@@ -1,0 +1,212 @@
+// Metering's choice between reserving a call before the warehouse is asked and charging it once
+// served (billing/metering.ts), against the real store: embedded PGlite and the real PostgreSQL
+// at QUARRY_TEST_PG_URL, a fresh schema per run. What is checked is what the ledger and the
+// counter hold at each step, and that the quota is never over-admitted either way.
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { CatalogEntry } from '../catalog/catalog.js';
+import { ApiError } from '../http/api-error.js';
+import type { Principal } from '../http/app-env.js';
+import { createSecretBox } from '../security/secret-box.js';
+import { type ControlPlaneStore, createControlPlaneStore } from '../store/control-plane-store.js';
+import { migrate } from '../store/migrate.js';
+import type { SqlClient } from '../store/sql-client.js';
+import { storeBackends } from '../store/testing/store-backends.js';
+import { createMetering, type Metering, type MeteringOptions } from './metering.js';
+import { createPlanCatalog, type Plan } from './plan-catalog.js';
+
+const backends = await storeBackends('metering', 'quarry_metering_mode');
+const secretBox = createSecretBox({ keys: { k1: randomBytes(32) }, current: 'k1' });
+const unique = () => randomBytes(4).toString('hex');
+const NOW = new Date('2031-03-14T12:00:00Z');
+const PERIOD = '2031-03';
+
+const plan = (id: string, includedCalls: number | null): Plan => ({
+  id,
+  name: id,
+  included_calls: includedCalls,
+  monthly_price_cents: 0,
+  per_call_cents: 0,
+});
+const PLANS = createPlanCatalog([plan('free', 3), plan('big', 1_000), plan('edge', 120), plan('payg', null)]);
+
+for (const { backend, available } of backends) {
+  describe.skipIf(!available)(`metering on ${backend.name}`, () => {
+    let sql: SqlClient;
+    let store: ControlPlaneStore;
+
+    beforeAll(async () => {
+      sql = await backend.fresh();
+      await migrate(sql);
+      store = createControlPlaneStore(sql, { secretBox });
+    });
+    afterAll(() => backend.teardown());
+
+    const meteringWith = (options: Partial<MeteringOptions> = {}): Metering =>
+      createMetering({ usage: store.usage, plans: PLANS, now: () => NOW, ...options });
+
+    /** A caller on `planId` with a key, and an analytic of another account priced at 10 credits. */
+    const world = async (planId: string) => {
+      const caller = await store.accounts.create({ email: `c-${unique()}@example.com`, name: 'caller' });
+      const owner = await store.accounts.create({ email: `o-${unique()}@example.com`, name: 'owner' });
+      const analytic = await store.analytics.create({
+        accountId: owner.id,
+        name: `an-${unique()}`,
+        definition: { sql: 'SELECT 1', params: {} },
+        visibility: 'public',
+      });
+      const principal: Principal = {
+        accountId: caller.id,
+        keyId: `key_${unique()}`,
+        scopes: ['query'],
+        plan: planId,
+        rateLimit: { unlimited: true },
+        rateLimitBucket: 'test',
+        origin: 'api',
+      } as Principal;
+      const entry = {
+        analyticId: analytic.id,
+        name: analytic.name,
+        version: analytic.version,
+        ownerId: owner.id,
+        definition: { sql: 'SELECT 1', params: {}, price: 10 },
+      } as unknown as CatalogEntry;
+      return { caller, principal, entry };
+    };
+    const requestId = () => `req_${randomBytes(16).toString('hex')}`;
+    const ledger = async (accountId: string) =>
+      (
+        await sql.query<{ request_id: string; status: string; credits: number }>(
+          'SELECT request_id, status, credits FROM usage_events WHERE account_id = $1 ORDER BY request_id',
+          [accountId],
+        )
+      ).map((e) => ({ ...e, credits: Number(e.credits) }));
+    const counter = (accountId: string) => store.usage.counter(accountId, PERIOD);
+
+    it('reserves first while it does not know the headroom, then charges after once it does', async () => {
+      const metering = meteringWith();
+      const { caller, principal, entry } = await world('big');
+      const firstId = requestId();
+      const first = await metering.begin(principal, entry, firstId);
+      expect(first.reserved).toBe(true);
+      // Reserved before the warehouse: a pending event and a counted unit.
+      expect(await ledger(caller.id)).toEqual([{ request_id: firstId, status: 'pending', credits: 10 }]);
+      expect(await counter(caller.id)).toBe(1);
+      expect(await first.commit(5)).toMatchObject({ credits: 10, limit: 1_000, remaining: 999 });
+
+      const secondId = requestId();
+      const second = await metering.begin(principal, entry, secondId);
+      expect(second.reserved).toBe(false);
+      // Nothing written while the warehouse runs.
+      expect((await ledger(caller.id)).map((e) => e.request_id)).toEqual([firstId]);
+      expect(await counter(caller.id)).toBe(1);
+      expect(await second.commit(7)).toMatchObject({ credits: 10, limit: 1_000, remaining: 998 });
+      // One write made it final and counted.
+      expect(await ledger(caller.id)).toContainEqual({ request_id: secondId, status: 'ok', credits: 10 });
+      expect(await counter(caller.id)).toBe(2);
+    });
+
+    it('a charged-after call that fails writes nothing and takes no unit', async () => {
+      const metering = meteringWith();
+      const { caller, principal, entry } = await world('payg');
+      const call = await metering.begin(principal, entry, requestId());
+      expect(call.reserved).toBe(false);
+      await call.release();
+      await call.release();
+      expect(await ledger(caller.id)).toEqual([]);
+      expect(await counter(caller.id)).toBe(0);
+      // And it cannot be charged after its release.
+      await expect(call.commit(1)).rejects.toThrow(/settled/);
+      expect(await ledger(caller.id)).toEqual([]);
+    });
+
+    it('Pay as you Go is charged after from the first call; Free always reserves first', async () => {
+      const metering = meteringWith();
+      const payg = await world('payg');
+      expect((await metering.begin(payg.principal, payg.entry, requestId())).reserved).toBe(false);
+      const free = await world('free');
+      for (let i = 0; i < 3; i++) {
+        const call = await metering.begin(free.principal, free.entry, requestId());
+        expect(call.reserved).toBe(true);
+        await call.commit(1);
+      }
+      const refused = await metering.begin(free.principal, free.entry, requestId()).catch((e: unknown) => e);
+      expect(refused).toBeInstanceOf(ApiError);
+      expect((refused as ApiError).code).toBe('QUOTA_EXCEEDED');
+      expect(await counter(free.caller.id)).toBe(3);
+    });
+
+    it('goes back to reserving first once the headroom, less the calls in flight, is under the margin', async () => {
+      const metering = meteringWith({ reserveMargin: 100 });
+      const { caller, principal, entry } = await world('edge'); // 120 calls
+      await (await metering.begin(principal, entry, requestId())).commit(1); // remaining 119
+      const inFlight = [];
+      for (let i = 0; i < 19; i++) inFlight.push(await metering.begin(principal, entry, requestId()));
+      expect(inFlight.every((c) => c.reserved === false)).toBe(true);
+      // 119 left, 19 in flight: 100, still at the margin.
+      const atMargin = await metering.begin(principal, entry, requestId());
+      expect(atMargin.reserved).toBe(false);
+      // 20 in flight now: 99 < 100.
+      const under = await metering.begin(principal, entry, requestId());
+      expect(under.reserved).toBe(true);
+      await Promise.all([...inFlight, atMargin, under].map((c) => c.commit(1)));
+      expect(await counter(caller.id)).toBe(22);
+      expect((await ledger(caller.id)).every((e) => e.status === 'ok')).toBe(true);
+    });
+
+    it('never over-admits: charged-after calls racing past the limit are refused and recorded nowhere', async () => {
+      // Margin 0: every call after the first is charged after, even the ones past the limit.
+      const metering = meteringWith({ reserveMargin: 0 });
+      const { caller, principal, entry } = await world('free'); // 3 calls
+      await (await metering.begin(principal, entry, requestId())).commit(1);
+      const calls = await Promise.all(
+        Array.from({ length: 2 }, () => metering.begin(principal, entry, requestId())),
+      );
+      // Headroom 2 ≥ margin 0 minus in-flight: admitted to run; a third would see -1 < 0.
+      expect(calls.map((c) => c.reserved)).toEqual([false, false]);
+      const more = await Promise.all(
+        Array.from({ length: 6 }, () =>
+          metering.begin(principal, entry, requestId()).catch((e: unknown) => e),
+        ),
+      );
+      const outcomes = await Promise.allSettled([
+        ...calls.map((c) => c.commit(1)),
+        ...more.map((c) =>
+          c instanceof ApiError
+            ? Promise.reject(c)
+            : (c as { commit(n: number): Promise<unknown> }).commit(1),
+        ),
+      ]);
+      const served = outcomes.filter((o) => o.status === 'fulfilled');
+      expect(served).toHaveLength(2);
+      for (const o of outcomes) {
+        if (o.status === 'rejected') expect((o.reason as ApiError).code).toBe('QUOTA_EXCEEDED');
+      }
+      expect(await counter(caller.id)).toBe(3);
+      const events = await ledger(caller.id);
+      expect(events).toHaveLength(3);
+      expect(events.every((e) => e.status === 'ok')).toBe(true);
+    });
+
+    it('with reserveAhead "always" every call reserves first', async () => {
+      const metering = meteringWith({ reserveAhead: 'always' });
+      const { principal, entry } = await world('payg');
+      for (let i = 0; i < 3; i++) {
+        const call = await metering.begin(principal, entry, requestId());
+        expect(call.reserved).toBe(true);
+        await call.commit(1);
+      }
+    });
+
+    it('a marketplace try-it call is charged after, free, and counts against no quota', async () => {
+      const metering = meteringWith();
+      const { caller, principal, entry } = await world('free');
+      const call = await metering.begin({ ...principal, origin: 'marketplace' }, entry, requestId());
+      expect(call.reserved).toBe(false);
+      expect(call.credits).toBe(0);
+      expect(await call.commit(1)).toMatchObject({ credits: 0, limit: null, remaining: null });
+      expect(await ledger(caller.id)).toEqual([expect.objectContaining({ status: 'ok', credits: 0 })]);
+      expect(await counter(caller.id)).toBe(0);
+    });
+  });
+}
