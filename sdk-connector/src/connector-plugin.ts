@@ -108,6 +108,12 @@ export interface ExecuteOptions {
   /** Return at most this many rows and stop fetching past it (the runtime asks maxRows + 1). */
   readonly rowLimit: number;
   /**
+   * The caller's cost guard in bytes billed (QueryRequest.maxBytesBilled), when it gave one; an
+   * engine that bills by bytes scanned must not run a query that would bill more (combine it
+   * with a connection-level guard by taking the smaller). Others ignore it.
+   */
+  readonly maxBytesBilled?: number;
+  /**
    * Aborted when the query times out or the caller gives up. Created on first access, so a session
    * that never reads it costs nothing. It speaks for this execution only until `execute` settles:
    * do not keep reading it after that. The runtime may hand a signal that was never aborted to a

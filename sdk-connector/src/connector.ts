@@ -24,6 +24,12 @@ export interface QueryRequest {
   readonly timeoutMs?: number;
   /** Rows past this are cut and `truncated` is true (default 10,000). */
   readonly maxRows?: number;
+  /**
+   * The owner's cost guard for engines that bill by bytes scanned (BigQuery): a query that would
+   * bill more fails instead of running. Engines that do not bill by bytes ignore it. A positive
+   * safe integer.
+   */
+  readonly maxBytesBilled?: number;
   /** Aborting cancels the query on the server and throws QUERY_ABORTED. */
   readonly signal?: AbortSignal;
 }

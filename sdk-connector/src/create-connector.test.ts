@@ -87,6 +87,22 @@ describe('createConnector: results', () => {
     expect(plugin.control.sessions[0]?.lastSql).toBe('SELECT * FROM sales WHERE region = $1');
   });
 
+  it('hands maxBytesBilled to the session only when given, and refuses a bad one before any session', async () => {
+    const plugin = createMemoryPlugin({ tables: { sales } });
+    const connector = await connect(plugin);
+    await connector.query({ ...request(plugin, 'SELECT * FROM sales'), maxBytesBilled: 10_000 });
+    expect(plugin.control.sessions[0]?.lastMaxBytesBilled).toBe(10_000);
+    await connector.query(request(plugin, 'SELECT * FROM sales'));
+    expect(plugin.control.sessions[0]?.lastMaxBytesBilled).toBeUndefined();
+    const executes = plugin.control.sessions[0]?.executes;
+    for (const bad of [0, -1, 1.5, Number.MAX_SAFE_INTEGER + 1]) {
+      await expect(
+        connector.query({ ...request(plugin, 'SELECT * FROM sales'), maxBytesBilled: bad }),
+      ).rejects.toMatchObject({ code: 'PARAM_INVALID' });
+    }
+    expect(plugin.control.sessions[0]?.executes).toBe(executes);
+  });
+
   it.each([
     [5, 5, false],
     [6, 5, false],

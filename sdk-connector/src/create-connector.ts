@@ -224,6 +224,10 @@ export async function createConnector<C>(
       if (!Number.isInteger(maxRows) || maxRows < 0) {
         throw new ConnectorError('PARAM_INVALID', 'maxRows must be a non-negative integer');
       }
+      const maxBytesBilled = request.maxBytesBilled;
+      if (maxBytesBilled !== undefined && !(Number.isSafeInteger(maxBytesBilled) && maxBytesBilled > 0)) {
+        throw new ConnectorError('PARAM_INVALID', 'maxBytesBilled must be a positive safe integer');
+      }
       const compiled = compile(request);
       const started = performance.now();
       const currentStop = new QueryStop(timeoutMs, started, request.signal, deadlines);
@@ -255,6 +259,7 @@ export async function createConnector<C>(
           const options: ExecuteOptions = {
             timeoutMs: Math.max(1, Math.ceil(remainingMs)),
             rowLimit: maxRows + 1,
+            ...(maxBytesBilled === undefined ? {} : { maxBytesBilled }),
             get signal() {
               return currentStop.signal;
             },

@@ -18,6 +18,16 @@ import { toQueryParameters } from './bigquery-params.js';
 import { assertReadOnly } from './bigquery-read-only.js';
 import { type BigqueryField, type BigqueryRow, columnsOf, rowValues } from './bigquery-values.js';
 
+/**
+ * The job's `maximumBytesBilled`: the smaller of the connection's guard and the analytic's (each
+ * owner-set; the connection's is a ceiling no analytic can raise), or neither.
+ */
+export function bytesGuard(connection: string | undefined, analytic: number | undefined): string | undefined {
+  if (analytic === undefined) return connection;
+  const own = BigInt(analytic);
+  return connection === undefined || own < BigInt(connection) ? own.toString() : connection;
+}
+
 /** What a session needs to know of the connection. */
 export interface BigquerySessionSettings {
   readonly projectId: string;
@@ -74,7 +84,12 @@ export function createBigquerySession(client: BigQuery, settings: BigquerySessio
     }
   }
 
-  async function insertJob(run: Run, query: CompiledQuery, timeoutMs: number): Promise<void> {
+  async function insertJob(
+    run: Run,
+    query: CompiledQuery,
+    timeoutMs: number,
+    maximumBytesBilled: string | undefined,
+  ): Promise<void> {
     const queryParameters = toQueryParameters(query.params);
     const options: Query = {
       query: query.sql,
@@ -86,9 +101,7 @@ export function createBigquerySession(client: BigQuery, settings: BigquerySessio
       ...(settings.dataset === undefined
         ? {}
         : { defaultDataset: { projectId: settings.projectId, datasetId: settings.dataset } }),
-      ...(settings.maximumBytesBilled === undefined
-        ? {}
-        : { maximumBytesBilled: settings.maximumBytesBilled }),
+      ...(maximumBytesBilled === undefined ? {} : { maximumBytesBilled }),
       ...(queryParameters === undefined ? {} : { parameterMode: 'NAMED', queryParameters }),
     };
     try {
@@ -153,7 +166,10 @@ export function createBigquerySession(client: BigQuery, settings: BigquerySessio
   }
 
   return {
-    async execute(query: CompiledQuery, { timeoutMs, rowLimit }: ExecuteOptions): Promise<RawResult> {
+    async execute(
+      query: CompiledQuery,
+      { timeoutMs, rowLimit, maxBytesBilled }: ExecuteOptions,
+    ): Promise<RawResult> {
       if (closed) throw new ConnectorError('CLOSED', 'the BigQuery session is closed');
       assertReadOnly(query.sql);
       const deadline = performance.now() + timeoutMs;
@@ -165,7 +181,7 @@ export function createBigquerySession(client: BigQuery, settings: BigquerySessio
       };
       current = run;
       try {
-        await insertJob(run, query, timeoutMs);
+        await insertJob(run, query, timeoutMs, bytesGuard(settings.maximumBytesBilled, maxBytesBilled));
         return await readResults(run, rowLimit, deadline);
       } catch (error) {
         throw mapBigqueryError(error);

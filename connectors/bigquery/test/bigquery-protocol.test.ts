@@ -274,6 +274,41 @@ describe('errors', () => {
     expect((await query(connector, 'SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
   });
 
+  it("applies the analytic's own maximumBytesBilled, never above the connection's", async () => {
+    const guarded = await connect(main, { maximumBytesBilled: '1000' });
+    const unguarded = await connect(main);
+    const jobGuard = async (connector: Awaited<ReturnType<typeof connect>>, maxBytesBilled?: number) => {
+      const from = fake.requests.length;
+      const outcome = await query(
+        connector,
+        'SELECT id FROM orders',
+        {},
+        maxBytesBilled === undefined ? {} : { maxBytesBilled },
+      ).then(
+        () => 'ok',
+        (error: { driverCode?: string }) => error.driverCode,
+      );
+      const [insert] = jobInserts(fake, from);
+      const body = insert?.body as { configuration: { query: { maximumBytesBilled?: string } } };
+      return { outcome, sent: body.configuration.query.maximumBytesBilled };
+    };
+    // The analytic's guard alone: sent, and it stops the query (one table bills 10 MB here).
+    expect(await jobGuard(unguarded, 5_000)).toEqual({ outcome: 'bytesBilledLimitExceeded', sent: '5000' });
+    expect(await jobGuard(unguarded, 50_000_000)).toEqual({ outcome: 'ok', sent: '50000000' });
+    expect(await jobGuard(unguarded)).toEqual({ outcome: 'ok', sent: undefined });
+    // Both: the smaller wins; an analytic cannot raise the connection's ceiling.
+    expect(await jobGuard(guarded, 500)).toEqual({ outcome: 'bytesBilledLimitExceeded', sent: '500' });
+    expect(await jobGuard(guarded, 50_000_000)).toEqual({
+      outcome: 'bytesBilledLimitExceeded',
+      sent: '1000',
+    });
+    // Bad input never reaches the wire.
+    const from = fake.requests.length;
+    const bad = await failure(query(unguarded, 'SELECT 1 AS one', {}, { maxBytesBilled: -1 }));
+    expect(bad.code).toBe('PARAM_INVALID');
+    expect(jobInserts(fake, from)).toEqual([]);
+  });
+
   it('refuses writes and scripts before sending anything', async () => {
     const connector = await connect();
     await query(connector, 'SELECT 1 AS warm');

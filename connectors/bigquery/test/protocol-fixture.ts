@@ -80,7 +80,7 @@ export function query(
   connector: Connector,
   sql: string,
   values: ParamValues = {},
-  limits: { maxRows?: number; timeoutMs?: number; signal?: AbortSignal } = {},
+  limits: { maxRows?: number; timeoutMs?: number; maxBytesBilled?: number; signal?: AbortSignal } = {},
 ): Promise<QueryResult> {
   return connector.query({ template: parseTemplate(sql, bigqueryPlugin.dialect), params: values, ...limits });
 }

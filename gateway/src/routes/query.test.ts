@@ -120,6 +120,30 @@ describe('POST /v1/query and GET /v1/analytics/:name', () => {
     expect(res.json.meta).toMatchObject({ truncated: true, row_count: 3 });
     expect(res.json).not.toHaveProperty('insights');
   });
+
+  it('takes limits.max_bytes_billed (ignored by engines that do not bill by bytes) and refuses a bad one', async () => {
+    const body = {
+      name: 'query-test-bytes-guard',
+      connection: 'demo',
+      sql: 'SELECT id FROM sales ORDER BY id LIMIT 2',
+      visibility: 'public',
+    };
+    const bad = await tg.call('POST', '/v1/owner/analytics', {
+      key: tg.ownerKey,
+      body: { ...body, limits: { max_bytes_billed: 0 } },
+    });
+    expect(bad.status, bad.text).toBe(400);
+    expect(bad.json.error.code).toBe('INVALID_REQUEST');
+    expect(bad.text).toContain('max_bytes_billed');
+    const created = await tg.call('POST', '/v1/owner/analytics', {
+      key: tg.ownerKey,
+      body: { ...body, limits: { max_bytes_billed: 10_000_000_000 } },
+    });
+    expect(created.status, created.text).toBe(201);
+    const res = await tg.call('GET', '/v1/analytics/query-test-bytes-guard', { key: tg.demoKey });
+    expectQueryBody(res, 'query-test-bytes-guard');
+    expect(res.json.results).toHaveLength(2);
+  });
 });
 
 describe('param errors', () => {

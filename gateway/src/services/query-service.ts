@@ -128,6 +128,7 @@ export function createQueryService(deps: QueryServiceDeps): QueryService {
           params,
           timeoutMs: limits?.timeout_ms ?? DEFAULT_TIMEOUT_MS,
           maxRows: limits?.max_rows ?? DEFAULT_MAX_ROWS,
+          ...(limits?.max_bytes_billed === undefined ? {} : { maxBytesBilled: limits.max_bytes_billed }),
           ...(context.signal ? { signal: context.signal } : {}),
         });
         const insights = shapeInsights(entry.definition.insights, result.rows);

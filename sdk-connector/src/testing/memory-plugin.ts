@@ -44,6 +44,8 @@ export interface MemorySessionRecord {
   validates: number;
   /** The last `rowLimit` the runtime asked for. */
   lastRowLimit: number | undefined;
+  /** The last `maxBytesBilled` the runtime passed (undefined when the request had none). */
+  lastMaxBytesBilled: number | undefined;
   /** The last SQL text executed. */
   lastSql: string | undefined;
 }
@@ -156,6 +158,7 @@ export function createMemoryPlugin(options: MemoryPluginOptions = {}): MemoryPlu
         cancels: 0,
         validates: 0,
         lastRowLimit: undefined,
+        lastMaxBytesBilled: undefined,
         lastSql: undefined,
       };
     }
@@ -163,6 +166,7 @@ export function createMemoryPlugin(options: MemoryPluginOptions = {}): MemoryPlu
     async execute(query: CompiledQuery, opts: ExecuteOptions): Promise<RawResult> {
       this.record.executes++;
       this.record.lastRowLimit = opts.rowLimit;
+      this.record.lastMaxBytesBilled = opts.maxBytesBilled;
       this.record.lastSql = query.sql;
       this.assertUsable();
       running.set(this, query.sql);
