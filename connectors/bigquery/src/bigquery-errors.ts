@@ -21,7 +21,8 @@ const REASONS: Readonly<Record<string, ReasonRule>> = {
   },
   bytesBilledLimitExceeded: {
     code: 'QUERY_FAILED',
-    message: "the query would bill more bytes than its maximumBytesBilled (the analytic's or the connection's) allows",
+    message:
+      "the query would bill more bytes than its maximumBytesBilled (the analytic's or the connection's) allows",
   },
   billingTierLimitExceeded: {
     code: 'QUERY_FAILED',
