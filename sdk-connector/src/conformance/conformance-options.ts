@@ -125,8 +125,8 @@ export interface ConformanceOptions<Config = unknown> {
   /** The `timeoutMs` given to the `slow` query (default 1,000). */
   readonly slowTimeoutMs?: number;
   /**
-   * Checks that cannot apply to this plugin, each with the reason; they still appear in the
-   * output, as skipped with that reason. A warehouse connector claiming conformance lists none:
+   * Checks that cannot apply to this plugin, each with the reason; they register no test, and
+   * the reason is printed when the suite is collected. A warehouse connector claiming conformance lists none:
    * this exists for test doubles with a tiny SQL subset (the SDK's memory plugin). Engines without
    * server sessions omit `killSessions`/`runningQueries` instead.
    */

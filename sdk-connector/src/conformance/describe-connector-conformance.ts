@@ -31,8 +31,9 @@ const HOOK_TIMEOUT_MS = 60_000;
  * server are replaced; `close` idempotent, drains, then CLOSED; `unreachable` CONNECT_FAILED
  * within 5 s without a secret in the message. Each check has its own 30 s timeout.
  *
- * Checks that need an optional probe (`killSessions`, `unreachableConfig`) are reported as
- * skipped, with the reason, when it is not given; without `runningQueries` the timeout check
+ * Checks that need an optional probe (`killSessions`, `unreachableConfig`), and `arrayEcho` for
+ * an engine that cannot select an array, register no test when they cannot apply: the reason is
+ * printed instead; without `runningQueries` the timeout check
  * proves the query settled and the connector recovered, but cannot see the server.
  *
  * @example

@@ -1,7 +1,7 @@
 // Checks that values cannot become SQL and that the connector cannot write: 200+ hostile strings
 // bound to a filter behave like a harmless value (same rows, same compiled SQL text, fast, table
 // unchanged), NUL bytes are refused before any driver sees them, and writes/DDL fail.
-import { expect, it } from 'vitest';
+import { expect } from 'vitest';
 import { checkParamSchema, compileTemplate, validateParams } from '../index.js';
 import {
   type ConformanceHarness,
@@ -21,10 +21,10 @@ const NAME_SCHEMA = { name: { type: 'string', maxLength: 1000 } } as const;
 
 /** Registers the injection and read-only checks (4–5 of the kit). */
 export function registerInjectionConformance(h: ConformanceHarness): void {
-  it(
+  h.check(
+    'hostileStrings',
     'binds 200+ hostile strings as inert values: same rows, same SQL text, fast, table unchanged',
-    async (context) => {
-      h.guard(context, 'hostileStrings');
+    async () => {
       const dialect = h.options.plugin.dialect;
       const sql = h.sql.byName(h.table);
       const template = h.template(sql);
@@ -73,10 +73,10 @@ export function registerInjectionConformance(h: ConformanceHarness): void {
     TEST_TIMEOUT_MS,
   );
 
-  it(
+  h.check(
+    'nul',
     'refuses a string containing NUL with PARAM_INVALID, before any driver sees it',
-    async (context) => {
-      h.guard(context, 'nul');
+    async () => {
       const validation = validateParams(checkParamSchema(NAME_SCHEMA), { name: "alpha\u0000' OR '1'='1" });
       expect(validation.ok, 'validateParams must refuse a NUL byte').toBe(false);
       if (!validation.ok) expect(validation.issues.map((issue) => issue.param)).toEqual(['name']);
@@ -92,10 +92,10 @@ export function registerInjectionConformance(h: ConformanceHarness): void {
     TEST_TIMEOUT_MS,
   );
 
-  it(
+  h.check(
+    'readOnly',
     'refuses writes, DDL and stacked statements with QUERY_FAILED and changes nothing',
-    async (context) => {
-      h.guard(context, 'readOnly');
+    async () => {
       const before = await h.snapshot();
       expect(before.length, 'fixture rows present').toBeGreaterThan(0);
       for (const statement of h.sql.writes(h.table)) {

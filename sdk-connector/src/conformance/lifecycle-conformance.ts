@@ -1,7 +1,7 @@
 // Checks the connector's lifecycle: sessions killed by the server are replaced without failing
 // the next query, close() is idempotent and drains, and an unreachable warehouse fails test()
 // promptly with CONNECT_FAILED and without leaking a secret from the config.
-import { expect, it } from 'vitest';
+import { expect } from 'vitest';
 import type { Connector } from '../connector.js';
 import { type ConnectorPlugin, createConnector, secretFieldsOf } from '../index.js';
 import { CONFORMANCE_ROWS } from './conformance-fixture.js';
@@ -20,36 +20,37 @@ const UNREACHABLE_WITHIN_MS = 5_000;
 /** Registers the lifecycle checks (10–12 of the kit). */
 export function registerLifecycleConformance(h: ConformanceHarness): void {
   const killSessions = h.options.killSessions;
-  it(
+  h.check(
+    'killSessions',
     'replaces sessions killed on the server: the next queries succeed',
-    async (context) => {
-      h.guard(context, 'killSessions');
-      if (killSessions === undefined) return context.skip('no killSessions probe given (embedded engine)');
-      const connector = h.connector();
-      const sql = h.sql.echo('integer', false) as string;
-      const batch = async (): Promise<void> => {
-        const results = await Promise.all(
-          Array.from({ length: h.poolMax }, (_, i) => h.query(sql, { v: typed('integer', i + 1) })),
-        );
-        expect(results.map((result) => result.rows)).toEqual(results.map((_, i) => [{ v: i + 1 }]));
-      };
-      await batch(); // leaves idle sessions in the pool
-      const created = connector.stats().created;
-      await killSessions();
-      await batch();
-      expect(
-        connector.stats().created,
-        'killed sessions must have been replaced by new ones',
-      ).toBeGreaterThan(created);
-      expect(await h.count()).toBe(CONFORMANCE_ROWS.length);
-    },
+    killSessions === undefined
+      ? 'no killSessions probe given (an engine without server sessions)'
+      : async () => {
+          const connector = h.connector();
+          const sql = h.sql.echo('integer', false) as string;
+          const batch = async (): Promise<void> => {
+            const results = await Promise.all(
+              Array.from({ length: h.poolMax }, (_, i) => h.query(sql, { v: typed('integer', i + 1) })),
+            );
+            expect(results.map((result) => result.rows)).toEqual(results.map((_, i) => [{ v: i + 1 }]));
+          };
+          await batch(); // leaves idle sessions in the pool
+          const created = connector.stats().created;
+          await killSessions();
+          await batch();
+          expect(
+            connector.stats().created,
+            'killed sessions must have been replaced by new ones',
+          ).toBeGreaterThan(created);
+          expect(await h.count()).toBe(CONFORMANCE_ROWS.length);
+        },
     TEST_TIMEOUT_MS,
   );
 
-  it(
+  h.check(
+    'close',
     'closes idempotently: drains in-flight work, ends with no sessions, refuses later queries with CLOSED',
-    async (context) => {
-      h.guard(context, 'close');
+    async () => {
       const connector: Connector = await h.extraConnector();
       const sql = h.sql.echo('integer', false) as string;
       const params = { v: typed('integer', 7) };
@@ -72,42 +73,43 @@ export function registerLifecycleConformance(h: ConformanceHarness): void {
   );
 
   const unreachableConfig = h.options.unreachableConfig;
-  it(
+  h.check(
+    'unreachable',
     'fails test() promptly with CONNECT_FAILED on an unreachable warehouse, without leaking secrets',
-    async (context) => {
-      h.guard(context, 'unreachable');
-      if (unreachableConfig === undefined) return context.skip('no unreachableConfig given');
-      const raw = await unreachableConfig();
-      const secrets = secretsOf(raw, h.options.plugin);
-      const started = performance.now();
-      let outcome: unknown = 'success';
-      let connector: Connector | undefined;
-      try {
-        connector = await createConnector(h.options.plugin, raw, connectorOptions(h.options));
-        await connector.test();
-      } catch (error) {
-        outcome = error;
-      } finally {
-        await connector?.close();
-      }
-      const elapsed = performance.now() - started;
-      await expectConnectorError(
-        Promise.reject(outcome),
-        'CONNECT_FAILED',
-        'test() on an unreachable config',
-      );
-      expect(elapsed, `CONNECT_FAILED within ${UNREACHABLE_WITHIN_MS} ms`).toBeLessThan(
-        UNREACHABLE_WITHIN_MS,
-      );
-      const error = outcome as Error & { details?: unknown };
-      const visible = `${String(error)}\n${error.message}\n${JSON.stringify(error.details ?? [])}`;
-      for (const secret of secrets) {
-        expect(
-          visible.includes(secret),
-          `the error must not contain the secret ${JSON.stringify(secret)}`,
-        ).toBe(false);
-      }
-    },
+    unreachableConfig === undefined
+      ? 'no unreachableConfig given'
+      : async () => {
+          const raw = await unreachableConfig();
+          const secrets = secretsOf(raw, h.options.plugin);
+          const started = performance.now();
+          let outcome: unknown = 'success';
+          let connector: Connector | undefined;
+          try {
+            connector = await createConnector(h.options.plugin, raw, connectorOptions(h.options));
+            await connector.test();
+          } catch (error) {
+            outcome = error;
+          } finally {
+            await connector?.close();
+          }
+          const elapsed = performance.now() - started;
+          await expectConnectorError(
+            Promise.reject(outcome),
+            'CONNECT_FAILED',
+            'test() on an unreachable config',
+          );
+          expect(elapsed, `CONNECT_FAILED within ${UNREACHABLE_WITHIN_MS} ms`).toBeLessThan(
+            UNREACHABLE_WITHIN_MS,
+          );
+          const error = outcome as Error & { details?: unknown };
+          const visible = `${String(error)}\n${error.message}\n${JSON.stringify(error.details ?? [])}`;
+          for (const secret of secrets) {
+            expect(
+              visible.includes(secret),
+              `the error must not contain the secret ${JSON.stringify(secret)}`,
+            ).toBe(false);
+          }
+        },
     TEST_TIMEOUT_MS,
   );
 }

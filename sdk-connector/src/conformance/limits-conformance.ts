@@ -3,7 +3,7 @@
 // types and JSON-safe values, and more concurrent queries than the pool max all complete.
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { expect, it } from 'vitest';
+import { expect } from 'vitest';
 import type { ColumnType } from '../connector-plugin.js';
 import { CONFORMANCE_COLUMNS, CONFORMANCE_ROWS } from './conformance-fixture.js';
 import { type ConformanceHarness, expectConnectorError, idsOf, typed } from './conformance-harness.js';
@@ -18,10 +18,10 @@ const POLL_MS = 50;
 
 /** Registers the limit and result-shape checks (6–9 of the kit). */
 export function registerLimitsConformance(h: ConformanceHarness): void {
-  it(
+  h.check(
+    'timeout',
     'times out a slow query with QUERY_TIMEOUT, cancels it on the server, and recovers',
-    async (context) => {
-      h.guard(context, 'timeout');
+    async () => {
       const timeoutMs = h.options.slowTimeoutMs ?? 1_000;
       const marker = `quarry_conf_slow_${randomUUID().replaceAll('-', '')}`;
       const sql = h.sql.slow(marker);
@@ -68,10 +68,10 @@ export function registerLimitsConformance(h: ConformanceHarness): void {
     TEST_TIMEOUT_MS,
   );
 
-  it(
+  h.check(
+    'maxRows',
     'truncates at maxRows exactly',
-    async (context) => {
-      h.guard(context, 'maxRows');
+    async () => {
       const sql = h.sql.all(h.table);
       const n = CONFORMANCE_ROWS.length;
       const allIds = CONFORMANCE_ROWS.map((row) => row.id);
@@ -93,10 +93,10 @@ export function registerLimitsConformance(h: ConformanceHarness): void {
     TEST_TIMEOUT_MS,
   );
 
-  it(
+  h.check(
+    'columnTypes',
     'reports fixture column types and JSON-safe values (int64 as strings, exact decimals, dates, UTC timestamps)',
-    async (context) => {
-      h.guard(context, 'columnTypes');
+    async () => {
       const result = await h.query(h.sql.all(h.table));
       const expectedTypes = CONFORMANCE_COLUMNS.map(
         (column): ColumnType => h.options.columnTypes?.[column.name] ?? column.type,
@@ -126,10 +126,10 @@ export function registerLimitsConformance(h: ConformanceHarness): void {
     TEST_TIMEOUT_MS,
   );
 
-  it(
+  h.check(
+    'concurrency',
     'completes more concurrent queries than the pool max, each with its own correct result',
-    async (context) => {
-      h.guard(context, 'concurrency');
+    async () => {
       const connector = h.connector();
       const sql = h.sql.echo('integer', false) as string;
       const ids = Array.from({ length: h.poolMax * 4 }, (_, i) => i + 1);
