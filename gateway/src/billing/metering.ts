@@ -136,6 +136,9 @@ export function createMetering(options: MeteringOptions): Metering {
     else chargingAfter.set(key, n);
   };
 
+  const creditsOf = (principal: Principal, entry: CatalogEntry) =>
+    principal.origin === 'marketplace' ? 0 : entry.definition.price;
+
   /** Whether this call may run before it is charged (see the head of this file). */
   function mayChargeAfter(principal: Principal, key: string): boolean {
     if (reserveAhead === 'always') return false;
@@ -153,7 +156,7 @@ export function createMetering(options: MeteringOptions): Metering {
     const marketplace = principal.origin === 'marketplace';
     const plan = plans.resolve(principal.plan);
     const limit = marketplace ? null : plan.included_calls;
-    const credits = marketplace ? 0 : entry.definition.price;
+    const credits = creditsOf(principal, entry);
     let result: ReserveResult;
     try {
       result = await reserves.submit({
@@ -203,7 +206,7 @@ export function createMetering(options: MeteringOptions): Metering {
           return true;
         };
         return {
-          credits: principal.origin === 'marketplace' ? 0 : entry.definition.price,
+          credits: creditsOf(principal, entry),
           reserved: false,
           async commit(latencyMs) {
             if (!settle()) throw new Error('this call is already settled');

@@ -69,9 +69,9 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
   const cacheMs = options.cacheMs ?? 1_000;
   const digestsByKey = new Map<string, string>();
   // The presented key's text → its digest (base64), for well-formed keys only: parsing is a pure
-  // function of the text (a regex, a CRC32 and a SHA-256, ~5 µs), and the fast path meets the
-  // same few keys on every call. Verdicts still come from \`cache\`, so revocation is unaffected.
-  // Bounded; cleared when full.
+  // function of the text (a regex, a CRC32 and a SHA-256, ~5 µs), and every call presents one of
+  // the same few keys. Verdicts still come from `cache`, so revocation is unaffected. Bounded;
+  // cleared when full.
   const digestOfText = new Map<string, string>();
   const maxParsed = options.maxEntries ?? 10_000;
   const digestOf = (text: string): string | undefined => {
@@ -117,12 +117,11 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
           origin: 'marketplace',
         };
       }
-      const parsed = parseApiKey(credential);
-      if (!parsed.ok) throw unauthenticated('The API key is malformed (check for a typo).');
-      const digest = parsed.digest.toString('base64');
+      const digest = digestOf(credential);
+      if (digest === undefined) throw unauthenticated('The API key is malformed (check for a typo).');
       let verdict = cacheMs > 0 ? cache.get(digest) : undefined;
       if (verdict === undefined) {
-        const found = await options.keys.findByDigest(parsed.digest);
+        const found = await options.keys.findByDigest(Buffer.from(digest, 'base64'));
         verdict =
           found === null
             ? { principal: null, keyId: null, expiresAt: null }
