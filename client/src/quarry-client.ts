@@ -163,6 +163,22 @@ export function createQuarryClient(
     userAgent,
   });
   const period = (o: PeriodOptions | undefined) => ({ period: o?.period });
+  /** A per-period report (usage, statements) as JSON or, with `format=csv`, as CSV text. */
+  const periodReport = <T>(path: string) => ({
+    get(o: PeriodOptions = {}) {
+      return transport.send<T>({ method: 'GET', path, query: period(o), idempotent: true, signal: o.signal });
+    },
+    csv(o: PeriodOptions = {}) {
+      return transport.send<string>({
+        method: 'GET',
+        path,
+        query: { ...period(o), format: 'csv' },
+        responseType: 'text',
+        idempotent: true,
+        signal: o.signal,
+      });
+    },
+  });
 
   return {
     query<Row, Insights>(source: string, params: QueryParams = {}, o: QueryOptions = {}) {
@@ -255,48 +271,8 @@ export function createQuarryClient(
         return body.key;
       },
     },
-    usage: {
-      get(o = {}) {
-        return transport.send<Usage>({
-          method: 'GET',
-          path: '/v1/account/usage',
-          query: period(o),
-          idempotent: true,
-          signal: o.signal,
-        });
-      },
-      csv(o = {}) {
-        return transport.send<string>({
-          method: 'GET',
-          path: '/v1/account/usage',
-          query: { ...period(o), format: 'csv' },
-          responseType: 'text',
-          idempotent: true,
-          signal: o.signal,
-        });
-      },
-    },
-    statements: {
-      get(o = {}) {
-        return transport.send<Statement>({
-          method: 'GET',
-          path: '/v1/owner/statements',
-          query: period(o),
-          idempotent: true,
-          signal: o.signal,
-        });
-      },
-      csv(o = {}) {
-        return transport.send<string>({
-          method: 'GET',
-          path: '/v1/owner/statements',
-          query: { ...period(o), format: 'csv' },
-          responseType: 'text',
-          idempotent: true,
-          signal: o.signal,
-        });
-      },
-    },
+    usage: periodReport<Usage>('/v1/account/usage'),
+    statements: periodReport<Statement>('/v1/owner/statements'),
     account: {
       async get(o = {}) {
         const body = await transport.send<{ account: Account }>({
