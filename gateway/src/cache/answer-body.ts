@@ -2,7 +2,7 @@
 // are the body up to and including the cacheable part of `meta` (row_count, truncated); each
 // request appends only its own small tail (request_id, cached, duration_ms, credits, version).
 import type { QueryResponseBody } from '../services/query-service.js';
-import { etagFor } from './etag.js';
+import { etagOfJson } from './etag.js';
 import type { CachedAnswer } from './result-cache.js';
 
 /** Serialises everything but the per-request part of `meta`. */
@@ -13,12 +13,7 @@ export function storedAnswer(body: QueryResponseBody, now: number): CachedAnswer
   const head = `${json.slice(0, -1)},"meta":{"row_count":${meta.row_count},"truncated":${meta.truncated},`;
   return {
     body: Buffer.from(head),
-    etag: etagFor({
-      results: body.results,
-      columns: body.columns,
-      ...(body.insights === undefined ? {} : { insights: body.insights }),
-      version: meta.version,
-    }),
+    etag: etagOfJson(meta.version, json),
     storedAt: now,
   };
 }

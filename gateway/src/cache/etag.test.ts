@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { etagFor, matchesIfNoneMatch } from './etag.js';
+import { etagFor, etagOfJson, matchesIfNoneMatch } from './etag.js';
 
 const data = {
   results: [{ region: 'EU', revenue: 1234.5 }],
@@ -64,5 +64,17 @@ describe('matchesIfNoneMatch', () => {
     const real = etagFor({ results: [], columns: [], version: 1 });
     expect(matchesIfNoneMatch(`W/${real}, "other"`, real)).toBe(true);
     expect(matchesIfNoneMatch(etagFor({ results: [1], columns: [], version: 1 }), real)).toBe(false);
+  });
+});
+
+describe('etagOfJson', () => {
+  it('is a strong quoted tag that changes with the data and with the version, and only then', () => {
+    const json = '{"source":"s","results":[{"a":1}],"columns":[]}';
+    const tag = etagOfJson(1, json);
+    expect(tag).toMatch(/^"[A-Za-z0-9_-]{43}"$/);
+    expect(etagOfJson(1, json)).toBe(tag);
+    expect(etagOfJson(2, json)).not.toBe(tag);
+    expect(etagOfJson(1, json.replace('1', '2'))).not.toBe(tag);
+    expect(matchesIfNoneMatch(`W/${tag}`, tag)).toBe(true);
   });
 });

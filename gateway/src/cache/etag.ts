@@ -19,6 +19,15 @@ export function etagFor(data: EtagData): string {
 }
 
 /**
+ * The same kind of tag from data already serialised: `json` is the answer's data part as the
+ * body carries it (source, results, insights, columns), so a miss serialises its rows once, not
+ * once for the body and again for the tag. Equal data and version give equal tags.
+ */
+export function etagOfJson(version: number, json: string): string {
+  return `"${createHash('sha256').update(`${version}\n`).update(json).digest('base64url')}"`;
+}
+
+/**
  * Whether an `If-None-Match` header matches `etag`, i.e. the answer may be a 304. Uses the weak
  * comparison RFC 9110 §13.1.2 prescribes for If-None-Match (`W/"x"` matches `"x"`), accepts a
  * comma-separated list and `*`, and tolerates unquoted tags some clients send.
