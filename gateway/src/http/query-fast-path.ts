@@ -15,7 +15,9 @@
 // status, headers and body.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ParamValues } from '@quarry/sdk-connector';
-import { spendRateLimit } from '../middleware/auth.js';
+import { cacheKey } from '../cache/cache-key.js';
+import type { CatalogEntry } from '../catalog/catalog.js';
+import { limitHeadersOf, spendRateLimit } from '../middleware/auth.js';
 import { newRequestId } from '../middleware/request-id.js';
 import { recordRequest } from '../observability/metrics.js';
 import { bypassesCache, type QueryCall, type QueryOutcome, quotaHeaders, runQuery } from '../routes/query.js';
@@ -35,6 +37,23 @@ export interface QueryFastPathOptions {
 
 const ROUTE = '/v1/query';
 const MAX_SOURCE = 128;
+/** Bodies up to this size are remembered with their decision (see `decided`). */
+const MAX_REMEMBERED_BODY = 1024;
+/** Decisions remembered at once; the memo starts over when full (at most ~10 MiB of bodies). */
+const MAX_REMEMBERED = 10_000;
+
+/**
+ * What a body decided, for the next identical body of the same account: the analytic entry it
+ * resolved to (still current only while the catalog hands out the same entry object), the
+ * validated params and the result-cache key. Skips JSON.parse, the param schema and the key
+ * canonicalisation on repeated calls — most of a cache hit's own cost (bench/src/profile-gateway.ts).
+ */
+interface Decided {
+  readonly source: string;
+  readonly entry: CatalogEntry;
+  readonly params: ParamValues;
+  readonly cacheKey: string | undefined;
+}
 
 /** The documented request shape, checked without zod; anything else is the app's to refuse. */
 function plainQuery(value: unknown): { source: string; params: Record<string, unknown> } | undefined {
@@ -86,7 +105,7 @@ export function withQueryFastPath(
   async function serve(res: ServerResponse, call: Omit<QueryCall, 'requestId' | 'signal'>) {
     const requestId = newRequestId();
     const { principal } = call;
-    let status: number;
+    let status = 500;
     let limitHeaders: Record<string, string> | undefined;
     let controller: AbortController | undefined;
     const signal = () => {
@@ -101,7 +120,15 @@ export function withQueryFastPath(
       return controller.signal;
     };
     try {
-      limitHeaders = await spendRateLimit(rateLimiter, principal, principal.rateLimitBucket);
+      // The in-process limiter answers synchronously: no await (and no microtask) for it.
+      const limit = principal.rateLimit;
+      if (!limit.unlimited) {
+        const decision = rateLimiter.check(principal.rateLimitBucket, limit.policy);
+        limitHeaders =
+          decision instanceof Promise
+            ? await spendRateLimit(rateLimiter, principal, principal.rateLimitBucket)
+            : limitHeadersOf(limit.policy, decision);
+      }
       let outcome: QueryOutcome;
       try {
         outcome = await runQuery(services, { ...call, requestId, signal });
@@ -112,7 +139,11 @@ export function withQueryFastPath(
       limitHeaders = quotaHeaders(services, principal, limitHeaders, outcome.charged);
       const { answer } = outcome;
       status = answer.status;
-      write(res, status, { 'x-request-id': requestId, ...limitHeaders, ...answer.headers }, answer.body);
+      const headers = answer.headers;
+      headers['x-request-id'] = requestId;
+      if (limitHeaders !== undefined)
+        for (const name in limitHeaders) headers[name] = limitHeaders[name] as string;
+      write(res, status, headers, answer.body);
     } catch (error) {
       if (error instanceof ApiError && error.code === 'RATE_LIMIT_EXCEEDED')
         limitHeaders = { ...error.headers };
@@ -134,6 +165,38 @@ export function withQueryFastPath(
     });
   }
 
+  const decided = new Map<string, Decided>();
+
+  /** The body's analytic, params and cache key, decided afresh; undefined: the app must answer. */
+  function decide(principal: Principal, body: Buffer): Decided | undefined {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(body.toString('utf8'));
+    } catch {
+      return undefined;
+    }
+    const request = plainQuery(parsed);
+    if (request === undefined) return undefined;
+    const entry = queries.peek(principal, request.source);
+    if (entry === undefined) return undefined;
+    let params: ParamValues;
+    try {
+      params = queries.params(entry, request.params);
+    } catch {
+      return undefined;
+    }
+    const cache = entry.definition.cache;
+    const cacheable = cache !== undefined && ((cache.ttl ?? 0) > 0 || (cache.stale ?? 0) > 0);
+    return {
+      source: request.source,
+      entry,
+      params,
+      cacheKey: cacheable
+        ? cacheKey({ analyticId: entry.analyticId, version: entry.version, params })
+        : undefined,
+    };
+  }
+
   /** Serves the call when everything about it is decidable from memory; false hands it to the app. */
   function tryServe(
     req: IncomingMessage,
@@ -142,29 +205,31 @@ export function withQueryFastPath(
     body: Buffer,
     started: number,
   ): boolean {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(body.toString('utf8'));
-    } catch {
-      return false;
+    // The same bytes from the same account decide the same call, while the catalog still hands
+    // out the entry they resolved to (a new version or visibility is a new entry object).
+    const memo =
+      body.length <= MAX_REMEMBERED_BODY ? `${principal.accountId}\n${body.toString('latin1')}` : undefined;
+    let call = memo === undefined ? undefined : decided.get(memo);
+    if (call === undefined || queries.peek(principal, call.source) !== call.entry) {
+      call = decide(principal, body);
+      if (call === undefined) return false;
+      if (memo !== undefined) {
+        if (decided.size >= MAX_REMEMBERED) decided.clear();
+        decided.set(memo, call);
+      }
     }
-    const request = plainQuery(parsed);
-    if (request === undefined) return false;
-    const entry = queries.peek(principal, request.source);
-    if (entry === undefined) return false;
-    let params: ParamValues;
-    try {
-      params = queries.params(entry, request.params);
-    } catch {
-      return false;
-    }
+    const headers = req.headers;
     void serve(res, {
       principal,
-      entry,
-      params,
+      entry: call.entry,
+      params: call.params,
+      cacheKey: call.cacheKey,
       started,
-      bypassCache: bypassesCache(req.headers['cache-control'], req.headers.pragma as string | undefined),
-      ifNoneMatch: req.headers['if-none-match'],
+      bypassCache:
+        headers['cache-control'] === undefined && headers.pragma === undefined
+          ? false
+          : bypassesCache(headers['cache-control'], headers.pragma as string | undefined),
+      ifNoneMatch: headers['if-none-match'],
     });
     return true;
   }

@@ -5,7 +5,20 @@ import type { Context, MiddlewareHandler } from 'hono';
 import { ApiError } from '../http/api-error.js';
 import type { AppEnv, Principal, Scope } from '../http/app-env.js';
 import { rateLimitHeaders } from '../rate-limit/rate-limit-headers.js';
-import type { RateLimiter } from '../rate-limit/rate-limiter.js';
+import type { RateLimitDecision, RateLimiter, RateLimitPolicy } from '../rate-limit/rate-limiter.js';
+
+/** The headers of a decision; throws RATE_LIMIT_EXCEEDED (carrying them) when it is a refusal. */
+export function limitHeadersOf(policy: RateLimitPolicy, decision: RateLimitDecision): Record<string, string> {
+  const headers: Record<string, string> = { ...rateLimitHeaders(policy, decision) };
+  if (!decision.allowed) {
+    throw new ApiError(
+      'RATE_LIMIT_EXCEEDED',
+      `Rate limit of ${policy.limit} requests per ${policy.windowSeconds} s exceeded; retry in ${decision.retryAfterSeconds.toFixed(1)} s.`,
+      { retryAfter: decision.retryAfterSeconds, headers },
+    );
+  }
+  return headers;
+}
 
 /**
  * Spends one request of the principal's rate limit: the IETF rate-limit headers to send, or
@@ -19,16 +32,7 @@ export async function spendRateLimit(
 ): Promise<Record<string, string> | undefined> {
   const limit = principal.rateLimit;
   if (limit.unlimited) return undefined;
-  const decision = await rateLimiter.check(bucket, limit.policy);
-  const headers: Record<string, string> = { ...rateLimitHeaders(limit.policy, decision) };
-  if (!decision.allowed) {
-    throw new ApiError(
-      'RATE_LIMIT_EXCEEDED',
-      `Rate limit of ${limit.policy.limit} requests per ${limit.policy.windowSeconds} s exceeded; retry in ${decision.retryAfterSeconds.toFixed(1)} s.`,
-      { retryAfter: decision.retryAfterSeconds, headers },
-    );
-  }
-  return headers;
+  return limitHeadersOf(limit.policy, await rateLimiter.check(bucket, limit.policy));
 }
 
 /** Applies the principal's rate limit; throws RATE_LIMIT_EXCEEDED when it is spent. */

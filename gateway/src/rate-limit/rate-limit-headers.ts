@@ -24,11 +24,18 @@ export const RETRY_AFTER_HEADER = 'Retry-After';
 
 export const DEFAULT_POLICY_NAME = 'default';
 
+// Policy names are a handful of constants ("default", "monthly"), formatted on every answer.
+const sfStrings = new Map<string, string>();
+
 /** An sf-string: printable ASCII only, with `"` and `\` escaped. */
 export function formatSfString(value: string): string {
+  const known = sfStrings.get(value);
+  if (known !== undefined) return known;
   if (!/^[\x20-\x7e]*$/.test(value))
     throw new Error(`not a structured-field string: ${JSON.stringify(value)}`);
-  return `"${value.replace(/[\\"]/g, '\\$&')}"`;
+  const formatted = `"${value.replace(/[\\"]/g, '\\$&')}"`;
+  if (sfStrings.size < 64) sfStrings.set(value, formatted);
+  return formatted;
 }
 
 /** One Quota Policy Item: `"name";q=<quota>;w=<window>` (w omitted when undefined). */
@@ -55,13 +62,28 @@ export interface RateLimitHeaders {
   readonly 'Retry-After'?: string;
 }
 
+// A key's policy object lives as long as its cached verdict: its policy item is formatted once.
+const policyItems = new WeakMap<RateLimitPolicy, string>();
+
+function defaultPolicyItem(policy: RateLimitPolicy): string {
+  let item = policyItems.get(policy);
+  if (item === undefined) {
+    item = formatQuotaPolicyItem(DEFAULT_POLICY_NAME, policy.limit, policy.windowSeconds);
+    policyItems.set(policy, item);
+  }
+  return item;
+}
+
 export function rateLimitHeaders(
   policy: RateLimitPolicy,
   decision: RateLimitDecision,
   name: string = DEFAULT_POLICY_NAME,
 ): RateLimitHeaders {
   const base = {
-    [RATE_LIMIT_POLICY_HEADER]: formatQuotaPolicyItem(name, policy.limit, policy.windowSeconds),
+    [RATE_LIMIT_POLICY_HEADER]:
+      name === DEFAULT_POLICY_NAME
+        ? defaultPolicyItem(policy)
+        : formatQuotaPolicyItem(name, policy.limit, policy.windowSeconds),
     [RATE_LIMIT_HEADER]: formatServiceLimitItem(
       name,
       decision.remaining,

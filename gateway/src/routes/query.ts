@@ -131,6 +131,8 @@ export interface QueryCall {
   readonly started: number;
   /** The caller sent `Cache-Control: no-cache` (or the like). */
   readonly bypassCache: boolean;
+  /** The result-cache key of `entry` and `params`, when the caller already computed it. */
+  readonly cacheKey?: string | undefined;
   readonly ifNoneMatch: string | undefined;
   /** The request's abort signal, asked for only when the warehouse must be queried. */
   readonly signal: () => AbortSignal | undefined;
@@ -157,7 +159,9 @@ export async function runQuery(services: GatewayServices, call: QueryCall): Prom
     staleSeconds: entry.definition.cache?.stale ?? 0,
   };
   const cacheable = policy.ttlSeconds > 0 || policy.staleSeconds > 0;
-  const key = cacheable ? cacheKey({ analyticId: entry.analyticId, version: entry.version, params }) : '';
+  const key = cacheable
+    ? (call.cacheKey ?? cacheKey({ analyticId: entry.analyticId, version: entry.version, params }))
+    : '';
   let metered: MeteredCall | undefined;
   const load = async () =>
     storedAnswer(
