@@ -1,0 +1,187 @@
+// Where a gateway request's time goes: one scenario of the gateway bench (b cache hit, d cheap or
+// d heavy) under closed-loop load, with the CPU time of every party read from /proc around the
+// window — the gateway process, all PostgreSQL backends, and this process (the load generator) —
+// divided by the requests served, so a change to the hot path shows as µs of CPU per request
+// rather than as a throughput figure that moves ±20% with the machine. With `--cpu-prof` the
+// gateway also writes a V8 CPU profile, summarised here by self time per function.
+// Run: npm run bench:profile -w @quarry/bench -- [--scenario hit|cheap|heavy] [--seconds N] [--cpu-prof]
+import { readdirSync, readFileSync } from 'node:fs';
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ANALYTICS, createBenchWorld, gatewayEnv, provision, SALES_YEAR } from './bench-world.js';
+import { type HttpTarget, runHttpWindow } from './http-load.js';
+import { canPin, pinSelf, startService } from './service-process.js';
+
+const CLOCK_TICKS = 100;
+
+/** utime + stime of one process, in seconds. */
+function processCpu(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+  } catch {
+    return 0;
+  }
+}
+
+/** CPU seconds of every process whose command is `postgres` (the server and its backends). */
+function postgresCpu(): number {
+  let total = 0;
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      if (readFileSync(`/proc/${name}/comm`, 'utf8').trim() !== 'postgres') continue;
+    } catch {
+      continue;
+    }
+    total += processCpu(Number(name));
+  }
+  return total;
+}
+
+interface ProfileNode {
+  readonly id: number;
+  readonly callFrame: { functionName: string; url: string; lineNumber: number };
+  readonly children?: readonly number[];
+}
+
+/** Self time per function of a .cpuprofile, largest first. */
+function summariseProfile(file: string, top: number): string {
+  const profile = JSON.parse(readFileSync(file, 'utf8')) as {
+    nodes: ProfileNode[];
+    samples: number[];
+    timeDeltas: number[];
+  };
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const parent = new Map<number, number>();
+  for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node.id);
+  const labelOf = (node: ProfileNode) => {
+    const { functionName, url, lineNumber } = node.callFrame;
+    const where =
+      url === '' ? '' : ` ${url.replace(/^.*\/(node_modules|work\/main)\//, '')}:${lineNumber + 1}`;
+    return `${functionName || '(anonymous)'}${where}`;
+  };
+  const self = new Map<string, number>();
+  const inclusive = new Map<string, number>();
+  let total = 0;
+  for (let i = 0; i < profile.samples.length; i++) {
+    const id = profile.samples[i] as number;
+    const node = byId.get(id);
+    const dt = profile.timeDeltas[i] ?? 0;
+    if (node === undefined) continue;
+    const label = labelOf(node);
+    self.set(label, (self.get(label) ?? 0) + dt);
+    total += dt;
+    const onStack = new Set<string>();
+    for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) {
+      const n = byId.get(at);
+      if (n !== undefined) onStack.add(labelOf(n));
+    }
+    for (const l of onStack) inclusive.set(l, (inclusive.get(l) ?? 0) + dt);
+  }
+  const table = (m: Map<string, number>) =>
+    [...m.entries()]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, top)
+      .map(([label, us]) => `${((100 * us) / total).toFixed(1).padStart(5)}%  ${label}`)
+      .join('\n');
+  return `self:\n${table(self)}\ninclusive:\n${table(inclusive)}`;
+}
+
+async function main(): Promise<void> {
+  const argv = process.argv.slice(2);
+  const flag = (name: string, fallback: string) => {
+    const i = argv.indexOf(name);
+    return i >= 0 && argv[i + 1] !== undefined ? (argv[i + 1] as string) : fallback;
+  };
+  const scenario = flag('--scenario', 'hit');
+  const seconds = Number(flag('--seconds', '8'));
+  const connections = Number(flag('--connections', '64'));
+  const cpuProf = argv.includes('--cpu-prof');
+  const extraEnv = JSON.parse(flag('--env', '{}')) as Record<string, string>;
+  const pgUrl = process.env.QUARRY_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+  const pinned = canPin(1) ? pinSelf(0) : undefined;
+  const dir = await mkdtemp(join(tmpdir(), 'quarry-profile-'));
+  const world = await createBenchWorld(pgUrl);
+  try {
+    const gateway = await startService({
+      entry: 'gateway/src/server.ts',
+      env: { ...gatewayEnv(world, 'warn'), ...extraEnv },
+      cpu: pinned === undefined ? undefined : 1,
+      logFile: join(dir, 'gateway.log'),
+      nodeArgs: cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : [],
+    });
+    let served = 0;
+    try {
+      const key = await provision(gateway.url, world, 1000);
+      const [source, params] =
+        scenario === 'hit'
+          ? [ANALYTICS.revenueCached, { year: SALES_YEAR }]
+          : scenario === 'cheap'
+            ? [ANALYTICS.lookup, { id: 42 }]
+            : [ANALYTICS.revenue, { year: SALES_YEAR }];
+      let target: HttpTarget = {
+        url: `${gateway.url}/v1/query`,
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+        body: JSON.stringify({ source, params }),
+      };
+      let server = gateway;
+      let bare: Awaited<ReturnType<typeof startService>> | undefined;
+      if (argv.includes('--bare')) {
+        // The same request against bare node:http answering the gateway's bytes (scenario a).
+        const answer = await fetch(target.url, {
+          method: 'POST',
+          headers: target.headers,
+          body: target.body ?? '',
+        });
+        const bodyFile = join(dir, 'answer.json');
+        await writeFile(bodyFile, Buffer.from(await answer.arrayBuffer()));
+        bare = await startService({
+          entry: 'bench/src/bare-http-server.ts',
+          args: [bodyFile],
+          cpu: pinned === undefined ? undefined : 1,
+          readyPath: '/',
+          logFile: join(dir, 'bare.log'),
+          nodeArgs: cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : [],
+        });
+        server = bare;
+        target = { ...target, url: `${bare.url}/v1/query` };
+      }
+      await runHttpWindow(target, { connections, seconds: 2 });
+      const before = { gw: processCpu(server.pid), pg: postgresCpu(), me: process.cpuUsage() };
+      const load = await runHttpWindow(target, { connections, seconds });
+      const me = process.cpuUsage(before.me);
+      const gw = processCpu(server.pid) - before.gw;
+      await bare?.stop();
+      const pgCpu = postgresCpu() - before.pg;
+      served = load.window.requests;
+      const per = (s: number) => ((s * 1e6) / served).toFixed(1);
+      console.log(
+        `${scenario}: ${load.window.reqPerSec.toFixed(0)} req/s, p50 ${load.window.p50Ms.toFixed(2)} ms, p99 ${load.window.p99Ms.toFixed(2)} ms, failures ${load.window.failures}, steal ${(100 * load.window.steal).toFixed(1)}%`,
+      );
+      console.log(
+        `CPU per request: gateway ${per(gw)} µs (${((100 * gw) / seconds).toFixed(0)}% of a core), postgres ${per(pgCpu)} µs (${((100 * pgCpu) / seconds).toFixed(0)}%), load generator ${per((me.user + me.system) / 1e6)} µs`,
+      );
+    } finally {
+      await gateway.stop();
+    }
+    if (cpuProf) {
+      const file = (await readdir(dir)).filter((f) => f.endsWith('.cpuprofile')).sort()[0];
+      if (file === undefined) console.log('no CPU profile was written');
+      else
+        console.log(`self time, whole run (${join(dir, file)}):\n${summariseProfile(join(dir, file), 40)}`);
+    }
+  } finally {
+    pinned?.();
+    await world.drop();
+    if (!cpuProf) await rm(dir, { recursive: true, force: true });
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exitCode = 1;
+});
