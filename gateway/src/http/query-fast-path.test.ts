@@ -237,6 +237,61 @@ describe('query fast path', () => {
     }
   });
 
+  it('decides a repeated body afresh once its analytic has a new version', async () => {
+    const connection = await tg.call('POST', '/v1/owner/connections', {
+      key: alice.key,
+      body: { name: 'alice-duck', type: 'duckdb', config: { path: `${tg.dataDir}/demo.duckdb` } },
+    });
+    expect(connection.status, connection.text).toBe(201);
+    const created = await tg.call('POST', '/v1/owner/analytics', {
+      key: alice.key,
+      body: {
+        name: 'alice-memo',
+        connection: 'alice-duck',
+        sql: 'SELECT :n AS n, 1 AS v',
+        params: { n: { type: 'integer', required: true, max: 10 } },
+        cache: { ttl: 600 },
+      },
+    });
+    expect(created.status, created.text).toBe(201);
+    const body = { source: 'alice-memo', params: { n: 5 } };
+    expect(JSON.parse((await post(fastUrl, body)).text).results).toEqual([{ n: 5, v: 1 }]);
+    const hit = await post(fastUrl, body);
+    expect(hit.headers['x-cache']).toBe('HIT');
+    expect(JSON.parse(hit.text).meta.version).toBe(1);
+
+    // Version 2 allows n ≤ 3: the remembered decision (n = 5 valid) must not be used.
+    const narrowed = await tg.call('PATCH', '/v1/owner/analytics/alice-memo', {
+      key: alice.key,
+      body: {
+        connection: 'alice-duck',
+        sql: 'SELECT :n AS n, 1 AS v',
+        params: { n: { type: 'integer', required: true, max: 3 } },
+        cache: { ttl: 600 },
+      },
+    });
+    expect(narrowed.status, narrowed.text).toBe(200);
+    const refused = await post(fastUrl, body);
+    expect(refused.status).toBe(400);
+    expect(JSON.parse(refused.text).error.code).toBe('INVALID_PARAMS');
+
+    // Version 3 changes the SQL: the same body is a miss of the new version, not version 1's answer.
+    const changed = await tg.call('PATCH', '/v1/owner/analytics/alice-memo', {
+      key: alice.key,
+      body: {
+        connection: 'alice-duck',
+        sql: 'SELECT :n AS n, 3 AS v',
+        params: { n: { type: 'integer', required: true, max: 10 } },
+        cache: { ttl: 600 },
+      },
+    });
+    expect(changed.status, changed.text).toBe(200);
+    const fresh = await post(fastUrl, body);
+    expect(fresh.headers['x-cache']).toBe('MISS');
+    expect(JSON.parse(fresh.text).results).toEqual([{ n: 5, v: 3 }]);
+    expect(JSON.parse(fresh.text).meta.version).toBe(3);
+  });
+
   it('tells keep-alive clients to close while the server drains', async () => {
     await post(fastUrl, GARDEN);
     const reservesBefore = served();
