@@ -9,10 +9,17 @@ import { createSecretBox } from '../security/secret-box.js';
 import type { Analytic } from './analytic-repository.js';
 import { type ControlPlaneStore, createControlPlaneStore } from './control-plane-store.js';
 import { migrate } from './migrate.js';
+import { splitCredits } from './revenue-split.js';
 import type { SqlClient, SqlExecutor } from './sql-client.js';
 import { isStoreError } from './store-error.js';
 import { storeBackends } from './testing/store-backends.js';
-import { createUsageRepository, type Reservation, type UsageOrigin } from './usage-repository.js';
+import {
+  createUsageRepository,
+  type Reservation,
+  type ReserveRequest,
+  type ReserveResult,
+  type UsageOrigin,
+} from './usage-repository.js';
 
 const backends = await storeBackends('metering store', 'quarry_metering');
 const secretBox = createSecretBox({ keys: { k1: randomBytes(32) }, current: 'k1' });
@@ -186,20 +193,27 @@ for (const { backend, available } of backends) {
     });
 
     describe('reserveMany (group commit)', () => {
-      /** A second instance's repository over the same database, recording the functions it calls. */
+      /**
+       * A second instance's repository over the same database, recording the functions it calls
+       * and their arguments.
+       */
       const instance = () => {
         const calls: string[] = [];
+        const args: (readonly unknown[] | undefined)[] = [];
         const recording: SqlExecutor = {
           kind: sql.kind,
           query: (text, params) => {
-            const fn = /FROM (quarry_reserve_calls\w*)\(/.exec(text)?.[1];
-            if (fn !== undefined) calls.push(fn);
+            const fn = /FROM (quarry_(?:reserve|charge)_calls\w*)\(/.exec(text)?.[1];
+            if (fn !== undefined) {
+              calls.push(fn);
+              args.push(params);
+            }
             return sql.query(text, params);
           },
           exec: (script) => sql.exec(script),
           transaction: (fn) => sql.transaction(fn),
         };
-        return { usage: createUsageRepository(recording), calls };
+        return { usage: createUsageRepository(recording), calls, args };
       };
 
       it('decides a batch in order: admitted up to the limit, the rest refused, nothing extra recorded', async () => {
@@ -260,7 +274,7 @@ for (const { backend, available } of backends) {
               : { ...reservation(caller.id, analytic, { limit }), served: { latencyMs: 1 } },
           ),
         );
-        expect(calls).toEqual(['quarry_reserve_calls', 'quarry_reserve_calls_optimistic']);
+        expect(calls).toEqual(['quarry_reserve_calls', 'quarry_charge_calls']);
         expect(results.map((r) => (r instanceof Error ? r : r.ok && r.used))).toEqual([
           2, 3, 4, 5, 6, 7, 8, 9, 10, 11,
         ]);
@@ -283,11 +297,7 @@ for (const { backend, available } of backends) {
         const results = await a.usage.reserveMany(
           Array.from({ length: 8 }, () => reservation(caller.id, analytic, { limit })),
         );
-        expect(a.calls).toEqual([
-          'quarry_reserve_calls',
-          'quarry_reserve_calls_optimistic',
-          'quarry_reserve_calls',
-        ]);
+        expect(a.calls).toEqual(['quarry_reserve_calls', 'quarry_charge_calls', 'quarry_reserve_calls']);
         expect(results.filter((r) => !(r instanceof Error) && r.ok)).toHaveLength(4);
         expect(results.slice(4)).toEqual(Array(4).fill({ ok: false, reason: 'quota_exceeded', used: 20 }));
         expect(await store.usage.counter(caller.id, PERIOD)).toBe(20);
@@ -312,6 +322,215 @@ for (const { backend, available } of backends) {
         expect(admitted).toBe(limit - instances.length);
         expect(await store.usage.counter(caller.id, PERIOD)).toBe(limit);
         expect(await eventsOf(caller.id)).toHaveLength(limit);
+      });
+
+      it('charges a mixed batch in groups exactly as the exact path and 004 decide it, call by call and row by row', async () => {
+        const { caller: a, owner, analytic: x } = await world();
+        const b = await newAccount('b');
+        const c = await newAccount('c'); // marketplace calls only, but a counter row from earlier
+        const d = await newAccount('d'); // marketplace calls only, no counter row
+        const y = await newAnalytic(owner.id);
+        type Spec = [account: string, analytic: Analytic, overrides: Partial<ReserveRequest>];
+        const hit = (latencyMs: number) => ({ served: { latencyMs } });
+        const market = (more: Partial<ReserveRequest> = {}) => ({ origin: 'marketplace' as const, ...more });
+        /** An api call of a to x, served (latency 1 ms) unless `served: undefined`. */
+        const base = (more: Partial<ReserveRequest> = {}): Spec => [
+          a.id,
+          x,
+          { limit: 100, keyId: 'key_1', credits: 5, ...hit(1), ...more },
+        ];
+        // `P2` marks the batch's second period. Each field of a call but its request id and
+        // latency tells some call from the one before it by itself (the groups as the Map and
+        // as the previous call find them); groups interleave; the api calls of one counter are
+        // spread over many groups.
+        const P2 = 'P2';
+        const specs: Spec[] = [
+          base(hit(1.23456)),
+          [b.id, x, { limit: 100, keyId: 'key_1', credits: 5, ...hit(2) }], // only the account
+          base(),
+          base({ keyId: 'key_2' }), // only the key
+          [c.id, x, market({ keyId: 'key_c', ...hit(3) })],
+          base(hit(0.5)),
+          base({ keyId: null }), // no key
+          [d.id, y, market({ period: P2, credits: 9, ownerShare: 9, platformShare: 0 })],
+          base(),
+          base({ limit: 50 }), // only the limit
+          base(),
+          base({ period: P2 }), // only the period
+          base(hit(1.23456)),
+          base({ analyticId: y.id }), // only the analytic id
+          [d.id, y, market({ period: P2 })],
+          base(),
+          base({ analyticName: 'renamed' }), // only the analytic's name
+          base(),
+          base({ version: 2 }), // only the version
+          [a.id, x, market({ keyId: 'key_1' })],
+          base(),
+          base({ ownerId: b.id }), // only the owner
+          [c.id, x, market({ keyId: 'key_c', ...hit(3) })],
+          base(),
+          base({ ownerShare: 3, platformShare: 2 }), // only the split
+          base(),
+          base({ served: undefined }), // only served or not
+          [a.id, x, market({ keyId: 'key_1', limit: 100, ...hit(4) })],
+          base({ credits: 0 }), // only the origin (both free)
+          [b.id, x, { limit: null, credits: 7 }],
+          base({ period: P2, limit: null, served: undefined }),
+        ];
+        /** What the repository charges for a call (marketplace calls are free). */
+        const moneyOf = (r: ReserveRequest) =>
+          r.origin === 'marketplace'
+            ? { credits: 0, ownerShare: 0, platformShare: 0 }
+            : r.ownerShare === undefined
+              ? { credits: r.credits, ...splitCredits(r.credits) }
+              : { credits: r.credits, ownerShare: r.ownerShare, platformShare: r.platformShare as number };
+        /** The batch in its own two fresh periods, with fresh request ids; the same state before it. */
+        const prepare = async () => {
+          const tag = unique();
+          const periods = [freshPeriod(), freshPeriod()] as const;
+          const batch: ReserveRequest[] = specs.map(([account, analytic, overrides], i) =>
+            reservation(account, analytic, {
+              ...overrides,
+              requestId: `req_${tag}_${String(i).padStart(2, '0')}`,
+              period: overrides.period === P2 ? periods[1] : periods[0],
+            }),
+          );
+          // Earlier calls: the counters of a (both periods), b and c exist and are not zero.
+          const earlier = (
+            [
+              [a.id, periods[0]],
+              [a.id, periods[1]],
+              [b.id, periods[0]],
+              [c.id, periods[0]],
+            ] as const
+          ).map(([account, period]) => reservation(account, x, { period, limit: 100 }));
+          return { batch, periods, earlier };
+        };
+        /** Every column of the batch's events, its request ids and periods renamed by position. */
+        const ledgerOf = async (batch: readonly ReserveRequest[], periods: readonly string[]) => {
+          const rows = await sql.query<Record<string, unknown>>(
+            'SELECT * FROM usage_events WHERE request_id = ANY ($1::text[]) ORDER BY request_id',
+            [batch.map((r) => r.requestId)],
+          );
+          expect(rows).toHaveLength(batch.length);
+          return rows.map(({ request_id, period, reserved_at, completed_at, ...rest }) => {
+            expect(reserved_at).toBeInstanceOf(Date);
+            if (completed_at !== null) expect(completed_at).toEqual(reserved_at);
+            return {
+              ...rest,
+              request_id: (request_id as string).slice(-2),
+              period: periods.indexOf(period as string),
+              completed: completed_at !== null,
+            };
+          });
+        };
+        const countersOf = async (periods: readonly string[]) => {
+          const out: number[] = [];
+          for (const account of [a, b, c, d]) {
+            for (const period of periods) out.push(await store.usage.counter(account.id, period));
+          }
+          return out;
+        };
+
+        // Grouped, through quarry_charge_calls (the instance first learns its headroom).
+        const grouped = await prepare();
+        const charging = instance();
+        await charging.usage.reserveMany(grouped.earlier);
+        const groupedResults = await charging.usage.reserveMany(grouped.batch);
+        expect(charging.calls).toEqual(['quarry_reserve_calls', 'quarry_charge_calls']);
+        // Sent grouped: one group per distinct combination of a call's fields but its request id
+        // and latency, and through its group every call reads back exactly its own fields.
+        const [g, e] = [
+          (charging.args[1] as unknown[][]).slice(0, 14),
+          (charging.args[1] as unknown[][]).slice(14),
+        ];
+        const fieldsOf = (r: ReserveRequest) => {
+          const money = moneyOf(r);
+          // biome-ignore format: in the order of quarry_charge_calls' arguments
+          return [r.accountId, r.keyId, r.period, r.limit, r.analyticId, r.analyticName, r.version, r.ownerId,
+                  r.origin, money.credits, money.ownerShare, money.platformShare, r.served !== undefined];
+        };
+        const keys = grouped.batch.map((r) => JSON.stringify(fieldsOf(r)));
+        const distinct = [...new Set(keys)];
+        expect(distinct).toHaveLength(19);
+        expect(g.every((column) => column.length === distinct.length)).toBe(true);
+        expect(g[13]).toEqual(distinct.map((key) => keys.filter((other) => other === key).length));
+        expect(e[0]).toEqual(grouped.batch.map((r) => r.requestId));
+        // biome-ignore format: one latency per call, rounded to the microsecond
+        expect(e[2]).toEqual([1.235, 2, 1, 1, 3, 0.5, 1, null, 1, 1, 1, 1, 1.235, 1, null, 1, 1, 1, 1, null, 1, 1, 3, 1, 1, 1, null, 4, 1, null, null]);
+        grouped.batch.forEach((r, i) => {
+          const group = (e[1] as number[])[i] as number;
+          expect(g.slice(0, 13).map((column) => column[group - 1])).toEqual(fieldsOf(r));
+        });
+
+        // Exact, through quarry_reserve_calls (an instance that knows no headroom goes exact).
+        const exact = await prepare();
+        await store.usage.reserveMany(exact.earlier);
+        const deciding = instance();
+        const exactResults = await deciding.usage.reserveMany(exact.batch);
+        expect(deciding.calls).toEqual(['quarry_reserve_calls']);
+
+        // 004's optimistic function, called as the repository called it before 005.
+        const before = await prepare();
+        await store.usage.reserveMany(before.earlier);
+        const column = <T>(f: (r: ReserveRequest) => T) => before.batch.map(f);
+        const rows = await sql.query<{ ord: number; outcome: string; used: number }>(
+          `SELECT ord, outcome, used FROM quarry_reserve_calls_optimistic(
+             $1::text[], $2::text[], $3::text[], $4::text[], $5::integer[], $6::text[], $7::text[],
+             $8::integer[], $9::text[], $10::text[], $11::bigint[], $12::bigint[], $13::bigint[],
+             $14::boolean[], $15::double precision[])`,
+          [
+            column((r) => r.requestId),
+            column((r) => r.accountId),
+            column((r) => r.keyId),
+            column((r) => r.period),
+            column((r) => r.limit),
+            column((r) => r.analyticId),
+            column((r) => r.analyticName),
+            column((r) => r.version),
+            column((r) => r.ownerId),
+            column((r) => r.origin),
+            column((r) => moneyOf(r).credits),
+            column((r) => moneyOf(r).ownerShare),
+            column((r) => moneyOf(r).platformShare),
+            column((r) => r.served !== undefined),
+            column((r) => (r.served === undefined ? null : Math.round(r.served.latencyMs * 1000) / 1000)),
+          ],
+        );
+        const beforeResults = rows.map((row) => {
+          const { limit } = before.batch[row.ord - 1] as ReserveRequest;
+          expect(row.outcome).toBe('ok');
+          return {
+            ok: true,
+            used: row.used,
+            remaining: limit === null ? null : Math.max(0, limit - row.used),
+            replayed: false,
+          };
+        });
+
+        // Every call's result: as 004 computed it, and for api calls as the exact path decides
+        // it. Marketplace calls are where the optimistic and exact paths already differed before
+        // 005, kept as it was: the optimistic paths give the account's counter after the batch
+        // (NULL, remaining = the limit, without a counter row), the exact one its counter at the
+        // call's turn (0 without a counter row, which it creates).
+        const usedOf = (results: readonly (ReserveResult | Error)[]) =>
+          results.map((r) => (r instanceof Error ? r : r.used));
+        expect(groupedResults).toEqual(beforeResults);
+        // biome-ignore format: one number per call
+        expect(usedOf(groupedResults)).toEqual([2, 2, 3, 4, 1, 5, 6, null, 7, 8, 9, 2, 10, 11, null, 12, 13, 14, 15, 22, 16, 17, 1, 18, 19, 20, 21, 22, 22, 3, 3]);
+        // biome-ignore format: one number per call
+        expect(usedOf(exactResults)).toEqual([2, 2, 3, 4, 1, 5, 6, 0, 7, 8, 9, 2, 10, 11, 0, 12, 13, 14, 15, 15, 16, 17, 1, 18, 19, 20, 21, 21, 22, 3, 3]);
+        const apiCalls = (results: readonly (ReserveResult | Error)[]) =>
+          results.map((r, i) => ((specs[i] as Spec)[2].origin === 'marketplace' ? 'marketplace' : r));
+        expect(apiCalls(groupedResults)).toEqual(apiCalls(exactResults));
+        expect(groupedResults.every((r) => !(r instanceof Error) && r.ok && !r.replayed)).toBe(true);
+        // Every row of the ledger, column by column; and the counters.
+        const groupedLedger = await ledgerOf(grouped.batch, grouped.periods);
+        expect(groupedLedger).toEqual(await ledgerOf(exact.batch, exact.periods));
+        expect(groupedLedger).toEqual(await ledgerOf(before.batch, before.periods));
+        expect(await countersOf(grouped.periods)).toEqual(await countersOf(exact.periods));
+        expect(await countersOf(grouped.periods)).toEqual(await countersOf(before.periods));
+        expect(await countersOf(grouped.periods)).toEqual([22, 3, 3, 0, 1, 0, 0, 0]);
       });
     });
 

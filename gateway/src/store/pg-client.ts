@@ -3,7 +3,7 @@
 // client whose transaction failed to roll back is destroyed rather than reused, and int8 is
 // parsed to a number so both backends return the same types.
 import pg from 'pg';
-import { type SqlClient, type SqlExecutor, withSavepoint } from './sql-client.js';
+import { type QueryOptions, type SqlClient, type SqlExecutor, withSavepoint } from './sql-client.js';
 
 /** Options for {@link createPgClient}. */
 export interface PgClientOptions {
@@ -27,8 +27,16 @@ export function createPgClient(url: string, options: PgClientOptions = {}): SqlC
   const pool = new pg.Pool({ connectionString: url, max: options.max ?? 10, types });
   pool.on('error', (error) => options.onError?.(error));
 
-  const rows = async <R>(runner: pg.Pool | pg.PoolClient, sql: string, params?: readonly unknown[]) => {
-    const result = await runner.query(sql, params === undefined ? undefined : [...params]);
+  const rows = async <R>(
+    runner: pg.Pool | pg.PoolClient,
+    sql: string,
+    params?: readonly unknown[],
+    options?: QueryOptions,
+  ) => {
+    const values = params === undefined ? undefined : [...params];
+    const result = await (options?.name === undefined
+      ? runner.query(sql, values)
+      : runner.query({ name: options.name, text: sql, values }));
     return result.rows as R[];
   };
 
@@ -36,7 +44,7 @@ export function createPgClient(url: string, options: PgClientOptions = {}): SqlC
     const client = await pool.connect();
     const tx: SqlExecutor = {
       kind: 'postgres',
-      query: (sql, params) => rows(client, sql, params),
+      query: (sql, params, options) => rows(client, sql, params, options),
       exec: async (script) => {
         await client.query(script);
       },
@@ -63,7 +71,7 @@ export function createPgClient(url: string, options: PgClientOptions = {}): SqlC
   let closed: Promise<void> | undefined;
   return {
     kind: 'postgres',
-    query: (sql, params) => rows(pool, sql, params),
+    query: (sql, params, options) => rows(pool, sql, params, options),
     exec: async (script) => {
       await pool.query(script);
     },

@@ -30,6 +30,7 @@ export async function createPgliteClient(source?: string | PGliteInterface): Pro
   const executorOf = (runner: PGliteInterface | Transaction): SqlExecutor => {
     const executor: SqlExecutor = {
       kind: 'pglite',
+      // `options.name` is ignored: PGlite's query has no named prepared statements.
       query: async <R>(sql: string, params?: readonly unknown[]) => {
         const result = await runner.query<R>(
           sql,

@@ -6,11 +6,21 @@
 /** Which engine a {@link SqlClient} runs on. */
 export type SqlClientKind = 'postgres' | 'pglite';
 
+/** Options of one {@link SqlExecutor.query}. */
+export interface QueryOptions {
+  /**
+   * A hot statement's name: on PostgreSQL it is then parsed and planned once per connection (a
+   * named prepared statement) instead of on every call. One name must always go with the same
+   * text. PGlite ignores it.
+   */
+  readonly name?: string;
+}
+
 /** What repositories need: statements and transactions, on a client or inside a transaction. */
 export interface SqlExecutor {
   readonly kind: SqlClientKind;
   /** Runs one statement with `$1…` parameters and returns its rows. */
-  query<R>(sql: string, params?: readonly unknown[]): Promise<R[]>;
+  query<R>(sql: string, params?: readonly unknown[], options?: QueryOptions): Promise<R[]>;
   /** Runs a parameterless script that may hold several statements (migrations). */
   exec(script: string): Promise<void>;
   /**
