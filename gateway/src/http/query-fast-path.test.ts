@@ -243,15 +243,16 @@ describe('query fast path', () => {
       body: { name: 'alice-duck', type: 'duckdb', config: { path: `${tg.dataDir}/demo.duckdb` } },
     });
     expect(connection.status, connection.text).toBe(201);
+    // One definition, three versions: the SQL's constant and the largest n allowed change.
+    const definition = (v: number, max: number) => ({
+      connection: 'alice-duck',
+      sql: `SELECT :n AS n, ${v} AS v`,
+      params: { n: { type: 'integer', required: true, max } },
+      cache: { ttl: 600 },
+    });
     const created = await tg.call('POST', '/v1/owner/analytics', {
       key: alice.key,
-      body: {
-        name: 'alice-memo',
-        connection: 'alice-duck',
-        sql: 'SELECT :n AS n, 1 AS v',
-        params: { n: { type: 'integer', required: true, max: 10 } },
-        cache: { ttl: 600 },
-      },
+      body: { name: 'alice-memo', ...definition(1, 10) },
     });
     expect(created.status, created.text).toBe(201);
     const body = { source: 'alice-memo', params: { n: 5 } };
@@ -263,12 +264,7 @@ describe('query fast path', () => {
     // Version 2 allows n ≤ 3: the remembered decision (n = 5 valid) must not be used.
     const narrowed = await tg.call('PATCH', '/v1/owner/analytics/alice-memo', {
       key: alice.key,
-      body: {
-        connection: 'alice-duck',
-        sql: 'SELECT :n AS n, 1 AS v',
-        params: { n: { type: 'integer', required: true, max: 3 } },
-        cache: { ttl: 600 },
-      },
+      body: definition(1, 3),
     });
     expect(narrowed.status, narrowed.text).toBe(200);
     const refused = await post(fastUrl, body);
@@ -278,12 +274,7 @@ describe('query fast path', () => {
     // Version 3 changes the SQL: the same body is a miss of the new version, not version 1's answer.
     const changed = await tg.call('PATCH', '/v1/owner/analytics/alice-memo', {
       key: alice.key,
-      body: {
-        connection: 'alice-duck',
-        sql: 'SELECT :n AS n, 3 AS v',
-        params: { n: { type: 'integer', required: true, max: 10 } },
-        cache: { ttl: 600 },
-      },
+      body: definition(3, 10),
     });
     expect(changed.status, changed.text).toBe(200);
     const fresh = await post(fastUrl, body);
