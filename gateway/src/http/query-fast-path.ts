@@ -15,12 +15,18 @@
 // status, headers and body.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ParamValues } from '@quarry/sdk-connector';
-import { cacheKey } from '../cache/cache-key.js';
 import type { CatalogEntry } from '../catalog/catalog.js';
-import { limitHeadersOf, spendRateLimit } from '../middleware/auth.js';
+import { limitHeadersOf } from '../middleware/auth.js';
 import { newRequestId } from '../middleware/request-id.js';
 import { recordRequest } from '../observability/metrics.js';
-import { bypassesCache, type QueryCall, type QueryOutcome, quotaHeaders, runQuery } from '../routes/query.js';
+import {
+  bypassesCache,
+  type QueryCall,
+  type QueryOutcome,
+  quotaHeaders,
+  resultCacheKey,
+  runQuery,
+} from '../routes/query.js';
 import type { GatewayServices } from '../services/gateway-services.js';
 import { ApiError } from './api-error.js';
 import type { Principal } from './app-env.js';
@@ -124,10 +130,7 @@ export function withQueryFastPath(
       const limit = principal.rateLimit;
       if (!limit.unlimited) {
         const decision = rateLimiter.check(principal.rateLimitBucket, limit.policy);
-        limitHeaders =
-          decision instanceof Promise
-            ? await spendRateLimit(rateLimiter, principal, principal.rateLimitBucket)
-            : limitHeadersOf(limit.policy, decision);
+        limitHeaders = limitHeadersOf(limit.policy, decision instanceof Promise ? await decision : decision);
       }
       let outcome: QueryOutcome;
       try {
@@ -185,16 +188,7 @@ export function withQueryFastPath(
     } catch {
       return undefined;
     }
-    const cache = entry.definition.cache;
-    const cacheable = cache !== undefined && ((cache.ttl ?? 0) > 0 || (cache.stale ?? 0) > 0);
-    return {
-      source: request.source,
-      entry,
-      params,
-      cacheKey: cacheable
-        ? cacheKey({ analyticId: entry.analyticId, version: entry.version, params })
-        : undefined,
-    };
+    return { source: request.source, entry, params, cacheKey: resultCacheKey(entry, params) };
   }
 
   /** Serves the call when everything about it is decidable from memory; false hands it to the app. */

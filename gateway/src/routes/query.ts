@@ -131,7 +131,7 @@ export interface QueryCall {
   readonly started: number;
   /** The caller sent `Cache-Control: no-cache` (or the like). */
   readonly bypassCache: boolean;
-  /** The result-cache key of `entry` and `params`, when the caller already computed it. */
+  /** resultCacheKey(entry, params), when the caller already computed it. */
   readonly cacheKey?: string | undefined;
   readonly ifNoneMatch: string | undefined;
   /** The request's abort signal, asked for only when the warehouse must be queried. */
@@ -142,6 +142,14 @@ export interface QueryCall {
 export interface QueryOutcome {
   readonly answer: ServedAnswer;
   readonly charged: ChargeFacts;
+}
+
+/** The result-cache key of a call, or undefined when its analytic caches nothing (no TTL, no stale window). */
+export function resultCacheKey(entry: CatalogEntry, params: ParamValues): string | undefined {
+  const cache = entry.definition.cache;
+  return cache !== undefined && ((cache.ttl ?? 0) > 0 || (cache.stale ?? 0) > 0)
+    ? cacheKey({ analyticId: entry.analyticId, version: entry.version, params })
+    : undefined;
 }
 
 /**
@@ -158,10 +166,8 @@ export async function runQuery(services: GatewayServices, call: QueryCall): Prom
     ttlSeconds: entry.definition.cache?.ttl ?? 0,
     staleSeconds: entry.definition.cache?.stale ?? 0,
   };
-  const cacheable = policy.ttlSeconds > 0 || policy.staleSeconds > 0;
-  const key = cacheable
-    ? (call.cacheKey ?? cacheKey({ analyticId: entry.analyticId, version: entry.version, params }))
-    : '';
+  const key = call.cacheKey ?? resultCacheKey(entry, params);
+  const cacheable = key !== undefined;
   let metered: MeteredCall | undefined;
   const load = async () =>
     storedAnswer(
