@@ -10,7 +10,9 @@ import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ANALYTICS, createBenchWorld, gatewayEnv, provision, SALES_YEAR } from './bench-world.js';
+import pg from 'pg';
 import { type HttpTarget, runHttpWindow } from './http-load.js';
+import { runPgWindow } from './pg-load.js';
 import { canPin, pinSelf, startService } from './service-process.js';
 
 const CLOCK_TICKS = 100;
@@ -41,6 +43,33 @@ function postgresCpu(): number {
   return total;
 }
 
+interface UsageWrites {
+  writes: number;
+  items: number;
+  seconds: number;
+}
+
+/** The gateway's group-commit counters per kind (reserve, commit), from its /metrics. */
+async function usageWrites(gatewayUrl: string): Promise<Record<string, UsageWrites>> {
+  const text = await (await fetch(`${gatewayUrl}/metrics`)).text();
+  const out: Record<string, UsageWrites> = {};
+  const fields = {
+    quarry_usage_writes_total: 'writes',
+    quarry_usage_write_items_total: 'items',
+    quarry_usage_write_seconds_total: 'seconds',
+  } as const;
+  for (const line of text.split('\n')) {
+    const match = /^(quarry_usage_write\w*)\{kind="(\w+)"\} ([\d.e+-]+)$/.exec(line);
+    if (match === null) continue;
+    const field = fields[match[1] as keyof typeof fields];
+    if (field === undefined) continue;
+    const kind = match[2] as string;
+    out[kind] ??= { writes: 0, items: 0, seconds: 0 };
+    out[kind][field] = Number(match[3]);
+  }
+  return out;
+}
+
 interface ProfileNode {
   readonly id: number;
   readonly callFrame: { functionName: string; url: string; lineNumber: number };
@@ -48,9 +77,23 @@ interface ProfileNode {
 }
 
 /** Self time per function of a .cpuprofile, largest first. */
-function summariseProfile(file: string, top: number): string {
+/** The measured window on CLOCK_MONOTONIC, in µs (V8's profile clock), and its requests. */
+interface ProfileWindow {
+  readonly fromUs: number;
+  readonly toUs: number;
+  readonly requests: number;
+}
+
+const monotonicUs = () => Number(process.hrtime.bigint() / 1000n);
+
+/**
+ * Time per function of a .cpuprofile, largest first: only the samples inside `window`, shown as
+ * µs per request (the profiler's own overhead included) and as a share of the window.
+ */
+function summariseProfile(file: string, top: number, window: ProfileWindow): string {
   const profile = JSON.parse(readFileSync(file, 'utf8')) as {
     nodes: ProfileNode[];
+    startTime: number;
     samples: number[];
     timeDeltas: number[];
   };
@@ -66,17 +109,19 @@ function summariseProfile(file: string, top: number): string {
   const self = new Map<string, number>();
   const inclusive = new Map<string, number>();
   let total = 0;
+  let at = profile.startTime;
   for (let i = 0; i < profile.samples.length; i++) {
     const id = profile.samples[i] as number;
     const node = byId.get(id);
     const dt = profile.timeDeltas[i] ?? 0;
-    if (node === undefined) continue;
+    at += dt;
+    if (node === undefined || at < window.fromUs || at > window.toUs) continue;
     const label = labelOf(node);
     self.set(label, (self.get(label) ?? 0) + dt);
     total += dt;
     const onStack = new Set<string>();
-    for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) {
-      const n = byId.get(at);
+    for (let up: number | undefined = id; up !== undefined; up = parent.get(up)) {
+      const n = byId.get(up);
       if (n !== undefined) onStack.add(labelOf(n));
     }
     for (const l of onStack) inclusive.set(l, (inclusive.get(l) ?? 0) + dt);
@@ -85,9 +130,12 @@ function summariseProfile(file: string, top: number): string {
     [...m.entries()]
       .sort((a, b) => b[1] - a[1])
       .slice(0, top)
-      .map(([label, us]) => `${((100 * us) / total).toFixed(1).padStart(5)}%  ${label}`)
+      .map(
+        ([label, us]) =>
+          `${(us / window.requests).toFixed(1).padStart(7)} µs ${((100 * us) / total).toFixed(1).padStart(5)}%  ${label}`,
+      )
       .join('\n');
-  return `self:\n${table(self)}\ninclusive:\n${table(inclusive)}`;
+  return `self (per request, share of the window):\n${table(self)}\ninclusive:\n${table(inclusive)}`;
 }
 
 async function main(): Promise<void> {
@@ -111,9 +159,14 @@ async function main(): Promise<void> {
       env: { ...gatewayEnv(world, 'warn'), ...extraEnv },
       cpu: pinned === undefined ? undefined : 1,
       logFile: join(dir, 'gateway.log'),
-      nodeArgs: cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : [],
+      nodeArgs: [
+        ...(cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : []),
+        ...flag('--node-args', '').split(' ').filter((arg) => arg !== ''),
+      ],
     });
     let served = 0;
+    let window: ProfileWindow | undefined;
+    let measuredPid = gateway.pid;
     try {
       const key = await provision(gateway.url, world, 1000);
       const [source, params] =
@@ -150,13 +203,44 @@ async function main(): Promise<void> {
         server = bare;
         target = { ...target, url: `${bare.url}/v1/query` };
       }
+      if (argv.includes('--direct')) {
+        // Scenario c: the analytic's SQL on a pg Pool of the connector's size, no gateway at all.
+        const pool = new pg.Pool({ connectionString: pgUrl, max: 10 });
+        try {
+          const query =
+            scenario === 'cheap'
+              ? { text: world.lookupSql, values: [42] }
+              : { text: world.revenueSql, values: [SALES_YEAR] };
+          await runPgWindow(pool, query, { concurrency: connections, seconds: 2 });
+          const pgBefore = postgresCpu();
+          const meBefore = process.cpuUsage();
+          const load = await runPgWindow(pool, query, { concurrency: connections, seconds });
+          const me = process.cpuUsage(meBefore);
+          const pgCpu = postgresCpu() - pgBefore;
+          const per = (s: number) => ((s * 1e6) / load.window.requests).toFixed(1);
+          console.log(
+            `${scenario} direct: ${load.window.reqPerSec.toFixed(0)} q/s, p50 ${load.window.p50Ms.toFixed(2)} ms, p99 ${load.window.p99Ms.toFixed(2)} ms`,
+          );
+          console.log(
+            `CPU per query: postgres ${per(pgCpu)} µs (${((100 * pgCpu) / seconds).toFixed(0)}%), client ${per((me.user + me.system) / 1e6)} µs`,
+          );
+        } finally {
+          await pool.end();
+        }
+        return;
+      }
+      measuredPid = server.pid;
       await runHttpWindow(target, { connections, seconds: 2 });
+      const writesBefore = bare === undefined ? await usageWrites(gateway.url) : undefined;
       const before = { gw: processCpu(server.pid), pg: postgresCpu(), me: process.cpuUsage() };
+      const fromUs = monotonicUs();
       const load = await runHttpWindow(target, { connections, seconds });
+      window = { fromUs, toUs: monotonicUs(), requests: load.window.requests };
       const me = process.cpuUsage(before.me);
       const gw = processCpu(server.pid) - before.gw;
       await bare?.stop();
       const pgCpu = postgresCpu() - before.pg;
+      const writesAfter = writesBefore === undefined ? undefined : await usageWrites(gateway.url);
       served = load.window.requests;
       const per = (s: number) => ((s * 1e6) / served).toFixed(1);
       console.log(
@@ -165,14 +249,29 @@ async function main(): Promise<void> {
       console.log(
         `CPU per request: gateway ${per(gw)} µs (${((100 * gw) / seconds).toFixed(0)}% of a core), postgres ${per(pgCpu)} µs (${((100 * pgCpu) / seconds).toFixed(0)}%), load generator ${per((me.user + me.system) / 1e6)} µs`,
       );
+      if (writesBefore !== undefined && writesAfter !== undefined) {
+        for (const kind of Object.keys(writesAfter)) {
+          const [a, b] = [writesBefore[kind] ?? { writes: 0, items: 0, seconds: 0 }, writesAfter[kind]];
+          if (b === undefined) continue;
+          const writes = b.writes - a.writes;
+          if (writes === 0) continue;
+          console.log(
+            `usage ${kind} writes: ${writes} batches, ${((b.items - a.items) / writes).toFixed(1)} calls each, ${((1000 * (b.seconds - a.seconds)) / writes).toFixed(2)} ms each`,
+          );
+        }
+      }
     } finally {
       await gateway.stop();
     }
     if (cpuProf) {
-      const file = (await readdir(dir)).filter((f) => f.endsWith('.cpuprofile')).sort()[0];
+      // The measured process's main thread (CPU.<date>.<time>.<pid>.0.<seq>.cpuprofile): tsx's
+      // loader thread and, with --bare, the idle gateway write profiles too.
+      const file = (await readdir(dir)).find(
+        (f) => f.endsWith('.cpuprofile') && f.split('.')[3] === String(measuredPid) && f.split('.')[4] === '0',
+      );
       if (file === undefined) console.log('no CPU profile was written');
-      else
-        console.log(`self time, whole run (${join(dir, file)}):\n${summariseProfile(join(dir, file), 40)}`);
+      else if (window !== undefined)
+        console.log(`${join(dir, file)}, the measured window only:\n${summariseProfile(join(dir, file), Number(flag("--top", "40")), window)}`);
     }
   } finally {
     pinned?.();
