@@ -9,10 +9,12 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ANALYTICS, createBenchWorld, gatewayEnv, provision, SALES_YEAR } from './bench-world.js';
 import pg from 'pg';
+import { ANALYTICS, createBenchWorld, gatewayEnv, KV_ROWS, provision, SALES_YEAR } from './bench-world.js';
 import { type HttpTarget, runHttpWindow } from './http-load.js';
+import { soakMemory } from './memory-soak.js';
 import { runPgWindow } from './pg-load.js';
+import { mib, readProcessMemory } from './proc-memory.js';
 import { canPin, pinSelf, startService } from './service-process.js';
 
 const CLOCK_TICKS = 100;
@@ -161,7 +163,9 @@ async function main(): Promise<void> {
       logFile: join(dir, 'gateway.log'),
       nodeArgs: [
         ...(cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : []),
-        ...flag('--node-args', '').split(' ').filter((arg) => arg !== ''),
+        ...flag('--node-args', '')
+          .split(' ')
+          .filter((arg) => arg !== ''),
       ],
     });
     let served = 0;
@@ -202,6 +206,48 @@ async function main(): Promise<void> {
         });
         server = bare;
         target = { ...target, url: `${bare.url}/v1/query` };
+      }
+      if (scenario === 'memory') {
+        // Scenario f alone: distinct params through the 64 MiB cache, RSS sampled per chunk.
+        const calls = Number(flag('--calls', '200000'));
+        const memoryTarget = (id: number) => ({
+          ...target,
+          body: JSON.stringify({ source: ANALYTICS.distinct, params: { id, v: 1_000_000_000 } }),
+        });
+        await Promise.all(
+          Array.from({ length: 100 }, async (_, i) => {
+            const warm = memoryTarget(i + 1);
+            await (
+              await fetch(warm.url, { method: 'POST', headers: warm.headers, body: warm.body })
+            ).arrayBuffer();
+          }),
+        );
+        await new Promise((resolve) => setTimeout(resolve, 2_000));
+        const heapSpaces = async () => {
+          const text = await (await fetch(`${gateway.url}/metrics`)).text();
+          const pick = (re: RegExp) =>
+            [...text.matchAll(re)].map((m) => `${m[1]} ${mib(Number(m[2]))}`).join(', ');
+          const rss = readProcessMemory(gateway.pid)?.rssBytes ?? Number.NaN;
+          return `RSS ${mib(rss)} MiB; ${pick(/^quarry_nodejs_(heap_size_total|heap_size_used|external_memory)_bytes (\S+)$/gm)}; committed by space: ${pick(/^quarry_nodejs_heap_space_size_total_bytes\{space="(\w+)"\} (\S+)$/gm)}`;
+        };
+        console.log(`idle: ${await heapSpaces()}`);
+        const result = await soakMemory({
+          pid: gateway.pid,
+          baseUrl: gateway.url,
+          key,
+          source: ANALYTICS.distinct,
+          targetCalls: calls,
+          budgetSeconds: 3_600,
+          connections,
+          chunk: Number(flag('--chunk', '25000')),
+          idSpan: KV_ROWS,
+        });
+        console.log(`after: ${await heapSpaces()}`);
+        const budget = result.idleRssBytes + 64 * 2 ** 20 + 50 * 2 ** 20;
+        console.log(
+          `memory: ${result.calls} calls at ${result.reqPerSec.toFixed(0)} req/s; RSS idle ${mib(result.idleRssBytes)} MiB, peak ${mib(result.peakRssBytes)}, after ${mib(result.afterRssBytes)}, budget ${mib(budget)}, second half ${mib(result.secondHalfGrowthBytes)}`,
+        );
+        return;
       }
       if (argv.includes('--direct')) {
         // Scenario c: the analytic's SQL on a pg Pool of the connector's size, no gateway at all.
@@ -267,11 +313,14 @@ async function main(): Promise<void> {
       // The measured process's main thread (CPU.<date>.<time>.<pid>.0.<seq>.cpuprofile): tsx's
       // loader thread and, with --bare, the idle gateway write profiles too.
       const file = (await readdir(dir)).find(
-        (f) => f.endsWith('.cpuprofile') && f.split('.')[3] === String(measuredPid) && f.split('.')[4] === '0',
+        (f) =>
+          f.endsWith('.cpuprofile') && f.split('.')[3] === String(measuredPid) && f.split('.')[4] === '0',
       );
       if (file === undefined) console.log('no CPU profile was written');
       else if (window !== undefined)
-        console.log(`${join(dir, file)}, the measured window only:\n${summariseProfile(join(dir, file), Number(flag("--top", "40")), window)}`);
+        console.log(
+          `${join(dir, file)}, the measured window only:\n${summariseProfile(join(dir, file), Number(flag('--top', '40')), window)}`,
+        );
     }
   } finally {
     pinned?.();

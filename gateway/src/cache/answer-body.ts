@@ -3,7 +3,7 @@
 // request appends only its own small tail (request_id, cached, duration_ms, credits, version).
 import type { QueryResponseBody } from '../services/query-service.js';
 import { etagOfJson } from './etag.js';
-import type { CachedAnswer } from './result-cache.js';
+import { type CachedAnswer, cachedAnswer } from './result-cache.js';
 
 /** Serialises everything but the per-request part of `meta`. */
 export function storedAnswer(body: QueryResponseBody, now: number): CachedAnswer {
@@ -11,11 +11,7 @@ export function storedAnswer(body: QueryResponseBody, now: number): CachedAnswer
   const json = JSON.stringify(data);
   // `{"source":…,"columns":[…]}` → `{"source":…,"columns":[…],"meta":{"row_count":…,"truncated":…,`
   const head = `${json.slice(0, -1)},"meta":{"row_count":${meta.row_count},"truncated":${meta.truncated},`;
-  return {
-    body: Buffer.from(head),
-    etag: etagOfJson(meta.version, json),
-    storedAt: now,
-  };
+  return cachedAnswer(head, etagOfJson(meta.version, json), now);
 }
 
 export interface AnswerTail {
@@ -26,10 +22,10 @@ export interface AnswerTail {
   readonly version: number;
 }
 
-/** The whole body: the stored head plus this request's tail. */
-export function answerBytes(answer: CachedAnswer, tail: AnswerTail): Buffer {
+/** The whole body: the stored head plus this request's tail, and its length in UTF-8 bytes. */
+export function answerText(answer: CachedAnswer, tail: AnswerTail): { text: string; bytes: number } {
   const end =
     `"request_id":${JSON.stringify(tail.requestId)},"cached":${tail.cached},` +
     `"duration_ms":${Math.round(tail.durationMs * 10) / 10},"credits":${tail.credits},"version":${tail.version}}}`;
-  return Buffer.concat([answer.body, Buffer.from(end)]);
+  return { text: answer.body + end, bytes: answer.bodyBytes + Buffer.byteLength(end) };
 }

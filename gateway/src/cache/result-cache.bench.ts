@@ -6,7 +6,7 @@
 import { checkParamSchema, validateParams } from '@quarry/sdk-connector';
 import { cacheKey } from './cache-key.js';
 import { etagFor, matchesIfNoneMatch } from './etag.js';
-import { type CachedAnswer, createResultCache } from './result-cache.js';
+import { type CachedAnswer, cachedAnswer, createResultCache } from './result-cache.js';
 
 const policy = { ttlSeconds: 300, staleSeconds: 60 };
 const results = Array.from({ length: 20 }, (_, i) => ({ region: `R${i}`, revenue: 1000 + i }));
@@ -15,8 +15,11 @@ const columns = [
   { name: 'revenue', type: 'number' },
 ];
 const etag = etagFor({ results, columns, version: 1 });
-const body = Buffer.from(JSON.stringify({ source: 'sales-by-region', results, columns }));
-const answer: CachedAnswer = { body, etag, storedAt: Date.now() };
+const answer: CachedAnswer = cachedAnswer(
+  JSON.stringify({ source: 'sales-by-region', results, columns }),
+  etag,
+  Date.now(),
+);
 
 function report(label: string, iterations: number, startNs: bigint): void {
   const ns = Number(process.hrtime.bigint() - startNs) / iterations;

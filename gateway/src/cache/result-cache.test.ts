@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { cacheKeyPrefix } from './cache-key.js';
-import { type CachedAnswer, type CachePolicy, createResultCache } from './result-cache.js';
+import { type CachedAnswer, type CachePolicy, cachedAnswer, createResultCache } from './result-cache.js';
 
 const FIVE_MIN: CachePolicy = { ttlSeconds: 300, staleSeconds: 0 };
 const WITH_STALE: CachePolicy = { ttlSeconds: 60, staleSeconds: 30 };
 
 function answer(text: string, storedAt = 0): CachedAnswer {
-  return { body: Buffer.from(JSON.stringify({ results: [text] })), etag: `"${text}"`, storedAt };
+  return cachedAnswer(JSON.stringify({ results: [text] }), `"${text}"`, storedAt);
 }
 
 function fakeClock(start = 1_700_000_000_000) {
@@ -41,7 +41,7 @@ describe('createResultCache', () => {
     const second = await cache.get('k', FIVE_MIN, load);
     expect(first.outcome).toBe('MISS');
     expect(second.outcome).toBe('HIT');
-    expect(second.answer.body.toString()).toBe('{"results":["EU"]}');
+    expect(second.answer.body).toBe('{"results":["EU"]}');
     expect(second.answer.etag).toBe('"EU"');
     expect(loads).toBe(1);
     expect(cache.stats()).toMatchObject({ entries: 1, hits: 1, misses: 1, stale: 0 });
@@ -68,7 +68,7 @@ describe('createResultCache', () => {
     gate.resolve(answer('once'));
     const results = await Promise.all(pending);
     expect(loads).toBe(1);
-    expect(new Set(results.map((r) => r.answer.body.toString()))).toEqual(new Set(['{"results":["once"]}']));
+    expect(new Set(results.map((r) => r.answer.body))).toEqual(new Set(['{"results":["once"]}']));
     expect(results.every((r) => r.outcome === 'MISS')).toBe(true);
     expect((await cache.get('cold', FIVE_MIN, load)).outcome).toBe('HIT');
     expect(loads).toBe(1);
@@ -245,13 +245,24 @@ describe('createResultCache', () => {
     expect((await cache.get('small', FIVE_MIN, async () => answer('y'))).outcome).toBe('HIT');
   });
 
-  it('keeps the body bytes intact when copying a pooled buffer out of its slab', async () => {
+  it('stores a body as one flat string with its UTF-8 length', async () => {
     const cache = createResultCache();
-    const body = Buffer.from('{"results":[{"region":"EU"}]}');
-    await cache.get('k', FIVE_MIN, async () => ({ body, etag: '"e"', storedAt: 1 }));
+    // Built from pieces, as storedAnswer builds it: the stored copy is the same text.
+    const text = `${'{"results":[{"region":"Zürich €"}]'.slice(0, -1)}]}`;
+    await cache.get('k', FIVE_MIN, async () => cachedAnswer(text, '"e"', 1));
     const hit = await cache.get('k', FIVE_MIN, async () => answer('y'));
-    expect(hit.answer.body.equals(body)).toBe(true);
-    expect(hit.answer.body.buffer.byteLength).toBe(body.length);
+    expect(hit.outcome).toBe('HIT');
+    expect(hit.answer.body).toBe(text);
+    expect(hit.answer.bodyBytes).toBe(Buffer.byteLength(text));
+    expect(hit.answer.bodyBytes).toBe(text.length + 1 + 2);
     expect(hit.answer.storedAt).toBe(1);
+  });
+
+  it('charges a non-ASCII body two bytes a character, as V8 may store it', async () => {
+    const ascii = createResultCache({ maxBytes: 1_000_000 });
+    const wide = createResultCache({ maxBytes: 1_000_000 });
+    await ascii.get('k', FIVE_MIN, async () => cachedAnswer('a'.repeat(10_000), '"e"', 1));
+    await wide.get('k', FIVE_MIN, async () => cachedAnswer(`€${'a'.repeat(9_999)}`, '"e"', 1));
+    expect(wide.stats().bytes - ascii.stats().bytes).toBe(10_000);
   });
 });

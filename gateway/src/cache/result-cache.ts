@@ -14,12 +14,28 @@ import { LRUCache } from 'lru-cache';
 
 /** What a hit serves without any JSON work. */
 export interface CachedAnswer {
-  /** The serialised 200 response body (UTF-8 JSON). */
-  readonly body: Buffer;
+  /**
+   * The serialised 200 response body (JSON), as a flat string: a string costs the V8 heap its
+   * characters and one header, where a Buffer per entry added ~280 bytes of wrapper, ArrayBuffer
+   * and backing store; and `res.end(string)` goes out with the headers in one write. Build it
+   * with {@link cachedAnswer}.
+   */
+  readonly body: string;
+  /** The body's length in UTF-8 bytes (its Content-Length). */
+  readonly bodyBytes: number;
   /** Strong, quoted ETag of the data part (see etagFor). */
   readonly etag: string;
   /** When the answer was loaded, ms since the epoch. */
   readonly storedAt: number;
+}
+
+/**
+ * A CachedAnswer of `text`, copied into one flat string (text built by slicing and concatenating
+ * is a tree of V8 string pieces, which would keep its parts alive and cost more to write).
+ */
+export function cachedAnswer(text: string, etag: string, storedAt: number): CachedAnswer {
+  const bytes = Buffer.from(text, 'utf8');
+  return { body: bytes.toString('utf8'), bodyBytes: bytes.length, etag, storedAt };
 }
 
 /** An analytic's cache policy. */
@@ -88,11 +104,11 @@ export interface ResultCache {
 export const DEFAULT_CACHE_MAX_BYTES = 64 * 1024 * 1024;
 
 /**
- * Bytes charged per entry beyond its body and key: the entry and answer objects, the Buffer
- * wrapper and its ArrayBuffer, the ETag string, the two cached result promises and lru-cache's
- * per-slot bookkeeping. Measured at about 870 bytes on Node 20 (heapUsed + arrayBuffers over
- * 100,000 entries, after GC), rounded up so that the byte bound bounds the process's memory,
- * not just the bodies.
+ * Bytes charged per entry beyond its body and key: the entry and answer objects, the ETag string,
+ * the two prebuilt results and lru-cache's per-slot bookkeeping. Measured at about 520 bytes on
+ * Node 20 (heapUsed + arrayBuffers growth over 51,666 entries of ~190-byte bodies and ~75-byte
+ * keys, after GC: 784 bytes an entry in all; 938 when bodies were Buffers), rounded up so that
+ * the byte bound bounds the process's memory, not just the bodies.
  */
 export const ENTRY_OVERHEAD_BYTES = 1024;
 
@@ -117,7 +133,7 @@ export function createResultCache(options: ResultCacheOptions = {}): ResultCache
   const onRefreshError = options.onRefreshError;
   const lru = new LRUCache<string, Entry>({
     maxSize: maxBytes,
-    sizeCalculation: (entry, key) => entry.answer.body.length + key.length + ENTRY_OVERHEAD_BYTES,
+    sizeCalculation: (entry, key) => bodyMemory(entry.answer) + key.length + ENTRY_OVERHEAD_BYTES,
     // Same clock as ours, so lru-cache's hard expiry and our fresh/stale deadlines agree. A fake
     // clock must be read every time (lru-cache otherwise reuses a reading for 1 ms of real time).
     perf: { now },
@@ -133,11 +149,7 @@ export function createResultCache(options: ResultCacheOptions = {}): ResultCache
     const lifeMs = ttlMs + Math.max(0, policy.staleSeconds) * 1000;
     // lru-cache reads ttl 0 as "forever": an analytic without caching stores nothing.
     if (lifeMs <= 0) return loaded;
-    const answer: CachedAnswer = {
-      body: ownBuffer(loaded.body),
-      etag: loaded.etag,
-      storedAt: loaded.storedAt,
-    };
+    const answer = loaded;
     const start = now();
     const hitResult: CacheResult = { answer, outcome: 'HIT' };
     const staleResult: CacheResult = { answer, outcome: 'STALE' };
@@ -234,9 +246,12 @@ function toMiss(answer: CachedAnswer): CacheResult {
 // A small Buffer from Buffer.from(string) is a view into a shared 8 KiB pool slab; keeping it
 // would keep the whole slab alive, so a cache of 1 KiB bodies could pin 8× its byte bound.
 // Such views are copied into their own memory once, at store time.
-function ownBuffer(body: Buffer): Buffer {
-  if (body.byteOffset === 0 && body.buffer.byteLength === body.length) return body;
-  const own = Buffer.allocUnsafeSlow(body.length);
-  body.copy(own);
-  return own;
+/**
+ * Heap bytes of a body string: one per character when it is ASCII (V8 then stores one byte per
+ * character), else at most two (V8's two-byte strings; Latin-1 text would fit in one, so this
+ * over-counts it).
+ */
+function bodyMemory(answer: CachedAnswer): number {
+  const chars = answer.body.length;
+  return answer.bodyBytes === chars ? chars : 2 * chars;
 }

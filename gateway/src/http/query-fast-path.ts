@@ -102,7 +102,9 @@ export function withQueryFastPath(
       res.end();
       return;
     }
-    headers['content-length'] = String(typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength);
+    headers['content-length'] ??= String(
+      typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength,
+    );
     res.writeHead(status, headers);
     res.end(body);
   }

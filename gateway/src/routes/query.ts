@@ -4,7 +4,7 @@ import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
 import type { ParamValues } from '@quarry/sdk-connector';
 import type { Context } from 'hono';
 import type { MeteredCall } from '../billing/metering.js';
-import { answerBytes, storedAnswer } from '../cache/answer-body.js';
+import { answerText, storedAnswer } from '../cache/answer-body.js';
 import { cacheKey } from '../cache/cache-key.js';
 import { matchesIfNoneMatch } from '../cache/etag.js';
 import type { CacheResult } from '../cache/result-cache.js';
@@ -85,7 +85,8 @@ export interface ChargeFacts {
 export interface ServedAnswer {
   readonly status: 200 | 304;
   readonly headers: Record<string, string>;
-  readonly body: Uint8Array<ArrayBuffer> | undefined;
+  /** The JSON body; its Content-Length is in `headers`. */
+  readonly body: string | undefined;
 }
 
 /**
@@ -106,7 +107,7 @@ export function servedAnswer(
   if (matchesIfNoneMatch(request.ifNoneMatch, result.answer.etag)) {
     return { status: 304, headers, body: undefined };
   }
-  const bytes = answerBytes(result.answer, {
+  const { text, bytes } = answerText(result.answer, {
     requestId: request.requestId,
     cached: result.outcome !== 'MISS',
     durationMs: performance.now() - request.started,
@@ -114,11 +115,8 @@ export function servedAnswer(
     version: entry.version,
   });
   headers['content-type'] = 'application/json';
-  return {
-    status: 200,
-    headers,
-    body: new Uint8Array(bytes.buffer as ArrayBuffer, bytes.byteOffset, bytes.byteLength),
-  };
+  headers['content-length'] = String(bytes);
+  return { status: 200, headers, body: text };
 }
 
 /** One validated call, however it arrived (the Hono route or the node:http fast path). */
