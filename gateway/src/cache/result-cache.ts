@@ -17,7 +17,7 @@ export interface CachedAnswer {
   /**
    * The serialised 200 response body (JSON), as a flat string: a string costs the V8 heap its
    * characters and one header, where a Buffer per entry added ~280 bytes of wrapper, ArrayBuffer
-   * and backing store; and `res.end(string)` goes out with the headers in one write. Build it
+   * and backing store; and `res.end(string)` goes out joined to the headers as one chunk. Build it
    * with {@link cachedAnswer}.
    */
   readonly body: string;
