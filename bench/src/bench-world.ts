@@ -119,8 +119,8 @@ export function gatewayEnv(world: BenchWorld, logLevel: string): Record<string, 
     QUARRY_DEMO: 'false',
     QUARRY_LOG_LEVEL: logLevel,
     QUARRY_CACHE_MAX_BYTES: String(64 * 1024 * 1024),
-    // The heap cap `npm start` gives the gateway (the cache's bound + 128 MiB; scripts/start.mjs).
-    NODE_OPTIONS: '--max-old-space-size=192',
+    // The heap flags `npm start` gives the gateway (the cache's bound + 96 MiB; scripts/start.mjs).
+    NODE_OPTIONS: '--max-old-space-size=160 --max-semi-space-size=8',
     // Metering stays on: every call reserves and commits a usage event against a quota this large.
     QUARRY_PLANS: JSON.stringify([
       {
