@@ -283,6 +283,39 @@ describe('query fast path', () => {
     expect(JSON.parse(fresh.text).meta.version).toBe(3);
   });
 
+  it('sends non-ASCII answers whole, with their length in bytes, on both paths', async () => {
+    const connection = await tg.call('POST', '/v1/owner/connections', {
+      key: alice.key,
+      body: { name: 'alice-utf8', type: 'duckdb', config: { path: `${tg.dataDir}/demo.duckdb` } },
+    });
+    expect(connection.status, connection.text).toBe(201);
+    // Latin-1, BMP and astral characters: 1, 2 and 3 UTF-16 units' worth of UTF-8 bytes each.
+    const city = 'Zürich – 東京 🚀';
+    const created = await tg.call('POST', '/v1/owner/analytics', {
+      key: alice.key,
+      body: {
+        name: 'alice-utf8',
+        connection: 'alice-utf8',
+        sql: `SELECT '${city}' AS city, :n AS n`,
+        params: { n: { type: 'integer', required: true } },
+        cache: { ttl: 600 },
+      },
+    });
+    expect(created.status, created.text).toBe(201);
+    for (const [base, n] of [
+      [fastUrl, 1],
+      [slowUrl, 2],
+    ] as const) {
+      for (const outcome of ['MISS', 'HIT']) {
+        const answer = await post(base, { source: 'alice-utf8', params: { n } });
+        expect(answer.status, answer.text).toBe(200);
+        expect(answer.headers['x-cache']).toBe(outcome);
+        expect(Number(answer.headers['content-length'])).toBe(Buffer.byteLength(answer.text));
+        expect(JSON.parse(answer.text).results).toEqual([{ city, n }]);
+      }
+    }
+  });
+
   it('tells keep-alive clients to close while the server drains', async () => {
     await post(fastUrl, GARDEN);
     const reservesBefore = served();
