@@ -5,13 +5,13 @@ import type { QueryResponseBody } from '../services/query-service.js';
 import { etagOfJson } from './etag.js';
 import { type CachedAnswer, cachedAnswer } from './result-cache.js';
 
-/** Serialises everything but the per-request part of `meta`. */
-export function storedAnswer(body: QueryResponseBody, now: number): CachedAnswer {
+/** Serialises everything but the per-request part of `meta`; `store`: it may be cached. */
+export function storedAnswer(body: QueryResponseBody, now: number, store = true): CachedAnswer {
   const { meta, ...data } = body;
   const json = JSON.stringify(data);
   // `{"source":…,"columns":[…]}` → `{"source":…,"columns":[…],"meta":{"row_count":…,"truncated":…,`
   const head = `${json.slice(0, -1)},"meta":{"row_count":${meta.row_count},"truncated":${meta.truncated},`;
-  return cachedAnswer(head, etagOfJson(meta.version, json), now);
+  return cachedAnswer(head, etagOfJson(meta.version, json), now, store);
 }
 
 export interface AnswerTail {

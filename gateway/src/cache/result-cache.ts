@@ -31,9 +31,11 @@ export interface CachedAnswer {
 
 /**
  * A CachedAnswer of `text`, copied into one flat string (text built by slicing and concatenating
- * is a tree of V8 string pieces, which would keep its parts alive and cost more to write).
+ * is a tree of V8 string pieces, which would keep its parts alive in the cache). `store: false`
+ * (an answer that will not be cached) skips the copy.
  */
-export function cachedAnswer(text: string, etag: string, storedAt: number): CachedAnswer {
+export function cachedAnswer(text: string, etag: string, storedAt: number, store = true): CachedAnswer {
+  if (!store) return { body: text, bodyBytes: Buffer.byteLength(text), etag, storedAt };
   const bytes = Buffer.from(text, 'utf8');
   return { body: bytes.toString('utf8'), bodyBytes: bytes.length, etag, storedAt };
 }

@@ -175,6 +175,7 @@ export async function runQuery(services: GatewayServices, call: QueryCall): Prom
         credits: metered?.credits ?? entry.definition.price,
       }),
       Date.now(),
+      cacheable,
     );
   const request = { requestId, ifNoneMatch: call.ifNoneMatch, started };
   const stored = cacheable && !call.bypassCache ? resultCache.peek(key, policy, load) : undefined;
