@@ -74,6 +74,75 @@ describe('createResultCache', () => {
     expect(loads).toBe(1);
   });
 
+  it('keeps a coalesced load running for the callers left when the one that started it leaves', async () => {
+    const cache = createResultCache();
+    const gate = deferred<CachedAnswer>();
+    let loadSignal: AbortSignal | undefined;
+    const load = (signal: AbortSignal) => {
+      loadSignal = signal;
+      return gate.promise;
+    };
+    const leader = new AbortController();
+    const follower = new AbortController();
+    const first = cache.get('k', FIVE_MIN, load, { signal: leader.signal });
+    const second = cache.get('k', FIVE_MIN, load, { signal: follower.signal });
+    leader.abort();
+    // The one that left stops waiting at once, as its own query would have stopped.
+    await expect(first).rejects.toMatchObject({ code: 'QUERY_ABORTED' });
+    expect(loadSignal?.aborted).toBe(false);
+    gate.resolve(answer('kept'));
+    expect((await second).answer.body).toBe('{"results":["kept"]}');
+    expect((await cache.get('k', FIVE_MIN, load)).outcome).toBe('HIT');
+  });
+
+  it('cancels a load once every caller waiting on it has left, and a later caller loads afresh', async () => {
+    const cache = createResultCache();
+    const signals: AbortSignal[] = [];
+    const gates: ReturnType<typeof deferred<CachedAnswer>>[] = [];
+    const load = (signal: AbortSignal) => {
+      signals.push(signal);
+      const gate = deferred<CachedAnswer>();
+      gates.push(gate);
+      signal.addEventListener('abort', () => gate.reject(new Error('cancelled')));
+      return gate.promise;
+    };
+    const callers = [new AbortController(), new AbortController()];
+    const waiting = callers.map((c) =>
+      cache.get('k', FIVE_MIN, load, { signal: c.signal }).catch((error: unknown) => error),
+    );
+    await new Promise((resolve) => setImmediate(resolve));
+    callers[0]?.abort();
+    expect(signals[0]?.aborted).toBe(false);
+    callers[1]?.abort();
+    expect(signals[0]?.aborted).toBe(true);
+    for (const w of waiting) expect(await w).toMatchObject({ code: 'QUERY_ABORTED' });
+    // A caller arriving now does not join the cancelled load.
+    const later = cache.get('k', FIVE_MIN, load);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(signals).toHaveLength(2);
+    expect(signals[1]?.aborted).toBe(false);
+    gates[1]?.resolve(answer('again'));
+    expect((await later).answer.body).toBe('{"results":["again"]}');
+  });
+
+  it('never cancels a load a caller without a signal waits on', async () => {
+    const cache = createResultCache();
+    const gate = deferred<CachedAnswer>();
+    let loadSignal: AbortSignal | undefined;
+    const load = (signal: AbortSignal) => {
+      loadSignal = signal;
+      return gate.promise;
+    };
+    const leaving = new AbortController();
+    const staying = cache.get('k', FIVE_MIN, load);
+    const left = cache.get('k', FIVE_MIN, load, { signal: leaving.signal });
+    leaving.abort();
+    await expect(left).rejects.toMatchObject({ code: 'QUERY_ABORTED' });
+    expect(loadSignal?.aborted).toBe(false);
+    gate.resolve(answer('stayed'));
+    expect((await staying).outcome).toBe('MISS');
+  });
+
   it('skips the stored answer on refresh, and stores the fresh one for later hits', async () => {
     const cache = createResultCache();
     await cache.get('k', FIVE_MIN, async () => answer('old'));

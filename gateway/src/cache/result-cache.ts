@@ -8,8 +8,15 @@
 // rejecting. Here a failed load rejects its callers, caches nothing, and leaves a stale entry in
 // place until its window ends.
 //
+// A load belongs to every caller waiting on it, not to the one that started it: it runs with its
+// own AbortSignal, which fires only once every caller that can leave (those that passed a
+// signal) has left and none that cannot (a caller without a signal, a background refresh) is
+// waiting. A caller that leaves stops waiting at once, with QUERY_ABORTED, as it would had its
+// query been its own.
+//
 // A hit does no JSON work: each entry holds its `{answer, outcome}` results, built once when the
 // entry is stored; `peek` hands them out synchronously.
+import { ConnectorError } from '@quarry/sdk-connector';
 import { LRUCache } from 'lru-cache';
 
 /** What a hit serves without any JSON work. */
@@ -56,6 +63,11 @@ export interface CacheResult {
 }
 
 export interface GetOptions {
+  /**
+   * The caller's signal: when it fires, this caller stops waiting (QUERY_ABORTED) and the load is
+   * cancelled if nobody else is waiting on it.
+   */
+  readonly signal?: AbortSignal | undefined;
   /** Skip the stored answer and load afresh (the result is still stored). */
   readonly refresh?: boolean;
 }
@@ -78,6 +90,9 @@ export interface ResultCacheOptions {
   readonly onRefreshError?: (key: string, error: unknown) => void;
 }
 
+/** Loads an answer; `signal` fires when no caller waits for it any more (see the head of this file). */
+export type Loader = (signal: AbortSignal) => Promise<CachedAnswer>;
+
 export interface ResultCache {
   /**
    * Returns the cached answer (HIT), or runs `load` once for all concurrent callers of the same
@@ -86,18 +101,13 @@ export interface ResultCache {
    * With `refresh: true` (a caller's `Cache-Control: no-cache`) any stored answer is skipped: the
    * call loads (joining a load already in flight for the key), stores the result, and is a MISS.
    */
-  get(
-    key: string,
-    policy: CachePolicy,
-    load: () => Promise<CachedAnswer>,
-    options?: GetOptions,
-  ): Promise<CacheResult>;
+  get(key: string, policy: CachePolicy, load: Loader, options?: GetOptions): Promise<CacheResult>;
   /**
    * The stored answer without loading: a HIT when fresh, STALE within the stale window (then one
    * background `load` refreshes it, as in `get`), undefined when there is none. Lets the caller
    * serve a hit synchronously and meter it with a single write.
    */
-  peek(key: string, policy: CachePolicy, load: () => Promise<CachedAnswer>): CacheResult | undefined;
+  peek(key: string, policy: CachePolicy, load: Loader): CacheResult | undefined;
   /** Drops every entry whose key starts with `prefix` (see cacheKeyPrefix); loads in flight for them are not stored. */
   delete(prefix: string): void;
   stats(): CacheStats;
@@ -127,6 +137,12 @@ interface Load {
   readonly promise: Promise<CachedAnswer>;
   /** Cleared by delete(): the load still answers its callers but must not be stored. */
   store: boolean;
+  /** Aborted once nobody waits (the load's own signal). */
+  readonly controller: AbortController;
+  /** Callers with a signal still waiting. */
+  leavable: number;
+  /** A caller that cannot leave (no signal, or a background refresh) waits: never aborted. */
+  pinned: boolean;
 }
 
 export function createResultCache(options: ResultCacheOptions = {}): ResultCache {
@@ -168,10 +184,11 @@ export function createResultCache(options: ResultCacheOptions = {}): ResultCache
     return answer;
   }
 
-  function startLoad(key: string, policy: CachePolicy, load: () => Promise<CachedAnswer>): Load {
+  function startLoad(key: string, policy: CachePolicy, load: Loader): Load {
+    const controller = new AbortController();
     const record: Load = {
       promise: Promise.resolve()
-        .then(load)
+        .then(() => load(controller.signal))
         .then(
           (answer) => {
             if (loads.get(key) === record) loads.delete(key);
@@ -183,17 +200,59 @@ export function createResultCache(options: ResultCacheOptions = {}): ResultCache
           },
         ),
       store: true,
+      controller,
+      leavable: 0,
+      pinned: false,
     };
     loads.set(key, record);
     return record;
   }
 
+  /** The load in flight for `key` that callers may still join (not one cancelled for want of them). */
+  function liveLoad(key: string): Load | undefined {
+    const record = loads.get(key);
+    return record === undefined || record.controller.signal.aborted ? undefined : record;
+  }
+
+  /** Waits on a load as one of its callers; a caller with a signal may leave (see the file head). */
+  function join(record: Load, signal: AbortSignal | undefined): Promise<CachedAnswer> {
+    if (signal === undefined) {
+      record.pinned = true;
+      return record.promise;
+    }
+    if (signal.aborted) {
+      leave(record);
+      return Promise.reject(callerLeft());
+    }
+    record.leavable++;
+    return new Promise<CachedAnswer>((resolve, reject) => {
+      const onAbort = () => {
+        record.leavable--;
+        leave(record);
+        reject(callerLeft());
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+      record.promise.then(
+        (answer) => {
+          signal.removeEventListener('abort', onAbort);
+          resolve(answer);
+        },
+        (error: unknown) => {
+          signal.removeEventListener('abort', onAbort);
+          reject(error);
+        },
+      );
+    });
+  }
+
+  /** A caller left: with nobody left waiting, the load is cancelled and not stored. */
+  function leave(record: Load): void {
+    if (record.pinned || record.leavable > 0 || record.controller.signal.aborted) return;
+    record.controller.abort();
+  }
+
   /** The stored answer as a HIT or, starting the one background refresh, STALE; counted. */
-  function lookup(
-    key: string,
-    policy: CachePolicy,
-    load: () => Promise<CachedAnswer>,
-  ): CacheResult | undefined {
+  function lookup(key: string, policy: CachePolicy, load: Loader): CacheResult | undefined {
     const entry = lru.get(key);
     if (entry === undefined) return undefined;
     const t = now();
@@ -203,9 +262,11 @@ export function createResultCache(options: ResultCacheOptions = {}): ResultCache
     }
     if (t < entry.staleUntil) {
       stale++;
-      if (!loads.has(key)) {
+      if (liveLoad(key) === undefined) {
         // Background refresh: its failure must not surface as an unhandled rejection.
-        startLoad(key, policy, load).promise.catch((error: unknown) => onRefreshError?.(key, error));
+        const refresh = startLoad(key, policy, load);
+        refresh.pinned = true;
+        refresh.promise.catch((error: unknown) => onRefreshError?.(key, error));
       }
       return entry.staleResult;
     }
@@ -217,8 +278,8 @@ export function createResultCache(options: ResultCacheOptions = {}): ResultCache
       const stored = getOptions?.refresh === true ? undefined : lookup(key, policy, load);
       if (stored !== undefined) return Promise.resolve(stored);
       misses++;
-      const running = loads.get(key) ?? startLoad(key, policy, load);
-      return running.promise.then(toMiss);
+      const running = liveLoad(key) ?? startLoad(key, policy, load);
+      return join(running, getOptions?.signal).then(toMiss);
     },
 
     peek: lookup,
@@ -256,4 +317,9 @@ function toMiss(answer: CachedAnswer): CacheResult {
 function bodyMemory(answer: CachedAnswer): number {
   const chars = answer.body.length;
   return answer.bodyBytes === chars ? chars : 2 * chars;
+}
+
+/** What a caller that left gets: what its own query would have failed with. */
+function callerLeft(): ConnectorError {
+  return new ConnectorError('QUERY_ABORTED', 'the caller went away before the answer was ready');
 }

@@ -101,6 +101,48 @@ describe('result cache', () => {
     expect(outcomes.filter((o) => o === 'MISS').length).toBeGreaterThanOrEqual(1);
   });
 
+  it('answers the callers still waiting when the one whose miss started the query hangs up', async () => {
+    const { services } = tg.gateway;
+    let executions = 0;
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const app = createApp({
+      ...services,
+      queries: {
+        ...services.queries,
+        async execute(...args) {
+          executions += 1;
+          await gate;
+          // The connector stops at once on an aborted signal: the leader's, before the fix.
+          return services.queries.execute(...args);
+        },
+      },
+    });
+    const send = (signal?: AbortSignal) =>
+      app.request('/v1/query', {
+        method: 'POST',
+        headers: { authorization: `Bearer ${alice.key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ source: 'top-products', params: { category: 'Sports', limit: 4 } }),
+        ...(signal ? { signal } : {}),
+      });
+    const before = await counter();
+    const leader = new AbortController();
+    const first = send(leader.signal);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const others = [send(), send()];
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    leader.abort();
+    release();
+    const answers = await Promise.all(others);
+    expect(answers.map((r) => r.status)).toEqual([200, 200]);
+    expect(executions).toBe(1);
+    // The caller that left is not charged; the two answered are.
+    expect((await first).status).toBe(504);
+    expect(await counter()).toBe(before + 2);
+  });
+
   it("never serves an old version's answer after an update", async () => {
     const base = {
       connection: 'demo',

@@ -167,11 +167,13 @@ export async function runQuery(services: GatewayServices, call: QueryCall): Prom
   const key = call.cacheKey ?? resultCacheKey(entry, params);
   const cacheable = key !== undefined;
   let metered: MeteredCall | undefined;
-  const load = async () =>
+  // The signal: the caller's own for an uncached call; for a cached one, the result cache's, which
+  // fires only once every caller waiting on the coalesced load has gone (cache/result-cache.ts).
+  const load = async (signal: AbortSignal | undefined) =>
     storedAnswer(
       await queries.execute(entry, params, {
         requestId,
-        signal: call.signal(),
+        signal,
         credits: metered?.credits ?? entry.definition.price,
       }),
       Date.now(),
@@ -187,8 +189,8 @@ export async function runQuery(services: GatewayServices, call: QueryCall): Prom
   let result: CacheResult;
   try {
     result = cacheable
-      ? await resultCache.get(key, policy, load, call.bypassCache ? { refresh: true } : undefined)
-      : { answer: await load(), outcome: 'MISS' };
+      ? await resultCache.get(key, policy, load, { refresh: call.bypassCache, signal: call.signal() })
+      : { answer: await load(call.signal()), outcome: 'MISS' };
   } catch (error) {
     await metered.release();
     throw error;
