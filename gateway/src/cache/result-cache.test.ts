@@ -9,6 +9,17 @@ function answer(text: string, storedAt = 0): CachedAnswer {
   return cachedAnswer(JSON.stringify({ results: [text] }), `"${text}"`, storedAt);
 }
 
+/** A load that waits for `gate`, remembering the signal it ran with. */
+function gatedLoad() {
+  const gate = deferred<CachedAnswer>();
+  let seen: AbortSignal | undefined;
+  const load = (signal: AbortSignal) => {
+    seen = signal;
+    return gate.promise;
+  };
+  return { gate, load, signal: () => seen };
+}
+
 function fakeClock(start = 1_700_000_000_000) {
   let t = start;
   return {
@@ -76,12 +87,7 @@ describe('createResultCache', () => {
 
   it('keeps a coalesced load running for the callers left when the one that started it leaves', async () => {
     const cache = createResultCache();
-    const gate = deferred<CachedAnswer>();
-    let loadSignal: AbortSignal | undefined;
-    const load = (signal: AbortSignal) => {
-      loadSignal = signal;
-      return gate.promise;
-    };
+    const { gate, load, signal: loadSignal } = gatedLoad();
     const leader = new AbortController();
     const follower = new AbortController();
     const first = cache.get('k', FIVE_MIN, load, { signal: leader.signal });
@@ -89,7 +95,7 @@ describe('createResultCache', () => {
     leader.abort();
     // The one that left stops waiting at once, as its own query would have stopped.
     await expect(first).rejects.toMatchObject({ code: 'QUERY_ABORTED' });
-    expect(loadSignal?.aborted).toBe(false);
+    expect(loadSignal()?.aborted).toBe(false);
     gate.resolve(answer('kept'));
     expect((await second).answer.body).toBe('{"results":["kept"]}');
     expect((await cache.get('k', FIVE_MIN, load)).outcome).toBe('HIT');
@@ -127,18 +133,13 @@ describe('createResultCache', () => {
 
   it('never cancels a load a caller without a signal waits on', async () => {
     const cache = createResultCache();
-    const gate = deferred<CachedAnswer>();
-    let loadSignal: AbortSignal | undefined;
-    const load = (signal: AbortSignal) => {
-      loadSignal = signal;
-      return gate.promise;
-    };
+    const { gate, load, signal: loadSignal } = gatedLoad();
     const leaving = new AbortController();
     const staying = cache.get('k', FIVE_MIN, load);
     const left = cache.get('k', FIVE_MIN, load, { signal: leaving.signal });
     leaving.abort();
     await expect(left).rejects.toMatchObject({ code: 'QUERY_ABORTED' });
-    expect(loadSignal?.aborted).toBe(false);
+    expect(loadSignal()?.aborted).toBe(false);
     gate.resolve(answer('stayed'));
     expect((await staying).outcome).toBe('MISS');
   });

@@ -26,6 +26,36 @@ const top = (params: Record<string, unknown>, headers?: Record<string, string>) 
   });
 const counter = () => tg.gateway.services.store.usage.counter(alice.accountId, periodOf(new Date()));
 
+/**
+ * The gateway's app with warehouse queries counted, each starting only once `gate` opens (the
+ * connector stops at once on a signal that has already fired).
+ */
+function countingApp(gate: Promise<void>) {
+  const { services } = tg.gateway;
+  let executions = 0;
+  const app = createApp({
+    ...services,
+    queries: {
+      ...services.queries,
+      async execute(...args) {
+        executions += 1;
+        await gate;
+        return services.queries.execute(...args);
+      },
+    },
+  });
+  return {
+    executions: () => executions,
+    send: (params: Record<string, unknown>, signal?: AbortSignal) =>
+      app.request('/v1/query', {
+        method: 'POST',
+        headers: { authorization: `Bearer ${alice.key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ source: 'top-products', params }),
+        ...(signal ? { signal } : {}),
+      }),
+  };
+}
+
 describe('result cache', () => {
   it('serves a repeat from the cache with the same data and ETag, and meters it', async () => {
     const before = await counter();
@@ -76,57 +106,23 @@ describe('result cache', () => {
   });
 
   it('coalesces concurrent misses into one warehouse query', async () => {
-    const { services } = tg.gateway;
-    let executions = 0;
-    const app = createApp({
-      ...services,
-      queries: {
-        ...services.queries,
-        async execute(...args) {
-          executions += 1;
-          return services.queries.execute(...args);
-        },
-      },
-    });
-    const send = () =>
-      app.request('/v1/query', {
-        method: 'POST',
-        headers: { authorization: `Bearer ${alice.key}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ source: 'top-products', params: { category: 'Grocery', limit: 7 } }),
-      });
+    const counted = countingApp(Promise.resolve());
+    const send = () => counted.send({ category: 'Grocery', limit: 7 });
     const responses = await Promise.all(Array.from({ length: 50 }, send));
     expect(responses.map((r) => r.status)).toEqual(Array(50).fill(200));
-    expect(executions).toBe(1);
+    expect(counted.executions()).toBe(1);
     const outcomes = responses.map((r) => r.headers.get('x-cache'));
     expect(outcomes.filter((o) => o === 'MISS').length).toBeGreaterThanOrEqual(1);
   });
 
   it('answers the callers still waiting when the one whose miss started the query hangs up', async () => {
-    const { services } = tg.gateway;
-    let executions = 0;
     let release!: () => void;
-    const gate = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    const app = createApp({
-      ...services,
-      queries: {
-        ...services.queries,
-        async execute(...args) {
-          executions += 1;
-          await gate;
-          // The connector stops at once on an aborted signal: the leader's, before the fix.
-          return services.queries.execute(...args);
-        },
-      },
-    });
-    const send = (signal?: AbortSignal) =>
-      app.request('/v1/query', {
-        method: 'POST',
-        headers: { authorization: `Bearer ${alice.key}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ source: 'top-products', params: { category: 'Sports', limit: 4 } }),
-        ...(signal ? { signal } : {}),
-      });
+    const counted = countingApp(
+      new Promise<void>((resolve) => {
+        release = resolve;
+      }),
+    );
+    const send = (signal?: AbortSignal) => counted.send({ category: 'Sports', limit: 4 }, signal);
     const before = await counter();
     const leader = new AbortController();
     const first = send(leader.signal);
@@ -137,7 +133,7 @@ describe('result cache', () => {
     release();
     const answers = await Promise.all(others);
     expect(answers.map((r) => r.status)).toEqual([200, 200]);
-    expect(executions).toBe(1);
+    expect(counted.executions()).toBe(1);
     // The caller that left is not charged; the two answered are.
     expect((await first).status).toBe(504);
     expect(await counter()).toBe(before + 2);
