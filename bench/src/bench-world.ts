@@ -180,7 +180,6 @@ export async function provision(base: string, world: BenchWorld, coalesceQueryMs
         port: url.port === '' ? 5432 : Number(url.port),
         database: url.pathname.slice(1) || 'test',
         user: decodeURIComponent(url.username) || 'postgres',
-        ...(process.env.X_PORTAL === 'off' ? { portalRowLimit: false } : {}),
         ...(url.password === '' ? {} : { password: decodeURIComponent(url.password) }),
       },
     },

@@ -130,7 +130,7 @@ export function createMetering(options: MeteringOptions): Metering {
   const reserves = createGroupCommit<ReserveRequest, ReserveResult>({
     write: (items) => usage.reserveMany(items),
     maxBatch: options.maxBatch,
-    maxInFlight: Number(process.env.QUARRY_X_INFLIGHT ?? 2),
+    maxInFlight: 2,
   });
   const commits = createGroupCommit<CommitRequest, CommitResult>({
     write: (items) => usage.commitMany(items),
