@@ -168,7 +168,6 @@ async function main(): Promise<void> {
           .filter((arg) => arg !== ''),
       ],
     });
-    let served = 0;
     let window: ProfileWindow | undefined;
     let measuredPid = gateway.pid;
     try {
@@ -287,8 +286,7 @@ async function main(): Promise<void> {
       await bare?.stop();
       const pgCpu = postgresCpu() - before.pg;
       const writesAfter = writesBefore === undefined ? undefined : await usageWrites(gateway.url);
-      served = load.window.requests;
-      const per = (s: number) => ((s * 1e6) / served).toFixed(1);
+      const per = (s: number) => ((s * 1e6) / load.window.requests).toFixed(1);
       console.log(
         `${scenario}: ${load.window.reqPerSec.toFixed(0)} req/s, p50 ${load.window.p50Ms.toFixed(2)} ms, p99 ${load.window.p99Ms.toFixed(2)} ms, failures ${load.window.failures}, steal ${(100 * load.window.steal).toFixed(1)}%`,
       );

@@ -33,7 +33,7 @@ import type {
   ReserveResult,
   UsageRepository,
 } from '../store/usage-repository.js';
-import { periodOf } from './billing-period.js';
+import { createPeriodClock } from './billing-period.js';
 import { createGroupCommit, type GroupCommitStats } from './group-commit.js';
 import type { PlanCatalog } from './plan-catalog.js';
 
@@ -109,22 +109,7 @@ export function createMetering(options: MeteringOptions): Metering {
   const givenNow = options.now;
   const nowMs = givenNow === undefined ? Date.now : () => givenNow().getTime();
   const { usage, plans } = options;
-  // The current period and its end, recomputed only when the clock leaves it (a cache hit asks
-  // for both on every call; toISOString and Date.UTC per call showed in the profile).
-  let periodStart = 0;
-  let periodEnd = -1;
-  let currentPeriod = '';
-  const periodAt = (ms: number): string => {
-    if (ms < periodStart || ms >= periodEnd) {
-      const at = new Date(ms);
-      currentPeriod = periodOf(at);
-      periodStart = Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), 1);
-      periodEnd = Date.UTC(at.getUTCFullYear(), at.getUTCMonth() + 1, 1);
-    }
-    return currentPeriod;
-  };
-  /** Seconds from `ms` to the end of its period, as secondsToPeriodEnd; call periodAt(ms) first. */
-  const resetAt = (ms: number) => Math.max(0, Math.ceil((periodEnd - ms) / 1000));
+  const clock = createPeriodClock();
   // Several reserve batches in flight: the store decides most of them optimistically, locking an
   // account's counter only for its final bump, so batches of one account overlap.
   const reserves = createGroupCommit<ReserveRequest, ReserveResult>({
@@ -168,8 +153,8 @@ export function createMetering(options: MeteringOptions): Metering {
   /** Reserves (or, with `served`, charges) one call; QUOTA_EXCEEDED or CONFLICT when refused. */
   async function reserve(principal: Principal, entry: CatalogEntry, requestId: string, served?: number) {
     const ms = nowMs();
-    const period = periodAt(ms);
-    const resetSeconds = resetAt(ms);
+    const period = clock.period(ms);
+    const resetSeconds = clock.secondsToEnd(ms);
     const marketplace = principal.origin === 'marketplace';
     const plan = plans.resolve(principal.plan);
     const limit = marketplace ? null : plan.included_calls;
@@ -213,7 +198,7 @@ export function createMetering(options: MeteringOptions): Metering {
 
   return {
     async begin(principal, entry, requestId) {
-      const key = counterKey(principal.accountId, periodAt(nowMs()));
+      const key = counterKey(principal.accountId, clock.period(nowMs()));
       if (mayChargeAfter(principal, key)) {
         adjust(key, 1);
         let settled = false;

@@ -4,24 +4,10 @@
 // across refreshes that changed nothing.
 import { createHash } from 'node:crypto';
 
-/** The part of a query answer an ETag identifies. */
-export interface EtagData {
-  readonly results: unknown;
-  readonly columns: unknown;
-  readonly insights?: unknown;
-  readonly version: number;
-}
-
-/** A strong, quoted ETag (`"<base64url SHA-256>"`) of the data part of an answer. */
-export function etagFor(data: EtagData): string {
-  const text = JSON.stringify([data.version, data.columns, data.results, data.insights ?? null]);
-  return `"${createHash('sha256').update(text).digest('base64url')}"`;
-}
-
 /**
- * The same kind of tag from data already serialised: `json` is the answer's data part as the
- * body carries it (source, results, insights, columns), so a miss serialises its rows once, not
- * once for the body and again for the tag. Equal data and version give equal tags.
+ * A strong, quoted ETag (`"<base64url SHA-256>"`) of an answer's data: `json` is its data part as
+ * the body carries it (source, results, insights, columns), so a miss serialises its rows once,
+ * not once for the body and again for the tag. Equal data and version give equal tags.
  */
 export function etagOfJson(version: number, json: string): string {
   return `"${createHash('sha256').update(`${version}\n`).update(json).digest('base64url')}"`;

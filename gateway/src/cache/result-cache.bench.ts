@@ -5,7 +5,7 @@
 // compare within one run only.
 import { checkParamSchema, validateParams } from '@quarry/sdk-connector';
 import { cacheKey } from './cache-key.js';
-import { etagFor, matchesIfNoneMatch } from './etag.js';
+import { etagOfJson, matchesIfNoneMatch } from './etag.js';
 import { type CachedAnswer, cachedAnswer, createResultCache } from './result-cache.js';
 
 const policy = { ttlSeconds: 300, staleSeconds: 60 };
@@ -14,12 +14,9 @@ const columns = [
   { name: 'region', type: 'string' },
   { name: 'revenue', type: 'number' },
 ];
-const etag = etagFor({ results, columns, version: 1 });
-const answer: CachedAnswer = cachedAnswer(
-  JSON.stringify({ source: 'sales-by-region', results, columns }),
-  etag,
-  Date.now(),
-);
+const json = JSON.stringify({ source: 'sales-by-region', results, columns });
+const etag = etagOfJson(1, json);
+const answer: CachedAnswer = cachedAnswer(json, etag, Date.now());
 
 function report(label: string, iterations: number, startNs: bigint): void {
   const ns = Number(process.hrtime.bigint() - startNs) / iterations;

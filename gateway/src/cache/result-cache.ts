@@ -30,7 +30,7 @@ export interface CachedAnswer {
   readonly body: string;
   /** The body's length in UTF-8 bytes (its Content-Length). */
   readonly bodyBytes: number;
-  /** Strong, quoted ETag of the data part (see etagFor). */
+  /** Strong, quoted ETag of the data part (see etagOfJson). */
   readonly etag: string;
   /** When the answer was loaded, ms since the epoch. */
   readonly storedAt: number;
@@ -162,12 +162,11 @@ export function createResultCache(options: ResultCacheOptions = {}): ResultCache
   let misses = 0;
   let stale = 0;
 
-  function store(key: string, policy: CachePolicy, loaded: CachedAnswer): CachedAnswer {
+  function store(key: string, policy: CachePolicy, answer: CachedAnswer): CachedAnswer {
     const ttlMs = Math.max(0, policy.ttlSeconds) * 1000;
     const lifeMs = ttlMs + Math.max(0, policy.staleSeconds) * 1000;
     // lru-cache reads ttl 0 as "forever": an analytic without caching stores nothing.
-    if (lifeMs <= 0) return loaded;
-    const answer = loaded;
+    if (lifeMs <= 0) return answer;
     const start = now();
     const hitResult: CacheResult = { answer, outcome: 'HIT' };
     const staleResult: CacheResult = { answer, outcome: 'STALE' };
@@ -306,9 +305,6 @@ function toMiss(answer: CachedAnswer): CacheResult {
   return { answer, outcome: 'MISS' };
 }
 
-// A small Buffer from Buffer.from(string) is a view into a shared 8 KiB pool slab; keeping it
-// would keep the whole slab alive, so a cache of 1 KiB bodies could pin 8× its byte bound.
-// Such views are copied into their own memory once, at store time.
 /**
  * Heap bytes of a body string: one per character when it is ASCII (V8 then stores one byte per
  * character), else at most two (V8's two-byte strings; Latin-1 text would fit in one, so this

@@ -16,7 +16,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ParamValues } from '@quarry/sdk-connector';
 import type { CatalogEntry } from '../catalog/catalog.js';
-import { limitHeadersOf } from '../middleware/auth.js';
+import { spendRateLimit } from '../middleware/auth.js';
 import { newRequestId } from '../middleware/request-id.js';
 import { recordRequest } from '../observability/metrics.js';
 import {
@@ -129,11 +129,8 @@ export function withQueryFastPath(
     };
     try {
       // The in-process limiter answers synchronously: no await (and no microtask) for it.
-      const limit = principal.rateLimit;
-      if (!limit.unlimited) {
-        const decision = rateLimiter.check(principal.rateLimitBucket, limit.policy);
-        limitHeaders = limitHeadersOf(limit.policy, decision instanceof Promise ? await decision : decision);
-      }
+      const spent = spendRateLimit(rateLimiter, principal, principal.rateLimitBucket);
+      limitHeaders = spent instanceof Promise ? await spent : spent;
       let outcome: QueryOutcome;
       try {
         outcome = await runQuery(services, { ...call, requestId, signal });

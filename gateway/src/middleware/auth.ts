@@ -8,7 +8,7 @@ import { rateLimitHeaders } from '../rate-limit/rate-limit-headers.js';
 import type { RateLimitDecision, RateLimiter, RateLimitPolicy } from '../rate-limit/rate-limiter.js';
 
 /** The headers of a decision; throws RATE_LIMIT_EXCEEDED (carrying them) when it is a refusal. */
-export function limitHeadersOf(policy: RateLimitPolicy, decision: RateLimitDecision): Record<string, string> {
+function limitHeadersOf(policy: RateLimitPolicy, decision: RateLimitDecision): Record<string, string> {
   const headers: Record<string, string> = { ...rateLimitHeaders(policy, decision) };
   if (!decision.allowed) {
     throw new ApiError(
@@ -20,19 +20,25 @@ export function limitHeadersOf(policy: RateLimitPolicy, decision: RateLimitDecis
   return headers;
 }
 
+type LimitHeaders = Record<string, string> | undefined;
+
 /**
  * Spends one request of the principal's rate limit: the IETF rate-limit headers to send, or
  * undefined when the principal is unlimited; throws RATE_LIMIT_EXCEEDED (carrying the headers)
- * when it is spent. Shared by the middleware and the query fast path.
+ * when it is spent. Shared by the middleware and the query fast path. When the limiter decides
+ * synchronously (the in-process one), so does this: the fast path then spends no await on it.
  */
-export async function spendRateLimit(
+export function spendRateLimit(
   rateLimiter: RateLimiter,
   principal: Principal,
   bucket: string,
-): Promise<Record<string, string> | undefined> {
+): LimitHeaders | Promise<LimitHeaders> {
   const limit = principal.rateLimit;
   if (limit.unlimited) return undefined;
-  return limitHeadersOf(limit.policy, await rateLimiter.check(bucket, limit.policy));
+  const decision = rateLimiter.check(bucket, limit.policy);
+  return decision instanceof Promise
+    ? decision.then((d) => limitHeadersOf(limit.policy, d))
+    : limitHeadersOf(limit.policy, decision);
 }
 
 /** Applies the principal's rate limit; throws RATE_LIMIT_EXCEEDED when it is spent. */

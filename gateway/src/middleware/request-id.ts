@@ -24,13 +24,11 @@ let msHex = '';
  */
 export function newRequestId(): string {
   const ms = Date.now();
-  if (ms !== lastMs) {
-    // A clock that steps back keeps counting on from the later reading's ids: never a repeat.
-    if (ms > lastMs) {
-      lastMs = ms;
-      msHex = ms.toString(16).padStart(12, '0');
-      sequence = 0;
-    }
+  // A clock that steps back keeps counting on from the later reading's ids: never a repeat.
+  if (ms > lastMs) {
+    lastMs = ms;
+    msHex = ms.toString(16).padStart(12, '0');
+    sequence = 0;
   }
   const n = sequence++;
   if (n >= 0x10000000) {

@@ -215,37 +215,13 @@ async function reserveBatch(
       if ((error as { code?: unknown }).code !== DECIDE_EXACTLY) throw error;
     }
   }
-  return decideBatch(sql, items, 'quarry_reserve_calls');
+  return decideBatch(sql, items);
 }
 
 const CHARGE_CALLS = `SELECT o_account, o_period, o_calls FROM quarry_charge_calls(
   $1::text[], $2::text[], $3::text[], $4::integer[], $5::text[], $6::text[], $7::integer[], $8::text[],
   $9::text[], $10::bigint[], $11::bigint[], $12::bigint[], $13::boolean[], $14::integer[],
   $15::text[], $16::integer[], $17::double precision[])`;
-
-/**
- * Whether two calls are in one group of quarry_charge_calls: every field but the request id and
- * the latency is identical (=== implies the same group key below).
- */
-function sameGroup(a: Checked, b: Checked): boolean {
-  const x = a.input;
-  const y = b.input;
-  return (
-    x.accountId === y.accountId &&
-    x.keyId === y.keyId &&
-    x.period === y.period &&
-    x.limit === y.limit &&
-    x.analyticId === y.analyticId &&
-    x.analyticName === y.analyticName &&
-    x.version === y.version &&
-    x.ownerId === y.ownerId &&
-    x.origin === y.origin &&
-    a.money.credits === b.money.credits &&
-    a.money.ownerShare === b.money.ownerShare &&
-    a.money.platformShare === b.money.platformShare &&
-    (x.served === undefined) === (y.served === undefined)
-  );
-}
 
 /**
  * The optimistic write: every call admitted, or SQLSTATE QRY01 and nothing written. Calls are
@@ -281,45 +257,36 @@ async function chargeBatch(
   // counter m, its api calls in the batch.
   const ranks = new Array<number>(n);
   const apiCalls = new Map<string, number>();
-  let previous: Checked | undefined;
-  let previousGroup = 0;
   for (let i = 0; i < n; i++) {
     const item = items[i] as Checked;
     const { input, money, counterKey } = item;
     const isServed = input.served !== undefined;
-    let group: number | undefined;
-    // Under load a call is almost always in the group of the call before it.
-    if (previous !== undefined && sameGroup(previous, item)) group = previousGroup;
-    else {
-      // NUL never occurs in PostgreSQL text, so it separates fields unambiguously (a field that
-      // held one would fail the whole statement anyway); `+` tells a key id from a null one.
-      const key =
-        `${input.accountId}\0${input.keyId === null ? '' : `+${input.keyId}`}\0${input.period}\0${input.limit}` +
-        `\0${input.analyticId}\0${input.analyticName}\0${input.version}\0${input.ownerId}\0${input.origin}` +
-        `\0${money.credits}\0${money.ownerShare}\0${money.platformShare}\0${isServed}`;
-      group = groupOf.get(key);
-      if (group === undefined) {
-        accountIds.push(input.accountId);
-        keyIds.push(input.keyId);
-        periods.push(input.period);
-        limits.push(input.limit);
-        analyticIds.push(input.analyticId);
-        analyticNames.push(input.analyticName);
-        versions.push(input.version);
-        ownerIds.push(input.ownerId);
-        origins.push(input.origin);
-        credits.push(money.credits);
-        ownerShares.push(money.ownerShare);
-        platformShares.push(money.platformShare);
-        served.push(isServed);
-        calls.push(0);
-        group = calls.length;
-        groupOf.set(key, group);
-      }
+    // NUL never occurs in PostgreSQL text, so it separates fields unambiguously (a field that
+    // held one would fail the whole statement anyway); `+` tells a key id from a null one.
+    const key =
+      `${input.accountId}\0${input.keyId === null ? '' : `+${input.keyId}`}\0${input.period}\0${input.limit}` +
+      `\0${input.analyticId}\0${input.analyticName}\0${input.version}\0${input.ownerId}\0${input.origin}` +
+      `\0${money.credits}\0${money.ownerShare}\0${money.platformShare}\0${isServed}`;
+    let group = groupOf.get(key);
+    if (group === undefined) {
+      accountIds.push(input.accountId);
+      keyIds.push(input.keyId);
+      periods.push(input.period);
+      limits.push(input.limit);
+      analyticIds.push(input.analyticId);
+      analyticNames.push(input.analyticName);
+      versions.push(input.version);
+      ownerIds.push(input.ownerId);
+      origins.push(input.origin);
+      credits.push(money.credits);
+      ownerShares.push(money.ownerShare);
+      platformShares.push(money.platformShare);
+      served.push(isServed);
+      calls.push(0);
+      group = calls.length;
+      groupOf.set(key, group);
     }
     calls[group - 1] = (calls[group - 1] as number) + 1;
-    previous = item;
-    previousGroup = group;
     requestIds[i] = input.requestId;
     groups[i] = group;
     latencies[i] = input.served === undefined ? null : Math.round(input.served.latencyMs * 1000) / 1000;
@@ -381,11 +348,10 @@ async function chargeBatch(
 async function decideBatch(
   sql: SqlExecutor,
   items: readonly Checked[],
-  fn: 'quarry_reserve_calls',
 ): Promise<Map<number, ReserveResult | Error>> {
   const column = <T>(f: (i: Checked) => T) => items.map(f);
   const rows = await sql.query<{ ord: number; outcome: BatchOutcome; used: number }>(
-    `SELECT ord, outcome, used FROM ${fn}(
+    `SELECT ord, outcome, used FROM quarry_reserve_calls(
        $1::text[], $2::text[], $3::text[], $4::text[], $5::integer[], $6::text[], $7::text[], $8::integer[],
        $9::text[], $10::text[], $11::bigint[], $12::bigint[], $13::bigint[], $14::boolean[],
        $15::double precision[])`,
