@@ -1,7 +1,7 @@
 // The app's operational surface: OpenAPI 3.1 covering every served route (and validating like the
 // handlers do), the docs page, liveness, readiness and Prometheus metrics by route template.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestGateway, type TestGateway } from './testing/test-gateway.js';
+import { type CallResult, createTestGateway, type TestGateway } from './testing/test-gateway.js';
 
 let tg: TestGateway;
 
@@ -79,6 +79,70 @@ describe('OpenAPI', () => {
     expect(doc.components.schemas.Error.properties.error.required).toEqual(
       expect.arrayContaining(['code', 'message', 'request_id', 'details']),
     );
+  });
+
+  it('documents every header the query routes read and send, 304 included', async () => {
+    const doc = (await tg.call('GET', '/v1/openapi.json')).json;
+    const post = doc.paths['/v1/query'].post;
+    const get = doc.paths['/v1/analytics/{name}'].get;
+    const headerParams = (op: { parameters?: { in: string; name: string }[] }) =>
+      (op.parameters ?? []).filter((p) => p.in === 'header').map((p) => p.name.toLowerCase());
+    expect(headerParams(post).sort()).toEqual(['cache-control', 'idempotency-key', 'if-none-match']);
+    expect(headerParams(get).sort()).toEqual(['cache-control', 'if-none-match']);
+    expect(post.responses['200'].headers['X-Cache'].schema.enum).toEqual(['HIT', 'STALE', 'MISS']);
+
+    /** Fails on any header a real answer carries that the document does not declare for it. */
+    const declared = (op: { responses: Record<string, { headers?: object }> }, res: CallResult) => {
+      const documented = new Set(
+        Object.keys(op.responses[String(res.status)]?.headers ?? {}).map((name) => name.toLowerCase()),
+      );
+      // What HTTP itself says about the body is not the API's to document.
+      const sent = [...res.headers.keys()].filter(
+        (name) => !['content-type', 'content-length'].includes(name),
+      );
+      expect(
+        sent.filter((name) => !documented.has(name)),
+        `undeclared on ${res.status}`,
+      ).toEqual([]);
+      return sent;
+    };
+    const body = { source: 'sales-by-region', params: { year: 2024 } };
+    const first = await tg.call('POST', '/v1/query', { key: tg.demoKey, body });
+    expect(first.status).toBe(200);
+    expect(declared(post, first)).toEqual(
+      expect.arrayContaining([
+        'x-cache',
+        'etag',
+        'cache-control',
+        'ratelimit',
+        'ratelimit-policy',
+        'x-request-id',
+      ]),
+    );
+    const etag = first.headers.get('etag') ?? '';
+    const unchanged = await tg.call('GET', '/v1/analytics/sales-by-region?year=2024', {
+      key: tg.demoKey,
+      headers: { 'if-none-match': etag },
+    });
+    expect(unchanged.status).toBe(304);
+    declared(get, unchanged);
+    declared(post, await tg.call('POST', '/v1/query', { key: 'qk_nope', body }));
+    declared(
+      post,
+      await tg.call('POST', '/v1/query', { key: tg.demoKey, body: { source: 'no-such', params: {} } }),
+    );
+    declared(get, await tg.call('GET', '/v1/analytics/sales-by-region?year=x', { key: tg.demoKey }));
+    // A Free account past its month's calls: 429 QUOTA_EXCEEDED with Retry-After.
+    const metered = await createTestGateway({ QUARRY_FREE_CALLS: '1' });
+    try {
+      const free = await metered.signUp('Quota');
+      expect((await metered.call('POST', '/v1/query', { key: free.key, body })).status).toBe(200);
+      const refused = await metered.call('POST', '/v1/query', { key: free.key, body });
+      expect(refused.json.error.code).toBe('QUOTA_EXCEEDED');
+      expect(declared(post, refused)).toContain('retry-after');
+    } finally {
+      await metered.close();
+    }
   });
 
   it('serves the docs page as HTML', async () => {

@@ -16,31 +16,78 @@ export const ErrorEnvelopeSchema = z
   })
   .openapi('Error');
 
-const errorResponse = (description: string) => ({
+/** An OpenAPI header object (a type alias, so it fits HeaderObject's `x-…` index signature). */
+export type HeaderDoc = {
+  readonly description: string;
+  readonly schema: { type: 'string'; enum?: string[]; pattern?: string };
+};
+
+/** A string header and what it says, optionally with its values or their pattern. */
+export const header = (
+  description: string,
+  values: { enum?: string[]; pattern?: string } = {},
+): HeaderDoc => ({ description, schema: { type: 'string', ...values } });
+
+/** Sent on every response. */
+export const REQUEST_ID_HEADER = {
+  'X-Request-Id': header(
+    "This request's id, as in the error envelope and the access log: quote it to support",
+  ),
+} as const;
+
+/**
+ * Sent once the caller is authenticated (IETF draft-ietf-httpapi-ratelimit-headers): the key's
+ * rate limit as `"default"`, and on the query routes the account's monthly quota as `"monthly"`.
+ */
+export const RATE_LIMIT_HEADERS = {
+  'RateLimit-Policy': header(
+    'The limits that apply: `"default";q=<requests>;w=<window seconds>` for the key\'s rate limit, then `"monthly";q=<calls>;w=<seconds to the period end>` for the plan\'s quota (query routes)',
+  ),
+  RateLimit: header(
+    'What is left of each: `"default";r=<remaining>;t=<seconds to reset>`, then `"monthly";r=<calls left>;t=<seconds to the period end>`',
+  ),
+} as const;
+
+const RETRY_AFTER_HEADER = {
+  'Retry-After': header(
+    'Whole seconds (rounded up) until a retry may succeed; `retry_after` has the exact figure',
+    {
+      pattern: '^[0-9]+$',
+    },
+  ),
+} as const;
+
+const errorResponse = (description: string, headers: Record<string, HeaderDoc> = {}) => ({
   description,
+  headers: { ...REQUEST_ID_HEADER, ...headers },
   content: { 'application/json': { schema: ErrorEnvelopeSchema } },
 });
 
 /** Error responses every authenticated route can return. */
 export const AUTHED_ERRORS = {
-  400: errorResponse('Invalid request'),
-  401: errorResponse('Missing, malformed, unknown, revoked or expired credential'),
-  403: errorResponse('The key lacks the scope this route needs'),
-  429: errorResponse('Rate limit or quota exceeded'),
-  500: errorResponse('Internal error'),
+  400: errorResponse('Invalid request', RATE_LIMIT_HEADERS),
+  401: errorResponse('Missing, malformed, unknown, revoked or expired credential', {
+    'WWW-Authenticate': header('`Bearer realm="quarry"`'),
+  }),
+  403: errorResponse('The key lacks the scope this route needs', RATE_LIMIT_HEADERS),
+  429: errorResponse('Rate limit (RATE_LIMIT_EXCEEDED) or monthly quota (QUOTA_EXCEEDED) exceeded', {
+    ...RATE_LIMIT_HEADERS,
+    ...RETRY_AFTER_HEADER,
+  }),
+  500: errorResponse('Internal error', RATE_LIMIT_HEADERS),
 } as const;
 
 export const NOT_FOUND_ERROR = { 404: errorResponse('Not found') } as const;
 export const CONFLICT_ERROR = { 409: errorResponse('Conflict (e.g. a duplicate name)') } as const;
 export const BODY_ERRORS = {
-  413: errorResponse('Body over the size limit'),
-  415: errorResponse('Body not sent as application/json'),
+  413: errorResponse('Body over the size limit', RATE_LIMIT_HEADERS),
+  415: errorResponse('Body not sent as application/json', RATE_LIMIT_HEADERS),
 } as const;
 export const QUERY_ERRORS = {
-  404: errorResponse('Unknown analytic (also one the caller may not see)'),
-  502: errorResponse('The warehouse rejected or failed the query'),
-  503: errorResponse('Warehouse unreachable or busy'),
-  504: errorResponse('The query ran past its time limit and was cancelled'),
+  404: errorResponse('Unknown analytic (also one the caller may not see)', RATE_LIMIT_HEADERS),
+  502: errorResponse('The warehouse rejected or failed the query', RATE_LIMIT_HEADERS),
+  503: errorResponse('Warehouse unreachable or busy', { ...RATE_LIMIT_HEADERS, ...RETRY_AFTER_HEADER }),
+  504: errorResponse('The query ran past its time limit and was cancelled', RATE_LIMIT_HEADERS),
 } as const;
 
 export const BEARER = [{ bearerAuth: [] }];

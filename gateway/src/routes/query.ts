@@ -11,7 +11,16 @@ import type { CacheResult } from '../cache/result-cache.js';
 import type { CatalogEntry } from '../catalog/catalog.js';
 import { ApiError } from '../http/api-error.js';
 import type { AppEnv, Principal } from '../http/app-env.js';
-import { AUTHED_ERRORS, BEARER, BODY_ERRORS, QUERY_ERRORS } from '../http/common-schemas.js';
+import {
+  AUTHED_ERRORS,
+  BEARER,
+  BODY_ERRORS,
+  type HeaderDoc,
+  header,
+  QUERY_ERRORS,
+  RATE_LIMIT_HEADERS,
+  REQUEST_ID_HEADER,
+} from '../http/common-schemas.js';
 import { readJson } from '../http/read-json.js';
 import { pathParam, route } from '../http/route.js';
 import { requireScope } from '../middleware/auth.js';
@@ -47,7 +56,45 @@ export const QueryResponseSchema = z
   })
   .openapi('QueryResponse');
 
-const ok = { description: 'Results', content: { 'application/json': { schema: QueryResponseSchema } } };
+/** What a served call's answer (200 or 304) says about the result cache, besides `meta.cached`. */
+const ANSWER_HEADERS: Record<string, HeaderDoc> = {
+  ...REQUEST_ID_HEADER,
+  ...RATE_LIMIT_HEADERS,
+  'X-Cache': header(
+    "`HIT`: from the result cache; `STALE`: from the cache past its TTL but inside the analytic's stale window, while one background query refreshes it; `MISS`: the warehouse ran the query (also for analytics without a cache, and with `Cache-Control: no-cache`)",
+    { enum: ['HIT', 'STALE', 'MISS'] },
+  ),
+  ETag: header(
+    'A strong validator of the results (not of `meta`, which is per request): send it back as `If-None-Match` to get a `304` while they are unchanged',
+  ),
+  'Cache-Control': header(
+    '`private, no-cache`: an answer is per account and metered, so a shared cache must not keep it',
+  ),
+};
+
+const ok = {
+  description: 'Results',
+  headers: ANSWER_HEADERS,
+  content: { 'application/json': { schema: QueryResponseSchema } },
+};
+
+const notModified = {
+  description:
+    "`If-None-Match` matched the answer's ETag: no body. Served and charged like a `200` (it is one call to the analytic).",
+  headers: ANSWER_HEADERS,
+};
+
+/** The request headers both query routes read. */
+const QueryHeaders = z.object({
+  'if-none-match': z.string().optional().openapi({
+    description:
+      'An ETag from an earlier answer (or a list of them, or `*`): a match answers `304 Not Modified`',
+  }),
+  'cache-control': z.string().optional().openapi({
+    description:
+      '`no-cache` (or `no-store`; also `Pragma: no-cache`) skips any cached answer: the warehouse runs the query and the fresh answer replaces the cached one',
+  }),
+});
 
 /** `current` rate-limit headers with the monthly quota appended (IETF RateLimit-Policy / RateLimit). */
 export function withQuotaHeaders(
@@ -311,8 +358,27 @@ export function registerQueryRoutes(app: OpenAPIHono<AppEnv>): void {
       tags: ['Query'],
       summary: 'Run an analytic',
       security: BEARER,
-      request: { body: { required: true, content: { 'application/json': { schema: QueryRequestSchema } } } },
-      responses: { 200: ok, ...AUTHED_ERRORS, ...BODY_ERRORS, ...QUERY_ERRORS },
+      request: {
+        headers: QueryHeaders.extend({
+          'idempotency-key': z.string().min(1).max(255).optional().openapi({
+            description:
+              'Up to 255 visible ASCII characters: a retry with the same key and body gets the stored answer (`Idempotent-Replayed: true`) and is not charged again',
+          }),
+        }),
+        body: { required: true, content: { 'application/json': { schema: QueryRequestSchema } } },
+      },
+      responses: {
+        200: ok,
+        304: notModified,
+        ...AUTHED_ERRORS,
+        ...BODY_ERRORS,
+        ...QUERY_ERRORS,
+        409: {
+          description: 'A request with this Idempotency-Key is still running',
+          headers: { ...REQUEST_ID_HEADER, ...RATE_LIMIT_HEADERS },
+          content: AUTHED_ERRORS[400].content,
+        },
+      },
     }),
     requireScope('query'),
     async (c) => {
@@ -335,8 +401,8 @@ export function registerQueryRoutes(app: OpenAPIHono<AppEnv>): void {
       description:
         "Query-string values are coerced by the analytic's param schema: `year=2024` becomes 2024; repeated keys or `a,b` make arrays for array params.",
       security: BEARER,
-      request: { params: z.object({ name: z.string() }) },
-      responses: { 200: ok, ...AUTHED_ERRORS, ...QUERY_ERRORS },
+      request: { params: z.object({ name: z.string() }), headers: QueryHeaders },
+      responses: { 200: ok, 304: notModified, ...AUTHED_ERRORS, ...QUERY_ERRORS },
     }),
     requireScope('query'),
     async (c) => {
