@@ -83,6 +83,24 @@ export function gatewayTargets(r: GatewayBenchResult): TargetCheck[] {
   ];
 }
 
+/** How fast a B side could go on this machine's cores at its measured CPU per request. */
+export interface CpuCeiling {
+  readonly name: string;
+  /** cores × 1e6 / B's CPU µs per request: its req/s were every core busy with it alone. */
+  readonly reqPerSec: number;
+  /** That over A's measured req/s: the most the paired ratio could be here. */
+  readonly ratio: number;
+}
+
+/** The CPU-bound ceiling of b, d cheap and d heavy on `cores` cores (default: this machine's). */
+export function cpuCeilings(r: GatewayBenchResult, cores = cpus().length): CpuCeiling[] {
+  const ceiling = (name: string, p: PairedResult): CpuCeiling => {
+    const reqPerSec = (cores * 1e6) / p.b.cpuUsPerRequest;
+    return { name, reqPerSec, ratio: reqPerSec / p.a.reqPerSec };
+  };
+  return [ceiling('b/a', r.ab), ceiling('d/c cheap', r.cdCheap), ceiling('d/c heavy', r.cdHeavy)];
+}
+
 function fmt(value: number, digits = 1): string {
   return Number.isFinite(value) ? value.toFixed(digits) : '—';
 }
@@ -97,6 +115,8 @@ function table(header: readonly string[], rows: readonly (readonly string[])[]):
   return [line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)];
 }
 
+const percent = (cores: number) => `${fmt(cores * 100, 0)}%`;
+
 function sideRow(name: string, s: SideSummary): string[] {
   return [
     name,
@@ -104,7 +124,10 @@ function sideRow(name: string, s: SideSummary): string[] {
     fmt(s.p50Ms, 2),
     fmt(s.p99Ms, 2),
     String(s.failures),
-    `${fmt(s.loadCpu * 100, 0)}%`,
+    percent(s.loadCpu),
+    s.serverCpu > 0 ? percent(s.serverCpu) : '—',
+    percent(s.postgresCpu),
+    fmt(s.cpuUsPerRequest, 0),
   ];
 }
 
@@ -125,7 +148,7 @@ export function formatGatewayBench(r: GatewayBenchResult): string {
       `${r.pinned ? 'servers pinned to CPU 1, load generator to CPU 0' : 'UNPINNED'}; ` +
       `auth + rate limit + quota + metering on every gateway call; gateway log level ${o.logLevel}`,
     ...table(
-      ['scenario', 'req/s', 'p50 ms', 'p99 ms', 'fails', 'loadgen CPU'],
+      ['scenario', 'req/s', 'p50 ms', 'p99 ms', 'fails', 'loadgen', 'server', 'postgres', 'CPU µs/req'],
       [
         sideRow('a  bare node:http, same bytes', r.ab.a),
         sideRow(b, r.ab.b),
@@ -135,8 +158,15 @@ export function formatGatewayBench(r: GatewayBenchResult): string {
         sideRow('d  gateway, heavy, no cache', r.cdHeavy.b),
       ],
     ),
-    `  (req/s: median of windows; p50/p99 pooled over kept windows; loadgen CPU: this process, 1 core = 100%;` +
-      ` cached answer ${r.cachedBodyBytes} bytes)`,
+    `  (req/s: median of windows; p50/p99 pooled over kept windows; cached answer ${r.cachedBodyBytes} bytes.` +
+      ' CPU from /proc, medians over the windows, 1 core = 100%: loadgen = this process (autocannon, or' +
+      " c's pg client), server = bare node:http or the gateway, postgres = every postgres process;" +
+      ' CPU µs/req = all three per request, whichever core pays.)',
+    `CPU ceilings on ${cpus().length} cores (req/s were every core busy with the B side alone, at its CPU µs/req;` +
+      " over the A side's req/s):",
+    ...cpuCeilings(r).map(
+      (c) => `  ${c.name}: ≤ ${fmt(c.reqPerSec, 0)} req/s, so the ratio ≤ ${fmt(c.ratio, 2)} on this machine`,
+    ),
     '',
     'paired ratios per pair (* = dropped, steal > 5%):',
     pairsLine('b/a req/s', r.ab, 'rpsRatio'),
@@ -196,6 +226,7 @@ export async function writeGatewayBenchJson(
     cpu: { model: cpu[0]?.model, cores: cpu.length },
     ...r,
     targets: gatewayTargets(r),
+    cpuCeilings: cpuCeilings(r),
   };
   await writeFile(file, `${JSON.stringify(body, null, 2)}\n`);
   return file.pathname;

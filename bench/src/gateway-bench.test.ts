@@ -65,6 +65,25 @@ describe.skipIf(availability !== true)('gateway bench (smoke: ~1 s per scenario)
       expect(side.reqPerSec).toBeGreaterThan(0);
       expect(side.failures).toBe(0);
       expect(side.p99Ms).toBeGreaterThanOrEqual(side.p50Ms);
+      // CPU from /proc: the load generator always works; every side costs PostgreSQL something
+      // but a (the bare server never touches it, so it is only not negative there).
+      expect(side.loadCpu).toBeGreaterThan(0);
+      expect(side.postgresCpu).toBeGreaterThanOrEqual(0);
+      expect(side.cpuUsPerRequest).toBeGreaterThan(0);
+    }
+    // The server under test is measured on the HTTP sides; c has no server (its client is loadgen).
+    for (const side of [result.ab.a, result.ab.b, result.cdCheap.b, result.cdHeavy.b]) {
+      expect(side.serverCpu).toBeGreaterThan(0);
+    }
+    expect(result.cdCheap.a.serverCpu).toBe(0);
+    for (const side of [
+      result.ab.b,
+      result.cdCheap.a,
+      result.cdCheap.b,
+      result.cdHeavy.a,
+      result.cdHeavy.b,
+    ]) {
+      expect(side.postgresCpu).toBeGreaterThan(0);
     }
     expect(result.ab.pairs).toHaveLength(1);
     // e: the warehouse's own count of runs (0 would mean the counting is broken), every call answered.
@@ -83,6 +102,8 @@ describe.skipIf(availability !== true)('gateway bench (smoke: ~1 s per scenario)
       'd  gateway, heavy, no cache',
       'e: 40',
       'f: measured 600',
+      'CPU ceilings on',
+      'd/c cheap: ≤ ',
     ]) {
       expect(report).toContain(line);
     }
@@ -91,9 +112,15 @@ describe.skipIf(availability !== true)('gateway bench (smoke: ~1 s per scenario)
     const dir = await mkdtemp(join(tmpdir(), 'quarry-bench-smoke-'));
     dirs.push(dir);
     const file = await writeGatewayBenchJson(result, pathToFileURL(`${dir}/`));
-    const json = JSON.parse(await readFile(file, 'utf8')) as { bench: string; targets: unknown[] };
+    const json = JSON.parse(await readFile(file, 'utf8')) as {
+      bench: string;
+      targets: unknown[];
+      cpuCeilings: { name: string; reqPerSec: number; ratio: number }[];
+    };
     expect(json.bench).toBe('gateway');
     expect(json.targets).toHaveLength(8);
+    expect(json.cpuCeilings.map((c) => c.name)).toEqual(['b/a', 'd/c cheap', 'd/c heavy']);
+    for (const c of json.cpuCeilings) expect(c.ratio).toBeGreaterThan(0);
 
     const client = new pg.Client({ connectionString: PG_URL });
     await client.connect();

@@ -103,6 +103,10 @@ async function benchCacheHit(
   try {
     const a: HttpTarget = { ...b, url: `${bare.url}/v1/query` };
     const load = { connections: options.connections, seconds: options.seconds };
+    const [loadA, loadB] = [
+      { ...load, serverPid: bare.pid },
+      { ...load, serverPid: gateway.pid },
+    ];
     if (options.warmupSeconds > 0) {
       const warm = { ...load, seconds: options.warmupSeconds };
       await runHttpWindow(a, warm);
@@ -110,8 +114,8 @@ async function benchCacheHit(
     }
     const paired = await runPaired(
       { pairs: options.pairs, maxSteal: options.maxSteal, label: 'a/b' },
-      () => runHttpWindow(a, load),
-      () => runHttpWindow(b, load),
+      () => runHttpWindow(a, loadA),
+      () => runHttpWindow(b, loadB),
     );
     return { paired, cacheOutcome: captured.cache, bodyBytes: captured.body.length };
   } finally {
@@ -135,6 +139,7 @@ async function benchUncached(
   sql: string,
   value: number,
   target: HttpTarget,
+  gatewayPid: number,
   options: GatewayBenchOptions,
 ): Promise<PairedResult> {
   // Same rows both ways, or the comparison means nothing.
@@ -149,7 +154,7 @@ async function benchUncached(
   }
   const query = { text: sql, values: [value] };
   const workers = { concurrency: options.connections, seconds: options.seconds };
-  const load = { connections: options.connections, seconds: options.seconds };
+  const load = { connections: options.connections, seconds: options.seconds, serverPid: gatewayPid };
   if (options.warmupSeconds > 0) {
     await runPgWindow(pool, query, { ...workers, seconds: options.warmupSeconds });
     await runHttpWindow(target, { ...load, seconds: options.warmupSeconds });
@@ -238,6 +243,7 @@ export async function runGatewayBench(options: GatewayBenchOptions): Promise<Gat
         world.lookupSql,
         42,
         queryTarget(gateway.url, key, ANALYTICS.lookup, { id: 42 }),
+        gateway.pid,
         options,
       );
       process.stderr.write('c/d heavy: pg Pool vs the gateway uncached, revenue by region\n');
@@ -247,6 +253,7 @@ export async function runGatewayBench(options: GatewayBenchOptions): Promise<Gat
         world.revenueSql,
         SALES_YEAR,
         queryTarget(gateway.url, key, ANALYTICS.revenue, { year: SALES_YEAR }),
+        gateway.pid,
         options,
       );
       process.stderr.write(`e: ${options.coalesceCalls} concurrent identical misses\n`);

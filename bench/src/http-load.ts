@@ -22,11 +22,13 @@ export interface HttpLoadOptions {
   readonly amount?: number;
   /** Rewrites the body of request number `i` (0-based); for distinct params per request. */
   readonly bodyFor?: (i: number) => string;
+  /** The server under test: its CPU over the window is reported (LoadWindow.serverCpu). */
+  readonly serverPid?: number;
 }
 
 /** Runs one window of load against `target`. */
 export async function runHttpWindow(target: HttpTarget, options: HttpLoadOptions): Promise<MeasuredLoad> {
-  const recorder = startWindow();
+  const recorder = startWindow(options.serverPid);
   const bodyFor = options.bodyFor;
   let sent = 0;
   const instance = autocannon({

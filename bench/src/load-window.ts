@@ -1,8 +1,10 @@
 // One measured window of load (HTTP through autocannon, or a pg Pool loop): throughput, latency
 // quantiles from every request's own time (µs resolution; autocannon's histogram keeps whole
-// milliseconds only), the CPU steal seen, and what the load generator itself cost.
+// milliseconds only), the CPU steal seen, and what the load generator, the server under test and
+// PostgreSQL each cost.
 import { readCpuTimes, stealFraction } from './cpu-steal.js';
 import { quantile } from './latency-stats.js';
+import { startServerCpu } from './proc-cpu.js';
 
 /** What one window measured. */
 export interface LoadWindow {
@@ -18,6 +20,10 @@ export interface LoadWindow {
   readonly steal: number;
   /** CPU time of the bench process (the load generator) per second of window: 1 = one full core. */
   readonly loadCpu: number;
+  /** CPU of the server under test per second of window (0 for a direct pg loop: that is loadCpu). */
+  readonly serverCpu: number;
+  /** CPU of every PostgreSQL process per second of window. */
+  readonly postgresCpu: number;
 }
 
 /** A window's figures plus its raw latencies (ms), which only feed pooled statistics. */
@@ -33,13 +39,17 @@ export interface WindowRecorder {
   finish(): MeasuredLoad;
 }
 
-/** Starts the clocks of a window: wall time, this process's CPU time, and /proc/stat. */
-export function startWindow(): WindowRecorder {
+/**
+ * Starts the clocks of a window: wall time, this process's CPU time, /proc/stat, and the CPU time
+ * of `serverPid` (the server under test, when there is one) and of PostgreSQL.
+ */
+export function startWindow(serverPid?: number): WindowRecorder {
   let latencies = new Float64Array(65_536);
   let count = 0;
   let failures = 0;
   const cpuBefore = process.cpuUsage();
   const stealBefore = readCpuTimes();
+  const serverCpu = startServerCpu(serverPid);
   const started = performance.now();
   return {
     record(ms) {
@@ -56,6 +66,7 @@ export function startWindow(): WindowRecorder {
     finish() {
       const seconds = (performance.now() - started) / 1000;
       const cpu = process.cpuUsage(cpuBefore);
+      const servers = serverCpu(seconds);
       const kept = latencies.slice(0, count);
       return {
         latencies: kept,
@@ -68,6 +79,7 @@ export function startWindow(): WindowRecorder {
           p99Ms: quantile(kept, 0.99),
           steal: stealFraction(stealBefore, readCpuTimes()),
           loadCpu: (cpu.user + cpu.system) / 1e6 / seconds,
+          ...servers,
         },
       };
     },

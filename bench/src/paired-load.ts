@@ -27,6 +27,15 @@ export interface SideSummary {
   readonly failures: number;
   /** Median CPU of the load generator over the windows (1 = one core). */
   readonly loadCpu: number;
+  /** Median CPU of the server under test over the windows (0 for a direct pg loop). */
+  readonly serverCpu: number;
+  /** Median CPU of PostgreSQL over the windows. */
+  readonly postgresCpu: number;
+  /**
+   * Median over the windows of the CPU per request of all three (load generator, server,
+   * PostgreSQL), in µs: what one request costs the machine, whichever core pays.
+   */
+  readonly cpuUsPerRequest: number;
 }
 
 /** Everything one A/B comparison measured. */
@@ -66,6 +75,11 @@ function summarise(loads: readonly MeasuredLoad[]): SideSummary {
     p99Ms: quantile(latencies, 0.99),
     failures: loads.reduce((n, l) => n + l.window.failures, 0),
     loadCpu: median(loads.map((l) => l.window.loadCpu)),
+    serverCpu: median(loads.map((l) => l.window.serverCpu)),
+    postgresCpu: median(loads.map((l) => l.window.postgresCpu)),
+    cpuUsPerRequest: median(
+      loads.map(({ window: w }) => ((w.loadCpu + w.serverCpu + w.postgresCpu) * 1e6) / w.reqPerSec),
+    ),
   };
 }
 

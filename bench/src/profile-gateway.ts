@@ -5,7 +5,7 @@
 // rather than as a throughput figure that moves ±20% with the machine. With `--cpu-prof` the
 // gateway also writes a V8 CPU profile, summarised here by self time per function.
 // Run: npm run bench:profile -w @quarry/bench -- [--scenario hit|cheap|heavy] [--seconds N] [--cpu-prof]
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,36 +14,9 @@ import { ANALYTICS, createBenchWorld, gatewayEnv, KV_ROWS, provision, SALES_YEAR
 import { type HttpTarget, runHttpWindow } from './http-load.js';
 import { soakMemory } from './memory-soak.js';
 import { runPgWindow } from './pg-load.js';
+import { postgresCpuSeconds, processCpuSeconds } from './proc-cpu.js';
 import { mib, readProcessMemory } from './proc-memory.js';
 import { canPin, pinSelf, startService } from './service-process.js';
-
-const CLOCK_TICKS = 100;
-
-/** utime + stime of one process, in seconds. */
-function processCpu(pid: number): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
-  } catch {
-    return 0;
-  }
-}
-
-/** CPU seconds of every process whose command is `postgres` (the server and its backends). */
-function postgresCpu(): number {
-  let total = 0;
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      if (readFileSync(`/proc/${name}/comm`, 'utf8').trim() !== 'postgres') continue;
-    } catch {
-      continue;
-    }
-    total += processCpu(Number(name));
-  }
-  return total;
-}
 
 interface UsageWrites {
   writes: number;
@@ -257,11 +230,11 @@ async function main(): Promise<void> {
               ? { text: world.lookupSql, values: [42] }
               : { text: world.revenueSql, values: [SALES_YEAR] };
           await runPgWindow(pool, query, { concurrency: connections, seconds: 2 });
-          const pgBefore = postgresCpu();
+          const pgBefore = postgresCpuSeconds();
           const meBefore = process.cpuUsage();
           const load = await runPgWindow(pool, query, { concurrency: connections, seconds });
           const me = process.cpuUsage(meBefore);
-          const pgCpu = postgresCpu() - pgBefore;
+          const pgCpu = postgresCpuSeconds() - pgBefore;
           const per = (s: number) => ((s * 1e6) / load.window.requests).toFixed(1);
           console.log(
             `${scenario} direct: ${load.window.reqPerSec.toFixed(0)} q/s, p50 ${load.window.p50Ms.toFixed(2)} ms, p99 ${load.window.p99Ms.toFixed(2)} ms`,
@@ -277,14 +250,14 @@ async function main(): Promise<void> {
       measuredPid = server.pid;
       await runHttpWindow(target, { connections, seconds: 2 });
       const writesBefore = bare === undefined ? await usageWrites(gateway.url) : undefined;
-      const before = { gw: processCpu(server.pid), pg: postgresCpu(), me: process.cpuUsage() };
+      const before = { gw: processCpuSeconds(server.pid), pg: postgresCpuSeconds(), me: process.cpuUsage() };
       const fromUs = monotonicUs();
       const load = await runHttpWindow(target, { connections, seconds });
       window = { fromUs, toUs: monotonicUs(), requests: load.window.requests };
       const me = process.cpuUsage(before.me);
-      const gw = processCpu(server.pid) - before.gw;
+      const gw = processCpuSeconds(server.pid) - before.gw;
       await bare?.stop();
-      const pgCpu = postgresCpu() - before.pg;
+      const pgCpu = postgresCpuSeconds() - before.pg;
       const writesAfter = writesBefore === undefined ? undefined : await usageWrites(gateway.url);
       const per = (s: number) => ((s * 1e6) / load.window.requests).toFixed(1);
       console.log(
