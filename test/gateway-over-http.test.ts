@@ -574,6 +574,47 @@ describe.runIf(pgUp)('gateway over HTTP on the real Postgres store', () => {
     });
   });
 
+  describe('5b. cached answers dropped across instances', () => {
+    it("an owner's purge on instance 1 makes instance 2 run the query again within 5 s", async () => {
+      const name = `cached-${suffix}`;
+      await createAnalytic({
+        name,
+        connection: 'wh-postgres',
+        sql: REVENUE_SQL,
+        params: REVENUE_PARAMS,
+        cache: { ttl: 3600 },
+        visibility: 'public',
+      });
+      const query = { key: bob.key, json: { source: name, params: { year: YEAR } } };
+      const first = await call(g2, 'POST', '/v1/query', query);
+      expect(first.status, first.text).toBe(200);
+      const again = await call(g2, 'POST', '/v1/query', query);
+      expect(again.headers.get('x-cache')).toBe('HIT');
+
+      const purged = await call(g1, 'DELETE', `/v1/owner/analytics/${name}/cache`, { key: owner.key });
+      expect(purged.status, purged.text).toBe(204);
+      const started = performance.now();
+      let last: HttpResponse | undefined;
+      while (performance.now() - started < 6000) {
+        last = await call(g2, 'POST', '/v1/query', query);
+        if (last.headers.get('x-cache') !== 'HIT') break;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      const elapsed = performance.now() - started;
+      console.log(`[e2e] purged answer dropped by the second instance after ${Math.round(elapsed)} ms`);
+      expect(last?.status).toBe(200);
+      expect(last?.headers.get('x-cache')).toBe('MISS');
+      expect(last?.body.results).toEqual(first.body.results);
+      expect(elapsed).toBeLessThan(5000);
+      // Someone else's analytic is not yours to purge: answered as if it did not exist.
+      expectErrorEnvelope(
+        await call(g1, 'DELETE', `/v1/owner/analytics/${name}/cache`, { key: bob.key }),
+        404,
+        'NOT_FOUND',
+      );
+    });
+  });
+
   describe('6. secrets at rest, in logs and in responses', () => {
     it('no key secret or warehouse password is stored, logged or answered after it was issued', async () => {
       const dump = await store.dumpText();

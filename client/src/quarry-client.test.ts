@@ -99,6 +99,8 @@ describe('requests', () => {
       if (req.url === '/prefix/v1/owner/statements?period=2026-10&format=csv')
         return { status: 200, body: 'period,analytic\r\n', headers: { 'content-type': 'text/csv' } };
       if (req.url === '/prefix/v1/owner/analytics/gone' && req.method === 'DELETE') return { status: 204 };
+      if (req.url === '/prefix/v1/owner/analytics/top%2Fproducts/cache' && req.method === 'DELETE')
+        return { status: 204 };
       return envelope(404, 'NOT_FOUND');
     });
     const client = createQuarryClient({ baseUrl: `${s.url}/prefix/`, apiKey: KEY });
@@ -114,6 +116,8 @@ describe('requests', () => {
     expect(deployed).toMatchObject({ outcome: 'updated', analytic: { version: 2 } });
     expect(await client.statements.csv({ period: '2026-10' })).toBe('period,analytic\r\n');
     await expect(client.analytics.delete('gone')).resolves.toBeUndefined();
+    await expect(client.analytics.purgeCache('top/products')).resolves.toBeUndefined();
+    await expect(client.analytics.purgeCache('nope')).rejects.toMatchObject({ code: 'NOT_FOUND' });
   });
 });
 

@@ -76,6 +76,11 @@ export interface QuarryClient {
     deploy(definition: AnalyticDefinition, options?: CallOptions): Promise<DeployResult>;
     /** Deletes one of your analytics (its name becomes free). */
     delete(name: string, options?: CallOptions): Promise<void>;
+    /**
+     * Drops the cached answers of one of your analytics on every gateway instance (within about a
+     * second), for when its data changed before the cache TTL ran out.
+     */
+    purgeCache(name: string, options?: CallOptions): Promise<void>;
   };
   readonly keys: {
     /** A new API key; its `secret` is shown this once. */
@@ -235,6 +240,14 @@ export function createQuarryClient(
         await transport.send<undefined>({
           method: 'DELETE',
           path: `/v1/owner/analytics/${segment(name)}`,
+          idempotent: true,
+          signal: o.signal,
+        });
+      },
+      async purgeCache(name, o = {}) {
+        await transport.send<undefined>({
+          method: 'DELETE',
+          path: `/v1/owner/analytics/${segment(name)}/cache`,
           idempotent: true,
           signal: o.signal,
         });

@@ -10,6 +10,7 @@ import { createPlanCatalog, parsePlans } from './billing/plan-catalog.js';
 import { createTryTokens } from './billing/try-token.js';
 import { loadAnalyticsDir } from './bootstrap/analytics-dir.js';
 import { bootstrapDemo, type DemoInfo } from './bootstrap/demo.js';
+import { cacheKeyPrefix } from './cache/cache-key.js';
 import { createResultCache } from './cache/result-cache.js';
 import { createStoreCatalog } from './catalog/store-catalog.js';
 import type { GatewayConfig } from './config.js';
@@ -159,6 +160,10 @@ export async function createGateway(
         .pools()
         .map((p) => ({ connection: p.connection, type: p.type, stats: p.connector.stats() })),
     );
+    const resultCache = createResultCache({
+      maxBytes: config.cacheMaxBytes,
+      onRefreshError: (key, error) => logger.warn({ err: error, key }, 'background cache refresh failed'),
+    });
     const services: GatewayServices = {
       config,
       logger,
@@ -175,10 +180,7 @@ export async function createGateway(
       policies,
       rateLimiter,
       metering,
-      resultCache: createResultCache({
-        maxBytes: config.cacheMaxBytes,
-        onRefreshError: (key, error) => logger.warn({ err: error, key }, 'background cache refresh failed'),
-      }),
+      resultCache,
       tryTokens,
       oauth,
       health: {
@@ -209,6 +211,7 @@ export async function createGateway(
         else if (event.kind === 'oauth_client') auth.forgetClient(event.ref);
         else if (event.kind === 'signing_key') oauth.keyRing.invalidate();
         else if (event.kind === 'analytic') catalog.invalidate(event.ref);
+        else if (event.kind === 'analytic_cache') resultCache.delete(cacheKeyPrefix(event.ref));
         else if (event.kind === 'connection') {
           catalog.invalidate();
           void connections.evict(event.ref);

@@ -1,6 +1,7 @@
 // The CLI in-process (runCli with its own streams and environment) against a local server
 // playing the gateway: login storage and its file modes, where the URL and key come from,
-// query output, analytics deploy reporting, --help everywhere, error output and exit codes.
+// query output, analytics deploy reporting, cache purges, --help everywhere, error output and
+// exit codes.
 import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -98,6 +99,8 @@ const gateway: TestHandler = (req) => {
       { region: 'NA', revenue: 99 },
     ]);
   }
+  if (url.pathname.endsWith('/cache') && req.method === 'DELETE')
+    return url.pathname === '/v1/owner/analytics/mine/cache' ? { status: 204 } : envelope(404, 'NOT_FOUND');
   if (url.pathname.startsWith('/v1/owner/analytics/') && req.method === 'PUT') {
     const name = url.pathname.split('/').pop() ?? '';
     if (name === 'rejected')
@@ -273,6 +276,25 @@ describe('analytics deploy', () => {
   });
 });
 
+describe('analytics purge-cache', () => {
+  it('drops each named analytic in turn and stops, exiting 1, at one that is not yours', async () => {
+    server = await startTestServer(gateway);
+    const env = { QUARRY_URL: server.url, QUARRY_API_KEY: KEY };
+    const ok = await quarry(['analytics', 'purge-cache', 'mine'], { env });
+    expect(ok.code, ok.stderr).toBe(0);
+    expect(ok.stdout).toBe('Dropped the cached answers of mine.\n');
+    const refused = await quarry(['analytics', 'purge-cache', 'mine', 'theirs', 'mine'], { env });
+    expect(refused.code).toBe(1);
+    expect(refused.stdout).toBe('Dropped the cached answers of mine.\n');
+    expect(refused.stderr).toContain('NOT_FOUND');
+    expect(server.requests.map((r) => `${r.method} ${r.url}`)).toEqual([
+      'DELETE /v1/owner/analytics/mine/cache',
+      'DELETE /v1/owner/analytics/mine/cache',
+      'DELETE /v1/owner/analytics/theirs/cache',
+    ]);
+  });
+});
+
 describe('usage errors and help', () => {
   it('answers --help for every command and subcommand', async () => {
     for (const argv of [
@@ -287,6 +309,7 @@ describe('usage errors and help', () => {
       ['analytics', '--help'],
       ['analytics', 'deploy', '--help'],
       ['analytics', 'list', '--help'],
+      ['analytics', 'purge-cache', '--help'],
       ['usage', '--help'],
       ['statements', '--help'],
     ]) {

@@ -4,7 +4,11 @@
 import { EXIT, exitCodeFor, formatError, UsageError } from './cli-errors.js';
 import type { CliIo } from './cli-io.js';
 import { type Command, parseCommandArgs } from './command.js';
-import { analyticsDeployCommand, analyticsListCommand } from './commands/analytics.js';
+import {
+  analyticsDeployCommand,
+  analyticsListCommand,
+  analyticsPurgeCacheCommand,
+} from './commands/analytics.js';
 import { keysCreateCommand, keysListCommand, keysRevokeCommand } from './commands/keys.js';
 import { loginCommand, logoutCommand } from './commands/login.js';
 import { queryCommand } from './commands/query.js';
@@ -21,6 +25,7 @@ const COMMANDS: readonly Command[] = [
   keysRevokeCommand,
   analyticsDeployCommand,
   analyticsListCommand,
+  analyticsPurgeCacheCommand,
   usageCommand,
   statementsCommand,
 ];

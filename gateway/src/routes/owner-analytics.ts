@@ -1,6 +1,7 @@
 // Owner analytics: create, update (a new version each time), deploy (idempotent), list, show
-// (any version), version history, delete.
+// (any version), version history, delete, and dropping an analytic's cached answers.
 import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
+import { cacheKeyPrefix } from '../cache/cache-key.js';
 import { AnalyticDefinitionSchema } from '../catalog/analytic-definition.js';
 import type { AppEnv } from '../http/app-env.js';
 import {
@@ -210,6 +211,29 @@ export function registerOwnerAnalyticsRoutes(app: OpenAPIHono<AppEnv>): void {
       const name = pathParam(c, 'name');
       await c.var.services.analytics.delete(c.var.principal.accountId, name);
       c.var.services.catalog.invalidate(name);
+      return c.body(null, 204);
+    },
+  );
+  route(
+    app,
+    createRoute({
+      method: 'delete',
+      path: '/v1/owner/analytics/{name}/cache',
+      tags: ['Owner'],
+      summary: "Drop an analytic's cached answers, on every instance",
+      description:
+        'For when the data behind an analytic changed before its cache TTL ran out: the next call, whatever its params, runs the query. This instance drops its answers at once, every other instance within about a second (the change feed). A query already running is not stopped: its callers get its answer, which is not cached.',
+      security: BEARER,
+      request: { params: NameParam },
+      responses: { 204: { description: 'Dropped' }, ...AUTHED_ERRORS, ...NOT_FOUND_ERROR },
+    }),
+    requireScope('owner'),
+    async (c) => {
+      const { analytics, store, resultCache } = c.var.services;
+      const analytic = await analytics.get(c.var.principal.accountId, pathParam(c, 'name'));
+      // Durable first: every other instance reads it from the change log and drops its own.
+      await store.changes.append('analytic_cache', analytic.id);
+      resultCache.delete(cacheKeyPrefix(analytic.id));
       return c.body(null, 204);
     },
   );

@@ -1,7 +1,8 @@
 // The result cache on the query path: MISS then HIT with the same data and ETag, 304 on a
 // matching If-None-Match, `Cache-Control: no-cache` bypass, normalised params (a default spelled
 // out hits the same entry), concurrent misses coalesced into one warehouse query, a new version
-// never served an old answer, and every cached call metered like any other.
+// never served an old answer, an owner's purge (here and, through the change log, from another
+// instance), and every cached call metered like any other.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../app.js';
 import { periodOf } from '../billing/billing-period.js';
@@ -166,5 +167,53 @@ describe('result cache', () => {
     expect(after.headers.get('x-cache')).toBe('MISS');
     expect(after.json.meta.version).toBe(2);
     expect(after.json.results).toEqual([{ n: 2 }]);
+  });
+
+  it("drops an analytic's cached answers when its owner asks, and no other analytic's", async () => {
+    const created = await tg.call('POST', '/v1/owner/analytics', {
+      key: tg.ownerKey,
+      body: {
+        name: 'cache-purge',
+        connection: 'demo',
+        sql: 'SELECT :n AS n',
+        params: { n: { type: 'integer', required: true } },
+        cache: { ttl: 300 },
+        visibility: 'public',
+      },
+    });
+    expect(created.status, created.text).toBe(201);
+    const q = (n: number) =>
+      tg.call('POST', '/v1/query', { key: alice.key, body: { source: 'cache-purge', params: { n } } });
+    for (const n of [1, 2]) await q(n);
+    expect((await q(1)).headers.get('x-cache')).toBe('HIT');
+    await top({ category: 'Books', limit: 4 });
+    expect((await top({ category: 'Books', limit: 4 })).headers.get('x-cache')).toBe('HIT');
+
+    // Not the caller's analytic: refused as if it did not exist, and nothing is dropped.
+    const foreign = await tg.call('DELETE', '/v1/owner/analytics/cache-purge/cache', { key: alice.key });
+    expect(foreign.status).toBe(404);
+    expect(foreign.json.error.code).toBe('NOT_FOUND');
+    expect((await q(1)).headers.get('x-cache')).toBe('HIT');
+
+    const purged = await tg.call('DELETE', '/v1/owner/analytics/cache-purge/cache', { key: tg.ownerKey });
+    expect(purged.status, purged.text).toBe(204);
+    const [one, two] = [await q(1), await q(2)];
+    expect([one.headers.get('x-cache'), two.headers.get('x-cache')]).toEqual(['MISS', 'MISS']);
+    expect(one.json.results).toEqual([{ n: 1 }]);
+    expect((await q(1)).headers.get('x-cache')).toBe('HIT');
+    expect((await top({ category: 'Books', limit: 4 })).headers.get('x-cache')).toBe('HIT');
+
+    // Another instance's purge reaches this one through the change log (polled every 200 ms here).
+    const { id } = (await tg.call('GET', '/v1/owner/analytics/cache-purge', { key: tg.ownerKey })).json
+      .analytic;
+    await tg.gateway.services.store.changes.append('analytic_cache', id);
+    const started = performance.now();
+    let outcome: string | null = 'HIT';
+    while (outcome === 'HIT' && performance.now() - started < 5000) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      outcome = (await q(1)).headers.get('x-cache');
+    }
+    expect(outcome).toBe('MISS');
+    expect((await q(2)).headers.get('x-cache')).toBe('MISS');
   });
 });

@@ -5,11 +5,18 @@
 import type { SqlExecutor } from './sql-client.js';
 
 /** What changed: the consumer reloads or evicts the named thing. */
-export type ChangeKind = 'key' | 'analytic' | 'connection' | 'oauth_client' | 'signing_key';
+export type ChangeKind =
+  | 'key'
+  | 'analytic'
+  | 'analytic_cache'
+  | 'connection'
+  | 'oauth_client'
+  | 'signing_key';
 
 /**
- * One change. `ref` is the key id, the analytic name, the connection id, the OAuth client's id,
- * or the kid of the new signing key.
+ * One change. `ref` is the key id, the analytic name, the analytic id (`analytic_cache`: its
+ * owner dropped its cached answers), the connection id, the OAuth client's id, or the kid of the
+ * new signing key.
  */
 export interface ChangeEvent {
   readonly id: number;

@@ -1,4 +1,5 @@
-// `quarry analytics deploy <dir>` and `quarry analytics list`. Deploy reads every *.yaml/*.yml
+// `quarry analytics deploy <dir>`, `quarry analytics list` and `quarry analytics purge-cache
+// <name>…`. Deploy reads every *.yaml/*.yml
 // of a directory and PUTs each definition (idempotent: an unchanged one makes no new version),
 // reporting per analytic `created`, `updated (vN)` or `unchanged`; a file that is not valid YAML
 // or that the gateway rejects is reported by name and the others still deploy.
@@ -176,6 +177,31 @@ ${CONNECTION_HELP}
         ]),
       ),
     );
+    return EXIT.ok;
+  },
+};
+
+export const analyticsPurgeCacheCommand: Command = {
+  name: 'analytics purge-cache',
+  summary: "drop your analytics' cached answers on every gateway instance",
+  help: `Usage: quarry analytics purge-cache <name>...
+
+Drops every cached answer of the named analytics (yours), for when the data behind them changed
+before their cache TTL ran out: the next call runs the query. The gateway you reach drops them at
+once, every other instance within about a second.
+
+Options:
+${CONNECTION_HELP}
+  -h, --help    this help
+`,
+  options: { ...CONNECTION_OPTIONS },
+  positionals: { min: 1, max: 100 },
+  async run({ flags, positionals }, io) {
+    const client = await connect(flags, io);
+    for (const name of positionals) {
+      await client.analytics.purgeCache(name);
+      io.stdout.write(`Dropped the cached answers of ${name}.\n`);
+    }
     return EXIT.ok;
   },
 };
