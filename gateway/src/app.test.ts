@@ -186,6 +186,30 @@ describe('operations', () => {
     expect(res.text).toMatch(/quarry_pool_sessions_total\{connection="[^"]+",type="duckdb"\}/);
   });
 
+  it('reports the result cache in /metrics: lookups by outcome, evictions, entries and bytes', async () => {
+    const value = (text: string, series: string) => {
+      const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+      return line === undefined ? undefined : Number(line.slice(series.length + 1));
+    };
+    const scrape = async () => (await tg.call('GET', '/metrics')).text;
+    const before = await scrape();
+    // A params combination no other test uses: one miss, then two hits.
+    const call = () =>
+      tg.call('GET', '/v1/analytics/top-products?category=Garden&limit=7', { key: tg.demoKey });
+    expect((await call()).headers.get('x-cache')).toBe('MISS');
+    await call();
+    await call();
+    const after = await scrape();
+    const delta = (series: string) => (value(after, series) ?? Number.NaN) - (value(before, series) ?? 0);
+    expect(delta('quarry_result_cache_lookups_total{outcome="miss"}')).toBe(1);
+    expect(delta('quarry_result_cache_lookups_total{outcome="hit"}')).toBe(2);
+    expect(value(after, 'quarry_result_cache_lookups_total{outcome="stale"}')).toBe(0);
+    expect(value(after, 'quarry_result_cache_evictions_total')).toBe(0);
+    expect(value(after, 'quarry_result_cache_entries')).toBeGreaterThanOrEqual(1);
+    expect(value(after, 'quarry_result_cache_bytes')).toBeGreaterThan(0);
+    expect(value(after, 'quarry_result_cache_max_bytes')).toBe(tg.gateway.services.config.cacheMaxBytes);
+  });
+
   it('echoes a fresh request id on every response, ignoring one the caller sent', async () => {
     const res = await tg.call('GET', '/healthz', { headers: { 'x-request-id': 'caller-chosen' } });
     expect(res.headers.get('x-request-id')).toMatch(/^req_[0-9a-f]{32}$/);

@@ -164,6 +164,7 @@ export async function createGateway(
       maxBytes: config.cacheMaxBytes,
       onRefreshError: (key, error) => logger.warn({ err: error, key }, 'background cache refresh failed'),
     });
+    metrics.setResultCacheSource(() => resultCache.stats());
     const services: GatewayServices = {
       config,
       logger,

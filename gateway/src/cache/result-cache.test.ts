@@ -300,10 +300,26 @@ describe('createResultCache', () => {
       await cache.get(`k${i}`, FIVE_MIN, async () => answer('x'.repeat(1000)));
       expect(cache.stats().bytes).toBeLessThanOrEqual(20_000);
     }
-    expect(cache.stats().entries).toBeGreaterThan(5);
-    expect(cache.stats().entries).toBeLessThan(20);
+    const { entries, evictions, maxBytes } = cache.stats();
+    expect(entries).toBeGreaterThan(5);
+    expect(entries).toBeLessThan(20);
+    expect(maxBytes).toBe(20_000);
+    // Every answer stored and not kept was evicted for room.
+    expect(evictions).toBe(100 - entries);
     expect((await cache.get('k99', FIVE_MIN, async () => answer('y'))).outcome).toBe('HIT');
     expect((await cache.get('k0', FIVE_MIN, async () => answer('y'))).outcome).toBe('MISS');
+  });
+
+  it('counts only evictions for room as evictions, not expiry, a purge or a refresh', async () => {
+    const clock = fakeClock();
+    const cache = createResultCache({ now: clock.now });
+    await cache.get('a', FIVE_MIN, async () => answer('a'));
+    await cache.get('b', FIVE_MIN, async () => answer('b'));
+    await cache.get('a', FIVE_MIN, async () => answer('a2'), { refresh: true });
+    cache.delete('b');
+    clock.advance(301_000);
+    expect((await cache.get('a', FIVE_MIN, async () => answer('a3'))).outcome).toBe('MISS');
+    expect(cache.stats()).toMatchObject({ entries: 1, evictions: 0, hits: 0, misses: 4 });
   });
 
   it('returns an answer larger than the whole cache without storing it', async () => {

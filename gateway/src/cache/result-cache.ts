@@ -76,9 +76,13 @@ export interface CacheStats {
   readonly entries: number;
   /** Accounted bytes (bodies + keys + a fixed per-entry overhead); never above maxBytes. */
   readonly bytes: number;
+  /** The byte bound `bytes` stays under. */
+  readonly maxBytes: number;
   readonly hits: number;
   readonly misses: number;
   readonly stale: number;
+  /** Entries dropped to make room (least recently used first), not by expiry or a purge. */
+  readonly evictions: number;
 }
 
 export interface ResultCacheOptions {
@@ -156,11 +160,15 @@ export function createResultCache(options: ResultCacheOptions = {}): ResultCache
     // clock must be read every time (lru-cache otherwise reuses a reading for 1 ms of real time).
     perf: { now },
     ttlResolution: options.now === undefined ? 1 : 0,
+    dispose: (_entry, _key, reason) => {
+      if (reason === 'evict') evictions++;
+    },
   });
   const loads = new Map<string, Load>();
   let hits = 0;
   let misses = 0;
   let stale = 0;
+  let evictions = 0;
 
   function store(key: string, policy: CachePolicy, answer: CachedAnswer): CachedAnswer {
     const ttlMs = Math.max(0, policy.ttlSeconds) * 1000;
@@ -296,7 +304,7 @@ export function createResultCache(options: ResultCacheOptions = {}): ResultCache
     },
 
     stats() {
-      return { entries: lru.size, bytes: lru.calculatedSize, hits, misses, stale };
+      return { entries: lru.size, bytes: lru.calculatedSize, maxBytes, hits, misses, stale, evictions };
     },
   };
 }

@@ -1,7 +1,9 @@
 // Prometheus metrics: request counts and latency by route and status, connector latency by
-// warehouse type and outcome, and pool gauges read on scrape (no work on the request path).
+// warehouse type and outcome, and pool, usage-write and result-cache figures read on scrape (no
+// work on the request path).
 import type { PoolStats } from '@quarry/sdk-connector';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type { CacheStats } from '../cache/result-cache.js';
 
 export interface PoolSnapshot {
   readonly connection: string;
@@ -18,6 +20,8 @@ export interface GatewayMetrics {
   setPoolSource(source: () => readonly PoolSnapshot[]): void;
   /** Registers the source of the usage-ledger group-commit counters, read at scrape time. */
   setUsageWriteSource(source: () => readonly UsageWriteSnapshot[]): void;
+  /** Registers the result cache's counters and sizes, read at scrape time. */
+  setResultCacheSource(source: () => CacheStats): void;
 }
 
 /** Group-commit counters of one kind of usage write (`reserve`, `commit`). */
@@ -86,6 +90,52 @@ export function createMetrics(options: { readonly defaultMetrics?: boolean } = {
     'Time spent in usage-ledger writes',
     (u) => u.writeMs / 1000,
   );
+  let cacheSource: (() => CacheStats) | undefined;
+  new Counter({
+    name: 'quarry_result_cache_lookups_total',
+    help: 'Result-cache answers by outcome: hit, stale (served while one query refreshes it), miss (the warehouse ran)',
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      const stats = cacheSource?.();
+      if (stats === undefined) return;
+      this.inc({ outcome: 'hit' }, stats.hits);
+      this.inc({ outcome: 'stale' }, stats.stale);
+      this.inc({ outcome: 'miss' }, stats.misses);
+    },
+  });
+  new Counter({
+    name: 'quarry_result_cache_evictions_total',
+    help: 'Result-cache entries dropped to stay under QUARRY_CACHE_MAX_BYTES (least recently used first)',
+    registers: [registry],
+    collect() {
+      this.reset();
+      const stats = cacheSource?.();
+      if (stats !== undefined) this.inc(stats.evictions);
+    },
+  });
+  const cacheGauge = (name: string, help: string, pick: (s: CacheStats) => number) =>
+    new Gauge({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        const stats = cacheSource?.();
+        if (stats !== undefined) this.set(pick(stats));
+      },
+    });
+  cacheGauge('quarry_result_cache_entries', 'Answers in the result cache', (s) => s.entries);
+  cacheGauge(
+    'quarry_result_cache_bytes',
+    'Bytes the result cache accounts for (bodies, keys, per-entry overhead)',
+    (s) => s.bytes,
+  );
+  cacheGauge(
+    'quarry_result_cache_max_bytes',
+    'The result cache bound (QUARRY_CACHE_MAX_BYTES)',
+    (s) => s.maxBytes,
+  );
   return {
     registry,
     httpRequests,
@@ -96,6 +146,9 @@ export function createMetrics(options: { readonly defaultMetrics?: boolean } = {
     },
     setUsageWriteSource(source) {
       usageSource = source;
+    },
+    setResultCacheSource(source) {
+      cacheSource = source;
     },
   };
 }
