@@ -109,10 +109,17 @@ export async function createGateway(
       allowPrivateHosts: config.allowPrivateHosts,
       logger: connectorLogger,
     });
+    const resultCache = createResultCache({
+      maxBytes: config.cacheMaxBytes,
+      onRefreshError: (key, error) => logger.warn({ err: error, key }, 'background cache refresh failed'),
+    });
+    metrics.setResultCacheSource(() => resultCache.stats());
     const catalog = createStoreCatalog({
       analytics: store.analytics,
       connections: store.connections,
       plugins,
+      // Answers of a version no call can reach any more are dropped, not left to age out.
+      onSuperseded: (old) => resultCache.delete(cacheKeyPrefix(old.analyticId, old.version)),
     });
     const plans = createPlanCatalog(parsePlans(config.plansJson, config.freeCalls));
     const policies = createPlanPolicies(parseRateLimitTable(config.rateLimitsJson));
@@ -160,11 +167,6 @@ export async function createGateway(
         .pools()
         .map((p) => ({ connection: p.connection, type: p.type, stats: p.connector.stats() })),
     );
-    const resultCache = createResultCache({
-      maxBytes: config.cacheMaxBytes,
-      onRefreshError: (key, error) => logger.warn({ err: error, key }, 'background cache refresh failed'),
-    });
-    metrics.setResultCacheSource(() => resultCache.stats());
     const services: GatewayServices = {
       config,
       logger,

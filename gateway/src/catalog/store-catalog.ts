@@ -1,7 +1,8 @@
 // The catalog over the control-plane store: an analytic's current version, its connection and
 // its template parsed for that connection's dialect, cached in process. The change feed drops
 // entries when an analytic or connection changes on any instance; a TTL bounds staleness even
-// if a change were missed.
+// if a change were missed. When a dropped entry's reload finds another version (or no analytic),
+// `onSuperseded` hears of the old one once, so what was kept for it (cached answers) can go.
 import { parseTemplate } from '@quarry/sdk-connector';
 import { LRUCache } from 'lru-cache';
 import type { PluginRegistry } from '../connections/plugin-registry.js';
@@ -18,7 +19,15 @@ export interface StoreCatalogOptions {
   /** Upper bound on how long an entry is trusted (default 60 s). */
   readonly ttlMs?: number;
   readonly maxEntries?: number;
+  /**
+   * Called once per entry invalidated by name whose next load is another analytic version, or
+   * none (deleted). Not called when the reload finds the same version.
+   */
+  readonly onSuperseded?: (old: CatalogEntry) => void;
 }
+
+/** Invalidated entries awaiting their reload; past this many the oldest are forgotten. */
+const MAX_RETIRED = 10_000;
 
 /** Sentinel for "no such analytic", cached like a hit so unknown names do not hammer the store. */
 const ABSENT = Symbol('absent');
@@ -31,6 +40,16 @@ export function createStoreCatalog(options: StoreCatalogOptions): Catalog {
   const inflight = new Map<string, Promise<CatalogEntry | undefined>>();
   // Bumped by invalidate(): a load that started before an invalidation must not be cached.
   let generation = 0;
+  // name → the entry an invalidation dropped, until a load tells whether it was superseded.
+  const retired = new Map<string, CatalogEntry>();
+
+  function settle(name: string, current: CatalogEntry | undefined): void {
+    const old = retired.get(name);
+    if (old === undefined) return;
+    retired.delete(name);
+    if (current === undefined || current.analyticId !== old.analyticId || current.version !== old.version)
+      options.onSuperseded?.(old);
+  }
 
   async function load(name: string): Promise<CatalogEntry | undefined> {
     const analytic = await options.analytics.get(name);
@@ -77,7 +96,9 @@ export function createStoreCatalog(options: StoreCatalogOptions): Catalog {
         inflight.set(name, pending);
         pending.then(
           (entry) => {
-            if (generation === started) cache.set(name, entry ?? ABSENT);
+            if (generation !== started) return;
+            cache.set(name, entry ?? ABSENT);
+            settle(name, entry);
           },
           () => {},
         );
@@ -90,9 +111,18 @@ export function createStoreCatalog(options: StoreCatalogOptions): Catalog {
     },
     invalidate(name) {
       generation += 1;
-      if (name !== undefined) inflight.delete(name);
-      if (name === undefined) cache.clear();
-      else cache.delete(name);
+      if (name === undefined) {
+        cache.clear();
+        return;
+      }
+      inflight.delete(name);
+      const dropped = cache.get(name);
+      // The first of several invalidations keeps the oldest entry: that is the one superseded.
+      if (dropped !== undefined && dropped !== ABSENT && !retired.has(name)) {
+        if (retired.size >= MAX_RETIRED) retired.delete(retired.keys().next().value as string);
+        retired.set(name, dropped);
+      }
+      cache.delete(name);
     },
   };
 }

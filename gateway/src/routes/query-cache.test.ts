@@ -158,6 +158,8 @@ describe('result cache', () => {
       tg.call('POST', '/v1/query', { key: alice.key, body: { source: 'cache-versions', params: { n: 1 } } });
     expect((await q()).json.meta.version).toBe(1);
     expect((await q()).headers.get('x-cache')).toBe('HIT');
+    const { resultCache } = tg.gateway.services;
+    const entries = resultCache.stats().entries;
     const updated = await tg.call('PATCH', '/v1/owner/analytics/cache-versions', {
       key: tg.ownerKey,
       body: { ...base, sql: 'SELECT :n + 1 AS n' },
@@ -167,6 +169,11 @@ describe('result cache', () => {
     expect(after.headers.get('x-cache')).toBe('MISS');
     expect(after.json.meta.version).toBe(2);
     expect(after.json.results).toEqual([{ n: 2 }]);
+    // Version 1's answer is gone from the cache, not left to age out: one entry out, one in.
+    expect(resultCache.stats().entries).toBe(entries);
+    // The change feed's echo of this update (polled every 200 ms here) drops nothing more.
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    expect((await q()).headers.get('x-cache')).toBe('HIT');
   });
 
   it("drops an analytic's cached answers when its owner asks, and no other analytic's", async () => {
