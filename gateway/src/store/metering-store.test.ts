@@ -948,12 +948,17 @@ for (const { backend, available } of backends) {
           await newAnalytic(owner.id),
           await newAnalytic(owner.id),
         ];
+        // Publish times must differ for `newest` to order by them (PGlite's clock ticks in ms;
+        // equal times fall back to the name, which flaked this test under load).
+        const tick = () => new Promise((resolve) => setTimeout(resolve, 5));
         await store.listings.publish(
           owner.id,
           a!.id,
           fields(category, { title: 'Churn cohorts', tags: ['SaaS'] }),
         );
+        await tick();
         await store.listings.publish(owner.id, b!.id, fields(category, { title: 'Sales funnel 100%_off' }));
+        await tick();
         await store.listings.publish(
           owner.id,
           c!.id,
