@@ -77,6 +77,13 @@ export class RateLimitError extends QuarryError {
 export class QuotaExceededError extends QuarryError {
   override readonly name: string = 'QuotaExceededError';
 }
+/**
+ * 422 `RESULT_TOO_LARGE`: the result for these params is larger than the gateway answers
+ * (`QUARRY_MAX_RESULT_BYTES`); never retried: narrow the params.
+ */
+export class ResultTooLargeError extends QuarryError {
+  override readonly name: string = 'ResultTooLargeError';
+}
 /** 502 `UPSTREAM_ERROR`: the warehouse rejected or failed the query. */
 export class UpstreamError extends QuarryError {
   override readonly name: string = 'UpstreamError';
@@ -124,6 +131,7 @@ const CLASS_BY_CODE: Readonly<Record<string, ErrorClass>> = {
   CONFLICT: ConflictError,
   RATE_LIMIT_EXCEEDED: RateLimitError,
   QUOTA_EXCEEDED: QuotaExceededError,
+  RESULT_TOO_LARGE: ResultTooLargeError,
   UPSTREAM_ERROR: UpstreamError,
   SOURCE_UNAVAILABLE: SourceUnavailableError,
   QUERY_TIMEOUT: QueryTimeoutError,

@@ -15,6 +15,7 @@ export {
   QueryTimeoutError,
   QuotaExceededError,
   RateLimitError,
+  ResultTooLargeError,
   SourceUnavailableError,
   TimeoutError,
   UnauthenticatedError,

@@ -13,6 +13,7 @@ import {
   QueryTimeoutError,
   QuotaExceededError,
   RateLimitError,
+  ResultTooLargeError,
   SourceUnavailableError,
   TimeoutError,
   UnauthenticatedError,
@@ -130,6 +131,7 @@ describe('typed errors', () => {
     [404, 'SOURCE_NOT_FOUND', NotFoundError],
     [409, 'CONFLICT', ConflictError],
     [429, 'QUOTA_EXCEEDED', QuotaExceededError],
+    [422, 'RESULT_TOO_LARGE', ResultTooLargeError],
     [500, 'INTERNAL', InternalError],
   ];
   it.each(cases)('HTTP %i %s becomes its class, with the envelope fields', async (status, code, Class) => {

@@ -54,6 +54,12 @@ const EnvSchema = z.object({
     .min(0)
     .max(64 * 1024 * 1024 * 1024)
     .default(64 * 1024 * 1024),
+  QUARRY_MAX_RESULT_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .max(1024 * 1024 * 1024)
+    .default(8 * 1024 * 1024),
   QUARRY_REAP_AFTER_MS: z.coerce.number().int().min(1_000).max(86_400_000).default(900_000),
   QUARRY_RESERVE_AHEAD: z.enum(['always', 'near-limit']).default('near-limit'),
   QUARRY_RESERVE_MARGIN: z.coerce.number().int().min(0).max(1_000_000_000).default(100),
@@ -110,6 +116,11 @@ export interface GatewayConfig {
   readonly reserveMargin: number;
   /** Bytes the result cache may hold (bodies, keys and per-entry overhead). */
   readonly cacheMaxBytes: number;
+  /**
+   * The most one warehouse result may weigh (its JSON plus 64 bytes a row); past it the call
+   * fails with RESULT_TOO_LARGE before the rows are all held in memory where the connector can.
+   */
+  readonly maxResultBytes: number;
   /** How long a verified key is trusted in process before the store is asked again (≤ 5 s). */
   readonly keyCacheMs: number;
   /**
@@ -187,6 +198,7 @@ export function loadConfig(
     reserveAhead: e.QUARRY_RESERVE_AHEAD,
     reserveMargin: e.QUARRY_RESERVE_MARGIN,
     cacheMaxBytes: e.QUARRY_CACHE_MAX_BYTES,
+    maxResultBytes: e.QUARRY_MAX_RESULT_BYTES,
   };
 }
 

@@ -142,7 +142,12 @@ export async function createGateway(
       tryTokens,
       accessTokens: oauth.authenticator,
     });
-    const queries = createQueryService({ catalog, connectors: connections, metrics });
+    const queries = createQueryService({
+      catalog,
+      connectors: connections,
+      metrics,
+      maxResultBytes: config.maxResultBytes,
+    });
     const analytics = createAnalyticsService({
       analytics: store.analytics,
       connections: store.connections,

@@ -18,6 +18,8 @@ export type ConnectorErrorCode =
   | 'PARAM_INVALID'
   /** The connector's configuration is invalid. */
   | 'CONFIG_INVALID'
+  /** The rows passed the query's size bound (QueryRequest.maxResultBytes); none are returned. */
+  | 'RESULT_TOO_LARGE'
   /** The connector (or its pool) has been closed. */
   | 'CLOSED';
 
@@ -29,6 +31,7 @@ const RETRYABLE: Readonly<Record<ConnectorErrorCode, boolean>> = {
   QUERY_FAILED: false,
   PARAM_INVALID: false,
   CONFIG_INVALID: false,
+  RESULT_TOO_LARGE: false,
   CLOSED: false,
 };
 

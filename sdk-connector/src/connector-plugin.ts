@@ -114,6 +114,15 @@ export interface ExecuteOptions {
    */
   readonly maxBytesBilled?: number;
   /**
+   * The caller's bound on the result's size (QueryRequest.maxResultBytes), when it gave one. A
+   * driver that sees rows as they arrive should stop keeping them once their text passes it and
+   * reject with `ConnectorError('RESULT_TOO_LARGE')`, reading the rest of the result (or
+   * cancelling it) so the session stays usable: that keeps a huge result from ever being held in
+   * memory. Drivers that only get all rows at once may ignore it; the runtime measures what it
+   * is handed and fails the query the same way.
+   */
+  readonly maxResultBytes?: number;
+  /**
    * Aborted when the query times out or the caller gives up. Created on first access, so a session
    * that never reads it costs nothing. It speaks for this execution only until `execute` settles:
    * do not keep reading it after that. The runtime may hand a signal that was never aborted to a

@@ -30,6 +30,14 @@ export interface QueryRequest {
    * safe integer.
    */
   readonly maxBytesBilled?: number;
+  /**
+   * The result's size bound in bytes, counted as the rows' JSON plus 64 bytes per row (so a
+   * million narrow rows weigh what they take in memory, not just their few bytes of JSON): past
+   * it the query fails with RESULT_TOO_LARGE and no rows are returned. Plugins that see rows as
+   * they arrive stop keeping them (ExecuteOptions.maxResultBytes); the runtime counts the rows
+   * it is handed either way. A positive safe integer; unset, no bound.
+   */
+  readonly maxResultBytes?: number;
   /** Aborting cancels the query on the server and throws QUERY_ABORTED. */
   readonly signal?: AbortSignal;
 }

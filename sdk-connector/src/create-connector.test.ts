@@ -103,6 +103,47 @@ describe('createConnector: results', () => {
     expect(plugin.control.sessions[0]?.executes).toBe(executes);
   });
 
+  it('fails a result past maxResultBytes with RESULT_TOO_LARGE, and the session lives on', async () => {
+    const plugin = createMemoryPlugin({ tables: { sales } });
+    const connector = await connect(plugin);
+    const all = await connector.query(request(plugin, 'SELECT * FROM sales'));
+    const json = JSON.stringify(all.rows).length;
+    // The yardstick is about the rows' JSON (numbers count 8) plus 64 bytes a row: twice the
+    // JSON and the rows' 64 fit, the JSON alone does not, nor does half of it.
+    const bound = 2 * json + 5 * 64;
+    const fits = await connector.query({ ...request(plugin, 'SELECT * FROM sales'), maxResultBytes: bound });
+    expect(fits.rowCount).toBe(5);
+    expect(plugin.control.sessions[0]?.lastMaxResultBytes).toBe(bound);
+    const bare = connector.query({ ...request(plugin, 'SELECT * FROM sales'), maxResultBytes: json });
+    expect((await failureOf(bare)).code).toBe('RESULT_TOO_LARGE');
+    const failure = await failureOf(
+      connector.query({ ...request(plugin, 'SELECT * FROM sales'), maxResultBytes: Math.floor(json / 2) }),
+    );
+    expect(failure.code).toBe('RESULT_TOO_LARGE');
+    expect(failure.retryable).toBe(false);
+    expect(failure.message).toContain(`${Math.floor(json / 2)} bytes`);
+    // The same session answers the next query.
+    expect((await connector.query(request(plugin, 'SELECT * FROM sales'))).rowCount).toBe(5);
+    expect(plugin.control.sessions).toHaveLength(1);
+    for (const bad of [0, -5, 2.5]) {
+      await expect(
+        connector.query({ ...request(plugin, 'SELECT * FROM sales'), maxResultBytes: bad }),
+      ).rejects.toMatchObject({ code: 'PARAM_INVALID' });
+    }
+  });
+
+  it('passes on RESULT_TOO_LARGE from a session that stopped early, and keeps the session', async () => {
+    const plugin = createMemoryPlugin({ tables: { sales } });
+    const connector = await connect(plugin);
+    await connector.query(request(plugin, 'SELECT * FROM sales'));
+    plugin.control.failQueries(new ConnectorError('RESULT_TOO_LARGE', 'past 100 bytes'));
+    expect((await failureOf(connector.query(request(plugin, 'SELECT * FROM sales')))).code).toBe(
+      'RESULT_TOO_LARGE',
+    );
+    expect((await connector.query(request(plugin, 'SELECT * FROM sales'))).rowCount).toBe(5);
+    expect(plugin.control.sessions).toHaveLength(1);
+  });
+
   it.each([
     [5, 5, false],
     [6, 5, false],

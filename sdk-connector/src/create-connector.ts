@@ -59,17 +59,55 @@ function waitFor(promise: Promise<unknown>, ms: number): Promise<void> {
 }
 
 /** Converts a driver's rows to objects keyed by column name, one converter per column. */
-function toRows(columns: readonly ColumnInfo[], rows: readonly (readonly unknown[])[], count: number): Row[] {
+/** What one row costs beyond its values, in the `maxResultBytes` count. */
+const ROW_BYTES = 64;
+
+/**
+ * About how many bytes a JSON-safe value adds to the answer's JSON: the yardstick of
+ * `maxResultBytes`, cheap rather than exact (strings are not escaped, numbers count 8).
+ */
+function valueBytes(value: JsonValue): number {
+  if (typeof value === 'string') return value.length + 2;
+  if (typeof value === 'number') return 8;
+  if (typeof value === 'boolean') return 5;
+  if (value === null) return 4;
+  // JSON and array columns: rare, and their text is what the answer carries.
+  return JSON.stringify(value).length;
+}
+
+function resultTooLarge(maxBytes: number, rows: number): ConnectorError {
+  return new ConnectorError(
+    'RESULT_TOO_LARGE',
+    `the result passed its size bound of ${maxBytes} bytes after ${rows} rows`,
+  );
+}
+
+/**
+ * Rows as JSON-safe records. With a finite `maxBytes`, throws RESULT_TOO_LARGE as soon as the
+ * rows' JSON (values and keys, by {@link valueBytes}) would pass it.
+ */
+function toRows(
+  columns: readonly ColumnInfo[],
+  rows: readonly (readonly unknown[])[],
+  count: number,
+  maxBytes = Number.POSITIVE_INFINITY,
+): Row[] {
   const width = columns.length;
   const names: string[] = new Array(width);
   const converters: JsonConverter[] = new Array(width);
   let protoKey = false;
+  // `{"name":…,}` per column, `{}` and `,` per row, and what a row costs in memory besides its
+  // values (its array and record): narrow rows by the million weigh far more than their JSON.
+  let rowOverhead = ROW_BYTES;
   for (let c = 0; c < width; c++) {
     const column = columns[c]!;
     names[c] = column.name;
     converters[c] = jsonConverterFor(column.type);
     if (column.name === '__proto__') protoKey = true;
+    rowOverhead += column.name.length + 4;
   }
+  const measure = maxBytes !== Number.POSITIVE_INFINITY;
+  let bytes = 2;
   const out: Row[] = new Array(count);
   for (let r = 0; r < count; r++) {
     const src = rows[r]!;
@@ -85,6 +123,11 @@ function toRows(columns: readonly ColumnInfo[], rows: readonly (readonly unknown
       }
     } else {
       for (let c = 0; c < width; c++) row[names[c]!] = converters[c]!(src[c]);
+    }
+    if (measure) {
+      bytes += rowOverhead;
+      for (let c = 0; c < width; c++) bytes += valueBytes(row[names[c]!] as JsonValue);
+      if (bytes > maxBytes) throw resultTooLarge(maxBytes, r + 1);
     }
     out[r] = row;
   }
@@ -192,7 +235,12 @@ export async function createConnector<C>(
    */
   function sessionSurvives(error: unknown, failure: ConnectorError): boolean {
     const classified = isConnectorError(error) || plugin.mapError !== undefined;
-    return classified && (failure.code === 'QUERY_FAILED' || failure.code === 'PARAM_INVALID');
+    return (
+      classified &&
+      (failure.code === 'QUERY_FAILED' ||
+        failure.code === 'PARAM_INVALID' ||
+        failure.code === 'RESULT_TOO_LARGE')
+    );
   }
 
   function compile(request: QueryRequest): CompiledQuery {
@@ -228,6 +276,10 @@ export async function createConnector<C>(
       if (maxBytesBilled !== undefined && !(Number.isSafeInteger(maxBytesBilled) && maxBytesBilled > 0)) {
         throw new ConnectorError('PARAM_INVALID', 'maxBytesBilled must be a positive safe integer');
       }
+      const maxResultBytes = request.maxResultBytes;
+      if (maxResultBytes !== undefined && !(Number.isSafeInteger(maxResultBytes) && maxResultBytes > 0)) {
+        throw new ConnectorError('PARAM_INVALID', 'maxResultBytes must be a positive safe integer');
+      }
       const compiled = compile(request);
       const started = performance.now();
       const currentStop = new QueryStop(timeoutMs, started, request.signal, deadlines);
@@ -260,6 +312,7 @@ export async function createConnector<C>(
             timeoutMs: Math.max(1, Math.ceil(remainingMs)),
             rowLimit: maxRows + 1,
             ...(maxBytesBilled === undefined ? {} : { maxBytesBilled }),
+            ...(maxResultBytes === undefined ? {} : { maxResultBytes }),
             get signal() {
               return currentStop.signal;
             },
@@ -284,7 +337,7 @@ export async function createConnector<C>(
         }
         pool.release(session);
         const truncated = raw.rows.length > maxRows;
-        const rows = toRows(raw.columns, raw.rows, truncated ? maxRows : raw.rows.length);
+        const rows = toRows(raw.columns, raw.rows, truncated ? maxRows : raw.rows.length, maxResultBytes);
         return {
           columns: raw.columns,
           rows,

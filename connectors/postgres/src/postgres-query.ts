@@ -8,8 +8,10 @@
 // template cannot stack statements. Execute with a row count makes the server stop after
 // `rowLimit` rows (PortalSuspended); the Sync sent in the same write ends the implicit
 // transaction, which drops the portal, so nothing past the limit is computed or sent. Rows are
-// parsed by column type as they arrive, in array form.
-import type { ColumnInfo } from '@quarry/sdk-connector';
+// parsed by column type as they arrive, in array form. With `maxBytes`, rows stop being kept once
+// their text passes it (the rest is read and dropped, so the connection stays in step) and the
+// query fails with RESULT_TOO_LARGE: a huge result is never held in memory.
+import { type ColumnInfo, ConnectorError } from '@quarry/sdk-connector';
 import { type PgValueParser, postgresTypeInfo } from './postgres-types.js';
 
 /** The part of pg's Connection a submittable writes to (pg/lib/connection.js). */
@@ -41,6 +43,8 @@ export interface PgQuerySpec {
   readonly keepRows: number;
   /** When set, `SET statement_timeout` to this many ms first, in the same round trip. */
   readonly setStatementTimeoutMs?: number;
+  /** When set, the most bytes of row text kept (ExecuteOptions.maxResultBytes). */
+  readonly maxBytes?: number;
 }
 
 type Callback = (error: unknown, outcome?: PgQueryOutcome) => void;
@@ -62,9 +66,12 @@ export class PostgresQuery {
   private onDone: Callback | undefined;
   private columns: ColumnInfo[] = [];
   private parsers: (PgValueParser | undefined)[] = [];
-  private readonly rows: unknown[][] = [];
+  private rows: unknown[][] = [];
   private suspended = false;
   private parseError: unknown;
+  /** Row text seen so far, counted only under `spec.maxBytes`. */
+  private bytes = 0;
+  private tooLarge = false;
 
   constructor(spec: PgQuerySpec, callback: Callback) {
     this.spec = spec;
@@ -108,8 +115,20 @@ export class PostgresQuery {
       this.suspended = true;
       return;
     }
-    if (this.parseError !== undefined) return;
+    if (this.parseError !== undefined || this.tooLarge) return;
     const { fields } = message;
+    const maxBytes = this.spec.maxBytes;
+    if (maxBytes !== undefined) {
+      // Text of the values plus the runtime's 64 bytes per row (its count decides in the end).
+      this.bytes += 64;
+      for (let i = 0; i < fields.length; i++) this.bytes += fields[i]?.length ?? 4;
+      if (this.bytes > maxBytes) {
+        // Let go of what was kept; what still arrives is read and dropped.
+        this.tooLarge = true;
+        this.rows = [];
+        return;
+      }
+    }
     const row = new Array<unknown>(fields.length);
     try {
       for (let i = 0; i < fields.length; i++) {
@@ -146,6 +165,15 @@ export class PostgresQuery {
   handleReadyForQuery(): void {
     if (this.parseError !== undefined) {
       this.finish(this.parseError);
+      return;
+    }
+    if (this.tooLarge) {
+      this.finish(
+        new ConnectorError(
+          'RESULT_TOO_LARGE',
+          `the rows passed their size bound of ${this.spec.maxBytes} bytes`,
+        ),
+      );
       return;
     }
     this.finish(undefined, { columns: this.columns, rows: this.rows, suspended: this.suspended });

@@ -67,6 +67,22 @@ afterAll(async () => {
 });
 
 describe('postgres session', () => {
+  it('stops keeping rows past maxResultBytes, fails RESULT_TOO_LARGE, and stays usable', async (context) => {
+    requirePg(availability, context.skip);
+    const session = await open();
+    // 2,000 rows of 1,000 bytes: about 2 MB of text against a 100 kB bound.
+    const wide = `SELECT repeat('x', 1000) AS s, i FROM generate_series(1, 2000) i`;
+    const error = await failure(run(session, wide, [], { rowLimit: 0, maxResultBytes: 100_000 }));
+    expect(error.code).toBe('RESULT_TOO_LARGE');
+    expect(error.message).toContain('100000 bytes');
+    // The whole result was read off the wire: the session answers the next query at once.
+    const next = await run(session, `SELECT 1 AS one`);
+    expect(next.rows).toEqual([[1]]);
+    // Under the bound, every row.
+    const fits = await run(session, wide, [], { rowLimit: 0, maxResultBytes: 3_000_000 });
+    expect(fits.rows).toHaveLength(2000);
+  });
+
   it('returns typed raw values in column order', async (context) => {
     requirePg(availability, context.skip);
     const session = await open();

@@ -96,6 +96,7 @@ export class PostgresSession implements ConnectorSession {
           fetchLimit: this.settings.portalRowLimit ? rowLimit : 0,
           keepRows: rowLimit === 0 ? Number.POSITIVE_INFINITY : rowLimit,
           setStatementTimeoutMs: newTimeout,
+          maxBytes: options.maxResultBytes,
         },
         (error, outcome) => (outcome === undefined ? reject(error) : resolve(outcome)),
       );

@@ -85,6 +85,10 @@ export const BODY_ERRORS = {
 } as const;
 export const QUERY_ERRORS = {
   404: errorResponse('Unknown analytic (also one the caller may not see)', RATE_LIMIT_HEADERS),
+  422: errorResponse(
+    'RESULT_TOO_LARGE: the result for these params passed QUARRY_MAX_RESULT_BYTES (not retried, not charged)',
+    RATE_LIMIT_HEADERS,
+  ),
   502: errorResponse('The warehouse rejected or failed the query', RATE_LIMIT_HEADERS),
   503: errorResponse('Warehouse unreachable or busy', { ...RATE_LIMIT_HEADERS, ...RETRY_AFTER_HEADER }),
   504: errorResponse('The query ran past its time limit and was cancelled', RATE_LIMIT_HEADERS),

@@ -14,12 +14,13 @@ export type ErrorCode =
   | 'UNSUPPORTED_MEDIA_TYPE'
   | 'RATE_LIMIT_EXCEEDED'
   | 'QUOTA_EXCEEDED'
+  | 'RESULT_TOO_LARGE'
   | 'UPSTREAM_ERROR'
   | 'SOURCE_UNAVAILABLE'
   | 'QUERY_TIMEOUT'
   | 'INTERNAL';
 
-export type ErrorStatus = 400 | 401 | 403 | 404 | 405 | 409 | 413 | 415 | 429 | 500 | 502 | 503 | 504;
+export type ErrorStatus = 400 | 401 | 403 | 404 | 405 | 409 | 413 | 415 | 422 | 429 | 500 | 502 | 503 | 504;
 
 export const ERROR_STATUS: Readonly<Record<ErrorCode, ErrorStatus>> = {
   INVALID_REQUEST: 400,
@@ -34,6 +35,7 @@ export const ERROR_STATUS: Readonly<Record<ErrorCode, ErrorStatus>> = {
   UNSUPPORTED_MEDIA_TYPE: 415,
   RATE_LIMIT_EXCEEDED: 429,
   QUOTA_EXCEEDED: 429,
+  RESULT_TOO_LARGE: 422,
   UPSTREAM_ERROR: 502,
   SOURCE_UNAVAILABLE: 503,
   QUERY_TIMEOUT: 504,

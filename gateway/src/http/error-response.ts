@@ -48,6 +48,12 @@ function fromConnectorError(error: ConnectorError): ApiError {
       return new ApiError('INVALID_REQUEST', error.message, { details: error.details });
     case 'QUERY_FAILED':
       return new ApiError('UPSTREAM_ERROR', 'The data source failed to run the query.');
+    case 'RESULT_TOO_LARGE':
+      // The query service names the gateway's bound; this is for any other caller of a connector.
+      return new ApiError(
+        'RESULT_TOO_LARGE',
+        "The analytic's result for these params is larger than this gateway answers. Narrow the params.",
+      );
   }
 }
 

@@ -1,6 +1,7 @@
 // The query contract (DESIGN.md §2–3) in process: response shape and types, query-string
 // coercion, param errors, and every insights shape of the example analytics.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { periodOf } from '../billing/billing-period.js';
 import { createTestGateway, type TestGateway } from '../testing/test-gateway.js';
 
 let tg: TestGateway;
@@ -257,5 +258,45 @@ describe('insights shapes of the example analytics', () => {
     expect(insights.revenue).toBeCloseTo(revenue, 2);
     expect(insights.orders).toBe(orders);
     expect(insights.rows).toBe(results.length);
+  });
+});
+
+describe('RESULT_TOO_LARGE', () => {
+  it('refuses a result past QUARRY_MAX_RESULT_BYTES with 422, uncharged and uncached', async () => {
+    const small = await createTestGateway({ QUARRY_MAX_RESULT_BYTES: '65536' });
+    try {
+      const created = await small.call('POST', '/v1/owner/analytics', {
+        key: small.ownerKey,
+        body: {
+          name: 'wide-rows',
+          connection: 'demo',
+          sql: "SELECT repeat('x', 200) AS s, i FROM range(:n) t(i)",
+          params: { n: { type: 'integer', required: true, min: 1, max: 100000 } },
+          cache: { ttl: 300 },
+          limits: { max_rows: 100000 },
+          visibility: 'public',
+        },
+      });
+      expect(created.status, created.text).toBe(201);
+      const caller = await small.signUp('Wide');
+      const call = (n: number) =>
+        small.call('POST', '/v1/query', { key: caller.key, body: { source: 'wide-rows', params: { n } } });
+      const usage = () => small.gateway.services.store.usage.counter(caller.accountId, periodOf(new Date()));
+
+      // ~270 bytes a row against a 64 KiB bound: 100 rows fit, 1,000 do not.
+      expect((await call(100)).status).toBe(200);
+      const before = await usage();
+      for (let i = 0; i < 2; i++) {
+        const refused = await call(1000);
+        expect(refused.status, refused.text).toBe(422);
+        expect(refused.json.error.code).toBe('RESULT_TOO_LARGE');
+        expect(refused.json.error.message).toContain('64 KiB');
+        expect(refused.headers.get('x-cache')).toBeNull();
+      }
+      // Neither refusal was charged or counted.
+      expect(await usage()).toEqual(before);
+    } finally {
+      await small.close();
+    }
   });
 });

@@ -4,6 +4,7 @@ import {
   type ColumnInfo,
   type Connector,
   coerceQueryParams,
+  isConnectorError,
   type JsonValue,
   type ParamValues,
   validateParams,
@@ -68,6 +69,8 @@ export interface QueryServiceDeps {
   readonly catalog: Catalog;
   readonly connectors: ConnectorSource;
   readonly metrics?: GatewayMetrics;
+  /** QUARRY_MAX_RESULT_BYTES: the bound on one result (unset: none). */
+  readonly maxResultBytes?: number;
 }
 
 const DEFAULT_TIMEOUT_MS = 30_000;
@@ -75,6 +78,27 @@ const DEFAULT_MAX_ROWS = 10_000;
 
 function columnsOf(columns: readonly ColumnInfo[]): { name: string; type: string }[] {
   return columns.map((c) => ({ name: c.name, type: c.type }));
+}
+
+/** 8388608 → `8 MiB`, 65536 → `64 KiB`, 1500 → `1500 bytes`. */
+function byteSize(bytes: number): string {
+  for (const [unit, size] of [
+    ['MiB', 1024 * 1024],
+    ['KiB', 1024],
+  ] as const) {
+    if (bytes >= size) return `${Number((bytes / size).toFixed(1))} ${unit}`;
+  }
+  return `${bytes} bytes`;
+}
+
+/** RESULT_TOO_LARGE, naming the bound the way an operator set it. */
+function tooLarge(maxBytes: number | undefined): ApiError {
+  const bound = maxBytes === undefined ? '' : ` (${byteSize(maxBytes)})`;
+  return new ApiError(
+    'RESULT_TOO_LARGE',
+    `The analytic's result for these params is larger than this gateway answers${bound}. ` +
+      'Narrow the params, or ask its owner to lower its max_rows.',
+  );
 }
 
 export function createQueryService(deps: QueryServiceDeps): QueryService {
@@ -129,6 +153,7 @@ export function createQueryService(deps: QueryServiceDeps): QueryService {
           timeoutMs: limits?.timeout_ms ?? DEFAULT_TIMEOUT_MS,
           maxRows: limits?.max_rows ?? DEFAULT_MAX_ROWS,
           ...(limits?.max_bytes_billed === undefined ? {} : { maxBytesBilled: limits.max_bytes_billed }),
+          ...(deps.maxResultBytes === undefined ? {} : { maxResultBytes: deps.maxResultBytes }),
           ...(context.signal ? { signal: context.signal } : {}),
         });
         const insights = shapeInsights(entry.definition.insights, result.rows);
@@ -149,6 +174,7 @@ export function createQueryService(deps: QueryServiceDeps): QueryService {
         };
       } catch (error) {
         outcome = (error as { code?: string }).code ?? 'error';
+        if (isConnectorError(error) && error.code === 'RESULT_TOO_LARGE') throw tooLarge(deps.maxResultBytes);
         throw error;
       } finally {
         deps.metrics?.connectorDuration.observe(

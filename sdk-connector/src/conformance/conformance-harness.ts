@@ -65,6 +65,7 @@ export interface ConformanceHarness {
 export interface QueryLimits {
   readonly maxRows?: number;
   readonly timeoutMs?: number;
+  readonly maxResultBytes?: number;
 }
 
 /** Mutable lifecycle state, owned by describeConnectorConformance's hooks. */

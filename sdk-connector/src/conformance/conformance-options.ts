@@ -59,6 +59,7 @@ export type ConformanceCheck =
   | 'readOnly'
   | 'timeout'
   | 'maxRows'
+  | 'maxResultBytes'
   | 'columnTypes'
   | 'concurrency'
   | 'killSessions'

@@ -94,6 +94,30 @@ export function registerLimitsConformance(h: ConformanceHarness): void {
   );
 
   h.check(
+    'maxResultBytes',
+    'fails a result past maxResultBytes with RESULT_TOO_LARGE, and answers the next query',
+    async () => {
+      const sql = h.sql.all(h.table);
+      const n = CONFORMANCE_ROWS.length;
+      const json = JSON.stringify((await h.query(sql)).rows).length;
+      let failure: unknown;
+      try {
+        await h.query(sql, {}, { maxResultBytes: Math.max(1, Math.floor(json / 2)) });
+      } catch (error) {
+        failure = error;
+      }
+      expect((failure as { code?: string } | undefined)?.code, 'a bound of half the rows').toBe(
+        'RESULT_TOO_LARGE',
+      );
+      // The runtime's yardstick: about the rows' JSON plus 64 bytes a row.
+      const fits = await h.query(sql, {}, { maxResultBytes: 2 * json + 64 * n });
+      expect(fits.rows, 'a bound with room for every row').toHaveLength(n);
+      expect(await h.count(), 'the session answers the next query').toBe(n);
+    },
+    TEST_TIMEOUT_MS,
+  );
+
+  h.check(
     'columnTypes',
     'reports fixture column types and JSON-safe values (int64 as strings, exact decimals, dates, UTC timestamps)',
     async () => {

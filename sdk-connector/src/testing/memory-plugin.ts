@@ -46,6 +46,7 @@ export interface MemorySessionRecord {
   lastRowLimit: number | undefined;
   /** The last `maxBytesBilled` the runtime passed (undefined when the request had none). */
   lastMaxBytesBilled: number | undefined;
+  lastMaxResultBytes: number | undefined;
   /** The last SQL text executed. */
   lastSql: string | undefined;
 }
@@ -159,6 +160,7 @@ export function createMemoryPlugin(options: MemoryPluginOptions = {}): MemoryPlu
         validates: 0,
         lastRowLimit: undefined,
         lastMaxBytesBilled: undefined,
+        lastMaxResultBytes: undefined,
         lastSql: undefined,
       };
     }
@@ -167,6 +169,7 @@ export function createMemoryPlugin(options: MemoryPluginOptions = {}): MemoryPlu
       this.record.executes++;
       this.record.lastRowLimit = opts.rowLimit;
       this.record.lastMaxBytesBilled = opts.maxBytesBilled;
+      this.record.lastMaxResultBytes = opts.maxResultBytes;
       this.record.lastSql = query.sql;
       this.assertUsable();
       running.set(this, query.sql);
