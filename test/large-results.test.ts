@@ -1,11 +1,12 @@
 // A result too large to answer must not take the gateway down. A real gateway process with the
-// heap cap `npm start` gives it (64 MiB cache + 96 MiB) calls analytics on the real Postgres whose
+// heap flags `npm start` gives it (64 MiB cache + 96 MiB) calls analytics on the real Postgres whose
 // results weigh hundreds of MB: 400,000 rows of 1 kB, and 1,000,000 narrow rows. Before
 // QUARRY_MAX_RESULT_BYTES, the first call alone ran V8 out of heap and killed the process (and
 // every call in flight on it). Now each is refused with 422 RESULT_TOO_LARGE, uncharged, ten at
 // once included, and the process keeps answering.
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { gatewayHeapFlags } from '../scripts/gateway-heap-flags.mjs';
 import { type ControlPlaneSchema, createControlPlaneSchema } from './support/control-plane.js';
 import { expectErrorEnvelope } from './support/error-envelope.js';
 import { type GatewayProcess, postgresStoreEnv, startGateway } from './support/gateway-process.js';
@@ -27,8 +28,8 @@ describe.runIf(pgUp)('results too large to answer', () => {
       env: {
         ...postgresStoreEnv(store.databaseUrl, randomBytes(32).toString('base64')),
         QUARRY_LOG_LEVEL: 'warn',
-        // What scripts/start.mjs gives the gateway for the default 64 MiB cache.
-        NODE_OPTIONS: '--max-old-space-size=160 --max-semi-space-size=8',
+        // The heap flags `npm start` gives the gateway (default 64 MiB cache).
+        NODE_OPTIONS: gatewayHeapFlags({}).join(' '),
       },
     });
     const signUp = await http.request(gateway.url, 'POST', '/v1/accounts', {

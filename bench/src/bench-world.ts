@@ -4,6 +4,7 @@
 // key, a Postgres connection and the bench's analytics, deployed over HTTP like an owner would.
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { gatewayHeapFlags } from '../../scripts/gateway-heap-flags.mjs';
 
 /** Rows of the keyed-lookup table. */
 export const KV_ROWS = 10_000;
@@ -110,6 +111,8 @@ function revenueSql(wh: string, year: string): string {
   return `SELECT region, sum(amount) AS revenue FROM ${wh}.sales WHERE year = ${year} GROUP BY region ORDER BY revenue DESC`;
 }
 
+const CACHE_BYTES = 64 * 1024 * 1024;
+
 /** The gateway's environment for this world: Postgres store, limits that never trigger, 64 MiB cache. */
 export function gatewayEnv(world: BenchWorld, logLevel: string): Record<string, string> {
   return {
@@ -118,9 +121,9 @@ export function gatewayEnv(world: BenchWorld, logLevel: string): Record<string, 
     QUARRY_ALLOW_PRIVATE_HOSTS: 'true',
     QUARRY_DEMO: 'false',
     QUARRY_LOG_LEVEL: logLevel,
-    QUARRY_CACHE_MAX_BYTES: String(64 * 1024 * 1024),
-    // The heap flags `npm start` gives the gateway (the cache's bound + 96 MiB; scripts/start.mjs).
-    NODE_OPTIONS: '--max-old-space-size=160 --max-semi-space-size=8',
+    QUARRY_CACHE_MAX_BYTES: String(CACHE_BYTES),
+    // The heap flags `npm start` gives the gateway.
+    NODE_OPTIONS: gatewayHeapFlags({ QUARRY_CACHE_MAX_BYTES: String(CACHE_BYTES) }).join(' '),
     // Metering stays on: every call reserves and commits a usage event against a quota this large.
     QUARRY_PLANS: JSON.stringify([
       {

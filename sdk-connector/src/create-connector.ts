@@ -18,6 +18,7 @@ import type { PoolOptions } from './connector-pool.js';
 import { type JsonConverter, jsonConverterFor } from './json-values.js';
 import { noopLogger } from './noop-logger.js';
 import { QueryDeadlines, QueryStop, raceStop, STOPPED } from './query-stop.js';
+import { RESULT_ROW_BYTES, resultTooLarge, resultValueBytes } from './result-size.js';
 import { createSessionPool, DEFAULT_POOL_OPTIONS } from './session-pool.js';
 import { compileTemplate } from './sql-template.js';
 
@@ -58,33 +59,19 @@ function waitFor(promise: Promise<unknown>, ms: number): Promise<void> {
   ]).finally(() => clearTimeout(timer));
 }
 
-/** Converts a driver's rows to objects keyed by column name, one converter per column. */
-/** What one row costs beyond its values, in the `maxResultBytes` count. */
-const ROW_BYTES = 64;
-
-/**
- * About how many bytes a JSON-safe value adds to the answer's JSON: the yardstick of
- * `maxResultBytes`, cheap rather than exact (strings are not escaped, numbers count 8).
- */
-function valueBytes(value: JsonValue): number {
-  if (typeof value === 'string') return value.length + 2;
-  if (typeof value === 'number') return 8;
-  if (typeof value === 'boolean') return 5;
-  if (value === null) return 4;
-  // JSON and array columns: rare, and their text is what the answer carries.
-  return JSON.stringify(value).length;
-}
-
-function resultTooLarge(maxBytes: number, rows: number): ConnectorError {
-  return new ConnectorError(
-    'RESULT_TOO_LARGE',
-    `the result passed its size bound of ${maxBytes} bytes after ${rows} rows`,
-  );
+/** A request's optional byte bound, checked: undefined, or a positive safe integer. */
+function byteBound(request: QueryRequest, name: 'maxBytesBilled' | 'maxResultBytes'): number | undefined {
+  const value = request[name];
+  if (value !== undefined && !(Number.isSafeInteger(value) && value > 0)) {
+    throw new ConnectorError('PARAM_INVALID', `${name} must be a positive safe integer`);
+  }
+  return value;
 }
 
 /**
- * Rows as JSON-safe records. With a finite `maxBytes`, throws RESULT_TOO_LARGE as soon as the
- * rows' JSON (values and keys, by {@link valueBytes}) would pass it.
+ * Converts a driver's rows to objects keyed by column name, one converter per column. With a
+ * finite `maxBytes`, throws RESULT_TOO_LARGE as soon as the rows' JSON (values and keys, by
+ * {@link resultValueBytes}) plus RESULT_ROW_BYTES a row would pass it.
  */
 function toRows(
   columns: readonly ColumnInfo[],
@@ -96,9 +83,8 @@ function toRows(
   const names: string[] = new Array(width);
   const converters: JsonConverter[] = new Array(width);
   let protoKey = false;
-  // `{"name":…,}` per column, `{}` and `,` per row, and what a row costs in memory besides its
-  // values (its array and record): narrow rows by the million weigh far more than their JSON.
-  let rowOverhead = ROW_BYTES;
+  // `{"name":…,}` per column, `{}` and `,` per row, and its cost in memory besides its values.
+  let rowOverhead = RESULT_ROW_BYTES;
   for (let c = 0; c < width; c++) {
     const column = columns[c]!;
     names[c] = column.name;
@@ -126,7 +112,7 @@ function toRows(
     }
     if (measure) {
       bytes += rowOverhead;
-      for (let c = 0; c < width; c++) bytes += valueBytes(row[names[c]!] as JsonValue);
+      for (let c = 0; c < width; c++) bytes += resultValueBytes(row[names[c]!] as JsonValue);
       if (bytes > maxBytes) throw resultTooLarge(maxBytes, r + 1);
     }
     out[r] = row;
@@ -272,14 +258,8 @@ export async function createConnector<C>(
       if (!Number.isInteger(maxRows) || maxRows < 0) {
         throw new ConnectorError('PARAM_INVALID', 'maxRows must be a non-negative integer');
       }
-      const maxBytesBilled = request.maxBytesBilled;
-      if (maxBytesBilled !== undefined && !(Number.isSafeInteger(maxBytesBilled) && maxBytesBilled > 0)) {
-        throw new ConnectorError('PARAM_INVALID', 'maxBytesBilled must be a positive safe integer');
-      }
-      const maxResultBytes = request.maxResultBytes;
-      if (maxResultBytes !== undefined && !(Number.isSafeInteger(maxResultBytes) && maxResultBytes > 0)) {
-        throw new ConnectorError('PARAM_INVALID', 'maxResultBytes must be a positive safe integer');
-      }
+      const maxBytesBilled = byteBound(request, 'maxBytesBilled');
+      const maxResultBytes = byteBound(request, 'maxResultBytes');
       const compiled = compile(request);
       const started = performance.now();
       const currentStop = new QueryStop(timeoutMs, started, request.signal, deadlines);

@@ -58,6 +58,7 @@ export type {
   ScalarValue,
   TypedValue,
 } from './param-types.js';
+export { RESULT_ROW_BYTES, resultTooLarge } from './result-size.js';
 export { createSessionPool, type SessionPool } from './session-pool.js';
 export { renderAnsiLiteral } from './sql-literal.js';
 export { compileTemplate, parseTemplate, type SqlTemplate } from './sql-template.js';

@@ -11,7 +11,7 @@
 // parsed by column type as they arrive, in array form. With `maxBytes`, rows stop being kept once
 // their text passes it (the rest is read and dropped, so the connection stays in step) and the
 // query fails with RESULT_TOO_LARGE: a huge result is never held in memory.
-import { type ColumnInfo, ConnectorError } from '@quarry/sdk-connector';
+import { type ColumnInfo, RESULT_ROW_BYTES, resultTooLarge } from '@quarry/sdk-connector';
 import { type PgValueParser, postgresTypeInfo } from './postgres-types.js';
 
 /** The part of pg's Connection a submittable writes to (pg/lib/connection.js). */
@@ -119,8 +119,8 @@ export class PostgresQuery {
     const { fields } = message;
     const maxBytes = this.spec.maxBytes;
     if (maxBytes !== undefined) {
-      // Text of the values plus the runtime's 64 bytes per row (its count decides in the end).
-      this.bytes += 64;
+      // Text of the values plus the runtime's cost of a row (its count decides in the end).
+      this.bytes += RESULT_ROW_BYTES;
       for (let i = 0; i < fields.length; i++) this.bytes += fields[i]?.length ?? 4;
       if (this.bytes > maxBytes) {
         // Let go of what was kept; what still arrives is read and dropped.
@@ -168,12 +168,7 @@ export class PostgresQuery {
       return;
     }
     if (this.tooLarge) {
-      this.finish(
-        new ConnectorError(
-          'RESULT_TOO_LARGE',
-          `the rows passed their size bound of ${this.spec.maxBytes} bytes`,
-        ),
-      );
+      this.finish(resultTooLarge(this.spec.maxBytes as number));
       return;
     }
     this.finish(undefined, { columns: this.columns, rows: this.rows, suspended: this.suspended });

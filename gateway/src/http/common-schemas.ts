@@ -57,7 +57,8 @@ const RETRY_AFTER_HEADER = {
   ),
 } as const;
 
-const errorResponse = (description: string, headers: Record<string, HeaderDoc> = {}) => ({
+/** An error response in the envelope, with X-Request-Id and any other headers it carries. */
+export const errorResponse = (description: string, headers: Record<string, HeaderDoc> = {}) => ({
   description,
   headers: { ...REQUEST_ID_HEADER, ...headers },
   content: { 'application/json': { schema: ErrorEnvelopeSchema } },

@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'vitest';
 import type { ColumnType } from '../connector-plugin.js';
+import { RESULT_ROW_BYTES } from '../result-size.js';
 import { CONFORMANCE_COLUMNS, CONFORMANCE_ROWS } from './conformance-fixture.js';
 import { type ConformanceHarness, expectConnectorError, idsOf, typed } from './conformance-harness.js';
 import { expectJsonValue } from './expected-json.js';
@@ -109,8 +110,8 @@ export function registerLimitsConformance(h: ConformanceHarness): void {
       expect((failure as { code?: string } | undefined)?.code, 'a bound of half the rows').toBe(
         'RESULT_TOO_LARGE',
       );
-      // The runtime's yardstick: about the rows' JSON plus 64 bytes a row.
-      const fits = await h.query(sql, {}, { maxResultBytes: 2 * json + 64 * n });
+      // The runtime's yardstick: about the rows' JSON plus RESULT_ROW_BYTES a row.
+      const fits = await h.query(sql, {}, { maxResultBytes: 2 * json + RESULT_ROW_BYTES * n });
       expect(fits.rows, 'a bound with room for every row').toHaveLength(n);
       expect(await h.count(), 'the session answers the next query').toBe(n);
     },

@@ -1,0 +1,2 @@
+/** The V8 heap flags the gateway runs with under `npm start` (see gateway-heap-flags.mjs). */
+export function gatewayHeapFlags(env: Readonly<Record<string, string | undefined>>): string[];
