@@ -3,7 +3,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { cpus } from 'node:os';
 import type { CoalesceResult } from './coalescing-probe.js';
-import type { GatewayBenchOptions } from './gateway-bench.js';
+import type { GatewayBenchOptions } from './gateway-bench-options.js';
 import type { MemoryResult } from './memory-soak.js';
 import type { PairedResult, SideSummary } from './paired-load.js';
 import { mib } from './proc-memory.js';

@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import { type GatewayBenchOptions, gatewayBenchOptionsFrom, runGatewayBench } from './gateway-bench.js';
+import { gatewayBenchOptionsFrom, runGatewayBench } from './gateway-bench.js';
+import type { GatewayBenchOptions } from './gateway-bench-options.js';
 import { formatGatewayBench, writeGatewayBenchJson } from './gateway-bench-report.js';
 
 const PG_URL = process.env.QUARRY_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';

@@ -11,6 +11,7 @@ import { pathToFileURL } from 'node:url';
 import pg from 'pg';
 import { ANALYTICS, createBenchWorld, gatewayEnv, KV_ROWS, provision, SALES_YEAR } from './bench-world.js';
 import { type CoalesceResult, probeCoalescing } from './coalescing-probe.js';
+import type { GatewayBenchOptions } from './gateway-bench-options.js';
 import {
   formatGatewayBench,
   type GatewayBenchResult,
@@ -23,33 +24,6 @@ import { runPgWindow } from './pg-load.js';
 import { canPin, pinSelf, type ServiceProcess, startService } from './service-process.js';
 
 /** Options for {@link runGatewayBench}. */
-export interface GatewayBenchOptions {
-  /** Concurrent connections (a, b, d) and workers (c); at least 64 for the issue's figures. */
-  readonly connections: number;
-  /** Seconds per measured window. */
-  readonly seconds: number;
-  /** Unmeasured seconds per side before the first pair. */
-  readonly warmupSeconds: number;
-  /** A/B pairs per comparison (the issue asks for at least 5). */
-  readonly pairs: number;
-  /** A pair with a window over this CPU steal fraction is dropped. */
-  readonly maxSteal: number;
-  /** Scenario e: concurrent identical misses. */
-  readonly coalesceCalls: number;
-  /** Scenario e: how long the warehouse query takes (longer than the calls take to arrive). */
-  readonly coalesceQueryMs: number;
-  /** Scenario f: distinct param combinations to send. */
-  readonly memoryCalls: number;
-  /** Scenario f stops here (and says so) if memoryCalls are not done yet. */
-  readonly memoryBudgetSeconds: number;
-  /** Scenario f: calls between RSS samples. */
-  readonly memoryChunk: number;
-  /** Pin servers to CPU 1 and this process (the load generator) to CPU 0. */
-  readonly pin: boolean;
-  /** QUARRY_LOG_LEVEL of the gateway (its per-request access line is at info). */
-  readonly logLevel: string;
-  readonly pgUrl: string;
-}
 
 const PIN_LOAD_CPU = 0;
 const PIN_SERVER_CPU = 1;

@@ -5,9 +5,10 @@
 import { join } from 'node:path';
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { createApp } from './app.js';
+import { createAuthenticator } from './auth/authenticator.js';
+import { createTryTokens } from './auth/try-token.js';
 import { createMetering } from './billing/metering.js';
 import { createPlanCatalog, parsePlans } from './billing/plan-catalog.js';
-import { createTryTokens } from './billing/try-token.js';
 import { loadAnalyticsDir } from './bootstrap/analytics-dir.js';
 import { bootstrapDemo, type DemoInfo } from './bootstrap/demo.js';
 import { cacheKeyPrefix } from './cache/cache-key.js';
@@ -19,16 +20,16 @@ import type { AppEnv } from './http/app-env.js';
 import { createOAuthServices } from './oauth/oauth-services.js';
 import { createLogger, type Logger } from './observability/logger.js';
 import { createMetrics } from './observability/metrics.js';
+import { createQueryCallHandler } from './query/query-call.js';
+import { createQueryService } from './query/query-service.js';
 import { createRateLimiter } from './rate-limit/create-rate-limiter.js';
 import { createPlanPolicies, parseRateLimitTable } from './rate-limit/plan-policies.js';
 import { loadOrCreateDemoSecretKey } from './security/demo-secret-key.js';
 import { createSecretBox } from './security/secret-box.js';
 import { createAccountService } from './services/account-service.js';
 import { createAnalyticsService } from './services/analytics-service.js';
-import { createAuthenticator } from './services/authenticator.js';
 import { createConnectionService } from './services/connection-service.js';
 import type { GatewayServices } from './services/gateway-services.js';
-import { createQueryService } from './services/query-service.js';
 import { createChangeFeed } from './store/change-feed.js';
 import { createControlPlaneStore } from './store/control-plane-store.js';
 import { migrate } from './store/migrate.js';
@@ -172,6 +173,16 @@ export async function createGateway(
         .pools()
         .map((p) => ({ connection: p.connection, type: p.type, stats: p.connector.stats() })),
     );
+    const queryCall = createQueryCallHandler({
+      auth,
+      rateLimiter,
+      queries,
+      metering,
+      resultCache,
+      plans,
+      idempotency: store.idempotency,
+      logger,
+    });
     const services: GatewayServices = {
       config,
       logger,
@@ -181,6 +192,7 @@ export async function createGateway(
       auth,
       catalog,
       queries,
+      queryCall,
       connections,
       analytics,
       accounts,

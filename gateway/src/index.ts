@@ -9,6 +9,6 @@ export {
   type PluginRegistry,
 } from './connections/plugin-registry.js';
 export { type CreateGatewayOptions, createGateway, type Gateway, parseKeyring } from './create-gateway.js';
-export { ApiError } from './http/api-error.js';
-export { ERROR_STATUS, type ErrorCode } from './http/error-codes.js';
+export { ApiError } from './errors/api-error.js';
+export { ERROR_STATUS, type ErrorCode } from './errors/error-codes.js';
 export type { GatewayServices } from './services/gateway-services.js';

@@ -3,10 +3,10 @@
 // finish within the grace period, then close pools and the store.
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { createGatewayListener } from './adapters/node-listener.js';
 import { ConfigError, loadConfig, redactedConfig } from './config.js';
 import { PluginLoadError } from './connections/plugin-registry.js';
 import { createGateway, type Gateway } from './create-gateway.js';
-import { createGatewayListener } from './http/node-listener.js';
 import { createLogger } from './observability/logger.js';
 
 async function main(): Promise<void> {

@@ -12,8 +12,8 @@
 // schema in QUARRY_TEST_PG_URL (default postgres://postgres@127.0.0.1:5432/test), dropped at the end.
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import type { Principal } from '../auth/principal.js';
 import type { CatalogEntry } from '../catalog/catalog.js';
-import type { Principal } from '../http/app-env.js';
 import { createSecretBox } from '../security/secret-box.js';
 import { createControlPlaneStore } from '../store/control-plane-store.js';
 import { migrate } from '../store/migrate.js';

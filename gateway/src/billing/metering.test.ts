@@ -4,9 +4,9 @@
 // counter hold at each step, and that the quota is never over-admitted either way.
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Principal } from '../auth/principal.js';
 import type { CatalogEntry } from '../catalog/catalog.js';
-import { ApiError } from '../http/api-error.js';
-import type { Principal } from '../http/app-env.js';
+import { ApiError } from '../errors/api-error.js';
 import { createSecretBox } from '../security/secret-box.js';
 import { type ControlPlaneStore, createControlPlaneStore } from '../store/control-plane-store.js';
 import { migrate } from '../store/migrate.js';

@@ -23,9 +23,9 @@
 // calls share one store transaction per batch, and each call still answers only once its own
 // event is durable.
 
+import type { Principal } from '../auth/principal.js';
 import type { CatalogEntry } from '../catalog/catalog.js';
-import { ApiError } from '../http/api-error.js';
-import type { Principal } from '../http/app-env.js';
+import { ApiError } from '../errors/api-error.js';
 import type {
   CommitRequest,
   CommitResult,
@@ -38,7 +38,7 @@ import { createGroupCommit, type GroupCommitStats } from './group-commit.js';
 import type { PlanCatalog } from './plan-catalog.js';
 
 /** A call charged: what its answer tells the caller about the quota. */
-export interface ChargedCall {
+export interface Charge {
   /** Credits this call spends (0 from the marketplace). */
   readonly credits: number;
   /** Calls left in the period after this one; null when the plan has no cap. */
@@ -49,7 +49,7 @@ export interface ChargedCall {
 }
 
 /** A call admitted to the warehouse, not yet charged. */
-export interface MeteredCall {
+export interface PendingCharge {
   /** Credits this call spends (0 from the marketplace). */
   readonly credits: number;
   /** Whether a quota unit and a pending event were reserved before the warehouse was asked. */
@@ -59,7 +59,7 @@ export interface MeteredCall {
    * it in one write (charged after). Resolves once it is durable; throws QUOTA_EXCEEDED when a
    * charged-after call lost the race for the last units, and then records nothing.
    */
-  commit(latencyMs: number): Promise<ChargedCall>;
+  commit(latencyMs: number): Promise<Charge>;
   /** The call failed: a reserved event and quota unit are given back. Idempotent. */
   release(): Promise<void>;
 }
@@ -70,7 +70,7 @@ export interface Metering {
    * `retry_after` = seconds to the period end), unless its account has ample headroom (then it is
    * charged after, at `commit`).
    */
-  begin(principal: Principal, entry: CatalogEntry, requestId: string): Promise<MeteredCall>;
+  begin(principal: Principal, entry: CatalogEntry, requestId: string): Promise<PendingCharge>;
   /**
    * Charges a call whose answer is already at hand (a cache hit): reserves and finalises its
    * usage event in one durable write, or throws QUOTA_EXCEEDED and records nothing.
@@ -80,7 +80,7 @@ export interface Metering {
     entry: CatalogEntry,
     requestId: string,
     latencyMs: number,
-  ): Promise<ChargedCall>;
+  ): Promise<Charge>;
   /** Waits until every write submitted so far is durable (shutdown). */
   drain(): Promise<void>;
   /** Batching counters, for metrics and the benchmark. */

@@ -4,7 +4,7 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
-import { cachedAnswer, createResultCache } from './result-cache.js';
+import { answerOf, createResultCache } from './result-cache.js';
 
 const MiB = 1024 * 1024;
 
@@ -34,7 +34,7 @@ describe('result cache memory', () => {
     for (let i = 0; i < 200_000; i++) {
       const key = `top-products:3::"category"string="c${i}","limit"integer=10`;
       await cache.get(key, policy, async () =>
-        cachedAnswer(`{"results":[{"c":${i},"f":"${filler}"}]}`, `"etag-${i}"`, i),
+        answerOf(`{"results":[{"c":${i},"f":"${filler}"}]}`, `"etag-${i}"`, i),
       );
       if (i % 10_000 === 0) maxSeen = Math.max(maxSeen, cache.stats().bytes);
     }

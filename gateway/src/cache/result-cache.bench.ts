@@ -6,7 +6,7 @@
 import { checkParamSchema, validateParams } from '@quarry/sdk-connector';
 import { cacheKey } from './cache-key.js';
 import { etagOfJson, matchesIfNoneMatch } from './etag.js';
-import { type CachedAnswer, cachedAnswer, createResultCache } from './result-cache.js';
+import { type Answer, answerOf, createResultCache } from './result-cache.js';
 
 const policy = { ttlSeconds: 300, staleSeconds: 60 };
 const results = Array.from({ length: 20 }, (_, i) => ({ region: `R${i}`, revenue: 1000 + i }));
@@ -16,7 +16,7 @@ const columns = [
 ];
 const json = JSON.stringify({ source: 'sales-by-region', results, columns });
 const etag = etagOfJson(1, json);
-const answer: CachedAnswer = cachedAnswer(json, etag, Date.now());
+const answer: Answer = answerOf(json, etag, Date.now());
 
 function report(label: string, iterations: number, startNs: bigint): void {
   const ns = Number(process.hrtime.bigint() - startNs) / iterations;
@@ -27,7 +27,7 @@ async function main(): Promise<void> {
   const cache = createResultCache();
   const keys = Array.from({ length: 10_000 }, (_, i) => `sales:1::"region"string="R${i}","year"integer=2024`);
   for (const key of keys) await cache.get(key, policy, async () => answer);
-  const load = async (): Promise<CachedAnswer> => answer;
+  const load = async (): Promise<Answer> => answer;
   let sink = 0;
 
   for (let round = 0; round < 2; round++) {

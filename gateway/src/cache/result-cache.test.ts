@@ -1,17 +1,17 @@
 import { describe, expect, it } from 'vitest';
 import { cacheKeyPrefix } from './cache-key.js';
-import { type CachedAnswer, type CachePolicy, cachedAnswer, createResultCache } from './result-cache.js';
+import { type Answer, answerOf, type CachePolicy, createResultCache } from './result-cache.js';
 
 const FIVE_MIN: CachePolicy = { ttlSeconds: 300, staleSeconds: 0 };
 const WITH_STALE: CachePolicy = { ttlSeconds: 60, staleSeconds: 30 };
 
-function answer(text: string, storedAt = 0): CachedAnswer {
-  return cachedAnswer(JSON.stringify({ results: [text] }), `"${text}"`, storedAt);
+function answer(text: string, storedAt = 0): Answer {
+  return answerOf(JSON.stringify({ results: [text] }), `"${text}"`, storedAt);
 }
 
 /** A load that waits for `gate`, remembering the signal it ran with. */
 function gatedLoad() {
-  const gate = deferred<CachedAnswer>();
+  const gate = deferred<Answer>();
   let seen: AbortSignal | undefined;
   const load = (signal: AbortSignal) => {
     seen = signal;
@@ -69,7 +69,7 @@ describe('createResultCache', () => {
 
   it('runs load exactly once for 1,000 concurrent misses of one key', async () => {
     const cache = createResultCache();
-    const gate = deferred<CachedAnswer>();
+    const gate = deferred<Answer>();
     let loads = 0;
     const load = () => {
       loads++;
@@ -104,10 +104,10 @@ describe('createResultCache', () => {
   it('cancels a load once every caller waiting on it has left, and a later caller loads afresh', async () => {
     const cache = createResultCache();
     const signals: AbortSignal[] = [];
-    const gates: ReturnType<typeof deferred<CachedAnswer>>[] = [];
+    const gates: ReturnType<typeof deferred<Answer>>[] = [];
     const load = (signal: AbortSignal) => {
       signals.push(signal);
-      const gate = deferred<CachedAnswer>();
+      const gate = deferred<Answer>();
       gates.push(gate);
       signal.addEventListener('abort', () => gate.reject(new Error('cancelled')));
       return gate.promise;
@@ -165,7 +165,7 @@ describe('createResultCache', () => {
 
   it('rejects every coalesced caller with the same error and caches nothing', async () => {
     const cache = createResultCache();
-    const gate = deferred<CachedAnswer>();
+    const gate = deferred<Answer>();
     const failure = new Error('warehouse down');
     const pending = Array.from({ length: 10 }, () => cache.get('k', FIVE_MIN, () => gate.promise));
     gate.reject(failure);
@@ -179,7 +179,7 @@ describe('createResultCache', () => {
 
   it('treats a load that throws synchronously like a failed load', async () => {
     const cache = createResultCache();
-    const load = (): Promise<CachedAnswer> => {
+    const load = (): Promise<Answer> => {
       throw new Error('bad template');
     };
     await expect(cache.get('k', FIVE_MIN, load)).rejects.toThrow('bad template');
@@ -203,7 +203,7 @@ describe('createResultCache', () => {
     const cache = createResultCache({ now: clock.now });
     await cache.get('k', WITH_STALE, async () => answer('v1'));
     clock.advance(61_000);
-    const gate = deferred<CachedAnswer>();
+    const gate = deferred<Answer>();
     let refreshes = 0;
     const refresh = () => {
       refreshes++;
@@ -258,7 +258,7 @@ describe('createResultCache', () => {
     await cache.get(`${v1}:a`, FIVE_MIN, async () => answer('s1a'));
     await cache.get(`${cacheKeyPrefix('sales', 2)}:a`, FIVE_MIN, async () => answer('s2a'));
     await cache.get(`${cacheKeyPrefix('sales-eu', 1)}:a`, FIVE_MIN, async () => answer('eu'));
-    const gate = deferred<CachedAnswer>();
+    const gate = deferred<Answer>();
     const inFlight = cache.get(`${v1}:b`, FIVE_MIN, () => gate.promise);
     cache.delete(v1);
     gate.resolve(answer('s1b-old'));
@@ -278,7 +278,7 @@ describe('createResultCache', () => {
 
   it('stores nothing for a policy with no TTL and no stale window, but still coalesces', async () => {
     const cache = createResultCache();
-    const gate = deferred<CachedAnswer>();
+    const gate = deferred<Answer>();
     let loads = 0;
     const none: CachePolicy = { ttlSeconds: 0, staleSeconds: 0 };
     const pending = [1, 2, 3].map(() =>
@@ -335,7 +335,7 @@ describe('createResultCache', () => {
     const cache = createResultCache();
     // Built from pieces, as storedAnswer builds it: the stored copy is the same text.
     const text = `${'{"results":[{"region":"Zürich €"}]'.slice(0, -1)}]}`;
-    await cache.get('k', FIVE_MIN, async () => cachedAnswer(text, '"e"', 1));
+    await cache.get('k', FIVE_MIN, async () => answerOf(text, '"e"', 1));
     const hit = await cache.get('k', FIVE_MIN, async () => answer('y'));
     expect(hit.outcome).toBe('HIT');
     expect(hit.answer.body).toBe(text);
@@ -347,8 +347,8 @@ describe('createResultCache', () => {
   it('charges a non-ASCII body two bytes a character, as V8 may store it', async () => {
     const ascii = createResultCache({ maxBytes: 1_000_000 });
     const wide = createResultCache({ maxBytes: 1_000_000 });
-    await ascii.get('k', FIVE_MIN, async () => cachedAnswer('a'.repeat(10_000), '"e"', 1));
-    await wide.get('k', FIVE_MIN, async () => cachedAnswer(`€${'a'.repeat(9_999)}`, '"e"', 1));
+    await ascii.get('k', FIVE_MIN, async () => answerOf('a'.repeat(10_000), '"e"', 1));
+    await wide.get('k', FIVE_MIN, async () => answerOf(`€${'a'.repeat(9_999)}`, '"e"', 1));
     expect(wide.stats().bytes - ascii.stats().bytes).toBe(10_000);
   });
 });

@@ -20,12 +20,12 @@ import { ConnectorError } from '@quarry/sdk-connector';
 import { LRUCache } from 'lru-cache';
 
 /** What a hit serves without any JSON work. */
-export interface CachedAnswer {
+export interface Answer {
   /**
    * The serialised 200 response body (JSON), as a flat string: a string costs the V8 heap its
    * characters and one header, where a Buffer per entry added ~280 bytes of wrapper, ArrayBuffer
    * and backing store; and `res.end(string)` goes out joined to the headers as one chunk. Build it
-   * with {@link cachedAnswer}.
+   * with {@link answerOf}.
    */
   readonly body: string;
   /** The body's length in UTF-8 bytes (its Content-Length). */
@@ -37,11 +37,11 @@ export interface CachedAnswer {
 }
 
 /**
- * A CachedAnswer of `text`, copied into one flat string (text built by slicing and concatenating
+ * An Answer of `text`, copied into one flat string (text built by slicing and concatenating
  * is a tree of V8 string pieces, which would keep its parts alive in the cache). `store: false`
  * (an answer that will not be cached) skips the copy.
  */
-export function cachedAnswer(text: string, etag: string, storedAt: number, store = true): CachedAnswer {
+export function answerOf(text: string, etag: string, storedAt: number, store = true): Answer {
   if (!store) return { body: text, bodyBytes: Buffer.byteLength(text), etag, storedAt };
   const bytes = Buffer.from(text, 'utf8');
   return { body: bytes.toString('utf8'), bodyBytes: bytes.length, etag, storedAt };
@@ -57,8 +57,8 @@ export interface CachePolicy {
 
 export type CacheOutcome = 'HIT' | 'MISS' | 'STALE';
 
-export interface CacheResult {
-  readonly answer: CachedAnswer;
+export interface CacheLookup {
+  readonly answer: Answer;
   readonly outcome: CacheOutcome;
 }
 
@@ -95,7 +95,7 @@ export interface ResultCacheOptions {
 }
 
 /** Loads an answer; `signal` fires when no caller waits for it any more (see the head of this file). */
-export type Loader = (signal: AbortSignal) => Promise<CachedAnswer>;
+export type Loader = (signal: AbortSignal) => Promise<Answer>;
 
 export interface ResultCache {
   /**
@@ -105,13 +105,13 @@ export interface ResultCache {
    * With `refresh: true` (a caller's `Cache-Control: no-cache`) any stored answer is skipped: the
    * call loads (joining a load already in flight for the key), stores the result, and is a MISS.
    */
-  get(key: string, policy: CachePolicy, load: Loader, options?: GetOptions): Promise<CacheResult>;
+  get(key: string, policy: CachePolicy, load: Loader, options?: GetOptions): Promise<CacheLookup>;
   /**
    * The stored answer without loading: a HIT when fresh, STALE within the stale window (then one
    * background `load` refreshes it, as in `get`), undefined when there is none. Lets the caller
    * serve a hit synchronously and meter it with a single write.
    */
-  peek(key: string, policy: CachePolicy, load: Loader): CacheResult | undefined;
+  peek(key: string, policy: CachePolicy, load: Loader): CacheLookup | undefined;
   /** Drops every entry whose key starts with `prefix` (see cacheKeyPrefix); loads in flight for them are not stored. */
   delete(prefix: string): void;
   stats(): CacheStats;
@@ -129,16 +129,16 @@ export const DEFAULT_CACHE_MAX_BYTES = 64 * 1024 * 1024;
 export const ENTRY_OVERHEAD_BYTES = 1024;
 
 interface Entry {
-  readonly answer: CachedAnswer;
+  readonly answer: Answer;
   readonly freshUntil: number;
   readonly staleUntil: number;
   /** Built once when stored, so a hit allocates nothing. */
-  readonly hitResult: CacheResult;
-  readonly staleResult: CacheResult;
+  readonly hitResult: CacheLookup;
+  readonly staleResult: CacheLookup;
 }
 
 interface Load {
-  readonly promise: Promise<CachedAnswer>;
+  readonly promise: Promise<Answer>;
   /** Cleared by delete(): the load still answers its callers but must not be stored. */
   store: boolean;
   /** Aborted once nobody waits (the load's own signal). */
@@ -170,14 +170,14 @@ export function createResultCache(options: ResultCacheOptions = {}): ResultCache
   let stale = 0;
   let evictions = 0;
 
-  function store(key: string, policy: CachePolicy, answer: CachedAnswer): CachedAnswer {
+  function store(key: string, policy: CachePolicy, answer: Answer): Answer {
     const ttlMs = Math.max(0, policy.ttlSeconds) * 1000;
     const lifeMs = ttlMs + Math.max(0, policy.staleSeconds) * 1000;
     // lru-cache reads ttl 0 as "forever": an analytic without caching stores nothing.
     if (lifeMs <= 0) return answer;
     const start = now();
-    const hitResult: CacheResult = { answer, outcome: 'HIT' };
-    const staleResult: CacheResult = { answer, outcome: 'STALE' };
+    const hitResult: CacheLookup = { answer, outcome: 'HIT' };
+    const staleResult: CacheLookup = { answer, outcome: 'STALE' };
     const entry: Entry = {
       answer,
       freshUntil: start + ttlMs,
@@ -222,7 +222,7 @@ export function createResultCache(options: ResultCacheOptions = {}): ResultCache
   }
 
   /** Waits on a load as one of its callers; a caller with a signal may leave (see the file head). */
-  function join(record: Load, signal: AbortSignal | undefined): Promise<CachedAnswer> {
+  function join(record: Load, signal: AbortSignal | undefined): Promise<Answer> {
     if (signal === undefined) {
       record.pinned = true;
       return record.promise;
@@ -232,7 +232,7 @@ export function createResultCache(options: ResultCacheOptions = {}): ResultCache
       return Promise.reject(callerLeft());
     }
     record.leavable++;
-    return new Promise<CachedAnswer>((resolve, reject) => {
+    return new Promise<Answer>((resolve, reject) => {
       const onAbort = () => {
         record.leavable--;
         leave(record);
@@ -259,7 +259,7 @@ export function createResultCache(options: ResultCacheOptions = {}): ResultCache
   }
 
   /** The stored answer as a HIT or, starting the one background refresh, STALE; counted. */
-  function lookup(key: string, policy: CachePolicy, load: Loader): CacheResult | undefined {
+  function lookup(key: string, policy: CachePolicy, load: Loader): CacheLookup | undefined {
     const entry = lru.get(key);
     if (entry === undefined) return undefined;
     const t = now();
@@ -309,7 +309,7 @@ export function createResultCache(options: ResultCacheOptions = {}): ResultCache
   };
 }
 
-function toMiss(answer: CachedAnswer): CacheResult {
+function toMiss(answer: Answer): CacheLookup {
   return { answer, outcome: 'MISS' };
 }
 
@@ -318,7 +318,7 @@ function toMiss(answer: CachedAnswer): CacheResult {
  * character), else at most two (V8's two-byte strings; Latin-1 text would fit in one, so this
  * over-counts it).
  */
-function bodyMemory(answer: CachedAnswer): number {
+function bodyMemory(answer: Answer): number {
   const chars = answer.body.length;
   return answer.bodyBytes === chars ? chars : 2 * chars;
 }

@@ -6,7 +6,7 @@
 import { parseTemplate } from '@quarry/sdk-connector';
 import { LRUCache } from 'lru-cache';
 import type { PluginRegistry } from '../connections/plugin-registry.js';
-import { ApiError } from '../http/api-error.js';
+import { ApiError } from '../errors/api-error.js';
 import type { AnalyticRepository } from '../store/analytic-repository.js';
 import type { ConnectionRepository } from '../store/connection-repository.js';
 import { parseAnalyticDefinition } from './analytic-definition.js';

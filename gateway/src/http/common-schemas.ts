@@ -1,6 +1,6 @@
 // Schemas shared by several routes: the error envelope and the standard error responses.
 import { z } from '@hono/zod-openapi';
-import { ERROR_CODES } from './error-codes.js';
+import { ERROR_CODES } from '../errors/error-codes.js';
 
 export const ErrorEnvelopeSchema = z
   .object({

@@ -1,7 +1,7 @@
 // CSV quoting (RFC 4180) and when a caller gets CSV rather than JSON.
 import { Hono } from 'hono';
 import { describe, expect, it } from 'vitest';
-import { ApiError } from './api-error.js';
+import { ApiError } from '../errors/api-error.js';
 import { csvCell, toCsv, wantsCsv } from './csv.js';
 
 describe('toCsv', () => {

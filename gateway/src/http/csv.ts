@@ -2,7 +2,7 @@
 // `text/csv; charset=utf-8` as an attachment, and the one rule for when a caller gets CSV
 // instead of JSON (`?format=csv`, or an Accept header asking for text/csv).
 import type { Context } from 'hono';
-import { ApiError } from './api-error.js';
+import { ApiError } from '../errors/api-error.js';
 
 /** A CSV cell: empty for null/undefined, numbers and booleans as JS prints them. */
 export type CsvValue = string | number | boolean | null | undefined;

@@ -9,6 +9,7 @@ import {
   createTestGateway,
   type SignedUp,
   type TestGateway,
+  withQueries,
 } from '../testing/test-gateway.js';
 
 let tg: TestGateway;
@@ -331,15 +332,14 @@ describe('warehouse errors', () => {
 describe('INTERNAL (500)', () => {
   it('says nothing internal to the caller and logs the whole error', async () => {
     const { services } = tg.gateway;
-    const app = createApp({
-      ...services,
-      queries: {
+    const app = createApp(
+      withQueries(services, {
         ...services.queries,
         execute: async () => {
           throw new TypeError('boom: cannot read secret_internal_detail of undefined at /srv/quarry/x.ts');
         },
-      },
-    });
+      }),
+    );
     const res = await app.request('/v1/query', {
       method: 'POST',
       // no-cache: the failing service must be reached even if an earlier test cached the answer.

@@ -3,7 +3,7 @@
 import { z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { PERIOD_PATTERN, periodOf } from '../billing/billing-period.js';
-import { ApiError } from './api-error.js';
+import { ApiError } from '../errors/api-error.js';
 
 export const PeriodQuerySchema = z.string().regex(PERIOD_PATTERN).optional().openapi({
   description: 'Calendar month in UTC, `YYYY-MM` (default: the current month)',

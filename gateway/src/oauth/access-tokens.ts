@@ -8,7 +8,7 @@
 // null: callers answer every refusal the same way.
 import { randomUUID } from 'node:crypto';
 import { decodeProtectedHeader, errors, jwtVerify, SignJWT } from 'jose';
-import { SCOPES, type Scope } from '../http/app-env.js';
+import { SCOPES, type Scope } from '../auth/principal.js';
 import { SIGNING_ALG, type SigningKeyRing } from './signing-key-ring.js';
 
 /** The `aud` of every access token. */

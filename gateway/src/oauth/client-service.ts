@@ -1,8 +1,9 @@
 // OAuth clients of an account: create (the secret is shown once, only its digest is stored; the
 // client's scopes are a subset of the creator's), list (never a secret), revoke, and
 // authenticate a client at the token endpoint (constant-time, failures rate limited per client_id).
-import { ApiError } from '../http/api-error.js';
-import { type Principal, SCOPES, type Scope } from '../http/app-env.js';
+
+import { type Principal, SCOPES, type Scope } from '../auth/principal.js';
+import { ApiError } from '../errors/api-error.js';
 import type { OAuthClient, OAuthClientRepository } from '../store/oauth-client-repository.js';
 import type { ClientAuthThrottle } from './client-auth-throttle.js';
 import { generateClientCredentials, isClientIdShaped, secretMatches } from './client-credentials.js';

@@ -1,6 +1,8 @@
 // Assembles the OAuth 2.0 client-credentials services of one gateway instance: the shared key
 // ring, access tokens, the client service (with its failed-authentication throttle) and the
 // token authenticator the bearer authenticator delegates access tokens to.
+
+import { createTokenAuthenticator, type TokenAuthenticator } from '../auth/access-token-authenticator.js';
 import type { PlanPolicies } from '../rate-limit/plan-policies.js';
 import type { RateLimiter } from '../rate-limit/rate-limiter.js';
 import type { ControlPlaneStore } from '../store/control-plane-store.js';
@@ -8,7 +10,6 @@ import { type AccessTokens, CLOCK_LEEWAY_S, createAccessTokens } from './access-
 import { createClientAuthThrottle } from './client-auth-throttle.js';
 import { createOAuthClientService, type OAuthClientService } from './client-service.js';
 import { createSigningKeyRing, type SigningKeyRing } from './signing-key-ring.js';
-import { createTokenAuthenticator, type TokenAuthenticator } from './token-authenticator.js';
 
 /** How often an instance reloads the signing keys even without a change-feed event. */
 export const KEY_REFRESH_MS = 60_000;

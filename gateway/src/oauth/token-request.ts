@@ -2,7 +2,8 @@
 // its grant type, requested scope and client credentials, refusing what the RFC calls a
 // malformed request: a body that is not application/x-www-form-urlencoded, a parameter sent
 // twice, an undecodable Basic header, or both authentication methods at once.
-import { SCOPES, type Scope } from '../http/app-env.js';
+
+import { SCOPES, type Scope } from '../auth/principal.js';
 import { OAuthError } from './oauth-error.js';
 
 /** How the client authenticated. */

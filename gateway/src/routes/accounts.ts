@@ -1,12 +1,12 @@
 // Sign-up and the caller's own account (DESIGN.md §2 management).
 import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
-import { ApiError } from '../http/api-error.js';
+import { ApiError } from '../errors/api-error.js';
 import type { AppEnv } from '../http/app-env.js';
 import { AUTHED_ERRORS, BEARER, BODY_ERRORS, CONFLICT_ERROR } from '../http/common-schemas.js';
+import { requireScope } from '../http/middleware/require-scope.js';
 import { readJson } from '../http/read-json.js';
 import { AccountSchema, accountJson, IssuedKeySchema, keyJson } from '../http/resources.js';
 import { route } from '../http/route.js';
-import { requireScope } from '../middleware/auth.js';
 
 export const SignUpSchema = z
   .object({

@@ -3,17 +3,18 @@
 // close a billing period (which freezes its owner statements), rotate the OAuth signing key.
 import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
 import { PERIOD_PATTERN, periodOf } from '../billing/billing-period.js';
-import { ApiError } from '../http/api-error.js';
+import { ApiError } from '../errors/api-error.js';
+import { isStoreError } from '../errors/store-error.js';
 import type { AppEnv } from '../http/app-env.js';
 import { AUTHED_ERRORS, BODY_ERRORS, CONFLICT_ERROR, NOT_FOUND_ERROR } from '../http/common-schemas.js';
-import { readJson, zodDetails } from '../http/read-json.js';
+import { adminAuth } from '../http/middleware/admin-auth.js';
+import { readJson } from '../http/read-json.js';
 import { AccountSchema, accountJson, KeySchema, keyJson } from '../http/resources.js';
 import { pathParam, route } from '../http/route.js';
-import { adminAuth } from '../middleware/admin-auth.js';
 import { RateLimitOverrideSchema } from '../rate-limit/plan-policies.js';
 import type { ApiKey } from '../store/api-key-repository.js';
 import type { SigningKeyRecord } from '../store/oauth-signing-key-repository.js';
-import { isStoreError } from '../store/store-error.js';
+import { zodDetails } from '../validation/json-body.js';
 
 /** The OpenAPI security requirement of the operator routes. */
 export const ADMIN_SECURITY = [{ adminAuth: [] }];

@@ -1,12 +1,12 @@
 // API keys of the caller's account: create (secret shown once), list (never a secret), revoke.
 import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
+import { SCOPES } from '../auth/principal.js';
 import type { AppEnv } from '../http/app-env.js';
-import { SCOPES } from '../http/app-env.js';
 import { AUTHED_ERRORS, BEARER, BODY_ERRORS, NOT_FOUND_ERROR } from '../http/common-schemas.js';
+import { requireScope } from '../http/middleware/require-scope.js';
 import { readJson } from '../http/read-json.js';
 import { IssuedKeySchema, KeySchema, keyJson } from '../http/resources.js';
 import { pathParam, route } from '../http/route.js';
-import { requireScope } from '../middleware/auth.js';
 
 export const NewKeySchema = z
   .object({

@@ -3,15 +3,16 @@
 // truth): it is read from the current definition whenever a listing is shown, so a later
 // deploy that changes the price shows at once, with nothing to keep in sync.
 import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
-import { TRY_TOKEN_MAX_TTL_S } from '../billing/try-token.js';
-import { ApiError } from '../http/api-error.js';
+import { TRY_TOKEN_MAX_TTL_S } from '../auth/try-token.js';
+import { ApiError } from '../errors/api-error.js';
 import type { AppEnv } from '../http/app-env.js';
 import { AUTHED_ERRORS, BEARER, BODY_ERRORS, NOT_FOUND_ERROR } from '../http/common-schemas.js';
-import { readJson, zodDetails } from '../http/read-json.js';
+import { requireScope } from '../http/middleware/require-scope.js';
+import { readJson } from '../http/read-json.js';
 import { pathParam, route } from '../http/route.js';
-import { requireScope } from '../middleware/auth.js';
 import type { AnalyticDefinition } from '../store/analytic-repository.js';
 import type { MarketplaceListing } from '../store/listing-repository.js';
+import { zodDetails } from '../validation/json-body.js';
 
 /** The credits a call of this definition costs (the definition schema's default is 1). */
 export function definitionPrice(definition: AnalyticDefinition): number {

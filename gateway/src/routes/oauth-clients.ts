@@ -2,12 +2,12 @@
 // once), list (never a secret), revoke (its tokens stop working within the key-cache bound).
 // Managed like API keys, with a key or token holding the `keys` scope.
 import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
+import { SCOPES } from '../auth/principal.js';
 import type { AppEnv } from '../http/app-env.js';
-import { SCOPES } from '../http/app-env.js';
 import { AUTHED_ERRORS, BODY_ERRORS, NOT_FOUND_ERROR } from '../http/common-schemas.js';
+import { requireScope } from '../http/middleware/require-scope.js';
 import { readJson } from '../http/read-json.js';
 import { pathParam, route } from '../http/route.js';
-import { requireScope } from '../middleware/auth.js';
 import type { OAuthClient } from '../store/oauth-client-repository.js';
 
 /** Either credential (an API key or an access token) reaches the management routes. */

@@ -3,7 +3,8 @@
 // a short-lived ES256 JWT access token usable wherever an API key is. Errors follow RFC 6749 §5.2
 // (`{"error", "error_description"}`), not the Quarry envelope; every answer is `no-store`.
 import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
-import type { AppEnv, SCOPES } from '../http/app-env.js';
+import type { SCOPES } from '../auth/principal.js';
+import type { AppEnv } from '../http/app-env.js';
 import { route } from '../http/route.js';
 import {
   NO_STORE_HEADERS,

@@ -11,10 +11,10 @@ import {
   CONFLICT_ERROR,
   NOT_FOUND_ERROR,
 } from '../http/common-schemas.js';
+import { requireScope } from '../http/middleware/require-scope.js';
 import { readJsonValue } from '../http/read-json.js';
 import { AnalyticSchema, analyticJson, versionJson } from '../http/resources.js';
 import { pathParam, route } from '../http/route.js';
-import { requireScope } from '../middleware/auth.js';
 
 const NameParam = z.object({ name: z.string() });
 const one = { 'application/json': { schema: z.object({ analytic: AnalyticSchema }) } };

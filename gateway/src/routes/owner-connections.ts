@@ -9,10 +9,10 @@ import {
   NOT_FOUND_ERROR,
   QUERY_ERRORS,
 } from '../http/common-schemas.js';
+import { requireScope } from '../http/middleware/require-scope.js';
 import { readJson } from '../http/read-json.js';
 import { ConnectionSchema, connectionJson } from '../http/resources.js';
 import { pathParam, route } from '../http/route.js';
-import { requireScope } from '../middleware/auth.js';
 
 export const NewConnectionSchema = z
   .object({

@@ -4,7 +4,7 @@
 import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
 import { validateParams } from '@quarry/sdk-connector';
 import { parseAnalyticDefinition } from '../catalog/analytic-definition.js';
-import { ApiError } from '../http/api-error.js';
+import { ApiError } from '../errors/api-error.js';
 import type { AppEnv } from '../http/app-env.js';
 import {
   AUTHED_ERRORS,
@@ -13,9 +13,9 @@ import {
   CONFLICT_ERROR,
   NOT_FOUND_ERROR,
 } from '../http/common-schemas.js';
+import { requireScope } from '../http/middleware/require-scope.js';
 import { readJson } from '../http/read-json.js';
 import { pathParam, route } from '../http/route.js';
-import { requireScope } from '../middleware/auth.js';
 import type { Analytic } from '../store/analytic-repository.js';
 import type { Listing } from '../store/listing-repository.js';
 import { definitionPrice } from './marketplace.js';

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../app.js';
 import { periodOf } from '../billing/billing-period.js';
-import { createTestGateway, type SignedUp, type TestGateway } from '../testing/test-gateway.js';
+import { createTestGateway, type SignedUp, type TestGateway, withQueries } from '../testing/test-gateway.js';
 
 let tg: TestGateway;
 let alice: SignedUp;
@@ -34,17 +34,16 @@ const counter = () => tg.gateway.services.store.usage.counter(alice.accountId, p
 function countingApp(gate: Promise<void>) {
   const { services } = tg.gateway;
   let executions = 0;
-  const app = createApp({
-    ...services,
-    queries: {
+  const app = createApp(
+    withQueries(services, {
       ...services.queries,
       async execute(...args) {
         executions += 1;
         await gate;
         return services.queries.execute(...args);
       },
-    },
-  });
+    }),
+  );
   return {
     executions: () => executions,
     send: (params: Record<string, unknown>, signal?: AbortSignal) =>

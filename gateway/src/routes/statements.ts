@@ -4,9 +4,9 @@ import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
 import type { AppEnv } from '../http/app-env.js';
 import { AUTHED_ERRORS, BEARER } from '../http/common-schemas.js';
 import { csvResponse, toCsv, wantsCsv } from '../http/csv.js';
+import { requireScope } from '../http/middleware/require-scope.js';
 import { jsonOrCsv, periodParam, ReportQuerySchema } from '../http/period-param.js';
 import { route } from '../http/route.js';
-import { requireScope } from '../middleware/auth.js';
 import type { OwnerStatement, StatementAmounts } from '../store/statement-repository.js';
 
 const Amounts = z.object({

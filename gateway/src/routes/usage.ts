@@ -5,9 +5,9 @@ import type { Plan } from '../billing/plan-catalog.js';
 import type { AppEnv } from '../http/app-env.js';
 import { AUTHED_ERRORS, BEARER } from '../http/common-schemas.js';
 import { csvResponse, toCsv, wantsCsv } from '../http/csv.js';
+import { requireScope } from '../http/middleware/require-scope.js';
 import { jsonOrCsv, periodParam, ReportQuerySchema } from '../http/period-param.js';
 import { route } from '../http/route.js';
-import { requireScope } from '../middleware/auth.js';
 import type { UsageReport } from '../store/usage-repository.js';
 
 const Totals = z.object({ calls: z.number().int(), credits: z.number().int() });

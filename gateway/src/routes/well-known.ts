@@ -2,8 +2,8 @@
 // access token (the signer and any key retiring after a rotation), and the RFC 8414
 // authorization server metadata. Both are public and cacheable.
 import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
+import { SCOPES } from '../auth/principal.js';
 import type { AppEnv } from '../http/app-env.js';
-import { SCOPES } from '../http/app-env.js';
 import { route } from '../http/route.js';
 
 const CACHEABLE = { 'cache-control': 'public, max-age=300' } as const;

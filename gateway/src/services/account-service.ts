@@ -1,7 +1,8 @@
 // Accounts and API keys: sign-up makes the account and its first key in one transaction; a key's
 // secret is returned once and only its digest is stored.
-import { ApiError } from '../http/api-error.js';
-import { SCOPES, type Scope } from '../http/app-env.js';
+
+import { SCOPES, type Scope } from '../auth/principal.js';
+import { ApiError } from '../errors/api-error.js';
 import { generateApiKey } from '../security/api-key.js';
 import type { Account } from '../store/account-repository.js';
 import type { ApiKey } from '../store/api-key-repository.js';

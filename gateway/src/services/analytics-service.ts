@@ -5,7 +5,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { type ConnectorPlugin, parseTemplate } from '@quarry/sdk-connector';
 import { type AnalyticDefinition, parseAnalyticDefinition } from '../catalog/analytic-definition.js';
 import type { PluginRegistry } from '../connections/plugin-registry.js';
-import { ApiError, type ApiErrorDetail } from '../http/api-error.js';
+import { ApiError, type ApiErrorDetail } from '../errors/api-error.js';
 import type { Analytic, AnalyticRepository, AnalyticVersion } from '../store/analytic-repository.js';
 import type { ConnectionRepository } from '../store/connection-repository.js';
 

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { loadPlugins, type PluginRegistry } from '../connections/plugin-registry.js';
-import { ApiError } from '../http/api-error.js';
+import { ApiError } from '../errors/api-error.js';
 import { toApiError } from '../http/error-response.js';
 import type { Connection, ConnectionRepository, NewConnection } from '../store/connection-repository.js';
 import { type ConnectionService, createConnectionService } from './connection-service.js';

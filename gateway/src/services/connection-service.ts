@@ -15,7 +15,7 @@ import {
   secretFieldsOf,
 } from '@quarry/sdk-connector';
 import type { PluginRegistry } from '../connections/plugin-registry.js';
-import { ApiError } from '../http/api-error.js';
+import { ApiError } from '../errors/api-error.js';
 import { assertPublicHost, type PublicHostOptions } from '../security/private-address.js';
 import { isSecurityError } from '../security/security-error.js';
 import type { Connection, ConnectionRepository } from '../store/connection-repository.js';

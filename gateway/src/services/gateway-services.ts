@@ -1,8 +1,9 @@
 // The services a running gateway injects into its app (typed context, STYLE.md).
 
+import type { Authenticator } from '../auth/authenticator.js';
+import type { TryTokens } from '../auth/try-token.js';
 import type { Metering } from '../billing/metering.js';
 import type { PlanCatalog } from '../billing/plan-catalog.js';
-import type { TryTokens } from '../billing/try-token.js';
 import type { ResultCache } from '../cache/result-cache.js';
 import type { Catalog } from '../catalog/catalog.js';
 import type { GatewayConfig } from '../config.js';
@@ -10,14 +11,14 @@ import type { PluginRegistry } from '../connections/plugin-registry.js';
 import type { OAuthServices } from '../oauth/oauth-services.js';
 import type { Logger } from '../observability/logger.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
+import type { QueryCallHandler } from '../query/query-call.js';
+import type { QueryService } from '../query/query-service.js';
 import type { PlanPolicies } from '../rate-limit/plan-policies.js';
 import type { RateLimiter } from '../rate-limit/rate-limiter.js';
 import type { ControlPlaneStore } from '../store/control-plane-store.js';
 import type { AccountService } from './account-service.js';
 import type { AnalyticsService } from './analytics-service.js';
-import type { Authenticator } from './authenticator.js';
 import type { ConnectionService } from './connection-service.js';
-import type { QueryService } from './query-service.js';
 
 export interface HealthCheck {
   readonly ok: boolean;
@@ -37,6 +38,8 @@ export interface GatewayServices {
   readonly auth: Authenticator;
   readonly catalog: Catalog;
   readonly queries: QueryService;
+  /** The one query call (query/query-call.ts), served by both query adapters. */
+  readonly queryCall: QueryCallHandler;
   readonly connections: ConnectionService;
   readonly analytics: AnalyticsService;
   readonly accounts: AccountService;

@@ -1,7 +1,8 @@
 // Accounts: who owns keys, connections and analytics. Emails are unique regardless of case.
+
+import { StoreError, withConstraintErrors } from '../errors/store-error.js';
 import { newId } from './new-id.js';
 import type { SqlExecutor } from './sql-client.js';
-import { StoreError, withConstraintErrors } from './store-error.js';
 
 /** A Quarry account. */
 export interface Account {

@@ -2,10 +2,11 @@
 // (callers address them by name alone); every update adds a version and keeps the old ones,
 // so a caller or an audit can still see exactly what ran. Deleting is soft and frees the name.
 // The definition (SQL, params, limits, …) is opaque JSON here: the catalog validates it.
+
+import { StoreError, withConstraintErrors } from '../errors/store-error.js';
 import { createChangeLogRepository } from './change-log-repository.js';
 import { newId } from './new-id.js';
 import type { SqlExecutor } from './sql-client.js';
-import { StoreError, withConstraintErrors } from './store-error.js';
 
 /** Who may call an analytic: everyone, its owner only, or its owner and an allow-list. */
 export type Visibility = 'public' | 'private' | 'shared';

@@ -1,11 +1,12 @@
 // API keys. Only the SHA-256 digest of a key is stored (the secret is shown once, at creation),
 // plus its visible prefix so owners can tell keys apart. Revoking or re-limiting a key writes
 // the change log in the same transaction, so every instance drops its cached copy.
+
+import { StoreError, withConstraintErrors } from '../errors/store-error.js';
 import type { Account } from './account-repository.js';
 import { createChangeLogRepository } from './change-log-repository.js';
 import { newId } from './new-id.js';
 import type { SqlExecutor } from './sql-client.js';
-import { StoreError, withConstraintErrors } from './store-error.js';
 
 /** A per-key rate-limit override; its shape belongs to the rate limiter. */
 export type RateLimitOverride = Readonly<Record<string, unknown>>;

@@ -2,11 +2,12 @@
 // fields (passwords, private keys, tokens) are sealed together with the secret box and stored
 // only as ciphertext, with the id of the key that sealed them so a rotation can find old rows.
 // Listing and getting never decrypt; only readSecrets does, when a connector is being built.
+
+import { StoreError, withConstraintErrors } from '../errors/store-error.js';
 import type { SecretBox } from '../security/secret-box.js';
 import { createChangeLogRepository } from './change-log-repository.js';
 import { newId } from './new-id.js';
 import type { SqlExecutor } from './sql-client.js';
-import { StoreError, withConstraintErrors } from './store-error.js';
 
 /** A connection's non-secret JSON settings. */
 export type ConnectionConfig = Readonly<Record<string, unknown>>;

@@ -3,6 +3,7 @@
 // QUARRY_TEST_PG_URL (a fresh schema per run, dropped afterwards).
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isStoreError } from '../errors/store-error.js';
 import { generateApiKey, parseApiKey } from '../security/api-key.js';
 import { createSecretBox } from '../security/secret-box.js';
 import { isSecurityError } from '../security/security-error.js';
@@ -11,7 +12,6 @@ import { type ControlPlaneStore, createControlPlaneStore } from './control-plane
 import { loadMigrations, migrate } from './migrate.js';
 import { createPgliteClient } from './pglite-client.js';
 import type { SqlClient } from './sql-client.js';
-import { isStoreError } from './store-error.js';
 import { storeBackends } from './testing/store-backends.js';
 
 const backends = await storeBackends('control-plane store', 'quarry_store');

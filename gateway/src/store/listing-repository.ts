@@ -2,9 +2,10 @@
 // category, tags, price and example params; unpublishing keeps the row so re-publishing is an
 // upsert. The marketplace shows only published listings of live, public analytics, searched by
 // text and category and sorted by popularity (served calls in the last 30 days) or newest.
+
+import { StoreError } from '../errors/store-error.js';
 import type { AnalyticDefinition } from './analytic-repository.js';
 import type { SqlExecutor } from './sql-client.js';
-import { StoreError } from './store-error.js';
 
 /** What an owner sets when publishing. */
 export interface ListingFields {

@@ -5,13 +5,13 @@
 import { randomBytes } from 'node:crypto';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isStoreError } from '../errors/store-error.js';
 import { createSecretBox } from '../security/secret-box.js';
 import type { Analytic } from './analytic-repository.js';
 import { type ControlPlaneStore, createControlPlaneStore } from './control-plane-store.js';
 import { migrate } from './migrate.js';
 import { splitCredits } from './revenue-split.js';
 import type { SqlClient, SqlExecutor } from './sql-client.js';
-import { isStoreError } from './store-error.js';
 import { storeBackends } from './testing/store-backends.js';
 import {
   createUsageRepository,

@@ -1,9 +1,10 @@
 // OAuth clients (client-credentials grant). Only the SHA-256 digest of a client's secret is
 // stored. Revoking a client writes the change log in the same transaction, so every instance
 // drops its cached verdict and the client's tokens stop working within the key-cache bound.
+
+import { StoreError, withConstraintErrors } from '../errors/store-error.js';
 import { createChangeLogRepository } from './change-log-repository.js';
 import type { SqlExecutor } from './sql-client.js';
-import { StoreError, withConstraintErrors } from './store-error.js';
 
 /** A client as listed to its owner: never the secret, never the digest. */
 export interface OAuthClient {

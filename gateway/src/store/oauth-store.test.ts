@@ -2,13 +2,13 @@
 // PGlite and the real PostgreSQL (a fresh schema, dropped afterwards).
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isStoreError } from '../errors/store-error.js';
 import { generateClientCredentials } from '../oauth/client-credentials.js';
 import { generateSigningKey } from '../oauth/signing-key-ring.js';
 import { createSecretBox } from '../security/secret-box.js';
 import { type ControlPlaneStore, createControlPlaneStore } from './control-plane-store.js';
 import { migrate } from './migrate.js';
 import type { SqlClient } from './sql-client.js';
-import { isStoreError } from './store-error.js';
 import { storeBackends } from './testing/store-backends.js';
 
 const backends = await storeBackends('OAuth store', 'quarry_oauth_store');

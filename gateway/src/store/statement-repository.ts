@@ -3,8 +3,8 @@
 // analytics); closing it writes a snapshot of every owner's rows and refuses new reservations
 // for the period, so nothing can change a closed statement afterwards.
 
+import { StoreError } from '../errors/store-error.js';
 import type { SqlExecutor } from './sql-client.js';
-import { StoreError } from './store-error.js';
 import { assertPeriod, PERIOD_LOCK_KEY } from './usage-repository.js';
 
 /** Calls, credits and their split, for one analytic or in total. */

@@ -6,9 +6,9 @@
 // The counter always equals the account's api-origin events (pending or final) in the period;
 // every query below is race-free under READ COMMITTED across any number of gateway instances.
 import { PERIOD_PATTERN } from '../billing/billing-period.js';
+import { StoreError } from '../errors/store-error.js';
 import { splitCredits } from './revenue-split.js';
 import type { SqlExecutor } from './sql-client.js';
-import { StoreError } from './store-error.js';
 
 /** Where a call came from: an API caller, or the marketplace's try-it console (free). */
 export type UsageOrigin = 'api' | 'marketplace';

@@ -12,6 +12,9 @@ import { DEMO_WAREHOUSE_FILE } from '../bootstrap/demo.js';
 import { loadConfig } from '../config.js';
 import { type CreateGatewayOptions, createGateway, type Gateway } from '../create-gateway.js';
 import { createLogger } from '../observability/logger.js';
+import { createQueryCallHandler } from '../query/query-call.js';
+import type { QueryService } from '../query/query-service.js';
+import type { GatewayServices } from '../services/gateway-services.js';
 
 /** Rows in the test demo warehouse: enough for every example analytic to return data. */
 export const TEST_DEMO_ROWS = 5_000;
@@ -185,5 +188,17 @@ export async function createTestGateway(
       await gateway.close(1_000);
       await rm(dataDir, { recursive: true, force: true });
     },
+  };
+}
+
+/**
+ * `services` with the query service replaced (e.g. to count or fail warehouse runs), and the
+ * query call rebuilt on it, for an app built with createApp(…).
+ */
+export function withQueries(services: GatewayServices, queries: QueryService): GatewayServices {
+  return {
+    ...services,
+    queries,
+    queryCall: createQueryCallHandler({ ...services, queries, idempotency: services.store.idempotency }),
   };
 }

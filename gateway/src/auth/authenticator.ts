@@ -5,16 +5,15 @@
 // OAuth access tokens (header `typ: at+jwt`) go to the token authenticator, anything else to the
 // marketplace try-token verifier; each refuses what it did not sign.
 import { LRUCache } from 'lru-cache';
-import type { TryTokens } from '../billing/try-token.js';
-import { ApiError } from '../http/api-error.js';
-import type { Principal, Scope } from '../http/app-env.js';
-import { SCOPES } from '../http/app-env.js';
+import { ApiError } from '../errors/api-error.js';
 import { isAccessToken } from '../oauth/access-tokens.js';
-import type { TokenAuthenticator } from '../oauth/token-authenticator.js';
 import type { PlanPolicies } from '../rate-limit/plan-policies.js';
 import type { RateLimitPolicy } from '../rate-limit/rate-limiter.js';
 import { parseApiKey } from '../security/api-key.js';
 import type { ApiKeyRepository } from '../store/api-key-repository.js';
+import type { TokenAuthenticator } from './access-token-authenticator.js';
+import { type Principal, SCOPES, type Scope } from './principal.js';
+import type { TryTokens } from './try-token.js';
 
 export interface Authenticator {
   /** The principal for an `Authorization` header; UNAUTHENTICATED otherwise. */

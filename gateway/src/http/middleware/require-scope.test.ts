@@ -2,7 +2,7 @@
 // 429 RATE_LIMIT_EXCEEDED with a fractional `retry_after` and a whole-second `Retry-After`, and a
 // key's override replacing its plan's default.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestGateway, type SignedUp, type TestGateway } from '../testing/test-gateway.js';
+import { createTestGateway, type SignedUp, type TestGateway } from '../../testing/test-gateway.js';
 
 let tg: TestGateway;
 let alice: SignedUp;

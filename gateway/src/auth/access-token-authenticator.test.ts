@@ -2,13 +2,13 @@
 // rate limit, a bucket per client, origin api), and the client verdict cache: bounded by cacheMs,
 // dropped when the client is revoked (change feed), shared by every token of the client.
 import { describe, expect, it } from 'vitest';
-import type { ApiError } from '../http/api-error.js';
+import type { ApiError } from '../errors/api-error.js';
+import { createAccessTokens } from '../oauth/access-tokens.js';
+import { createSigningKeyRing } from '../oauth/signing-key-ring.js';
+import { createMemorySigningKeyRepository } from '../oauth/testing/memory-signing-key-repository.js';
 import { createPlanPolicies } from '../rate-limit/plan-policies.js';
 import type { LiveOAuthClient, OAuthClient } from '../store/oauth-client-repository.js';
-import { createAccessTokens } from './access-tokens.js';
-import { createSigningKeyRing } from './signing-key-ring.js';
-import { createMemorySigningKeyRepository } from './testing/memory-signing-key-repository.js';
-import { createTokenAuthenticator } from './token-authenticator.js';
+import { createTokenAuthenticator } from './access-token-authenticator.js';
 
 const CLIENT: OAuthClient = {
   id: 'ocl_0123456789abcdefghijkl',

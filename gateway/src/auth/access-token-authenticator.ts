@@ -8,11 +8,11 @@
 // for a key), a rate-limit bucket per client (`oauth:<client_id>`), origin `api`; usage events
 // record the client's record id (`ocl_…`) where a key's id would be.
 import { LRUCache } from 'lru-cache';
-import { ApiError } from '../http/api-error.js';
-import type { Principal } from '../http/app-env.js';
+import { ApiError } from '../errors/api-error.js';
+import type { AccessTokens } from '../oauth/access-tokens.js';
 import type { PlanPolicies } from '../rate-limit/plan-policies.js';
 import type { OAuthClientRepository } from '../store/oauth-client-repository.js';
-import type { AccessTokens } from './access-tokens.js';
+import type { Principal } from './principal.js';
 
 export interface TokenAuthenticator {
   /** The principal of a valid access token of a live client; UNAUTHENTICATED otherwise. */

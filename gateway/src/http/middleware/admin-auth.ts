@@ -2,9 +2,9 @@
 // compared in constant time. Without that setting the operator API does not exist: every admin
 // route answers exactly as an unknown route does. An API key is never an admin, whatever it is.
 import type { MiddlewareHandler } from 'hono';
-import { ApiError } from '../http/api-error.js';
-import type { AppEnv } from '../http/app-env.js';
-import { constantTimeEqual } from '../security/api-key.js';
+import { ApiError } from '../../errors/api-error.js';
+import { constantTimeEqual } from '../../security/api-key.js';
+import type { AppEnv } from '../app-env.js';
 
 const WWW_AUTHENTICATE = { 'www-authenticate': 'Bearer realm="quarry-admin"' };
 

@@ -3,7 +3,7 @@
 // unique and ours.
 import { randomBytes } from 'node:crypto';
 import type { MiddlewareHandler } from 'hono';
-import type { AppEnv } from '../http/app-env.js';
+import type { AppEnv } from '../app-env.js';
 
 // This process's part of every id it makes: 52 random bits (13 hex digits), drawn once.
 const INSTANCE = randomBytes(7).toString('hex').slice(0, 13);

@@ -11,7 +11,7 @@ import {
 } from '@quarry/sdk-connector';
 import type { Catalog, CatalogEntry } from '../catalog/catalog.js';
 import { shapeInsights } from '../catalog/insights.js';
-import { ApiError } from '../http/api-error.js';
+import { ApiError } from '../errors/api-error.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
 import { mayCall } from '../store/analytic-repository.js';
 
@@ -24,20 +24,15 @@ export interface QueryCaller {
   readonly accountId: string;
 }
 
-export interface QueryResponseBody {
+/** A warehouse result, shaped: the rows, the owner's insights and typed columns (DESIGN.md §2). */
+export interface QueryResult {
   readonly source: string;
+  readonly version: number;
   readonly results: readonly Readonly<Record<string, JsonValue>>[];
   readonly insights?: JsonValue;
   readonly columns: readonly { readonly name: string; readonly type: string }[];
-  readonly meta: {
-    readonly request_id: string;
-    readonly cached: boolean;
-    readonly duration_ms: number;
-    readonly row_count: number;
-    readonly truncated: boolean;
-    readonly credits: number;
-    readonly version: number;
-  };
+  readonly rowCount: number;
+  readonly truncated: boolean;
 }
 
 export interface QueryService {
@@ -52,17 +47,8 @@ export interface QueryService {
     entry: CatalogEntry,
     query: Readonly<Record<string, string | readonly string[]>>,
   ): ParamValues;
-  /** Runs the analytic and builds the response body. */
-  execute(
-    entry: CatalogEntry,
-    params: ParamValues,
-    context: {
-      readonly requestId: string;
-      readonly signal?: AbortSignal;
-      /** Credits the call is charged (metering decides: 0 from the marketplace); default: the price. */
-      readonly credits?: number;
-    },
-  ): Promise<QueryResponseBody>;
+  /** Runs the analytic in its owner's warehouse and shapes the result. */
+  execute(entry: CatalogEntry, params: ParamValues, signal?: AbortSignal): Promise<QueryResult>;
 }
 
 export interface QueryServiceDeps {
@@ -141,7 +127,7 @@ export function createQueryService(deps: QueryServiceDeps): QueryService {
       return validated(entry, coerceQueryParams(entry.definition.params, query));
     },
 
-    async execute(entry, params, context) {
+    async execute(entry, params, signal) {
       const connector = await deps.connectors.connectorFor(entry.ownerId, entry.connectionId);
       const limits = entry.definition.limits;
       const started = performance.now();
@@ -154,23 +140,17 @@ export function createQueryService(deps: QueryServiceDeps): QueryService {
           maxRows: limits?.max_rows ?? DEFAULT_MAX_ROWS,
           ...(limits?.max_bytes_billed === undefined ? {} : { maxBytesBilled: limits.max_bytes_billed }),
           ...(deps.maxResultBytes === undefined ? {} : { maxResultBytes: deps.maxResultBytes }),
-          ...(context.signal ? { signal: context.signal } : {}),
+          ...(signal ? { signal } : {}),
         });
         const insights = shapeInsights(entry.definition.insights, result.rows);
         return {
           source: entry.name,
+          version: entry.version,
           results: result.rows,
           ...(insights === undefined ? {} : { insights }),
           columns: columnsOf(result.columns),
-          meta: {
-            request_id: context.requestId,
-            cached: false,
-            duration_ms: Math.round((performance.now() - started) * 10) / 10,
-            row_count: result.rowCount,
-            truncated: result.truncated,
-            credits: context.credits ?? entry.definition.price,
-            version: entry.version,
-          },
+          rowCount: result.rowCount,
+          truncated: result.truncated,
         };
       } catch (error) {
         outcome = (error as { code?: string }).code ?? 'error';

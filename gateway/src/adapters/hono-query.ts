@@ -1,0 +1,42 @@
+// The Hono side of the query module: POST /v1/query and GET /v1/analytics/{name} as routes of
+// the app (documented by routes/query.ts), each handing the request to the one query-call
+// handler as plain data and turning its QueryReply into the response. Requests served on
+// node:http come through adapters/node-query.ts instead; both answer alike.
+import type { OpenAPIHono } from '@hono/zod-openapi';
+import type { Context } from 'hono';
+import type { AppEnv } from '../http/app-env.js';
+import { pathParam, route } from '../http/route.js';
+import type { QueryCallRequest } from '../query/query-call.js';
+import { ANALYTIC_ROUTE, QUERY_ROUTE } from '../routes/query.js';
+
+async function serve(c: Context<AppEnv>, request: QueryCallRequest): Promise<Response> {
+  const req = c.req;
+  const reply = await c.var.services.queryCall({
+    requestId: c.var.requestId,
+    started: performance.now(),
+    headers: {
+      authorization: req.header('authorization'),
+      'content-type': req.header('content-type'),
+      'if-none-match': req.header('if-none-match'),
+      'cache-control': req.header('cache-control'),
+      pragma: req.header('pragma'),
+      'idempotency-key': req.header('idempotency-key'),
+    },
+    request,
+    signal: () => req.raw.signal,
+  });
+  if (reply.principal !== undefined) c.set('principal', reply.principal);
+  return new Response(reply.body ?? null, { status: reply.status, headers: reply.headers });
+}
+
+export function registerQueryRoutes(app: OpenAPIHono<AppEnv>): void {
+  route(app, QUERY_ROUTE, async (c) => serve(c, { method: 'POST', body: await c.req.text() }));
+  route(app, ANALYTIC_ROUTE, (c) => {
+    // A null-prototype record: `?__proto__=…` must be an unknown param, not a prototype.
+    const query: Record<string, string | string[]> = Object.create(null);
+    for (const [key, values] of Object.entries(c.req.queries())) {
+      query[key] = values.length === 1 ? (values[0] as string) : values;
+    }
+    return serve(c, { method: 'GET', name: pathParam(c, 'name'), query });
+  });
+}

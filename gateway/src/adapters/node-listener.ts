@@ -1,0 +1,36 @@
+// The gateway's node:http request listener: the query fast path (adapters/node-query.ts) in
+// front of the Hono app (served through @hono/node-server). server.ts listens with it; tests
+// start it on an ephemeral port to exercise exactly what production serves.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { getRequestListener } from '@hono/node-server';
+import type { OpenAPIHono } from '@hono/zod-openapi';
+import type { AppEnv } from '../http/app-env.js';
+import type { GatewayServices } from '../services/gateway-services.js';
+import { withQueryFastPath } from './node-query.js';
+
+export interface GatewayListenerOptions {
+  /** True once the server is draining: every answer then carries `Connection: close`. */
+  readonly shuttingDown?: () => boolean;
+  /** Serve POST /v1/query on the fast path (default true). */
+  readonly fastPath?: boolean;
+}
+
+export function createGatewayListener(
+  app: OpenAPIHono<AppEnv>,
+  services: GatewayServices,
+  options: GatewayListenerOptions = {},
+): (req: IncomingMessage, res: ServerResponse) => void {
+  const shuttingDown = options.shuttingDown ?? (() => false);
+  // Checked as each answer is written (a request already in flight when draining starts gets it
+  // too): node:http then sends `Connection: close` and closes the socket after the answer.
+  const beforeWrite = (res: ServerResponse) => {
+    if (shuttingDown()) res.shouldKeepAlive = false;
+  };
+  const hono = getRequestListener(async (request, env) => {
+    const response = await app.fetch(request, env);
+    // This listener serves node:http only (server.ts), never http2.
+    beforeWrite(env.outgoing as ServerResponse);
+    return response;
+  });
+  return options.fastPath === false ? hono : withQueryFastPath(services, hono, beforeWrite);
+}

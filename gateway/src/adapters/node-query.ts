@@ -1,0 +1,96 @@
+// The node:http side of the query module: `POST /v1/query` served straight on node:http, without
+// building fetch Request/Response objects or walking the Hono middleware chain. It decides
+// nothing itself: the body goes to the same query-call handler as the Hono route
+// (adapters/hono-query.ts), and the QueryReply is written as it is. Only what is the transport's
+// stays here: a request it cannot read cheaply (no Content-Length, chunked, over the body limit)
+// goes to the Hono app, which answers it (413 included); and the request id, the abort signal,
+// the metrics and the access line that the app's middleware give its own routes.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { newRequestId } from '../http/middleware/request-id.js';
+import { recordRequest } from '../observability/metrics.js';
+import type { GatewayServices } from '../services/gateway-services.js';
+
+/** A node:http request listener (the Hono app's, or one wrapping it). */
+export type NodeListener = (req: IncomingMessage, res: ServerResponse) => void;
+
+const ROUTE = '/v1/query';
+
+/** Called just before an answer is written (the listener's `Connection: close` while draining). */
+export type BeforeWrite = (res: ServerResponse) => void;
+
+async function serve(
+  services: GatewayServices,
+  req: IncomingMessage,
+  res: ServerResponse,
+  body: Buffer,
+  beforeWrite: BeforeWrite,
+) {
+  const started = performance.now();
+  const requestId = newRequestId();
+  let controller: AbortController | undefined;
+  const headers = req.headers;
+  const reply = await services.queryCall({
+    requestId,
+    started,
+    headers: {
+      authorization: headers.authorization,
+      'content-type': headers['content-type'],
+      'if-none-match': headers['if-none-match'],
+      'cache-control': headers['cache-control'],
+      pragma: headers.pragma as string | undefined,
+      'idempotency-key': headers['idempotency-key'] as string | undefined,
+    },
+    request: { method: 'POST', body },
+    signal: () => {
+      if (controller === undefined) {
+        const aborter = new AbortController();
+        controller = aborter;
+        // The caller went away before its answer was written: stop its warehouse query.
+        res.once('close', () => {
+          if (!res.writableFinished) aborter.abort();
+        });
+      }
+      return controller.signal;
+    },
+  });
+  beforeWrite(res);
+  res.writeHead(reply.status, reply.headers);
+  res.end(reply.body);
+  recordRequest(services.metrics, services.logger, {
+    method: 'POST',
+    route: ROUTE,
+    status: reply.status,
+    seconds: (performance.now() - started) / 1000,
+    requestId,
+    accountId: reply.principal?.accountId,
+  });
+}
+
+/** Wraps the app's listener: POST /v1/query is served here, everything else by `fallback`. */
+export function withQueryFastPath(
+  services: GatewayServices,
+  fallback: NodeListener,
+  beforeWrite: BeforeWrite = () => {},
+): NodeListener {
+  const bodyLimit = services.config.bodyLimit;
+  return function queryFastPath(req, res) {
+    const headers = req.headers;
+    const length = headers['content-length'];
+    if (
+      req.method !== 'POST' ||
+      req.url !== ROUTE ||
+      length === undefined ||
+      headers['transfer-encoding'] !== undefined ||
+      Number(length) > bodyLimit
+    ) {
+      fallback(req, res);
+      return;
+    }
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.once('end', () => {
+      const body = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
+      void serve(services, req, res, body, beforeWrite);
+    });
+  };
+}

@@ -1,0 +1,26 @@
+// Authentication, scope check and rate limit of every authenticated route but the query routes
+// (which the query module admits itself): both go through the same admission (query/admission.ts).
+import type { MiddlewareHandler } from 'hono';
+import type { Scope } from '../../auth/principal.js';
+import { ApiError } from '../../errors/api-error.js';
+import { authorize, spendRateLimit } from '../../query/admission.js';
+import type { AppEnv } from '../app-env.js';
+
+/** Authenticates the request, requires `scope` and applies the rate limit; sets `c.var.principal`. */
+export function requireScope(scope: Scope): MiddlewareHandler<AppEnv> {
+  return async function requireScopeMiddleware(c, next) {
+    const principal = await authorize(c.var.services, c.req.header('authorization'), scope);
+    c.set('principal', principal);
+    try {
+      const limitHeaders = await spendRateLimit(c.var.services.rateLimiter, principal);
+      if (limitHeaders !== undefined) c.set('rateLimitHeaders', limitHeaders);
+    } catch (error) {
+      if (error instanceof ApiError && error.code === 'RATE_LIMIT_EXCEEDED')
+        c.set('rateLimitHeaders', error.headers);
+      throw error;
+    }
+    await next();
+    const headers = c.var.rateLimitHeaders;
+    if (headers) for (const [name, value] of Object.entries(headers)) c.header(name, value);
+  };
+}

@@ -1,0 +1,73 @@
+// Admission of a request: its credential becomes a principal (Authenticator: API key, OAuth
+// access token or marketplace try-token), the principal must hold the scope, and one request of
+// its rate limit is spent. The query module admits its calls here; the HTTP layer's requireScope
+// middleware admits every other authenticated route here too, so there is one implementation.
+// Two steps, so a caller refused by its rate limit is still known (access line, quota headers).
+//
+// When the credential's verdict is cached and the limiter is in-process, admission is
+// synchronous: a cache hit spends no await (and no microtask) on it.
+import type { Authenticator } from '../auth/authenticator.js';
+import type { Principal, Scope } from '../auth/principal.js';
+import { ApiError } from '../errors/api-error.js';
+import { rateLimitHeaders } from '../rate-limit/rate-limit-headers.js';
+import type { RateLimitDecision, RateLimiter, RateLimitPolicy } from '../rate-limit/rate-limiter.js';
+
+/** The IETF rate-limit headers of a request; undefined when its principal is unlimited. */
+export type LimitHeaders = Record<string, string> | undefined;
+
+export interface AdmissionDeps {
+  readonly auth: Pick<Authenticator, 'authenticate' | 'peek'>;
+  readonly rateLimiter: RateLimiter;
+}
+
+/** The headers of a decision; throws RATE_LIMIT_EXCEEDED (carrying them) when it is a refusal. */
+function limitHeadersOf(policy: RateLimitPolicy, decision: RateLimitDecision): Record<string, string> {
+  const headers: Record<string, string> = { ...rateLimitHeaders(policy, decision) };
+  if (!decision.allowed) {
+    throw new ApiError(
+      'RATE_LIMIT_EXCEEDED',
+      `Rate limit of ${policy.limit} requests per ${policy.windowSeconds} s exceeded; retry in ${decision.retryAfterSeconds.toFixed(1)} s.`,
+      { retryAfter: decision.retryAfterSeconds, headers },
+    );
+  }
+  return headers;
+}
+
+/**
+ * Spends one request of the principal's rate limit (in its bucket): the headers to send, or
+ * undefined when the principal is unlimited; throws RATE_LIMIT_EXCEEDED (carrying the headers)
+ * when it is spent. Synchronous when the limiter is.
+ */
+export function spendRateLimit(
+  rateLimiter: RateLimiter,
+  principal: Principal,
+): LimitHeaders | Promise<LimitHeaders> {
+  const limit = principal.rateLimit;
+  if (limit.unlimited) return undefined;
+  const decision = rateLimiter.check(principal.rateLimitBucket, limit.policy);
+  return decision instanceof Promise
+    ? decision.then((d) => limitHeadersOf(limit.policy, d))
+    : limitHeadersOf(limit.policy, decision);
+}
+
+function withScope(principal: Principal, scope: Scope): Principal {
+  if (!principal.scopes.includes(scope)) {
+    throw new ApiError('FORBIDDEN', `This key lacks the "${scope}" scope.`);
+  }
+  return principal;
+}
+
+/**
+ * The principal of `authorization`, which must hold `scope`: UNAUTHENTICATED or FORBIDDEN
+ * otherwise. Synchronous when the credential's verdict is cached. Then spend its rate limit
+ * with `spendRateLimit(rateLimiter, principal)`.
+ */
+export function authorize(
+  deps: Pick<AdmissionDeps, 'auth'>,
+  authorization: string | undefined,
+  scope: Scope,
+): Principal | Promise<Principal> {
+  const cached = deps.auth.peek(authorization);
+  if (cached !== undefined) return withScope(cached, scope);
+  return deps.auth.authenticate(authorization).then((principal) => withScope(principal, scope));
+}

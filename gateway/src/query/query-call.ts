@@ -1,0 +1,207 @@
+// One query call, from credential to answer, free of any transport: POST /v1/query and
+// GET /v1/analytics/{name} are decided here and nowhere else. The Hono routes and the node:http
+// fast path (adapters/) hand over plain data and write back the QueryReply.
+//
+//   admission (credential → principal, `query` scope, rate limit)
+//   → the request (body or path + query string) → the analytic the caller may call → typed params
+//   → Idempotency-Key (POST) → the pipeline (run-query.ts: metering, result cache, warehouse)
+//   → the answer with its headers; any error → the envelope, with the headers it carries.
+import type { ParamValues } from '@quarry/sdk-connector';
+import { z } from 'zod';
+import type { Principal } from '../auth/principal.js';
+import type { CatalogEntry } from '../catalog/catalog.js';
+import { asApiError, type ErrorLogger, errorPayload } from '../errors/error-payload.js';
+import type { IdempotencyRepository } from '../store/idempotency-repository.js';
+import { parseJsonBody, requireJsonContentType, validateBody } from '../validation/json-body.js';
+import { type AdmissionDeps, authorize, type LimitHeaders, spendRateLimit } from './admission.js';
+import { withIdempotency } from './idempotency.js';
+import type { QueryReply } from './query-reply.js';
+import type { QueryService } from './query-service.js';
+import { quotaHeaders, type RunQueryDeps, resultCacheKey, runQuery } from './run-query.js';
+
+/** The body of POST /v1/query (its OpenAPI form is in routes/query.ts). */
+export const QueryRequestSchema = z
+  .object({
+    source: z.string().min(1).max(128),
+    params: z.record(z.string(), z.unknown()),
+  })
+  .strict();
+
+export interface QueryCallDeps extends AdmissionDeps, RunQueryDeps {
+  readonly queries: QueryService;
+  readonly idempotency: IdempotencyRepository;
+  readonly logger: ErrorLogger & { child(bindings: object): ErrorLogger };
+}
+
+/** The request headers a query call reads (lower-case names, as node:http gives them). */
+export interface QueryCallHeaders {
+  readonly authorization?: string | undefined;
+  readonly 'content-type'?: string | undefined;
+  readonly 'if-none-match'?: string | undefined;
+  readonly 'cache-control'?: string | undefined;
+  readonly pragma?: string | undefined;
+  readonly 'idempotency-key'?: string | undefined;
+}
+
+/** A query call as it arrived: a JSON body (POST) or an analytic name and query string (GET). */
+export type QueryCallRequest =
+  | { readonly method: 'POST'; readonly body: string | Uint8Array }
+  | {
+      readonly method: 'GET';
+      readonly name: string;
+      readonly query: Readonly<Record<string, string | readonly string[]>>;
+    };
+
+export interface QueryCall {
+  readonly requestId: string;
+  /** `performance.now()` when the request arrived. */
+  readonly started: number;
+  readonly headers: QueryCallHeaders;
+  readonly request: QueryCallRequest;
+  /** The request's abort signal, asked for only when the warehouse must be queried. */
+  readonly signal: () => AbortSignal | undefined;
+}
+
+export type QueryCallHandler = (call: QueryCall) => Promise<QueryReply>;
+
+/** A body already decided for an account: its analytic (while the catalog hands out the same entry), params and cache key. */
+interface Decided {
+  readonly source: string;
+  readonly entry: CatalogEntry;
+  readonly params: ParamValues;
+  readonly cacheKey: string | undefined;
+}
+
+/** Bodies up to this size are remembered with their decision. */
+const MAX_REMEMBERED_BODY = 1024;
+/** Decisions remembered at once; the memo starts over when full (at most ~10 MiB of bodies). */
+const MAX_REMEMBERED = 10_000;
+
+const bodyText = (body: string | Uint8Array) =>
+  typeof body === 'string'
+    ? body
+    : Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8');
+
+/** Whether the caller asked to bypass the cache (`Cache-Control: no-cache` or `no-store`, `Pragma: no-cache`). */
+export function bypassesCache(cacheControl: string | undefined, pragma: string | undefined): boolean {
+  if (cacheControl === undefined && pragma === undefined) return false;
+  const cc = cacheControl?.toLowerCase() ?? '';
+  return cc.includes('no-cache') || cc.includes('no-store') || pragma?.toLowerCase() === 'no-cache';
+}
+
+/** Builds the one query-call handler of a gateway (it keeps a memo of decided bodies). */
+export function createQueryCallHandler(deps: QueryCallDeps): QueryCallHandler {
+  const { queries } = deps;
+  // The same bytes from the same account decide the same call, while the catalog still hands out
+  // the entry they resolved to (a new version or visibility is a new entry object): repeated
+  // calls skip JSON.parse, the param schema and the cache-key canonicalisation.
+  const decided = new Map<string, Decided>();
+
+  async function decidePost(
+    principal: Principal,
+    headers: QueryCallHeaders,
+    body: string | Uint8Array,
+  ): Promise<Decided> {
+    // Before the memo: the same bytes sent as another content type are refused, not remembered.
+    requireJsonContentType(headers['content-type']);
+    const text = bodyText(body);
+    const memo = text.length <= MAX_REMEMBERED_BODY ? `${principal.accountId}\n${text}` : undefined;
+    const known = memo === undefined ? undefined : decided.get(memo);
+    if (known !== undefined && queries.peek(principal, known.source) === known.entry) return known;
+    const request = validateBody(QueryRequestSchema, parseJsonBody(headers['content-type'], text));
+    const entry =
+      queries.peek(principal, request.source) ?? (await queries.resolve(principal, request.source));
+    const params = queries.params(entry, request.params);
+    const call: Decided = { source: request.source, entry, params, cacheKey: resultCacheKey(entry, params) };
+    if (memo !== undefined) {
+      if (decided.size >= MAX_REMEMBERED) decided.clear();
+      decided.set(memo, call);
+    }
+    return call;
+  }
+
+  async function decideGet(
+    principal: Principal,
+    name: string,
+    query: Readonly<Record<string, string | readonly string[]>>,
+  ): Promise<Decided> {
+    const entry = await queries.resolve(principal, name);
+    const params = queries.queryStringParams(entry, query);
+    return { source: name, entry, params, cacheKey: resultCacheKey(entry, params) };
+  }
+
+  function decide(call: QueryCall, principal: Principal): Promise<Decided> {
+    const { request } = call;
+    return request.method === 'POST'
+      ? decidePost(principal, call.headers, request.body)
+      : decideGet(principal, request.name, request.query);
+  }
+
+  /** The pipeline for an admitted, decided call; throws ApiError (or any error) on refusal or failure. */
+  async function serve(call: QueryCall, principal: Principal, limits: LimitHeaders, decision: Decided) {
+    const { headers } = call;
+    const { answer, charge } = await runQuery(deps, {
+      principal,
+      entry: decision.entry,
+      params: decision.params,
+      cacheKey: decision.cacheKey,
+      requestId: call.requestId,
+      started: call.started,
+      bypassCache: bypassesCache(headers['cache-control'], headers.pragma),
+      ifNoneMatch: headers['if-none-match'],
+      signal: call.signal,
+    });
+    const out = answer.headers;
+    out['x-request-id'] = call.requestId;
+    const limitHeaders = quotaHeaders(deps, principal, limits, charge);
+    if (limitHeaders !== undefined) for (const name in limitHeaders) out[name] = limitHeaders[name] as string;
+    return { status: answer.status, headers: out, body: answer.body, principal } satisfies QueryReply;
+  }
+
+  function errorReply(
+    call: QueryCall,
+    error: unknown,
+    principal: Principal | undefined,
+    limits: LimitHeaders,
+  ): QueryReply {
+    const apiError = asApiError(error, deps.logger.child({ request_id: call.requestId }));
+    let headers = limits;
+    if (apiError.code === 'RATE_LIMIT_EXCEEDED') headers = { ...apiError.headers };
+    else if (principal !== undefined) headers = quotaHeaders(deps, principal, limits, apiError);
+    const payload = errorPayload(apiError, call.requestId, headers);
+    payload.headers['content-length'] = String(Buffer.byteLength(payload.body));
+    return { status: payload.status, headers: payload.headers, body: payload.body, principal };
+  }
+
+  return async function handleQueryCall(call) {
+    let principal: Principal | undefined;
+    let limits: LimitHeaders;
+    try {
+      const authorized = authorize(deps, call.headers.authorization, 'query');
+      principal = authorized instanceof Promise ? await authorized : authorized;
+      const spent = spendRateLimit(deps.rateLimiter, principal);
+      limits = spent instanceof Promise ? await spent : spent;
+      const decision = await decide(call, principal);
+      const { request } = call;
+      const key = request.method === 'POST' ? call.headers['idempotency-key'] : undefined;
+      if (key === undefined || request.method !== 'POST')
+        return await serve(call, principal, limits, decision);
+      const who = principal;
+      const outcome = await withIdempotency(deps.idempotency, who.accountId, key, request.body, () =>
+        serve(call, who, limits, decision),
+      );
+      if ('reply' in outcome) return outcome.reply;
+      const { status, body } = outcome.replay;
+      const headers: Record<string, string> = {
+        'content-type': 'application/json',
+        'idempotent-replayed': 'true',
+        'x-request-id': call.requestId,
+        ...limits,
+      };
+      if (body.length > 0) headers['content-length'] = String(Buffer.byteLength(body));
+      return { status, headers, body: status === 304 ? undefined : body, principal };
+    } catch (error) {
+      return errorReply(call, error, principal, limits);
+    }
+  };
+}

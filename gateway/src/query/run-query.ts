@@ -1,0 +1,150 @@
+// The one query pipeline for an admitted, decided call: metering, the result cache and the
+// warehouse, then the 200 (or 304) with its cache headers. A cache hit is charged with one write
+// that reserves and finalises its usage event; a miss reserves → runs the warehouse query
+// (concurrent misses coalesced) → commits. Either way the answer leaves only once its usage
+// event is durable, and a cached call is charged like any other. Refusals and failures throw
+// (QUOTA_EXCEEDED, connector errors); a failed call is never charged.
+import type { ParamValues } from '@quarry/sdk-connector';
+import type { Principal } from '../auth/principal.js';
+import type { Charge, Metering, PendingCharge } from '../billing/metering.js';
+import type { PlanCatalog } from '../billing/plan-catalog.js';
+import { cacheKey } from '../cache/cache-key.js';
+import { matchesIfNoneMatch } from '../cache/etag.js';
+import type { CacheLookup, ResultCache } from '../cache/result-cache.js';
+import type { CatalogEntry } from '../catalog/catalog.js';
+import { ApiError } from '../errors/api-error.js';
+import { formatQuotaPolicyItem, formatServiceLimitItem } from '../rate-limit/rate-limit-headers.js';
+import type { LimitHeaders } from './admission.js';
+import { answerBody, storedAnswer } from './answer.js';
+import type { QueryService } from './query-service.js';
+
+export interface RunQueryDeps {
+  readonly queries: Pick<QueryService, 'execute'>;
+  readonly metering: Metering;
+  readonly resultCache: ResultCache;
+  readonly plans: PlanCatalog;
+}
+
+/** One admitted, validated call. */
+export interface PipelineCall {
+  readonly principal: Principal;
+  readonly entry: CatalogEntry;
+  readonly params: ParamValues;
+  /** resultCacheKey(entry, params); undefined when the analytic caches nothing. */
+  readonly cacheKey: string | undefined;
+  readonly requestId: string;
+  /** `performance.now()` when the request arrived. */
+  readonly started: number;
+  /** The caller sent `Cache-Control: no-cache` (or the like). */
+  readonly bypassCache: boolean;
+  readonly ifNoneMatch: string | undefined;
+  /** The request's abort signal, asked for only when the warehouse must be queried. */
+  readonly signal: () => AbortSignal | undefined;
+}
+
+/** A served call: its 200 or 304 (body undefined) and its charge. */
+export interface Served {
+  readonly answer: {
+    readonly status: 200 | 304;
+    readonly headers: Record<string, string>;
+    readonly body: string | undefined;
+  };
+  readonly charge: Charge;
+}
+
+/** The result-cache key of a call, or undefined when its analytic caches nothing (no TTL, no stale window). */
+export function resultCacheKey(entry: CatalogEntry, params: ParamValues): string | undefined {
+  const cache = entry.definition.cache;
+  return cache !== undefined && ((cache.ttl ?? 0) > 0 || (cache.stale ?? 0) > 0)
+    ? cacheKey({ analyticId: entry.analyticId, version: entry.version, params })
+    : undefined;
+}
+
+/** The 200 (or 304) of a served call: cache headers, ETag, and the stored body with this request's meta. */
+function servedAnswer(call: PipelineCall, lookup: CacheLookup, charge: Charge): Served['answer'] {
+  const headers: Record<string, string> = {
+    'x-cache': lookup.outcome,
+    etag: lookup.answer.etag,
+    'cache-control': 'private, no-cache',
+  };
+  if (matchesIfNoneMatch(call.ifNoneMatch, lookup.answer.etag))
+    return { status: 304, headers, body: undefined };
+  const { text, bytes } = answerBody(lookup.answer, {
+    requestId: call.requestId,
+    cached: lookup.outcome !== 'MISS',
+    durationMs: performance.now() - call.started,
+    credits: charge.credits,
+    version: call.entry.version,
+  });
+  headers['content-type'] = 'application/json';
+  headers['content-length'] = String(bytes);
+  return { status: 200, headers, body: text };
+}
+
+/** Meters, runs (or serves from the cache) and answers one call. */
+export async function runQuery(deps: RunQueryDeps, call: PipelineCall): Promise<Served> {
+  const { queries, metering, resultCache } = deps;
+  const { principal, entry, params, requestId, started } = call;
+  const policy = {
+    ttlSeconds: entry.definition.cache?.ttl ?? 0,
+    staleSeconds: entry.definition.cache?.stale ?? 0,
+  };
+  const key = call.cacheKey;
+  // The signal: the caller's own for an uncached call; for a cached one, the result cache's, which
+  // fires only once every caller waiting on the coalesced load has gone (cache/result-cache.ts).
+  const load = async (signal: AbortSignal | undefined) =>
+    storedAnswer(await queries.execute(entry, params, signal), Date.now(), key !== undefined);
+  const stored = key !== undefined && !call.bypassCache ? resultCache.peek(key, policy, load) : undefined;
+  if (stored !== undefined) {
+    const charge = await metering.chargeServed(principal, entry, requestId, performance.now() - started);
+    return { answer: servedAnswer(call, stored, charge), charge };
+  }
+  const pending: PendingCharge = await metering.begin(principal, entry, requestId);
+  let lookup: CacheLookup;
+  try {
+    lookup =
+      key !== undefined
+        ? await resultCache.get(key, policy, load, { refresh: call.bypassCache, signal: call.signal() })
+        : { answer: await load(call.signal()), outcome: 'MISS' };
+  } catch (error) {
+    await pending.release();
+    throw error;
+  }
+  const charge = await pending.commit(performance.now() - started);
+  return { answer: servedAnswer(call, lookup, charge), charge };
+}
+
+/** `current` rate-limit headers with the monthly quota appended (IETF RateLimit-Policy / RateLimit). */
+export function withQuotaHeaders(
+  current: Readonly<Record<string, string>> | undefined,
+  limit: number,
+  remaining: number,
+  resetSeconds: number,
+): Record<string, string> {
+  const base = current ?? {};
+  const policy = formatQuotaPolicyItem('monthly', limit, resetSeconds);
+  const state = formatServiceLimitItem('monthly', remaining, resetSeconds);
+  const join = (a: string | undefined, b: string) => (a ? `${a}, ${b}` : b);
+  return {
+    ...base,
+    'RateLimit-Policy': join(base['RateLimit-Policy'], policy),
+    RateLimit: join(base.RateLimit, state),
+  };
+}
+
+/** The rate-limit headers with the monthly quota of a charge, or of a QUOTA_EXCEEDED refusal. */
+export function quotaHeaders(
+  deps: Pick<RunQueryDeps, 'plans'>,
+  principal: Principal,
+  current: LimitHeaders,
+  outcome: Charge | ApiError,
+): LimitHeaders {
+  if (outcome instanceof ApiError) {
+    if (outcome.code !== 'QUOTA_EXCEEDED') return current === undefined ? undefined : { ...current };
+    const plan = deps.plans.resolve(principal.plan);
+    return withQuotaHeaders(current, plan.included_calls ?? 0, 0, Math.ceil(outcome.retryAfter ?? 0));
+  }
+  if (outcome.limit === null || outcome.remaining === null)
+    return current === undefined ? undefined : { ...current };
+  return withQuotaHeaders(current, outcome.limit, outcome.remaining, outcome.resetSeconds);
+}
