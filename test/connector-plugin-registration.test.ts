@@ -5,7 +5,6 @@
 // A connection whose file was deleted after creation answers 503 SOURCE_UNAVAILABLE until the
 // file is back. A gateway told to load a module that is not a connector plugin (or has no plugin
 // export) refuses to start: exit code 2, the message alone, no stack, no store created.
-import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, rm, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -14,7 +13,7 @@ import { pathToFileURL } from 'node:url';
 import initSqlJs from 'sql.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectErrorEnvelope } from './support/error-envelope.js';
-import { type GatewayProcess, REPO_ROOT, startGateway } from './support/gateway-process.js';
+import { type GatewayProcess, REPO_ROOT, runGatewayToExit, startGateway } from './support/gateway-process.js';
 import { createHttpClient, type RequestOptions } from './support/http-client.js';
 
 const http = createHttpClient();
@@ -55,39 +54,6 @@ function call(method: string, path: string, options: RequestOptions = {}) {
 
 function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-}
-
-/** Runs a gateway that is expected to refuse to start; resolves with its exit code and stderr. */
-function runGatewayToExit(env: Record<string, string>): Promise<{ code: number | null; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(
-      process.execPath,
-      ['--import', 'tsx', '--conditions=@quarry/source', 'gateway/src/server.ts'],
-      {
-        cwd: REPO_ROOT,
-        env: {
-          PATH: process.env.PATH ?? '',
-          HOME: process.env.HOME ?? '',
-          HOST: '127.0.0.1',
-          PORT: '0',
-          ...env,
-        },
-        stdio: ['ignore', 'ignore', 'pipe'],
-      },
-    );
-    let stderr = '';
-    child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
-      stderr += chunk;
-    });
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`the gateway was still running after 60 s\n${stderr}`));
-    }, 60_000);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stderr });
-    });
-  });
 }
 
 describe('a third-party connector registered by configuration only', () => {

@@ -54,9 +54,12 @@ describe('loadConfig', () => {
   });
 
   it('refuses a DATABASE_URL that is not postgres', () => {
-    expect(problemsOf({ DATABASE_URL: 'mysql://root@db/quarry', QUARRY_SECRET_KEY: 'x' })).toEqual([
-      expect.stringMatching(/^DATABASE_URL: /),
-    ]);
+    expect(
+      problemsOf({
+        DATABASE_URL: 'mysql://root@db/quarry',
+        QUARRY_SECRET_KEY: Buffer.alloc(32).toString('base64'),
+      }),
+    ).toEqual([expect.stringMatching(/^DATABASE_URL: /)]);
   });
 
   it('has defaults for the embedded demo', () => {

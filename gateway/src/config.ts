@@ -2,6 +2,10 @@
 // fast with every problem listed. No other module reads process.env.
 import path from 'node:path';
 import { z } from 'zod';
+import { type Plan, parsePlans } from './billing/plan-catalog.js';
+import { parseRateLimitTable } from './rate-limit/plan-policies.js';
+import type { RateLimitPolicy } from './rate-limit/rate-limiter.js';
+import { type Keyring, parseKeyring } from './security/keyring.js';
 
 const bool = z
   .enum(['true', 'false', '1', '0', 'yes', 'no', 'on', 'off', ''])
@@ -77,8 +81,11 @@ export interface GatewayConfig {
   readonly dataDir: string;
   /** Unset: embedded PGlite in dataDir. */
   readonly databaseUrl: string | undefined;
-  /** Keyring `id:base64[,id:base64…]` (first is current), or one base64 key; required outside the embedded demo. */
-  readonly secretKey: string | undefined;
+  /**
+   * QUARRY_SECRET_KEY parsed: `id:base64[,id:base64…]` (first is current), or one base64 key;
+   * required outside the embedded demo (which makes its own in the data directory).
+   */
+  readonly keyring: Keyring | undefined;
   readonly allowPrivateHosts: boolean;
   readonly signup: 'open' | 'closed';
   readonly adminToken: string | undefined;
@@ -98,10 +105,10 @@ export interface GatewayConfig {
   readonly redisUrl: string | undefined;
   /** Calls a month on the Free plan (the price list says 30). */
   readonly freeCalls: number;
-  /** JSON array of plans overriding the defaults (see billing/plan-catalog.ts). */
-  readonly plansJson: string | undefined;
-  /** JSON `{plan: {limit, window_seconds, burst}}` overriding per-plan rate-limit defaults. */
-  readonly rateLimitsJson: string | undefined;
+  /** The plans: the defaults (Free with `freeCalls`) with QUARRY_PLANS (a JSON array) over them. */
+  readonly plans: readonly Plan[];
+  /** QUARRY_RATE_LIMITS (`{plan: {limit, window_seconds, burst}}`): per-plan rate-limit overrides. */
+  readonly rateLimits: Readonly<Record<string, RateLimitPolicy>>;
   /**
    * A reserved call still pending after this long belongs to a dead instance and is released
    * (never charged). Must exceed the longest analytic timeout (600 s max); default 15 min.
@@ -141,6 +148,27 @@ export class ConfigError extends Error {
   }
 }
 
+/** A JSON variable's value (undefined when unset or blank); throws when it is not JSON. */
+function jsonOf(text: string | undefined): unknown {
+  if (text === undefined || text.trim() === '') return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new Error('not valid JSON');
+  }
+}
+
+/** Runs a variable's own parser; what it throws becomes a listed problem (undefined is returned). */
+function parseVariable<T>(problems: string[], name: string, parse: () => T): T | undefined {
+  try {
+    return parse();
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    problems.push(message.startsWith(name) ? message : `${name}: ${message}`);
+    return undefined;
+  }
+}
+
 /** Parses the environment once; throws ConfigError listing every problem. */
 export function loadConfig(
   env: Readonly<Record<string, string | undefined>>,
@@ -154,7 +182,21 @@ export function loadConfig(
   if (env.DATABASE_URL !== undefined && !env.QUARRY_SECRET_KEY) {
     problems.push('QUARRY_SECRET_KEY: required when DATABASE_URL is set (32 random bytes, base64)');
   }
-  if (!parsed.success || problems.length > 0) throw new ConfigError(problems);
+  // Variables with a syntax of their own are parsed here too, so their problems are listed with
+  // the rest and the process stops before it opens the store.
+  const plans = parseVariable(problems, 'QUARRY_PLANS', () =>
+    parsePlans(jsonOf(env.QUARRY_PLANS), parsed.success ? parsed.data.QUARRY_FREE_CALLS : 30),
+  );
+  const rateLimits = parseVariable(problems, 'QUARRY_RATE_LIMITS', () =>
+    parseRateLimitTable(jsonOf(env.QUARRY_RATE_LIMITS)),
+  );
+  const secretKey = env.QUARRY_SECRET_KEY;
+  const keyring =
+    secretKey === undefined || secretKey === ''
+      ? undefined
+      : parseVariable(problems, 'QUARRY_SECRET_KEY', () => parseKeyring(secretKey));
+  if (!parsed.success || problems.length > 0 || plans === undefined || rateLimits === undefined)
+    throw new ConfigError(problems);
   const e = parsed.data;
   const embedded = e.DATABASE_URL === undefined;
   const demo = e.QUARRY_DEMO ?? embedded;
@@ -168,7 +210,7 @@ export function loadConfig(
     host: e.HOST,
     dataDir,
     databaseUrl: e.DATABASE_URL,
-    secretKey: e.QUARRY_SECRET_KEY,
+    keyring,
     allowPrivateHosts: e.QUARRY_ALLOW_PRIVATE_HOSTS ?? false,
     signup: e.QUARRY_SIGNUP,
     adminToken: e.QUARRY_ADMIN_TOKEN,
@@ -192,8 +234,8 @@ export function loadConfig(
     oauthTokenTtlSeconds: e.QUARRY_OAUTH_TOKEN_TTL,
     redisUrl: e.QUARRY_REDIS_URL,
     freeCalls: e.QUARRY_FREE_CALLS,
-    plansJson: e.QUARRY_PLANS,
-    rateLimitsJson: e.QUARRY_RATE_LIMITS,
+    plans,
+    rateLimits,
     reapAfterMs: e.QUARRY_REAP_AFTER_MS,
     reserveAhead: e.QUARRY_RESERVE_AHEAD,
     reserveMargin: e.QUARRY_RESERVE_MARGIN,
@@ -207,7 +249,7 @@ export function redactedConfig(config: GatewayConfig): Record<string, unknown> {
   return {
     ...config,
     databaseUrl: config.databaseUrl?.replace(/\/\/[^@/]*@/, '//***@'),
-    secretKey: config.secretKey ? '***' : undefined,
+    keyring: config.keyring ? '***' : undefined,
     adminToken: config.adminToken ? '***' : undefined,
     demoKey: config.demoKey ? '***' : undefined,
     redisUrl: config.redisUrl?.replace(/\/\/[^@/]*@/, '//***@'),

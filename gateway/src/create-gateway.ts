@@ -8,7 +8,7 @@ import { createApp } from './app.js';
 import { createAuthenticator } from './auth/authenticator.js';
 import { createTryTokens } from './auth/try-token.js';
 import { createMetering } from './billing/metering.js';
-import { createPlanCatalog, parsePlans } from './billing/plan-catalog.js';
+import { createPlanCatalog } from './billing/plan-catalog.js';
 import { loadAnalyticsDir } from './bootstrap/analytics-dir.js';
 import { bootstrapDemo, type DemoInfo } from './bootstrap/demo.js';
 import { cacheKeyPrefix } from './cache/cache-key.js';
@@ -23,8 +23,9 @@ import { createMetrics } from './observability/metrics.js';
 import { createQueryCallHandler } from './query/query-call.js';
 import { createQueryService } from './query/query-service.js';
 import { createRateLimiter } from './rate-limit/create-rate-limiter.js';
-import { createPlanPolicies, parseRateLimitTable } from './rate-limit/plan-policies.js';
+import { createPlanPolicies } from './rate-limit/plan-policies.js';
 import { loadOrCreateDemoSecretKey } from './security/demo-secret-key.js';
+import type { Keyring } from './security/keyring.js';
 import { createSecretBox } from './security/secret-box.js';
 import { createAccountService } from './services/account-service.js';
 import { createAnalyticsService } from './services/analytics-service.js';
@@ -56,27 +57,8 @@ export interface CreateGatewayOptions {
   readonly changeFeedIntervalMs?: number;
 }
 
-/** Parses `id:base64,id:base64` (first is current) or one bare base64 key. */
-export function parseKeyring(text: string): { keys: Record<string, Buffer>; current: string } {
-  const keys: Record<string, Buffer> = {};
-  let current: string | undefined;
-  for (const part of text
-    .split(',')
-    .map((p) => p.trim())
-    .filter(Boolean)) {
-    const colon = part.indexOf(':');
-    const [id, b64] = colon > 0 ? [part.slice(0, colon), part.slice(colon + 1)] : ['k1', part];
-    const key = Buffer.from(b64, 'base64');
-    if (key.length !== 32) throw new Error(`QUARRY_SECRET_KEY: key "${id}" must be 32 bytes of base64`);
-    keys[id] = key;
-    current ??= id;
-  }
-  if (current === undefined) throw new Error('QUARRY_SECRET_KEY is empty');
-  return { keys, current };
-}
-
-async function keyringFor(config: GatewayConfig): Promise<{ keys: Record<string, Buffer>; current: string }> {
-  if (config.secretKey) return parseKeyring(config.secretKey);
+async function keyringFor(config: GatewayConfig): Promise<Keyring> {
+  if (config.keyring !== undefined) return config.keyring;
   // Only reachable in the embedded mode (loadConfig requires a key with DATABASE_URL).
   const demo = await loadOrCreateDemoSecretKey(config.dataDir);
   return { keys: { [demo.id]: demo.key }, current: demo.id };
@@ -122,8 +104,8 @@ export async function createGateway(
       // Answers of a version no call can reach any more are dropped, not left to age out.
       onSuperseded: (old) => resultCache.delete(cacheKeyPrefix(old.analyticId, old.version)),
     });
-    const plans = createPlanCatalog(parsePlans(config.plansJson, config.freeCalls));
-    const policies = createPlanPolicies(parseRateLimitTable(config.rateLimitsJson));
+    const plans = createPlanCatalog(config.plans);
+    const policies = createPlanPolicies(config.rateLimits);
     const rateLimiter = createRateLimiter({
       ...(config.redisUrl ? { redisUrl: config.redisUrl } : {}),
       logger,

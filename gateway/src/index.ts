@@ -8,7 +8,8 @@ export {
   PluginLoadError,
   type PluginRegistry,
 } from './connections/plugin-registry.js';
-export { type CreateGatewayOptions, createGateway, type Gateway, parseKeyring } from './create-gateway.js';
+export { type CreateGatewayOptions, createGateway, type Gateway } from './create-gateway.js';
 export { ApiError } from './errors/api-error.js';
 export { ERROR_STATUS, type ErrorCode } from './errors/error-codes.js';
+export { type Keyring, parseKeyring } from './security/keyring.js';
 export type { GatewayServices } from './services/gateway-services.js';

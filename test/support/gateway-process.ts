@@ -142,3 +142,38 @@ export function postgresStoreEnv(databaseUrl: string, secretKey: string): Record
     QUARRY_RATE_LIMITS: JSON.stringify({ free: { limit: 100000, window_seconds: 60, burst: 100000 } }),
   };
 }
+
+/** Runs a gateway that is expected to refuse to start; resolves with its exit code and stderr. */
+export function runGatewayToExit(
+  env: Record<string, string>,
+): Promise<{ code: number | null; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', '--conditions=@quarry/source', 'gateway/src/server.ts'],
+      {
+        cwd: REPO_ROOT,
+        env: {
+          PATH: process.env.PATH ?? '',
+          HOME: process.env.HOME ?? '',
+          HOST: '127.0.0.1',
+          PORT: '0',
+          ...env,
+        },
+        stdio: ['ignore', 'ignore', 'pipe'],
+      },
+    );
+    let stderr = '';
+    child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+      stderr += chunk;
+    });
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`the gateway was still running after 60 s\n${stderr}`));
+    }, 60_000);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stderr });
+    });
+  });
+}

@@ -57,11 +57,11 @@ export function createPlanCatalog(plans: readonly Plan[]): PlanCatalog {
   };
 }
 
-/** Parses QUARRY_PLANS (a JSON array of plans) over the defaults; throws listing every problem. */
-export function parsePlans(json: string | undefined, freeCalls: number): Plan[] {
+/** QUARRY_PLANS (a JSON array of plans, parsed) over the defaults; throws listing every problem. */
+export function parsePlans(value: unknown, freeCalls: number): Plan[] {
   const defaults = defaultPlans(freeCalls);
-  if (json === undefined || json.trim() === '') return defaults;
-  const parsed = z.array(PlanSchema).min(1).safeParse(JSON.parse(json));
+  if (value === undefined) return defaults;
+  const parsed = z.array(PlanSchema).min(1).safeParse(value);
   if (!parsed.success) {
     throw new Error(
       `QUARRY_PLANS: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,

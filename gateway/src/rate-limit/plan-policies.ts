@@ -102,9 +102,9 @@ export function createPlanPolicies(overrides: Readonly<Record<string, RateLimitP
   };
 }
 
-/** Parses QUARRY_RATE_LIMITS (`{"free": {"limit": 10, "window_seconds": 60, "burst": 5}, …}`). */
-export function parseRateLimitTable(json: string | undefined): Record<string, RateLimitPolicy> {
-  if (json === undefined || json.trim() === '') return {};
+/** QUARRY_RATE_LIMITS, parsed JSON (`{"free": {"limit": 10, "window_seconds": 60, "burst": 5}, …}`). */
+export function parseRateLimitTable(value: unknown): Record<string, RateLimitPolicy> {
+  if (value === undefined) return {};
   const Entry = z
     .object({
       limit: z.number().int().min(1),
@@ -112,7 +112,7 @@ export function parseRateLimitTable(json: string | undefined): Record<string, Ra
       burst: z.number().int().min(0).default(0),
     })
     .strict();
-  const parsed = z.record(z.string(), Entry).safeParse(JSON.parse(json));
+  const parsed = z.record(z.string(), Entry).safeParse(value);
   if (!parsed.success) {
     throw new Error(
       `QUARRY_RATE_LIMITS: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,

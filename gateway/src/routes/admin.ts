@@ -37,7 +37,11 @@ const AdminKeySchema = KeySchema.extend({
   rate_limit: z.record(z.string(), z.unknown()).nullable().openapi({ description: 'The override, if any' }),
 }).openapi('AdminApiKey');
 
-const RateLimitBody = RateLimitOverrideSchema.openapi('RateLimitOverride', {
+// zod's own `.meta()`, which the OpenAPI generator reads too: a domain schema may be created
+// before @hono/zod-openapi adds `.openapi()` to zod (config.ts loads it first), and zod copies
+// methods onto each schema when it is made.
+const RateLimitBody = RateLimitOverrideSchema.meta({
+  id: 'RateLimitOverride',
   description:
     '`{limit?, window_seconds?, burst?}` (unset fields keep the plan default), or `{unlimited: true}`',
 });

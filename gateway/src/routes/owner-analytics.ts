@@ -20,7 +20,7 @@ const NameParam = z.object({ name: z.string() });
 const one = { 'application/json': { schema: z.object({ analytic: AnalyticSchema }) } };
 const definitionBody = {
   required: true,
-  content: { 'application/json': { schema: AnalyticDefinitionSchema.openapi('AnalyticDefinition') } },
+  content: { 'application/json': { schema: AnalyticDefinitionSchema.meta({ id: 'AnalyticDefinition' }) } },
 };
 
 export function registerOwnerAnalyticsRoutes(app: OpenAPIHono<AppEnv>): void {

@@ -16,14 +16,17 @@ import {
 import { IdempotencyKeySchema } from '../query/idempotency.js';
 import { QueryRequestSchema } from '../query/query-call.js';
 
-/** The body the query module validates (query/query-call.ts), documented. */
+/**
+ * The body the query module validates (query/query-call.ts), documented with zod's own `.meta()`
+ * (the module's schemas may be made before @hono/zod-openapi adds `.openapi()` to zod).
+ */
 export const QueryRequestDoc = QueryRequestSchema.extend({
-  source: QueryRequestSchema.shape.source.openapi({ example: 'sales-by-region' }),
-  params: QueryRequestSchema.shape.params.openapi({
+  source: QueryRequestSchema.shape.source.meta({ example: 'sales-by-region' }),
+  params: QueryRequestSchema.shape.params.meta({
     example: { year: 2024 },
     description: "Values for the analytic's params; `{}` when it has none",
   }),
-}).openapi('QueryRequest');
+}).meta({ id: 'QueryRequest' });
 
 export const QueryResponseSchema = z
   .object({
@@ -92,7 +95,7 @@ export const QUERY_ROUTE = createRoute({
   security: BEARER,
   request: {
     headers: QueryHeaders.extend({
-      'idempotency-key': IdempotencyKeySchema.optional().openapi({
+      'idempotency-key': IdempotencyKeySchema.optional().meta({
         description:
           'Up to 255 visible ASCII characters: a retry with the same key and body gets the stored answer (`Idempotent-Replayed: true`) and is not charged again',
       }),
