@@ -13,7 +13,7 @@ import { pathToFileURL } from 'node:url';
 import initSqlJs from 'sql.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectErrorEnvelope } from './support/error-envelope.js';
-import { type GatewayProcess, REPO_ROOT, runGatewayToExit, startGateway } from './support/gateway-process.js';
+import { type GatewayProcess, runGatewayToExit, startGateway } from './support/gateway-process.js';
 import { createHttpClient, type RequestOptions } from './support/http-client.js';
 
 const http = createHttpClient();
