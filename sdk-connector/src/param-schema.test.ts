@@ -334,7 +334,10 @@ describe('validateParams', () => {
   it("bounds the patterns of one schema together, and one call's pattern matching", () => {
     // [a-z]{990}x compiles to about 993 instructions: eleven of them pass the schema's 10,000.
     const params = Object.fromEntries(
-      Array.from({ length: 11 }, (_, i) => [`p${i}`, { type: 'string', pattern: `[a-z]{990}x${i}` }]),
+      Array.from({ length: 11 }, (_, i) => [
+        `p${i}`,
+        { type: 'string', pattern: `[a-z]{990}x${i}`, maxLength: 200 },
+      ]),
     );
     expect(schemaProblems(params)).toEqual([
       {
@@ -342,10 +345,13 @@ describe('validateParams', () => {
         message: `the patterns of this analytic's params compile to more than ${MAX_SCHEMA_PATTERN_SIZE} instructions together`,
       },
     ]);
-    // One value at the length cap against a pattern at the size cap fits one call's budget; a
-    // second does not.
+    // One value at the length cap against the largest pattern that allows it (64 instructions)
+    // fits one call's budget; a second does not.
     const heavy = checkParamSchema({
-      xs: { type: 'array', items: { type: 'string', pattern: '(.*a){199}', maxLength: MAX_STRING_LENGTH } },
+      xs: {
+        type: 'array',
+        items: { type: 'string', pattern: '(?:.*a.{28}){2}', maxLength: MAX_STRING_LENGTH },
+      },
     });
     const value = 'a'.repeat(MAX_STRING_LENGTH);
     expect(valuesOf(validateParams(heavy, { xs: [value] })).xs?.value).toEqual([value]);
@@ -355,7 +361,19 @@ describe('validateParams', () => {
         message: 'cannot be checked: this call sends more text to match against patterns than one call may',
       },
     ]);
-    expect(MAX_PATTERN_WORK).toBe(MAX_PATTERN_PROGRAM_SIZE * MAX_STRING_LENGTH);
+  });
+
+  it('refuses at deploy a pattern too large for its maxLength, saying what would fit', () => {
+    // [a-z]{1,400} compiles to 801 instructions: 801 × 1,000 (the default maxLength) is too much.
+    expect(schemaProblems({ word: { type: 'string', pattern: '[a-z]{1,400}' } })).toEqual([
+      {
+        param: 'word',
+        message: `pattern compiles to 801 instructions, and matching a value of maxLength 1000 could take 801000 steps, more than ${MAX_PATTERN_WORK}: lower maxLength to 327 or simplify the pattern`,
+      },
+    ]);
+    const fitted = checkParamSchema({ word: { type: 'string', pattern: '[a-z]{1,400}', maxLength: 327 } });
+    expect(valuesOf(validateParams(fitted, { word: 'quarry' })).word?.value).toBe('quarry');
+    expect(MAX_PATTERN_WORK).toBeLessThan(MAX_PATTERN_PROGRAM_SIZE * MAX_STRING_LENGTH);
   });
 
   it('enums accept listed values only', () => {

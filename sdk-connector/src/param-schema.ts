@@ -130,14 +130,23 @@ function checkSpec(
     spec.items = items;
     checkCount(raw, 'minItems', 'maxItems', DEFAULT_MAX_ITEMS, spec, fail);
   } else if (paramType === 'string') {
+    let programSize: number | undefined;
     if (raw.pattern !== undefined) {
       if (typeof raw.pattern !== 'string') fail('pattern must be a string');
-      else checkPattern(raw.pattern, patterns, fail);
+      else programSize = checkPattern(raw.pattern, patterns, fail);
       spec.pattern = raw.pattern;
     }
     checkCount(raw, 'minLength', 'maxLength', DEFAULT_MAX_LENGTH, spec, fail);
-    if (typeof raw.maxLength === 'number' && raw.maxLength > MAX_STRING_LENGTH)
-      fail(`maxLength must be at most ${MAX_STRING_LENGTH}`);
+    const maxLength = typeof raw.maxLength === 'number' ? raw.maxLength : DEFAULT_MAX_LENGTH;
+    if (maxLength > MAX_STRING_LENGTH) fail(`maxLength must be at most ${MAX_STRING_LENGTH}`);
+    else if (programSize !== undefined && programSize * maxLength > MAX_PATTERN_WORK) {
+      // Checked here so that every value the spec admits can be matched within one call's budget.
+      fail(
+        `pattern compiles to ${programSize} instructions, and matching a value of maxLength ${maxLength} ` +
+          `could take ${programSize * maxLength} steps, more than ${MAX_PATTERN_WORK}: lower maxLength to ` +
+          `${Math.floor(MAX_PATTERN_WORK / programSize)} or simplify the pattern`,
+      );
+    }
   } else if (paramType === 'enum') {
     const values = raw.values;
     if (!Array.isArray(values) || values.length === 0 || !values.every((v) => typeof v === 'string')) {
@@ -166,12 +175,19 @@ function checkSpec(
   return ok ? (Object.freeze(spec) as unknown as ParamSpec) : undefined;
 }
 
-/** Compiles an owner's pattern now, so one the engine cannot run is refused at deploy, not per call. */
-function checkPattern(pattern: string, patterns: SchemaPatterns, fail: (m: string) => void): void {
+/**
+ * Compiles an owner's pattern now, so one the engine cannot run is refused at deploy, not per
+ * call; returns its compiled size.
+ */
+function checkPattern(
+  pattern: string,
+  patterns: SchemaPatterns,
+  fail: (m: string) => void,
+): number | undefined {
   const compiled = compileOwnerPattern(pattern);
   if (!compiled.ok) {
     fail(compiled.problem);
-    return;
+    return undefined;
   }
   patterns.size += compiled.pattern.programSize;
   if (patterns.size > MAX_SCHEMA_PATTERN_SIZE) {
@@ -182,6 +198,7 @@ function checkPattern(pattern: string, patterns: SchemaPatterns, fail: (m: strin
         `the patterns of this analytic's params compile to more than ${MAX_SCHEMA_PATTERN_SIZE} instructions together`,
       );
   }
+  return compiled.pattern.programSize;
 }
 
 function checkCount(
