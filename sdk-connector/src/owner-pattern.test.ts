@@ -150,6 +150,9 @@ describe('cachedOwnerPattern', () => {
     const first = cachedOwnerPattern('^[A-Z]{2}$');
     expect(cachedOwnerPattern('^[A-Z]{2}$')).toBe(first);
     expect(cachedOwnerPattern('(ab)\\1')).toBeUndefined();
+    const entries = ownerPatternCacheStats().entries;
+    expect(cachedOwnerPattern('a'.repeat(MAX_PATTERN_LENGTH + 1))).toBeUndefined();
+    expect(ownerPatternCacheStats().entries).toBe(entries);
   });
 
   it('stays bounded in entries and in total program size', () => {

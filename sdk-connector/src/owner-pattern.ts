@@ -64,7 +64,8 @@ const LOOKAROUND = /\(\?<?[=!]/;
  * `\w`, `\s` and `\b` are ASCII; `\p{L}` and other Unicode classes work on code points; `(?i)` makes
  * it case-insensitive. Refuses patterns longer than {@link MAX_PATTERN_LENGTH} or compiling to more
  * than {@link MAX_PATTERN_PROGRAM_SIZE} instructions, with a message an owner can act on (it starts
- * with "pattern"). Never throws.
+ * with "pattern"), returned rather than thrown. Whether a pattern fits a param's `maxLength` is
+ * {@link MAX_PATTERN_WORK}'s business, checked by `checkParamSchema`.
  */
 export function compileOwnerPattern(source: string): OwnerPatternResult {
   if (source.length > MAX_PATTERN_LENGTH) {
@@ -235,6 +236,8 @@ let cachedProgramSize = 0;
  * run (callers treat that as "no value matches": fail closed).
  */
 export function cachedOwnerPattern(source: string): OwnerPattern | undefined {
+  // Never a key: a schema that skipped checkParamSchema could hold a pattern of any size.
+  if (source.length > MAX_PATTERN_LENGTH) return undefined;
   const hit = cache.get(source);
   if (hit !== undefined || cache.has(source)) return hit;
   const result = compileOwnerPattern(source);
