@@ -44,6 +44,16 @@ export { createConnector } from './create-connector.js';
 export { toJsonValue } from './json-values.js';
 export { noopLogger } from './noop-logger.js';
 // Implemented by the SDK helpers (names fixed here so every package can code against them):
+export {
+  compileOwnerPattern,
+  MAX_PATTERN_LENGTH,
+  MAX_PATTERN_PROGRAM_SIZE,
+  MAX_PATTERN_WORK,
+  MAX_SCHEMA_PATTERN_SIZE,
+  MAX_STRING_LENGTH,
+  type OwnerPattern,
+  type OwnerPatternResult,
+} from './owner-pattern.js';
 export { checkParamSchema, coerceQueryParams, validateParams } from './param-schema.js';
 export type {
   ArrayParamSpec,

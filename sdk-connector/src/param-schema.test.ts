@@ -1,6 +1,12 @@
 // Param schema checks, caller validation and query-string coercion, as an owner and a caller see them.
 import { describe, expect, it } from 'vitest';
 import { ConnectorError } from './connector-error.js';
+import {
+  MAX_PATTERN_PROGRAM_SIZE,
+  MAX_PATTERN_WORK,
+  MAX_SCHEMA_PATTERN_SIZE,
+  MAX_STRING_LENGTH,
+} from './owner-pattern.js';
 import { checkParamSchema, coerceQueryParams, parseTimestamp, validateParams } from './param-schema.js';
 import type { ParamIssue, ParamSchema, ParamValidation } from './param-types.js';
 
@@ -59,7 +65,7 @@ describe('checkParamSchema', () => {
       },
       { param: 'a', message: 'unknown type "float"' },
       { param: 'b', message: 'min must not be greater than max' },
-      { param: 'c', message: 'pattern ([a-z is not a valid regular expression' },
+      { param: 'c', message: 'pattern ([a-z is not valid RE2 syntax: missing closing ]: `[a-z`' },
       { param: 'd', message: 'values must list at least one string' },
       { param: 'e', message: 'default must be an integer' },
       { param: 'f', message: 'items: arrays of arrays are not supported' },
@@ -285,6 +291,89 @@ describe('validateParams', () => {
     const alt = checkParamSchema({ r: { type: 'string', pattern: 'EU|US' } });
     expect(issuesOf(validateParams(alt, { r: 'EUROPE' }))).toHaveLength(1);
     expect(valuesOf(validateParams(alt, { r: 'US' })).r?.value).toBe('US');
+  });
+
+  it('patterns run on RE2: catastrophic ones answer, unsupported syntax is refused naming the param', () => {
+    const schema = checkParamSchema({ code: { type: 'string', pattern: '(a+)+$', maxLength: 4096 } });
+    expect(issuesOf(validateParams(schema, { code: `${'a'.repeat(31)}!` }))).toEqual([
+      { param: 'code', message: 'must match the pattern (a+)+$' },
+    ]);
+    expect(issuesOf(validateParams(schema, { code: `${'a'.repeat(4095)}!` }))).toHaveLength(1);
+    expect(valuesOf(validateParams(schema, { code: 'a'.repeat(4096) })).code?.value).toHaveLength(4096);
+    const problems = schemaProblems({
+      twice: { type: 'string', pattern: '(ab)\\1' },
+      ahead: { type: 'array', items: { type: 'string', pattern: 'a(?=b)' } },
+    });
+    expect(problems).toEqual([
+      {
+        param: 'twice',
+        message: expect.stringMatching(/^pattern \(ab\)\\1 uses a backreference, which RE2/),
+      },
+      {
+        param: 'ahead',
+        message: expect.stringMatching(/^items: pattern a\(\?=b\) uses lookahead or lookbehind/),
+      },
+    ]);
+  });
+
+  it(`caps string values at ${MAX_STRING_LENGTH} characters, whatever maxLength says`, () => {
+    expect(schemaProblems({ long: { type: 'string', maxLength: MAX_STRING_LENGTH + 1 } })).toEqual([
+      { param: 'long', message: `maxLength must be at most ${MAX_STRING_LENGTH}` },
+    ]);
+    const capped = checkParamSchema({ s: { type: 'string', maxLength: MAX_STRING_LENGTH } });
+    expect(valuesOf(validateParams(capped, { s: 'x'.repeat(MAX_STRING_LENGTH) })).s?.value).toHaveLength(
+      MAX_STRING_LENGTH,
+    );
+    // A schema that never went through checkParamSchema gets the cap too.
+    const unchecked: ParamSchema = { s: { type: 'string', maxLength: 100_000 } };
+    expect(issuesOf(validateParams(unchecked, { s: 'x'.repeat(MAX_STRING_LENGTH + 1) }))).toEqual([
+      { param: 's', message: `must be a string of at most ${MAX_STRING_LENGTH} characters` },
+    ]);
+  });
+
+  it("bounds the patterns of one schema together, and one call's pattern matching", () => {
+    // [a-z]{990}x compiles to about 993 instructions: eleven of them pass the schema's 10,000.
+    const params = Object.fromEntries(
+      Array.from({ length: 11 }, (_, i) => [
+        `p${i}`,
+        { type: 'string', pattern: `[a-z]{990}x${i}`, maxLength: 200 },
+      ]),
+    );
+    expect(schemaProblems(params)).toEqual([
+      {
+        param: 'p10',
+        message: `the patterns of this analytic's params compile to more than ${MAX_SCHEMA_PATTERN_SIZE} instructions together`,
+      },
+    ]);
+    // One value at the length cap against the largest pattern that allows it (64 instructions)
+    // fits one call's budget; a second does not.
+    const heavy = checkParamSchema({
+      xs: {
+        type: 'array',
+        items: { type: 'string', pattern: '(?:.*a.{28}){2}', maxLength: MAX_STRING_LENGTH },
+      },
+    });
+    const value = 'a'.repeat(MAX_STRING_LENGTH);
+    expect(valuesOf(validateParams(heavy, { xs: [value] })).xs?.value).toEqual([value]);
+    expect(issuesOf(validateParams(heavy, { xs: [value, value] }))).toEqual([
+      {
+        param: 'xs[1]',
+        message: 'cannot be checked: this call sends more text to match against patterns than one call may',
+      },
+    ]);
+  });
+
+  it('refuses at deploy a pattern too large for its maxLength, saying what would fit', () => {
+    // [a-z]{1,400} compiles to 801 instructions: 801 × 1,000 (the default maxLength) is too much.
+    expect(schemaProblems({ word: { type: 'string', pattern: '[a-z]{1,400}' } })).toEqual([
+      {
+        param: 'word',
+        message: `pattern compiles to 801 instructions, and matching a value of maxLength 1000 could take 801000 steps, more than ${MAX_PATTERN_WORK}: lower maxLength to 327 or simplify the pattern`,
+      },
+    ]);
+    const fitted = checkParamSchema({ word: { type: 'string', pattern: '[a-z]{1,400}', maxLength: 327 } });
+    expect(valuesOf(validateParams(fitted, { word: 'quarry' })).word?.value).toBe('quarry');
+    expect(MAX_PATTERN_WORK).toBeLessThan(MAX_PATTERN_PROGRAM_SIZE * MAX_STRING_LENGTH);
   });
 
   it('enums accept listed values only', () => {

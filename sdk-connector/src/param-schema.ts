@@ -3,6 +3,13 @@
 // (validateParams). Every problem is reported at once, in short human messages, because callers fix
 // their request from these messages alone.
 import { ConnectorError, type ConnectorErrorDetail } from './connector-error.js';
+import {
+  cachedOwnerPattern,
+  compileOwnerPattern,
+  MAX_PATTERN_WORK,
+  MAX_SCHEMA_PATTERN_SIZE,
+  MAX_STRING_LENGTH,
+} from './owner-pattern.js';
 import type {
   ArrayParamSpec,
   ParamIssue,
@@ -43,14 +50,25 @@ const KNOWN_KEYS = new Set(Object.values(KEYS_BY_TYPE).flat());
 
 type Check = { readonly value: ScalarValue } | { readonly error: string };
 
+/** What is left of one validation's pattern-matching budget (program size × characters). */
+interface PatternWork {
+  left: number;
+}
+
+/** The program size of the patterns one schema has declared so far. */
+interface SchemaPatterns {
+  size: number;
+}
+
 /**
  * Validates an owner's parameter declarations (parsed YAML or JSON) and returns them as a frozen
  * {@link ParamSchema}; `undefined`/`null` mean "no params". YAML dates (`Date` objects) in `min`,
  * `max` and `default` are normalized to ISO strings.
  *
  * @throws ConnectorError `PARAM_INVALID` whose `details` list every problem found (bad names,
- * unknown types or keys, min > max, bad regex, enum without values, arrays of arrays, a default
- * that fails its own spec, …).
+ * unknown types or keys, min > max, a pattern that is not RE2 syntax (backreferences, lookaround)
+ * or is too long or complex, a `maxLength` above {@link MAX_STRING_LENGTH}, enum without values,
+ * arrays of arrays, a default that fails its own spec, …).
  */
 export function checkParamSchema(schema: unknown): ParamSchema {
   if (schema === undefined || schema === null) return Object.freeze({});
@@ -60,10 +78,11 @@ export function checkParamSchema(schema: unknown): ParamSchema {
   }
   const problems: ConnectorErrorDetail[] = [];
   const out: Record<string, ParamSpec> = {};
+  const patterns: SchemaPatterns = { size: 0 };
   for (const [name, raw] of Object.entries(schema)) {
     const report = (message: string): void => void problems.push({ param: name, message });
     if (!NAME.test(name)) report('name must start with a letter or _ and hold only letters, digits and _');
-    const spec = checkSpec(raw, false, report);
+    const spec = checkSpec(raw, false, report, patterns);
     if (spec !== undefined) setOwn(out, name, spec);
   }
   if (problems.length > 0) {
@@ -73,7 +92,12 @@ export function checkParamSchema(schema: unknown): ParamSchema {
   return Object.freeze(out);
 }
 
-function checkSpec(raw: unknown, isItem: boolean, report: (m: string) => void): ParamSpec | undefined {
+function checkSpec(
+  raw: unknown,
+  isItem: boolean,
+  report: (m: string) => void,
+  patterns: SchemaPatterns,
+): ParamSpec | undefined {
   if (!isPlainObject(raw)) return void report('spec must be an object with a type');
   const type = raw.type;
   if (typeof type !== 'string' || !Object.hasOwn(KEYS_BY_TYPE, type)) {
@@ -101,18 +125,28 @@ function checkSpec(raw: unknown, isItem: boolean, report: (m: string) => void): 
     spec.description = raw.description;
   }
   if (paramType === 'array') {
-    const items = checkSpec(raw.items, true, (m) => fail(`items: ${m}`));
+    const items = checkSpec(raw.items, true, (m) => fail(`items: ${m}`), patterns);
     if (raw.items === undefined) fail('items is missing');
     spec.items = items;
     checkCount(raw, 'minItems', 'maxItems', DEFAULT_MAX_ITEMS, spec, fail);
   } else if (paramType === 'string') {
+    let programSize: number | undefined;
     if (raw.pattern !== undefined) {
       if (typeof raw.pattern !== 'string') fail('pattern must be a string');
-      else if (compilePattern(raw.pattern) === undefined)
-        fail(`pattern ${raw.pattern} is not a valid regular expression`);
+      else programSize = checkPattern(raw.pattern, patterns, fail);
       spec.pattern = raw.pattern;
     }
     checkCount(raw, 'minLength', 'maxLength', DEFAULT_MAX_LENGTH, spec, fail);
+    const maxLength = typeof raw.maxLength === 'number' ? raw.maxLength : DEFAULT_MAX_LENGTH;
+    if (maxLength > MAX_STRING_LENGTH) fail(`maxLength must be at most ${MAX_STRING_LENGTH}`);
+    else if (programSize !== undefined && programSize * maxLength > MAX_PATTERN_WORK) {
+      // Checked here so that every value the spec admits can be matched within one call's budget.
+      fail(
+        `pattern compiles to ${programSize} instructions, and matching a value of maxLength ${maxLength} ` +
+          `could take ${programSize * maxLength} steps, more than ${MAX_PATTERN_WORK}: lower maxLength to ` +
+          `${Math.floor(MAX_PATTERN_WORK / programSize)} or simplify the pattern`,
+      );
+    }
   } else if (paramType === 'enum') {
     const values = raw.values;
     if (!Array.isArray(values) || values.length === 0 || !values.every((v) => typeof v === 'string')) {
@@ -139,6 +173,32 @@ function checkSpec(raw: unknown, isItem: boolean, report: (m: string) => void): 
     return Object.freeze(withDefault) as ParamSpec;
   }
   return ok ? (Object.freeze(spec) as unknown as ParamSpec) : undefined;
+}
+
+/**
+ * Compiles an owner's pattern now, so one the engine cannot run is refused at deploy, not per
+ * call; returns its compiled size.
+ */
+function checkPattern(
+  pattern: string,
+  patterns: SchemaPatterns,
+  fail: (m: string) => void,
+): number | undefined {
+  const compiled = compileOwnerPattern(pattern);
+  if (!compiled.ok) {
+    fail(compiled.problem);
+    return undefined;
+  }
+  patterns.size += compiled.pattern.programSize;
+  if (patterns.size > MAX_SCHEMA_PATTERN_SIZE) {
+    // Reported once, on the param that crossed the line.
+    const before = patterns.size - compiled.pattern.programSize;
+    if (before <= MAX_SCHEMA_PATTERN_SIZE)
+      fail(
+        `the patterns of this analytic's params compile to more than ${MAX_SCHEMA_PATTERN_SIZE} instructions together`,
+      );
+  }
+  return compiled.pattern.programSize;
 }
 
 function checkCount(
@@ -185,14 +245,16 @@ function normalizeDateLike(type: ParamType, v: unknown): unknown {
 /** Validates one declared value (a default), returning a message or undefined. */
 function checkValue(spec: ParamSpec, value: unknown, label: string): string | undefined {
   const issues: ParamIssue[] = [];
-  validateOne(label, spec, value, issues);
+  validateOne(label, spec, value, issues, { left: MAX_PATTERN_WORK });
   return issues.length === 0 ? undefined : issues.map((i) => `${i.param} ${i.message}`).join('; ');
 }
 
 /**
  * Validates a caller's JSON params against a schema. Returns every issue at once (unknown
  * params, missing required ones, wrong types, bounds, patterns, lengths, enum values, array
- * sizes, NUL characters). Defaults are applied; an omitted optional param without default, or an
+ * sizes, NUL characters). Strings are at most {@link MAX_STRING_LENGTH} characters whatever their
+ * `maxLength`, and patterns run in linear time within a per-call budget ({@link MAX_PATTERN_WORK}).
+ * Defaults are applied; an omitted optional param without default, or an
  * explicit `null`, becomes a typed NULL (`{type, array, value: null}`). Integers beyond 2^53 are
  * `bigint`; dates are `YYYY-MM-DD`; timestamps are UTC `YYYY-MM-DDTHH:MM:SS.sssZ`.
  */
@@ -205,6 +267,7 @@ export function validateParams(
   }
   const issues: ParamIssue[] = [];
   const values: Record<string, TypedValue> = {};
+  const work: PatternWork = { left: MAX_PATTERN_WORK };
   for (const key of Object.keys(input)) {
     if (!Object.hasOwn(schema, key)) {
       issues.push({ param: key.length > 64 ? `${key.slice(0, 64)}…` : key, message: 'is not a parameter' });
@@ -212,7 +275,7 @@ export function validateParams(
   }
   for (const [name, spec] of Object.entries(schema)) {
     const given = Object.hasOwn(input, name) ? input[name] : undefined;
-    const typed = validateOne(name, spec, given, issues);
+    const typed = validateOne(name, spec, given, issues, work);
     if (typed !== undefined) setOwn(values, name, typed);
   }
   return issues.length > 0
@@ -225,6 +288,7 @@ function validateOne(
   spec: ParamSpec,
   given: unknown,
   issues: ParamIssue[],
+  work: PatternWork,
 ): TypedValue | undefined {
   const isArray = spec.type === 'array';
   const scalarType = isArray ? (spec as ArrayParamSpec).items.type : (spec.type as ScalarParamType);
@@ -238,7 +302,7 @@ function validateOne(
     return Object.freeze({ type: scalarType, array: isArray, value: null });
   }
   if (!isArray) {
-    const check = checkScalar(spec as ScalarParamSpec, value);
+    const check = checkScalar(spec as ScalarParamSpec, value, work);
     if ('error' in check) return void issues.push({ param: name, message: check.error });
     return Object.freeze({ type: scalarType, array: false, value: check.value });
   }
@@ -258,7 +322,7 @@ function validateOne(
     const check =
       element === null || element === undefined
         ? { error: 'must not be null' }
-        : checkScalar(arraySpec.items, element);
+        : checkScalar(arraySpec.items, element, work);
     if ('error' in check) issues.push({ param: `${name}[${i}]`, message: check.error });
     else out.push(check.value);
   });
@@ -266,7 +330,7 @@ function validateOne(
   return Object.freeze({ type: scalarType, array: true, value: Object.freeze(out) });
 }
 
-function checkScalar(spec: ScalarParamSpec, v: unknown): Check {
+function checkScalar(spec: ScalarParamSpec, v: unknown, work: PatternWork): Check {
   // Built only on failure: describing the spec allocates, and most values pass.
   const expected = (): Check => ({ error: `must be ${describe(spec)}` });
   switch (spec.type) {
@@ -303,11 +367,18 @@ function checkScalar(spec: ScalarParamSpec, v: unknown): Check {
       if (typeof v !== 'string') return expected();
       if (v.includes('\u0000')) return { error: 'must not contain NUL characters' };
       const length = codePointLength(v);
-      if (length > (spec.maxLength ?? DEFAULT_MAX_LENGTH) || length < (spec.minLength ?? 0))
-        return expected();
+      if (length > maxLengthOf(spec) || length < (spec.minLength ?? 0)) return expected();
       if (spec.pattern !== undefined) {
-        const re = cachedPattern(spec.pattern);
-        if (re === undefined || !re.test(v)) return { error: `must match the pattern ${spec.pattern}` };
+        // Unrunnable patterns (a schema that skipped checkParamSchema) match nothing: fail closed.
+        const pattern = cachedOwnerPattern(spec.pattern);
+        const cost = (pattern?.programSize ?? 0) * Math.max(length, 1);
+        if (pattern !== undefined && cost > work.left)
+          return {
+            error: 'cannot be checked: this call sends more text to match against patterns than one call may',
+          };
+        work.left -= cost;
+        if (pattern === undefined || !pattern.matches(v))
+          return { error: `must match the pattern ${spec.pattern}` };
       }
       return { value: v };
     }
@@ -353,27 +424,9 @@ function codePointLength(s: string): number {
   return n;
 }
 
-// Owners' patterns compiled once per process, not per request; bounded so schemas churning
-// through many patterns cannot grow it without end.
-const PATTERN_CACHE = new Map<string, RegExp | undefined>();
-const PATTERN_CACHE_MAX = 1000;
-
-function cachedPattern(pattern: string): RegExp | undefined {
-  let re = PATTERN_CACHE.get(pattern);
-  if (re === undefined && !PATTERN_CACHE.has(pattern)) {
-    if (PATTERN_CACHE.size >= PATTERN_CACHE_MAX) PATTERN_CACHE.clear();
-    re = compilePattern(pattern);
-    PATTERN_CACHE.set(pattern, re);
-  }
-  return re;
-}
-
-function compilePattern(pattern: string): RegExp | undefined {
-  try {
-    return new RegExp(`^(?:${pattern})$`, 'u');
-  } catch {
-    return undefined;
-  }
+/** A string's effective maximum length: its `maxLength` (default 1,000), never above the hard cap. */
+function maxLengthOf(spec: ScalarParamSpec): number {
+  return Math.min(spec.maxLength ?? DEFAULT_MAX_LENGTH, MAX_STRING_LENGTH);
 }
 
 /**
@@ -437,7 +490,7 @@ function describe(spec: ScalarParamSpec): string {
   if (spec.type === 'enum') return `one of: ${(spec.values ?? []).join(', ')}`;
   const noun = describeType(spec.type);
   if (spec.type === 'string') {
-    const max = spec.maxLength ?? DEFAULT_MAX_LENGTH;
+    const max = maxLengthOf(spec);
     const min = spec.minLength ?? 0;
     return min > 0 ? `${noun} of ${min} to ${max} characters` : `${noun} of at most ${max} characters`;
   }

@@ -19,11 +19,15 @@ export interface ScalarParamSpec {
   readonly min?: number | string;
   /** Upper bound: a number for integer/number, an ISO string for date/timestamp. */
   readonly max?: number | string;
-  /** For strings: a regular expression the whole value must match. */
+  /**
+   * For strings: a regular expression the whole value must match, in RE2 syntax (no backreferences,
+   * no lookahead or lookbehind), at most 512 characters: owners' patterns run on a linear-time
+   * engine. See `compileOwnerPattern`.
+   */
   readonly pattern?: string;
   /** For strings: minimum length in characters. */
   readonly minLength?: number;
-  /** For strings: maximum length in characters (default 1,000). */
+  /** For strings: maximum length in characters (default 1,000; at most 4,096, `MAX_STRING_LENGTH`). */
   readonly maxLength?: number;
   /** For enums: the allowed values. */
   readonly values?: readonly string[];
