@@ -5,7 +5,7 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import type { AppEnv } from '../http/app-env.js';
-import { pathParam, route } from '../http/route.js';
+import { describedRoute, pathParam } from '../http/route.js';
 import type { QueryCallRequest } from '../query/query-call.js';
 import { ANALYTIC_ROUTE, QUERY_ROUTE } from '../routes/query.js';
 
@@ -30,8 +30,8 @@ async function serve(c: Context<AppEnv>, request: QueryCallRequest): Promise<Res
 }
 
 export function registerQueryRoutes(app: OpenAPIHono<AppEnv>): void {
-  route(app, QUERY_ROUTE, async (c) => serve(c, { method: 'POST', body: await c.req.text() }));
-  route(app, ANALYTIC_ROUTE, (c) => {
+  describedRoute(app, QUERY_ROUTE, async (c) => serve(c, { method: 'POST', body: await c.req.text() }));
+  describedRoute(app, ANALYTIC_ROUTE, (c) => {
     // A null-prototype record: `?__proto__=…` must be an unknown param, not a prototype.
     const query: Record<string, string | string[]> = Object.create(null);
     for (const [key, values] of Object.entries(c.req.queries())) {

@@ -3,21 +3,24 @@
 import { z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { PERIOD_PATTERN, periodOf } from '../billing/billing-period.js';
-import { ApiError } from '../errors/api-error.js';
+import type { AppEnv } from './app-env.js';
+import { valid } from './route.js';
 
-export const PeriodQuerySchema = z.string().regex(PERIOD_PATTERN).optional().openapi({
-  description: 'Calendar month in UTC, `YYYY-MM` (default: the current month)',
-  example: '2026-11',
-});
+/** A calendar month in UTC, `YYYY-MM`. */
+export const PeriodSchema = z.string().regex(PERIOD_PATTERN, 'must be a month as YYYY-MM');
 
-/** The request's period, or the current UTC month; INVALID_REQUEST when malformed. */
-export function periodParam(c: Context, now: Date = new Date()): string {
-  const raw = c.req.query('period');
-  if (raw === undefined || raw === '') return periodOf(now);
-  if (!PERIOD_PATTERN.test(raw)) {
-    throw new ApiError('INVALID_REQUEST', `period must be a month as YYYY-MM, got "${raw.slice(0, 32)}".`);
-  }
-  return raw;
+export const PeriodQuerySchema = z
+  .union([PeriodSchema, z.literal('')])
+  .optional()
+  .openapi({
+    description: 'Calendar month in UTC, `YYYY-MM` (default: the current month)',
+    example: '2026-11',
+  });
+
+/** The request's validated `?period=`, or the current UTC month. */
+export function periodParam(c: Context<AppEnv>, now: Date = new Date()): string {
+  const { period } = valid(c, 'query', ReportQuerySchema);
+  return period === undefined || period === '' ? periodOf(now) : period;
 }
 
 /** The query of a reporting route: `?period=YYYY-MM` and `?format=json|csv`. */

@@ -2,19 +2,19 @@
 // their plan and current-period calls, change an account's plan, set or lift a key's rate limit,
 // close a billing period (which freezes its owner statements), rotate the OAuth signing key.
 import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
-import { PERIOD_PATTERN, periodOf } from '../billing/billing-period.js';
+import { periodOf } from '../billing/billing-period.js';
 import { ApiError } from '../errors/api-error.js';
 import { isStoreError } from '../errors/store-error.js';
 import type { AppEnv } from '../http/app-env.js';
 import { AUTHED_ERRORS, BODY_ERRORS, CONFLICT_ERROR, NOT_FOUND_ERROR } from '../http/common-schemas.js';
 import { adminAuth } from '../http/middleware/admin-auth.js';
+import { PeriodSchema } from '../http/period-param.js';
 import { readJson } from '../http/read-json.js';
 import { AccountSchema, accountJson, KeySchema, keyJson } from '../http/resources.js';
-import { pathParam, route } from '../http/route.js';
+import { pathParam, route, valid } from '../http/route.js';
 import { RateLimitOverrideSchema } from '../rate-limit/plan-policies.js';
 import type { ApiKey } from '../store/api-key-repository.js';
 import type { SigningKeyRecord } from '../store/oauth-signing-key-repository.js';
-import { zodDetails } from '../validation/json-body.js';
 
 /** The OpenAPI security requirement of the operator routes. */
 export const ADMIN_SECURITY = [{ adminAuth: [] }];
@@ -89,16 +89,10 @@ export function registerAdminRoutes(app: OpenAPIHono<AppEnv>): void {
     }),
     adminAuth(),
     async (c) => {
-      const parsed = PageQuery.safeParse(c.req.query());
-      if (!parsed.success) {
-        const details = zodDetails(parsed.error);
-        throw new ApiError('INVALID_REQUEST', `Invalid query: ${details[0]?.field}: ${details[0]?.message}`, {
-          details,
-        });
-      }
+      const page = valid(c, 'query', PageQuery);
       const { store } = c.var.services;
       const period = periodOf(new Date());
-      const accounts = await store.accounts.list(parsed.data);
+      const accounts = await store.accounts.list(page);
       const calls = await Promise.all(accounts.map((a) => store.usage.counter(a.id, period)));
       return c.json({
         accounts: accounts.map((a, i) => ({
@@ -221,7 +215,7 @@ export function registerAdminRoutes(app: OpenAPIHono<AppEnv>): void {
       description:
         'Only a month that has ended (UTC) can be closed. Idempotent. 409 with `retry_after` while calls of the period are still in flight.',
       security: ADMIN_SECURITY,
-      request: { params: z.object({ period: z.string().openapi({ example: '2026-10' }) }) },
+      request: { params: z.object({ period: PeriodSchema.openapi({ example: '2026-10' }) }) },
       responses: {
         200: {
           description: 'Closed',
@@ -237,10 +231,7 @@ export function registerAdminRoutes(app: OpenAPIHono<AppEnv>): void {
     }),
     adminAuth(),
     async (c) => {
-      const period = pathParam(c, 'period');
-      if (!PERIOD_PATTERN.test(period)) {
-        throw new ApiError('INVALID_REQUEST', 'period must be a month as YYYY-MM.');
-      }
+      const { period } = valid(c, 'param', z.object({ period: PeriodSchema }));
       // `YYYY-MM` strings order like the months they name.
       const current = periodOf(new Date());
       if (period >= current) {

@@ -9,10 +9,9 @@ import type { AppEnv } from '../http/app-env.js';
 import { AUTHED_ERRORS, BEARER, BODY_ERRORS, NOT_FOUND_ERROR } from '../http/common-schemas.js';
 import { requireScope } from '../http/middleware/require-scope.js';
 import { readJson } from '../http/read-json.js';
-import { pathParam, route } from '../http/route.js';
+import { pathParam, route, valid } from '../http/route.js';
 import type { AnalyticDefinition } from '../store/analytic-repository.js';
 import type { MarketplaceListing } from '../store/listing-repository.js';
-import { zodDetails } from '../validation/json-body.js';
 
 /** The credits a call of this definition costs (the definition schema's default is 1). */
 export function definitionPrice(definition: AnalyticDefinition): number {
@@ -115,14 +114,7 @@ export function registerMarketplaceRoutes(app: OpenAPIHono<AppEnv>): void {
       },
     }),
     async (c) => {
-      const parsed = ListingSearchQuerySchema.safeParse(c.req.query());
-      if (!parsed.success) {
-        const details = zodDetails(parsed.error);
-        throw new ApiError('INVALID_REQUEST', `Invalid query: ${details[0]?.field}: ${details[0]?.message}`, {
-          details,
-        });
-      }
-      const { q, category, sort, limit, offset } = parsed.data;
+      const { q, category, sort, limit, offset } = valid(c, 'query', ListingSearchQuerySchema);
       const { store } = c.var.services;
       const page = await store.listings.search({
         ...(q === undefined ? {} : { text: q }),

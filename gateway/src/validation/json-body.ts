@@ -51,7 +51,9 @@ export function parseJsonBody(contentType: string | undefined, text: string): un
 }
 
 /** Turns zod issues into envelope details. */
-export function zodDetails(error: z.ZodError): { field: string; message: string }[] {
+export function zodDetails(error: {
+  readonly issues: readonly z.core.$ZodIssue[];
+}): { field: string; message: string }[] {
   return error.issues.map((i) => ({ field: i.path.join('.') || '(body)', message: i.message }));
 }
 
