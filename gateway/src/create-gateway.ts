@@ -29,8 +29,10 @@ import type { Keyring } from './security/keyring.js';
 import { createSecretBox } from './security/secret-box.js';
 import { createAccountService } from './services/account-service.js';
 import { createAnalyticsService } from './services/analytics-service.js';
+import { createBillingService } from './services/billing-service.js';
 import { createConnectionService } from './services/connection-service.js';
 import type { GatewayServices } from './services/gateway-services.js';
+import { createMarketplaceService } from './services/marketplace-service.js';
 import { createChangeFeed } from './store/change-feed.js';
 import { createControlPlaneStore } from './store/control-plane-store.js';
 import { migrate } from './store/migrate.js';
@@ -125,6 +127,13 @@ export async function createGateway(
       tryTokens,
       accessTokens: oauth.authenticator,
     });
+    const accounts = createAccountService(store, {
+      // Cached principals carry the plan and the key's limit: drop them so a change applies at once.
+      onPlanChanged: () => auth.forgetAll(),
+      onKeyChanged: (keyId) => auth.forgetKey(keyId),
+    });
+    const billing = createBillingService(store, plans);
+    const marketplace = createMarketplaceService(store);
     const queries = createQueryService({
       catalog,
       connectors: connections,
@@ -135,8 +144,9 @@ export async function createGateway(
       analytics: store.analytics,
       connections: store.connections,
       plugins,
+      changes: store.changes,
+      dropCached: (analyticId) => resultCache.delete(cacheKeyPrefix(analyticId)),
     });
-    const accounts = createAccountService(store);
     const metering = createMetering({
       usage: store.usage,
       plans,
@@ -178,6 +188,8 @@ export async function createGateway(
       connections,
       analytics,
       accounts,
+      billing,
+      marketplace,
       plans,
       policies,
       rateLimiter,

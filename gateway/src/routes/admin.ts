@@ -90,16 +90,14 @@ export function registerAdminRoutes(app: OpenAPIHono<AppEnv>): void {
     adminAuth(),
     async (c) => {
       const page = valid(c, 'query', PageQuery);
-      const { store } = c.var.services;
       const period = periodOf(new Date());
-      const accounts = await store.accounts.list(page);
-      const calls = await Promise.all(accounts.map((a) => store.usage.counter(a.id, period)));
+      const rows = await c.var.services.accounts.listWithCalls(page, period);
       return c.json({
-        accounts: accounts.map((a, i) => ({
+        accounts: rows.map(({ account: a, calls }) => ({
           ...accountJson(a),
           closed_at: a.closedAt?.toISOString() ?? null,
           period,
-          calls: Number(calls[i] ?? 0),
+          calls,
         })),
       });
     },
@@ -131,7 +129,7 @@ export function registerAdminRoutes(app: OpenAPIHono<AppEnv>): void {
     }),
     adminAuth(),
     async (c) => {
-      const { store, plans, auth } = c.var.services;
+      const { accounts, plans } = c.var.services;
       const body = await readJson(c, PlanChangeSchema);
       if (plans.get(body.plan) === undefined) {
         const known = plans.list().map((p) => p.id);
@@ -139,9 +137,7 @@ export function registerAdminRoutes(app: OpenAPIHono<AppEnv>): void {
           details: [{ field: 'plan', message: `one of ${known.join(', ')}` }],
         });
       }
-      const account = await store.accounts.setPlan(pathParam(c, 'id'), body.plan);
-      // Cached principals carry the plan: drop them all so the new one applies to the next call.
-      auth.forgetAll();
+      const account = await accounts.setPlan(pathParam(c, 'id'), body.plan);
       return c.json({ account: accountJson(account) });
     },
   );
@@ -170,10 +166,8 @@ export function registerAdminRoutes(app: OpenAPIHono<AppEnv>): void {
     }),
     adminAuth(),
     async (c) => {
-      const { store, auth } = c.var.services;
       const override = await readJson(c, RateLimitOverrideSchema);
-      const key = await store.keys.setRateLimit(pathParam(c, 'id'), override);
-      auth.forgetKey(key.id);
+      const key = await c.var.services.accounts.setKeyRateLimit(pathParam(c, 'id'), override);
       return c.json({ key: adminKeyJson(key) });
     },
   );
@@ -198,9 +192,7 @@ export function registerAdminRoutes(app: OpenAPIHono<AppEnv>): void {
     }),
     adminAuth(),
     async (c) => {
-      const { store, auth } = c.var.services;
-      const key = await store.keys.setRateLimit(pathParam(c, 'id'), null);
-      auth.forgetKey(key.id);
+      const key = await c.var.services.accounts.setKeyRateLimit(pathParam(c, 'id'), null);
       return c.json({ key: adminKeyJson(key) });
     },
   );
@@ -241,7 +233,7 @@ export function registerAdminRoutes(app: OpenAPIHono<AppEnv>): void {
         );
       }
       try {
-        const closed = await c.var.services.store.statements.closePeriod(period);
+        const closed = await c.var.services.billing.closePeriod(period);
         return c.json({
           period: closed.period,
           closed_at: closed.closedAt.toISOString(),

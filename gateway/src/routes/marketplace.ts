@@ -10,14 +10,10 @@ import { AUTHED_ERRORS, BEARER, BODY_ERRORS, NOT_FOUND_ERROR } from '../http/com
 import { requireScope } from '../http/middleware/require-scope.js';
 import { readJson } from '../http/read-json.js';
 import { pathParam, route, valid } from '../http/route.js';
-import type { AnalyticDefinition } from '../store/analytic-repository.js';
+import { definitionPrice } from '../services/marketplace-service.js';
 import type { MarketplaceListing } from '../store/listing-repository.js';
 
 /** The credits a call of this definition costs (the definition schema's default is 1). */
-export function definitionPrice(definition: AnalyticDefinition): number {
-  const price = definition.price;
-  return typeof price === 'number' && Number.isSafeInteger(price) && price >= 0 ? price : 1;
-}
 
 export const ListingSearchQuerySchema = z.object({
   q: z.string().max(200).optional().openapi({ description: 'Text in the title, description, name or a tag' }),
@@ -115,23 +111,16 @@ export function registerMarketplaceRoutes(app: OpenAPIHono<AppEnv>): void {
     }),
     async (c) => {
       const { q, category, sort, limit, offset } = valid(c, 'query', ListingSearchQuerySchema);
-      const { store } = c.var.services;
-      const page = await store.listings.search({
+      const page = await c.var.services.marketplace.search({
         ...(q === undefined ? {} : { text: q }),
         ...(category === undefined || category === '' ? {} : { category }),
         sort,
         limit,
         offset,
       });
-      const prices = await Promise.all(
-        page.items.map(async (l) => {
-          const analytic = await store.analytics.get(l.name);
-          return analytic === null ? l.price : definitionPrice(analytic.definition);
-        }),
-      );
       return c.json({
-        items: page.items.map((l, i) => itemJson(l, prices[i] ?? l.price)),
-        total: Number(page.total),
+        items: page.items.map(({ listing, price }) => itemJson(listing, price)),
+        total: page.total,
       });
     },
   );
@@ -152,7 +141,7 @@ export function registerMarketplaceRoutes(app: OpenAPIHono<AppEnv>): void {
     }),
     async (c) => {
       const name = pathParam(c, 'name');
-      const listing = await c.var.services.store.listings.get(name);
+      const listing = await c.var.services.marketplace.listing(name);
       if (listing === null) throw new ApiError('NOT_FOUND', `No listing "${name}" on the marketplace.`);
       const params = { ...listing.exampleParams };
       const body = { source: listing.name, params };

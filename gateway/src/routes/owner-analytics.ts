@@ -1,7 +1,6 @@
 // Owner analytics: create, update (a new version each time), deploy (idempotent), list, show
 // (any version), version history, delete, and dropping an analytic's cached answers.
 import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
-import { cacheKeyPrefix } from '../cache/cache-key.js';
 import { AnalyticDefinitionSchema } from '../catalog/analytic-definition.js';
 import type { AppEnv } from '../http/app-env.js';
 import {
@@ -229,11 +228,7 @@ export function registerOwnerAnalyticsRoutes(app: OpenAPIHono<AppEnv>): void {
     }),
     requireScope('owner'),
     async (c) => {
-      const { analytics, store, resultCache } = c.var.services;
-      const analytic = await analytics.get(c.var.principal.accountId, pathParam(c, 'name'));
-      // Durable first: every other instance reads it from the change log and drops its own.
-      await store.changes.append('analytic_cache', analytic.id);
-      resultCache.delete(cacheKeyPrefix(analytic.id));
+      await c.var.services.analytics.purgeCache(c.var.principal.accountId, pathParam(c, 'name'));
       return c.body(null, 204);
     },
   );

@@ -16,9 +16,9 @@ import {
 import { requireScope } from '../http/middleware/require-scope.js';
 import { readJson } from '../http/read-json.js';
 import { pathParam, route } from '../http/route.js';
+import { definitionPrice } from '../services/marketplace-service.js';
 import type { Analytic } from '../store/analytic-repository.js';
 import type { Listing } from '../store/listing-repository.js';
-import { definitionPrice } from './marketplace.js';
 
 export const ListingInputSchema = z
   .object({
@@ -97,7 +97,7 @@ export function registerOwnerListingRoutes(app: OpenAPIHono<AppEnv>): void {
     }),
     requireScope('owner'),
     async (c) => {
-      const { analytics, store } = c.var.services;
+      const { analytics, marketplace } = c.var.services;
       const ownerId = c.var.principal.accountId;
       const body = await readJson(c, ListingInputSchema);
       const analytic = await analytics.get(ownerId, pathParam(c, 'name'));
@@ -116,7 +116,7 @@ export function registerOwnerListingRoutes(app: OpenAPIHono<AppEnv>): void {
         );
       }
       // A field left out keeps the listing's current value, else the definition's own.
-      const current = await store.listings.getForOwner(ownerId, analytic.id);
+      const current = await marketplace.ownerListing(ownerId, analytic.id);
       const exampleParams = body.example_params ?? current?.exampleParams ?? definition.example_params ?? {};
       const checked = validateParams(definition.params, exampleParams);
       if (!checked.ok) {
@@ -124,7 +124,7 @@ export function registerOwnerListingRoutes(app: OpenAPIHono<AppEnv>): void {
           details: checked.issues.map((i) => ({ param: i.param, message: i.message })),
         });
       }
-      const listing = await store.listings.publish(ownerId, analytic.id, {
+      const listing = await marketplace.publish(ownerId, analytic.id, {
         title: body.title ?? current?.title ?? definition.title ?? analytic.name,
         description: body.description ?? current?.description ?? definition.description ?? '',
         category: body.category ?? current?.category ?? definition.category ?? 'Other',
@@ -151,7 +151,7 @@ export function registerOwnerListingRoutes(app: OpenAPIHono<AppEnv>): void {
     async (c) => {
       const ownerId = c.var.principal.accountId;
       const analytic = await c.var.services.analytics.get(ownerId, pathParam(c, 'name'));
-      const listing = await c.var.services.store.listings.getForOwner(ownerId, analytic.id);
+      const listing = await c.var.services.marketplace.ownerListing(ownerId, analytic.id);
       if (listing === null) throw new ApiError('NOT_FOUND', `"${analytic.name}" has never been listed.`);
       return c.json({ listing: listingJson(listing, analytic) });
     },
@@ -172,7 +172,7 @@ export function registerOwnerListingRoutes(app: OpenAPIHono<AppEnv>): void {
     async (c) => {
       const ownerId = c.var.principal.accountId;
       const analytic = await c.var.services.analytics.get(ownerId, pathParam(c, 'name'));
-      const listing = await c.var.services.store.listings.unpublish(ownerId, analytic.id);
+      const listing = await c.var.services.marketplace.unpublish(ownerId, analytic.id);
       return c.json({ listing: listingJson(listing, analytic) });
     },
   );

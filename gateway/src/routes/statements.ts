@@ -77,10 +77,7 @@ export function registerStatementRoutes(app: OpenAPIHono<AppEnv>): void {
     async (c) => {
       const csv = wantsCsv(c);
       const period = periodParam(c);
-      const statement = await c.var.services.store.statements.ownerStatement(
-        c.var.principal.accountId,
-        period,
-      );
+      const statement = await c.var.services.billing.ownerStatement(c.var.principal.accountId, period);
       if (csv) return csvResponse(c, `quarry-statement-${period}.csv`, statementCsv(statement));
       return c.json({
         period,

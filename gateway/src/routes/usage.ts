@@ -90,17 +90,14 @@ export function registerUsageRoutes(app: OpenAPIHono<AppEnv>): void {
     }),
     requireScope('account'),
     async (c) => {
-      const { store, plans } = c.var.services;
       const csv = wantsCsv(c);
       const period = periodParam(c);
-      const accountId = c.var.principal.accountId;
-      // The stored plan, not the cached principal's: an operator's change shows at once.
-      const account = await store.accounts.get(accountId);
-      const plan = plans.resolve(account?.plan ?? c.var.principal.plan);
-      const [report, counted] = await Promise.all([
-        store.usage.usageFor(accountId, period),
-        store.usage.counter(accountId, period),
-      ]);
+      const { principal } = c.var;
+      const { plan, report, counted } = await c.var.services.billing.usage(
+        principal.accountId,
+        principal.plan,
+        period,
+      );
       if (csv) return csvResponse(c, `quarry-usage-${period}.csv`, usageCsv(report));
       const calls = Number(report.totals.calls);
       return c.json({
@@ -111,8 +108,7 @@ export function registerUsageRoutes(app: OpenAPIHono<AppEnv>): void {
           credits: Number(report.totals.credits),
           marketplace_calls: Number(report.totals.marketplaceCalls),
           // The quota counter includes calls in flight: what is left is what a call can still get.
-          remaining_calls:
-            plan.included_calls === null ? null : Math.max(0, plan.included_calls - Number(counted)),
+          remaining_calls: plan.included_calls === null ? null : Math.max(0, plan.included_calls - counted),
           amount_due_cents: plan.monthly_price_cents + calls * plan.per_call_cents,
         },
         by_analytic: report.byAnalytic.map((a) => ({

@@ -3,8 +3,9 @@
 
 import { SCOPES, type Scope } from '../auth/principal.js';
 import { ApiError } from '../errors/api-error.js';
+import type { RateLimitOverride } from '../rate-limit/plan-policies.js';
 import { generateApiKey } from '../security/api-key.js';
-import type { Account } from '../store/account-repository.js';
+import type { Account, ListOptions } from '../store/account-repository.js';
 import type { ApiKey } from '../store/api-key-repository.js';
 import type { ControlPlaneStore } from '../store/control-plane-store.js';
 
@@ -30,9 +31,27 @@ export interface AccountService {
   createKey(accountId: string, request: NewKeyRequest): Promise<IssuedKey>;
   listKeys(accountId: string): Promise<readonly ApiKey[]>;
   revokeKey(accountId: string, keyId: string): Promise<ApiKey>;
+  /** Operator: a page of accounts, each with its calls counted in `period`. */
+  listWithCalls(
+    page: ListOptions,
+    period: string,
+  ): Promise<readonly { readonly account: Account; readonly calls: number }[]>;
+  /** Operator: moves an account to `plan` (verified credentials then forget their plan). */
+  setPlan(accountId: string, plan: string): Promise<Account>;
+  /** Operator: sets (or, with null, lifts) a key's rate-limit override. */
+  setKeyRateLimit(keyId: string, override: RateLimitOverride | null): Promise<ApiKey>;
 }
 
-export function createAccountService(store: ControlPlaneStore): AccountService {
+export interface AccountServiceOptions {
+  /** Told when a plan or a key's limit changes, so cached verdicts are dropped at once here. */
+  readonly onPlanChanged?: () => void;
+  readonly onKeyChanged?: (keyId: string) => void;
+}
+
+export function createAccountService(
+  store: ControlPlaneStore,
+  options: AccountServiceOptions = {},
+): AccountService {
   async function issue(tx: ControlPlaneStore, accountId: string, request: NewKeyRequest): Promise<IssuedKey> {
     if (request.expiresAt && request.expiresAt.getTime() <= Date.now()) {
       throw new ApiError('INVALID_REQUEST', 'expires_at must be in the future.', {
@@ -67,5 +86,20 @@ export function createAccountService(store: ControlPlaneStore): AccountService {
     createKey: (accountId, request) => issue(store, accountId, request),
     listKeys: (accountId) => store.keys.listForAccount(accountId),
     revokeKey: (accountId, keyId) => store.keys.revoke(accountId, keyId),
+    async listWithCalls(page, period) {
+      const accounts = await store.accounts.list(page);
+      const calls = await Promise.all(accounts.map((a) => store.usage.counter(a.id, period)));
+      return accounts.map((account, i) => ({ account, calls: Number(calls[i] ?? 0) }));
+    },
+    async setPlan(accountId, plan) {
+      const account = await store.accounts.setPlan(accountId, plan);
+      options.onPlanChanged?.();
+      return account;
+    },
+    async setKeyRateLimit(keyId, override) {
+      const key = await store.keys.setRateLimit(keyId, override);
+      options.onKeyChanged?.(key.id);
+      return key;
+    },
   };
 }

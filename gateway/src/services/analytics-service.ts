@@ -7,6 +7,7 @@ import { type AnalyticDefinition, parseAnalyticDefinition } from '../catalog/ana
 import type { PluginRegistry } from '../connections/plugin-registry.js';
 import { ApiError, type ApiErrorDetail } from '../errors/api-error.js';
 import type { Analytic, AnalyticRepository, AnalyticVersion } from '../store/analytic-repository.js';
+import type { ChangeLogRepository } from '../store/change-log-repository.js';
 import type { ConnectionRepository } from '../store/connection-repository.js';
 
 export type DeployOutcome = 'created' | 'updated' | 'unchanged';
@@ -26,10 +27,18 @@ export interface AnalyticsService {
   list(ownerId: string): Promise<readonly Analytic[]>;
   versions(ownerId: string, name: string): Promise<readonly AnalyticVersion[]>;
   delete(ownerId: string, name: string): Promise<void>;
+  /**
+   * Drops every cached answer of the owner's analytic `name`: durably logged first, so every
+   * other instance drops its own from the change feed, then here at once.
+   */
+  purgeCache(ownerId: string, name: string): Promise<void>;
 }
 
 export interface AnalyticsServiceOptions {
   readonly analytics: AnalyticRepository;
+  readonly changes: Pick<ChangeLogRepository, 'append'>;
+  /** Drops this instance's cached answers of an analytic (every version of it). */
+  readonly dropCached: (analyticId: string) => void;
   readonly connections: Pick<ConnectionRepository, 'findByName'>;
   readonly plugins: PluginRegistry;
 }
@@ -45,7 +54,7 @@ function stored(definition: AnalyticDefinition): Record<string, unknown> {
 }
 
 export function createAnalyticsService(options: AnalyticsServiceOptions): AnalyticsService {
-  const { analytics, connections, plugins } = options;
+  const { analytics, connections, plugins, changes, dropCached } = options;
 
   const service: AnalyticsService = {
     async validate(ownerId, input) {
@@ -136,6 +145,12 @@ export function createAnalyticsService(options: AnalyticsServiceOptions): Analyt
     list: (ownerId) => analytics.listByOwner(ownerId),
     versions: (ownerId, name) => analytics.listVersions(ownerId, name),
     delete: (ownerId, name) => analytics.delete(ownerId, name),
+    async purgeCache(ownerId, name) {
+      const analytic = await service.get(ownerId, name);
+      // Durable first: every other instance reads it from the change log and drops its own.
+      await changes.append('analytic_cache', analytic.id);
+      dropCached(analytic.id);
+    },
   };
   return service;
 }

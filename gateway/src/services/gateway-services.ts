@@ -18,7 +18,9 @@ import type { RateLimiter } from '../rate-limit/rate-limiter.js';
 import type { ControlPlaneStore } from '../store/control-plane-store.js';
 import type { AccountService } from './account-service.js';
 import type { AnalyticsService } from './analytics-service.js';
+import type { BillingService } from './billing-service.js';
 import type { ConnectionService } from './connection-service.js';
+import type { MarketplaceService } from './marketplace-service.js';
 
 export interface HealthCheck {
   readonly ok: boolean;
@@ -43,6 +45,8 @@ export interface GatewayServices {
   readonly connections: ConnectionService;
   readonly analytics: AnalyticsService;
   readonly accounts: AccountService;
+  readonly billing: BillingService;
+  readonly marketplace: MarketplaceService;
   readonly health: HealthService;
   readonly plans: PlanCatalog;
   readonly policies: PlanPolicies;
