@@ -1,7 +1,7 @@
 // Owner patterns: a string param's `pattern` is a stranger's text that runs against every caller's
 // value, in the gateway's one event loop. A backtracking engine (JavaScript's RegExp) takes
-// exponential time on patterns like `(a+)+$`: 32 characters held every tenant's requests for 9 s
-// (issue 17). So patterns run on re2js, a pure-JS port of RE2, whose time is linear in the value,
+// exponential time on patterns like `(a+)+$`: 32 characters held every tenant's requests for
+// seconds. So patterns run on re2js, a pure-JS port of RE2, whose time is linear in the value,
 // and that linear time is bounded too: its factor is the pattern's compiled size (when the engine's
 // DFA cache thrashes, re2js falls back to simulating every instruction for every character), so
 // compiled size × characters is bounded per value at deploy and per call at run time.
@@ -19,7 +19,7 @@ export const MAX_PATTERN_PROGRAM_SIZE = 1000;
 
 /**
  * The most instructions the patterns of one param schema may compile to together: every pattern is
- * compiled when an analytic is deployed, about 10 µs an instruction at worst.
+ * compiled when an analytic is deployed (bench/README.md has the cost per instruction).
  */
 export const MAX_SCHEMA_PATTERN_SIZE = 10_000;
 

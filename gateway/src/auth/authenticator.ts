@@ -68,7 +68,7 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
   const cacheMs = options.cacheMs ?? 1_000;
   const digestsByKey = new Map<string, string>();
   // The presented key's text → its digest (base64), for well-formed keys only: parsing is a pure
-  // function of the text (a regex, a CRC32 and a SHA-256, ~5 µs), and every call presents one of
+  // function of the text (a regex, a CRC32 and a SHA-256; bench/README.md has its cost), and every call presents one of
   // the same few keys. Verdicts still come from `cache`, so revocation is unaffected. Bounded;
   // cleared when full.
   const digestOfText = new Map<string, string>();

@@ -42,6 +42,13 @@ for (const { backend, available } of backends) {
         expect(names[0]).toBe('001_init');
         expect((await migrate(db)).applied).toEqual(names);
         expect((await migrate(db)).applied).toEqual([]);
+        // 004's optimistic reserve has no caller since 005; 006 drops it.
+        const functions = await db.query<{ proname: string }>(
+          `SELECT p.proname FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+            WHERE n.nspname = current_schema() AND p.proname LIKE 'quarry_%' ORDER BY 1`,
+        );
+        expect(functions.map((f) => f.proname)).not.toContain('quarry_reserve_calls_optimistic');
+        expect(functions.map((f) => f.proname)).toContain('quarry_charge_calls');
         const tables = await db.query<{ table_name: string }>(
           `SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() ORDER BY 1`,
         );

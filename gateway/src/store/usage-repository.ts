@@ -227,7 +227,7 @@ const CHARGE_CALLS = `SELECT o_account, o_period, o_calls FROM quarry_charge_cal
  * The optimistic write: every call admitted, or SQLSTATE QRY01 and nothing written. Calls are
  * sent grouped (one element per distinct combination of their fields but request id and
  * latency; see migration 005), and each call's `used` is derived from the counters returned,
- * exactly as quarry_reserve_calls_optimistic (004) computed it: the k-th of the m api calls of
+ * as the exact path counts them: the k-th of the m api calls of
  * an (account, period) whose counter ends at C used C - (m - k); a marketplace call, C.
  */
 async function chargeBatch(
@@ -319,7 +319,7 @@ async function chargeBatch(
       groups,
       latencies,
     ],
-    // Parsed and planned once per connection: ~1.6 µs of PostgreSQL CPU per call of 32-call batches.
+    // Parsed and planned once per connection (a named statement; bench/README.md has the saving).
     { name: 'quarry_charge_calls' },
   );
   const counters = new Map<string, number | null>();
@@ -332,7 +332,7 @@ async function chargeBatch(
       throw new Error(`quarry_charge_calls returned no counter for ${item.counterKey}`);
     const k = ranks[i] as number;
     // An api call's counter is never NULL (it was just bumped). A marketplace call's is NULL when
-    // its (account, period) had only marketplace calls and no counter row: passed on as 004 did.
+    // its (account, period) had only marketplace calls and no counter row: passed on as NULL.
     const used =
       k === 0 ? (counter as number) : (counter as number) - ((apiCalls.get(item.counterKey) as number) - k);
     results.set(item.index, {
