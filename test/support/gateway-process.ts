@@ -53,26 +53,27 @@ export function freePort(): Promise<number> {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Starts a gateway and resolves once it answers /healthz; rejects (with its output) if it dies first. */
-export async function startGateway(options: StartGatewayOptions): Promise<GatewayProcess> {
-  const port = await freePort();
-  const started = performance.now();
-  // node --import tsx (not `npx tsx`): signals reach the gateway itself, not a wrapper process.
-  const child = spawn(
+/**
+ * `gateway/src/server.ts` as its own process, with only PATH, HOME, HOST and `env`. node --import
+ * tsx (not `npx tsx`): signals reach the gateway itself, not a wrapper process.
+ */
+function spawnGateway(env: Readonly<Record<string, string>>, stdout: 'pipe' | 'ignore'): ChildProcess {
+  return spawn(
     process.execPath,
     ['--import', 'tsx', '--conditions=@quarry/source', 'gateway/src/server.ts'],
     {
       cwd: REPO_ROOT,
-      env: {
-        PATH: process.env.PATH ?? '',
-        HOME: process.env.HOME ?? '',
-        HOST: '127.0.0.1',
-        PORT: String(port),
-        ...options.env,
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', HOST: '127.0.0.1', ...env },
+      stdio: ['ignore', stdout, 'pipe'],
     },
   );
+}
+
+/** Starts a gateway and resolves once it answers /healthz; rejects (with its output) if it dies first. */
+export async function startGateway(options: StartGatewayOptions): Promise<GatewayProcess> {
+  const port = await freePort();
+  const started = performance.now();
+  const child = spawnGateway({ PORT: String(port), ...options.env }, 'pipe');
   let out = '';
   let err = '';
   child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
@@ -148,21 +149,7 @@ export function runGatewayToExit(
   env: Record<string, string>,
 ): Promise<{ code: number | null; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(
-      process.execPath,
-      ['--import', 'tsx', '--conditions=@quarry/source', 'gateway/src/server.ts'],
-      {
-        cwd: REPO_ROOT,
-        env: {
-          PATH: process.env.PATH ?? '',
-          HOME: process.env.HOME ?? '',
-          HOST: '127.0.0.1',
-          PORT: '0',
-          ...env,
-        },
-        stdio: ['ignore', 'ignore', 'pipe'],
-      },
-    );
+    const child = spawnGateway({ PORT: '0', ...env }, 'ignore');
     let stderr = '';
     child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
       stderr += chunk;
