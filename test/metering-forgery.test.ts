@@ -62,7 +62,7 @@ async function mintTryToken(gateway: GatewayProcess, ttlSeconds?: number) {
   return expectStatus(
     await http.request(gateway.url, 'POST', '/v1/marketplace/try-token', {
       key: caller.key,
-      json: ttlSeconds === undefined ? {} : { ttl_seconds: ttlSeconds },
+      json: ttlSeconds === undefined ? { source: SOURCE } : { source: SOURCE, ttl_seconds: ttlSeconds },
     }),
     201,
     'try-token',
@@ -105,6 +105,15 @@ describe.runIf(up)('marketplace try-tokens and forged free calls over HTTP (two 
       visibility: 'public',
       price: PRICE,
     });
+    // Try-tokens are minted for listed analytics only.
+    expectStatus(
+      await http.request(g1.url, 'PUT', `/v1/owner/analytics/${SOURCE}/listing`, {
+        key: owner.key,
+        json: {},
+      }),
+      200,
+      'publish',
+    );
   }, 120_000);
 
   afterAll(async () => {

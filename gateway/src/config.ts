@@ -73,6 +73,9 @@ const EnvSchema = z.object({
     .refine((u) => !/[?#]/.test(u), 'must have no query or fragment (it is the OAuth issuer)')
     .optional(),
   QUARRY_OAUTH_TOKEN_TTL: z.coerce.number().int().min(60).max(86_400).default(900),
+  QUARRY_MAX_PRICE: z.coerce.number().int().min(1).max(1_000_000).default(100),
+  QUARRY_PREVIEW_ROWS: z.coerce.number().int().min(1).max(10_000).default(10),
+  QUARRY_PREVIEWS_PER_DAY: z.coerce.number().int().min(0).max(1_000_000).default(20),
 });
 
 export interface GatewayConfig {
@@ -137,6 +140,12 @@ export interface GatewayConfig {
   readonly publicUrl: string;
   /** Lifetime of OAuth access tokens, in seconds (QUARRY_OAUTH_TOKEN_TTL). */
   readonly oauthTokenTtlSeconds: number;
+  /** The highest price an analytic may charge, in credits a call (QUARRY_MAX_PRICE). */
+  readonly maxPrice: number;
+  /** The most rows a marketplace preview answers (QUARRY_PREVIEW_ROWS). */
+  readonly previewRows: number;
+  /** Free previews an account may make a day, across its keys (QUARRY_PREVIEWS_PER_DAY; 0: none). */
+  readonly previewsPerDay: number;
 }
 
 export class ConfigError extends Error {
@@ -232,6 +241,9 @@ export function loadConfig(
       e.QUARRY_PUBLIC_URL?.replace(/\/+$/, '') ??
       `http://${e.HOST.includes(':') ? `[${e.HOST}]` : e.HOST}:${e.PORT}`,
     oauthTokenTtlSeconds: e.QUARRY_OAUTH_TOKEN_TTL,
+    maxPrice: e.QUARRY_MAX_PRICE,
+    previewRows: e.QUARRY_PREVIEW_ROWS,
+    previewsPerDay: e.QUARRY_PREVIEWS_PER_DAY,
     redisUrl: e.QUARRY_REDIS_URL,
     freeCalls: e.QUARRY_FREE_CALLS,
     plans,

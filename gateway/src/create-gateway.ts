@@ -145,6 +145,7 @@ export async function createGateway(
       connections: store.connections,
       plugins,
       changes: store.changes,
+      maxPrice: config.maxPrice,
       dropCached: (analyticId) => resultCache.delete(cacheKeyPrefix(analyticId)),
     });
     const metering = createMetering({
@@ -174,6 +175,7 @@ export async function createGateway(
       plans,
       idempotency: store.idempotency,
       logger,
+      previews: { rows: config.previewRows, perDay: config.previewsPerDay },
     });
     const services: GatewayServices = {
       config,

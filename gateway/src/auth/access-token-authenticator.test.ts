@@ -66,8 +66,9 @@ describe('token authenticator', () => {
       scopes: ['query'],
       plan: 'smb',
       rateLimit: policies.resolve('smb', null),
-      rateLimitBucket: `oauth:${CLIENT.clientId}`,
+      rateLimitBucket: `account:${CLIENT.accountId}`,
       origin: 'api',
+      credential: 'oauth',
     });
   });
 

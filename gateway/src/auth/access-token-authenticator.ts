@@ -78,8 +78,9 @@ export function createTokenAuthenticator(options: TokenAuthenticatorOptions): To
         scopes: claims.scopes,
         plan: live.plan,
         rateLimit: policies.resolve(live.plan, null),
-        rateLimitBucket: `oauth:${claims.clientId}`,
+        rateLimitBucket: `account:${claims.accountId}`,
         origin: 'api',
+        credential: 'oauth',
       };
     },
     forgetClient(id) {

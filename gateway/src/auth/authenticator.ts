@@ -8,7 +8,6 @@ import { LRUCache } from 'lru-cache';
 import { ApiError } from '../errors/api-error.js';
 import { isAccessToken } from '../oauth/access-tokens.js';
 import type { PlanPolicies } from '../rate-limit/plan-policies.js';
-import type { RateLimitPolicy } from '../rate-limit/rate-limiter.js';
 import { parseApiKey } from '../security/api-key.js';
 import type { ApiKeyRepository } from '../store/api-key-repository.js';
 import type { TokenAuthenticator } from './access-token-authenticator.js';
@@ -33,15 +32,13 @@ export interface Authenticator {
 }
 
 export interface AuthenticatorOptions {
-  readonly keys: Pick<ApiKeyRepository, 'findByDigest'>;
+  readonly keys: Pick<ApiKeyRepository, 'findByDigest' | 'get'>;
   /** Resolves each key's rate limit (plan default or the key's override) once per cache fill. */
   readonly policies: PlanPolicies;
   /** Verifies marketplace try-tokens (JWTs this gateway signed). */
   readonly tryTokens?: TryTokens;
   /** Verifies OAuth access tokens and caches their clients' verdicts. */
   readonly accessTokens?: TokenAuthenticator;
-  /** The tight limit on try-it calls, per account (default 10 a minute, burst 5). */
-  readonly tryPolicy?: RateLimitPolicy;
   /** How long a verdict is trusted without asking the store (default 1,000 ms). */
   readonly cacheMs?: number;
   /** Most keys kept in the cache (default 10,000). */
@@ -61,10 +58,7 @@ function toScopes(scopes: readonly string[]): Scope[] {
   return scopes.filter((s): s is Scope => (SCOPES as readonly string[]).includes(s));
 }
 
-const DEFAULT_TRY_POLICY: RateLimitPolicy = { limit: 10, windowSeconds: 60, burst: 5 };
-
 export function createAuthenticator(options: AuthenticatorOptions): Authenticator {
-  const tryPolicy = options.tryPolicy ?? DEFAULT_TRY_POLICY;
   const cacheMs = options.cacheMs ?? 1_000;
   const digestsByKey = new Map<string, string>();
   // The presented key's text → its digest (base64), for well-formed keys only: parsing is a pure
@@ -92,6 +86,22 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
     },
   });
 
+  // Whether a key that minted a try-token is still live, by key id: trusted `cacheMs` like a
+  // verdict, and dropped with it by forgetKey (a revocation here, or the change feed).
+  const liveKeys = new LRUCache<string, { readonly live: boolean; readonly expiresAt: number | null }>({
+    max: options.maxEntries ?? 10_000,
+    ttl: Math.max(1, cacheMs),
+  });
+  async function keyIsLive(accountId: string, keyId: string): Promise<boolean> {
+    let known = cacheMs > 0 ? liveKeys.get(keyId) : undefined;
+    if (known === undefined) {
+      const key = await options.keys.get(accountId, keyId);
+      known = { live: key !== null && key.revokedAt === null, expiresAt: key?.expiresAt?.getTime() ?? null };
+      if (cacheMs > 0) liveKeys.set(keyId, known);
+    }
+    return known.live && (known.expiresAt === null || known.expiresAt > Date.now());
+  }
+
   return {
     async authenticate(header) {
       if (header === undefined || header === '') {
@@ -106,14 +116,20 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
       if (!credential.startsWith('qry_') && options.tryTokens) {
         const claims = await options.tryTokens.verify(credential);
         if (claims === null) throw unauthenticated('The token is invalid or has expired.');
+        if (!(await keyIsLive(claims.accountId, claims.keyId))) {
+          throw unauthenticated('The key that minted this try-token is revoked or expired.');
+        }
         return {
           accountId: claims.accountId,
           keyId: `try_${claims.tokenId}`,
           scopes: ['query'],
           plan: 'marketplace',
-          rateLimit: { unlimited: false, policy: tryPolicy },
+          // Previews are limited by the account's allowance a day (query/admission.ts spendPreview).
+          rateLimit: { unlimited: true },
           rateLimitBucket: `try:${claims.accountId}`,
           origin: 'marketplace',
+          credential: 'try_token',
+          previewOf: claims.source,
         };
       }
       const digest = digestOf(credential);
@@ -131,8 +147,9 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
                   scopes: toScopes(found.key.scopes),
                   plan: found.account.plan,
                   rateLimit: options.policies.resolve(found.account.plan, found.key.rateLimit),
-                  rateLimitBucket: `key:${found.key.id}`,
+                  rateLimitBucket: `account:${found.account.id}`,
                   origin: 'api',
+                  credential: 'api_key',
                 },
                 keyId: found.key.id,
                 expiresAt: found.key.expiresAt?.getTime() ?? null,
@@ -160,6 +177,7 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
       return verdict.principal;
     },
     forgetKey(keyId) {
+      liveKeys.delete(keyId);
       const digest = digestsByKey.get(keyId);
       if (digest !== undefined) {
         cache.delete(digest);
@@ -172,6 +190,7 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
     forgetAll() {
       cache.clear();
       digestsByKey.clear();
+      liveKeys.clear();
       options.accessTokens?.forgetAll();
     },
   };

@@ -21,4 +21,8 @@ export interface Principal {
    * against a quota. Nothing else sets it.
    */
   readonly origin: 'api' | 'marketplace';
+  /** The kind of credential presented. */
+  readonly credential: 'api_key' | 'oauth' | 'try_token';
+  /** For a try-token (origin `marketplace`): the one analytic it may preview. */
+  readonly previewOf?: string;
 }

@@ -1,7 +1,9 @@
-// Marketplace try-it tokens: short-lived JWTs the gateway signs itself, bound to one account.
-// Calls made with one are free, never count against a quota and are recorded with origin
-// `marketplace`. Only a token this gateway signed does that: nothing a caller can send (a
-// header, a claim in an unsigned or foreign token, a query flag) makes a call free.
+// Marketplace try-it tokens: short-lived JWTs the gateway signs itself, bound to one account,
+// one listed analytic and the API key that minted them. Calls made with one are previews: free,
+// capped in rows, counted against the account's daily allowance of previews, recorded with
+// origin `marketplace`, and refused once the minting key is revoked or expired. Only a token
+// this gateway signed does that: nothing a caller can send (a header, a claim in an unsigned or
+// foreign token, a query flag) makes a call free.
 //
 // Keys are derived (HKDF-SHA256) from the secret-key ring, so every instance with the same
 // QUARRY_SECRET_KEY verifies every other's tokens, and rotation keeps old tokens valid until
@@ -18,11 +20,24 @@ export interface TryTokenClaims {
   readonly accountId: string;
   readonly tokenId: string;
   readonly expiresAt: Date;
+  /** The one analytic the token may preview. */
+  readonly source: string;
+  /** The API key that minted it: the token is valid only while that key is. */
+  readonly keyId: string;
+}
+
+/** What a try-token is minted for. */
+export interface TryTokenGrant {
+  readonly accountId: string;
+  readonly source: string;
+  readonly keyId: string;
+  /** Seconds it is valid (capped at 5 minutes; default 5 minutes). */
+  readonly ttlSeconds?: number;
 }
 
 export interface TryTokens {
-  /** Signs a token for `accountId`, valid `ttlSeconds` (capped at 5 minutes). */
-  sign(accountId: string, ttlSeconds?: number): Promise<{ token: string; expiresAt: Date }>;
+  /** Signs a token for the grant. */
+  sign(grant: TryTokenGrant): Promise<{ token: string; expiresAt: Date }>;
   /** The claims of a token this gateway signed and that has not expired; null otherwise. */
   verify(token: string): Promise<TryTokenClaims | null>;
 }
@@ -44,14 +59,15 @@ export function createTryTokens(keyring: {
   const current = keys.get(keyring.current);
   if (!current) throw new Error('the current secret key is not in the key ring');
   return {
-    async sign(accountId, ttlSeconds = TRY_TOKEN_MAX_TTL_S) {
+    async sign(grant) {
+      const ttlSeconds = grant.ttlSeconds ?? TRY_TOKEN_MAX_TTL_S;
       const ttl = Math.max(1, Math.min(TRY_TOKEN_MAX_TTL_S, Math.floor(ttlSeconds)));
       const now = Math.floor(Date.now() / 1000);
-      const token = await new SignJWT({})
+      const token = await new SignJWT({ src: grant.source, key: grant.keyId })
         .setProtectedHeader({ alg: 'HS256', kid: keyring.current, typ: 'JWT' })
         .setIssuer(ISSUER)
         .setAudience(AUDIENCE)
-        .setSubject(accountId)
+        .setSubject(grant.accountId)
         .setJti(randomUUID())
         .setIssuedAt(now)
         .setExpirationTime(now + ttl)
@@ -70,14 +86,17 @@ export function createTryTokens(keyring: {
           },
           { issuer: ISSUER, audience: AUDIENCE, algorithms: ['HS256'], maxTokenAge: TRY_TOKEN_MAX_TTL_S + 5 },
         );
+        const { sub, jti, exp, src, key } = payload;
         if (
-          typeof payload.sub !== 'string' ||
-          typeof payload.jti !== 'string' ||
-          typeof payload.exp !== 'number'
+          typeof sub !== 'string' ||
+          typeof jti !== 'string' ||
+          typeof exp !== 'number' ||
+          typeof src !== 'string' ||
+          typeof key !== 'string'
         ) {
           return null;
         }
-        return { accountId: payload.sub, tokenId: payload.jti, expiresAt: new Date(payload.exp * 1000) };
+        return { accountId: sub, tokenId: jti, expiresAt: new Date(exp * 1000), source: src, keyId: key };
       } catch {
         return null;
       }

@@ -57,6 +57,7 @@ async function main(): Promise<void> {
       rateLimit: { unlimited: true },
       rateLimitBucket: 'key:bench',
       origin: 'api',
+      credential: 'api_key',
     } as unknown as Principal;
     const entry = {
       analyticId: analytic.id,

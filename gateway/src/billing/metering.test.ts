@@ -63,6 +63,7 @@ for (const { backend, available } of backends) {
         rateLimit: { unlimited: true },
         rateLimitBucket: 'test',
         origin: 'api',
+        credential: 'api_key',
       } as Principal;
       const entry = {
         analyticId: analytic.id,

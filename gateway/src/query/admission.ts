@@ -34,6 +34,34 @@ function limitHeadersOf(policy: RateLimitPolicy, decision: RateLimitDecision): R
 }
 
 /**
+ * The bucket of an account's management calls (every scope but `query`): apart from its query
+ * calls, so a caller who spent its query burst can still read its usage and manage its keys.
+ */
+export const manageBucket = (principal: Principal) => `manage:${principal.accountId}`;
+
+/**
+ * A try-token's preview spends one of its account's previews of the day (a rolling allowance of
+ * `perDay`, refilled one every 24 h / perDay, shared by every key and instance); throws
+ * RATE_LIMIT_EXCEEDED when they are used up.
+ */
+export async function spendPreview(
+  rateLimiter: RateLimiter,
+  principal: Principal,
+  perDay: number,
+): Promise<void> {
+  const policy = { limit: Math.max(1, perDay), windowSeconds: 86_400, burst: Math.max(1, perDay) };
+  const decision =
+    perDay <= 0 ? undefined : await rateLimiter.check(`previews:${principal.accountId}`, policy);
+  if (decision?.allowed) return;
+  const retryAfter = decision?.retryAfterSeconds ?? 86_400;
+  throw new ApiError(
+    'RATE_LIMIT_EXCEEDED',
+    `This account's ${perDay} free previews a day are used up; the next one is available in ${Math.ceil(retryAfter / 60)} min. Calls with an API key are not affected.`,
+    { retryAfter },
+  );
+}
+
+/**
  * Spends one request of the principal's rate limit (in its bucket): the headers to send, or
  * undefined when the principal is unlimited; throws RATE_LIMIT_EXCEEDED (carrying the headers)
  * when it is spent. Synchronous when the limiter is.
@@ -41,10 +69,11 @@ function limitHeadersOf(policy: RateLimitPolicy, decision: RateLimitDecision): R
 export function spendRateLimit(
   rateLimiter: RateLimiter,
   principal: Principal,
+  bucket = principal.rateLimitBucket,
 ): LimitHeaders | Promise<LimitHeaders> {
   const limit = principal.rateLimit;
   if (limit.unlimited) return undefined;
-  const decision = rateLimiter.check(principal.rateLimitBucket, limit.policy);
+  const decision = rateLimiter.check(bucket, limit.policy);
   return decision instanceof Promise
     ? decision.then((d) => limitHeadersOf(limit.policy, d))
     : limitHeadersOf(limit.policy, decision);

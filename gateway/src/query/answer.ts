@@ -28,12 +28,15 @@ export interface RequestMeta {
   readonly durationMs: number;
   readonly credits: number;
   readonly version: number;
+  /** A marketplace preview (capped rows, free). */
+  readonly preview: boolean;
 }
 
 /** The whole body: the stored head plus this request's meta, and its length in UTF-8 bytes. */
 export function answerBody(answer: Answer, meta: RequestMeta): { text: string; bytes: number } {
   const end =
     `"request_id":${JSON.stringify(meta.requestId)},"cached":${meta.cached},` +
-    `"duration_ms":${Math.round(meta.durationMs * 10) / 10},"credits":${meta.credits},"version":${meta.version}}}`;
+    `"duration_ms":${Math.round(meta.durationMs * 10) / 10},"credits":${meta.credits},"version":${meta.version}` +
+    (meta.preview ? ',"preview":true}}' : '}}');
   return { text: answer.body + end, bytes: answer.bodyBytes + Buffer.byteLength(end) };
 }

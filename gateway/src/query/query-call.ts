@@ -10,10 +10,17 @@ import type { ParamValues } from '@quarry/sdk-connector';
 import { z } from 'zod';
 import type { Principal } from '../auth/principal.js';
 import type { CatalogEntry } from '../catalog/catalog.js';
+import { ApiError } from '../errors/api-error.js';
 import { asApiError, type ErrorLogger, errorPayload } from '../errors/error-payload.js';
 import type { IdempotencyRepository } from '../store/idempotency-repository.js';
 import { parseJsonBody, requireJsonContentType, validateBody } from '../validation/json-body.js';
-import { type AdmissionDeps, authorize, type LimitHeaders, spendRateLimit } from './admission.js';
+import {
+  type AdmissionDeps,
+  authorize,
+  type LimitHeaders,
+  spendPreview,
+  spendRateLimit,
+} from './admission.js';
 import { withIdempotency } from './idempotency.js';
 import type { QueryReply } from './query-reply.js';
 import type { QueryService } from './query-service.js';
@@ -27,9 +34,18 @@ export const QueryRequestSchema = z
   })
   .strict();
 
+/** Marketplace previews (calls with a try-token): their row cap and daily allowance per account. */
+export interface PreviewLimits {
+  /** QUARRY_PREVIEW_ROWS: the most rows a preview answers. */
+  readonly rows: number;
+  /** QUARRY_PREVIEWS_PER_DAY: previews an account may make in a day, across all its keys. */
+  readonly perDay: number;
+}
+
 export interface QueryCallDeps extends AdmissionDeps, RunQueryDeps {
   readonly queries: QueryService;
   readonly idempotency: IdempotencyRepository;
+  readonly previews: PreviewLimits;
   readonly logger: ErrorLogger & { child(bindings: object): ErrorLogger };
 }
 
@@ -89,6 +105,19 @@ export function bypassesCache(cacheControl: string | undefined, pragma: string |
   return cc.includes('no-cache') || cc.includes('no-store') || pragma?.toLowerCase() === 'no-cache';
 }
 
+/** A call with a marketplace try-token: a free, capped preview. */
+const isPreview = (principal: Principal) => principal.origin === 'marketplace';
+
+/** A try-token previews the one analytic it was minted for; FORBIDDEN for any other. */
+function previewable(principal: Principal, entry: CatalogEntry): void {
+  if (isPreview(principal) && principal.previewOf !== entry.name) {
+    throw new ApiError(
+      'FORBIDDEN',
+      `This try-token previews "${principal.previewOf ?? ''}" only; mint one for "${entry.name}" to try it.`,
+    );
+  }
+}
+
 /** Builds the one query-call handler of a gateway (it keeps a memo of decided bodies). */
 export function createQueryCallHandler(deps: QueryCallDeps): QueryCallHandler {
   const { queries } = deps;
@@ -105,14 +134,22 @@ export function createQueryCallHandler(deps: QueryCallDeps): QueryCallHandler {
     // Before the memo: the same bytes sent as another content type are refused, not remembered.
     requireJsonContentType(headers['content-type']);
     const text = bodyText(body);
-    const memo = text.length <= MAX_REMEMBERED_BODY ? `${principal.accountId}\n${text}` : undefined;
+    // Keyed by origin too: the same body is a full call with a key and a preview with a try-token.
+    const memo =
+      text.length <= MAX_REMEMBERED_BODY ? `${principal.origin} ${principal.accountId}\n${text}` : undefined;
     const known = memo === undefined ? undefined : decided.get(memo);
     if (known !== undefined && queries.peek(principal, known.source) === known.entry) return known;
     const request = validateBody(QueryRequestSchema, parseJsonBody(headers['content-type'], text));
     const entry =
       queries.peek(principal, request.source) ?? (await queries.resolve(principal, request.source));
+    previewable(principal, entry);
     const params = queries.params(entry, request.params);
-    const call: Decided = { source: request.source, entry, params, cacheKey: resultCacheKey(entry, params) };
+    const call: Decided = {
+      source: request.source,
+      entry,
+      params,
+      cacheKey: resultCacheKey(entry, params, isPreview(principal)),
+    };
     if (memo !== undefined) {
       if (decided.size >= MAX_REMEMBERED) decided.clear();
       decided.set(memo, call);
@@ -126,8 +163,9 @@ export function createQueryCallHandler(deps: QueryCallDeps): QueryCallHandler {
     query: Readonly<Record<string, string | readonly string[]>>,
   ): Promise<Decided> {
     const entry = await queries.resolve(principal, name);
+    previewable(principal, entry);
     const params = queries.queryStringParams(entry, query);
-    return { source: name, entry, params, cacheKey: resultCacheKey(entry, params) };
+    return { source: name, entry, params, cacheKey: resultCacheKey(entry, params, isPreview(principal)) };
   }
 
   function decide(call: QueryCall, principal: Principal): Promise<Decided> {
@@ -150,6 +188,7 @@ export function createQueryCallHandler(deps: QueryCallDeps): QueryCallHandler {
       bypassCache: bypassesCache(headers['cache-control'], headers.pragma),
       ifNoneMatch: headers['if-none-match'],
       signal: call.signal,
+      previewRows: isPreview(principal) ? deps.previews.rows : undefined,
     });
     const out = answer.headers;
     out['x-request-id'] = call.requestId;
@@ -181,6 +220,7 @@ export function createQueryCallHandler(deps: QueryCallDeps): QueryCallHandler {
       principal = authorized instanceof Promise ? await authorized : authorized;
       const spent = spendRateLimit(deps.rateLimiter, principal);
       limits = spent instanceof Promise ? await spent : spent;
+      if (isPreview(principal)) await spendPreview(deps.rateLimiter, principal, deps.previews.perDay);
       const decision = await decide(call, principal);
       const { request } = call;
       const key = request.method === 'POST' ? call.headers['idempotency-key'] : undefined;

@@ -47,8 +47,13 @@ export interface QueryService {
     entry: CatalogEntry,
     query: Readonly<Record<string, string | readonly string[]>>,
   ): ParamValues;
-  /** Runs the analytic in its owner's warehouse and shapes the result. */
-  execute(entry: CatalogEntry, params: ParamValues, signal?: AbortSignal): Promise<QueryResult>;
+  /** Runs the analytic in its owner's warehouse and shapes the result; `maxRows` caps a preview. */
+  execute(
+    entry: CatalogEntry,
+    params: ParamValues,
+    signal?: AbortSignal,
+    maxRows?: number,
+  ): Promise<QueryResult>;
 }
 
 export interface QueryServiceDeps {
@@ -127,7 +132,7 @@ export function createQueryService(deps: QueryServiceDeps): QueryService {
       return validated(entry, coerceQueryParams(entry.definition.params, query));
     },
 
-    async execute(entry, params, signal) {
+    async execute(entry, params, signal, maxRows) {
       const connector = await deps.connectors.connectorFor(entry.ownerId, entry.connectionId);
       const limits = entry.definition.limits;
       const started = performance.now();
@@ -137,7 +142,7 @@ export function createQueryService(deps: QueryServiceDeps): QueryService {
           template: entry.template,
           params,
           timeoutMs: limits?.timeout_ms ?? DEFAULT_TIMEOUT_MS,
-          maxRows: limits?.max_rows ?? DEFAULT_MAX_ROWS,
+          maxRows: Math.min(limits?.max_rows ?? DEFAULT_MAX_ROWS, maxRows ?? Number.POSITIVE_INFINITY),
           ...(limits?.max_bytes_billed === undefined ? {} : { maxBytesBilled: limits.max_bytes_billed }),
           ...(deps.maxResultBytes === undefined ? {} : { maxResultBytes: deps.maxResultBytes }),
           ...(signal ? { signal } : {}),

@@ -40,6 +40,8 @@ export interface PipelineCall {
   readonly ifNoneMatch: string | undefined;
   /** The request's abort signal, asked for only when the warehouse must be queried. */
   readonly signal: () => AbortSignal | undefined;
+  /** A marketplace preview: at most this many rows, and `meta.preview: true`. */
+  readonly previewRows: number | undefined;
 }
 
 /** A served call: its 200 or 304 (body undefined) and its charge. */
@@ -52,11 +54,23 @@ export interface Served {
   readonly charge: Charge;
 }
 
-/** The result-cache key of a call, or undefined when its analytic caches nothing (no TTL, no stale window). */
-export function resultCacheKey(entry: CatalogEntry, params: ParamValues): string | undefined {
+/**
+ * The result-cache key of a call, or undefined when its analytic caches nothing (no TTL, no
+ * stale window). A preview's answer is capped, so it is kept apart from the full one.
+ */
+export function resultCacheKey(
+  entry: CatalogEntry,
+  params: ParamValues,
+  preview = false,
+): string | undefined {
   const cache = entry.definition.cache;
   return cache !== undefined && ((cache.ttl ?? 0) > 0 || (cache.stale ?? 0) > 0)
-    ? cacheKey({ analyticId: entry.analyticId, version: entry.version, params })
+    ? cacheKey({
+        analyticId: entry.analyticId,
+        version: entry.version,
+        params,
+        ...(preview ? { scope: 'preview' } : {}),
+      })
     : undefined;
 }
 
@@ -75,6 +89,7 @@ function servedAnswer(call: PipelineCall, lookup: CacheLookup, charge: Charge): 
     durationMs: performance.now() - call.started,
     credits: charge.credits,
     version: call.entry.version,
+    preview: call.previewRows !== undefined,
   });
   headers['content-type'] = 'application/json';
   headers['content-length'] = String(bytes);
@@ -93,7 +108,11 @@ export async function runQuery(deps: RunQueryDeps, call: PipelineCall): Promise<
   // The signal: the caller's own for an uncached call; for a cached one, the result cache's, which
   // fires only once every caller waiting on the coalesced load has gone (cache/result-cache.ts).
   const load = async (signal: AbortSignal | undefined) =>
-    storedAnswer(await queries.execute(entry, params, signal), Date.now(), key !== undefined);
+    storedAnswer(
+      await queries.execute(entry, params, signal, call.previewRows),
+      Date.now(),
+      key !== undefined,
+    );
   const stored = key !== undefined && !call.bypassCache ? resultCache.peek(key, policy, load) : undefined;
   if (stored !== undefined) {
     const charge = await metering.chargeServed(principal, entry, requestId, performance.now() - started);

@@ -103,6 +103,7 @@ describe('listings', () => {
         tags: ['zebra-stripes', 'regions'],
         price: 3,
         calls_30d: 0,
+        previews: true,
         published_at: expect.any(String),
       },
     ]);
@@ -242,7 +243,7 @@ describe('try-tokens', () => {
     const earnedBefore = await ownerEarnings('mkt-alpha');
     const minted = await tg.call('POST', '/v1/marketplace/try-token', {
       key: consumer.key,
-      body: { ttl_seconds: 60 },
+      body: { source: 'mkt-alpha', ttl_seconds: 60 },
     });
     expect(minted.status, minted.text).toBe(201);
     expect(minted.json.token_type).toBe('Bearer');
@@ -266,14 +267,20 @@ describe('try-tokens', () => {
     expect(after.by_analytic).toEqual(before.by_analytic);
     expect(await ownerEarnings('mkt-alpha')).toEqual(earnedBefore);
     // The token only queries: it can neither mint another token nor read the account.
-    const again = await tg.call('POST', '/v1/marketplace/try-token', { key: token, body: {} });
+    const again = await tg.call('POST', '/v1/marketplace/try-token', {
+      key: token,
+      body: { source: 'mkt-alpha' },
+    });
     expect(again.status).toBe(403);
     expect(again.json.error.code).toBe('FORBIDDEN');
     expect((await tg.call('GET', '/v1/account/usage', { key: token })).status).toBe(403);
   });
 
-  it('defaults to 5 minutes without a body and refuses a longer or empty lifetime', async () => {
-    const res = await tg.call('POST', '/v1/marketplace/try-token', { key: consumer.key });
+  it('defaults to 5 minutes without ttl_seconds and refuses a longer or empty lifetime', async () => {
+    const res = await tg.call('POST', '/v1/marketplace/try-token', {
+      key: consumer.key,
+      body: { source: 'mkt-alpha' },
+    });
     expect(res.status, res.text).toBe(201);
     const ttl = Date.parse(res.json.expires_at) - Date.now();
     expect(ttl).toBeGreaterThan(295_000);
@@ -281,17 +288,19 @@ describe('try-tokens', () => {
     for (const ttl_seconds of [0, 301, 1.5]) {
       const bad = await tg.call('POST', '/v1/marketplace/try-token', {
         key: consumer.key,
-        body: { ttl_seconds },
+        body: { source: 'mkt-alpha', ttl_seconds },
       });
       expect(bad.status, String(ttl_seconds)).toBe(400);
     }
-    expect((await tg.call('POST', '/v1/marketplace/try-token', { body: {} })).status).toBe(401);
+    expect(
+      (await tg.call('POST', '/v1/marketplace/try-token', { body: { source: 'mkt-alpha' } })).status,
+    ).toBe(401);
   });
 
   it('expires: a 1-second token is refused with 401 once its second has passed', async () => {
     const minted = await tg.call('POST', '/v1/marketplace/try-token', {
       key: consumer.key,
-      body: { ttl_seconds: 1 },
+      body: { source: 'mkt-alpha', ttl_seconds: 1 },
     });
     expect(minted.status).toBe(201);
     await new Promise((r) => setTimeout(r, 2_100));
@@ -301,6 +310,85 @@ describe('try-tokens', () => {
     });
     expect(res.status).toBe(401);
     expect(res.json.error.code).toBe('UNAUTHENTICATED');
+  });
+});
+
+describe('previews: one listed analytic, capped, counted, while the minting key lives', () => {
+  const mint = (source: string, key = consumer.key) =>
+    tg.call('POST', '/v1/marketplace/try-token', { key, body: { source } });
+
+  it('refuses a try-token on another analytic than the one it was minted for', async () => {
+    const minted = await mint('mkt-alpha');
+    expect(minted.status, minted.text).toBe(201);
+    const other = await tg.call('POST', '/v1/query', {
+      key: minted.json.token,
+      body: { source: 'top-products', params: { category: 'Garden' } },
+    });
+    expect(other.status, other.text).toBe(403);
+    expect(other.json.error.code).toBe('FORBIDDEN');
+    expect(other.json.error.message).toContain('mkt-alpha');
+  });
+
+  it('mints only for a listed analytic whose owner allows previews', async () => {
+    const unlisted = await mint('top-products-unlisted-nowhere');
+    expect(unlisted.status).toBe(404);
+    await deploy('mkt-private', { visibility: 'private' });
+    expect((await mint('mkt-private')).status).toBe(404);
+    await deploy('mkt-no-preview');
+    expect(
+      (
+        await publish('mkt-no-preview', {
+          category: 'Finance',
+          previews: false,
+          example_params: { year: 2024 },
+        })
+      ).status,
+    ).toBe(200);
+    const off = await mint('mkt-no-preview');
+    expect(off.status).toBe(403);
+    expect(off.json.error.message).toMatch(/previews off/);
+    const listing = await tg.call('GET', '/v1/marketplace/listings/mkt-no-preview');
+    expect(listing.json.previews).toBe(false);
+  });
+
+  it('refuses a try-token once the key that minted it is revoked', async () => {
+    const created = await tg.call('POST', '/v1/keys', { key: consumer.key, body: { name: 'short-lived' } });
+    expect(created.status, created.text).toBe(201);
+    const minted = await mint('mkt-alpha', created.json.key.secret);
+    expect(minted.status, minted.text).toBe(201);
+    const call = () =>
+      tg.call('POST', '/v1/query', {
+        key: minted.json.token,
+        body: { source: 'mkt-alpha', params: { year: 2024 } },
+      });
+    expect((await call()).status).toBe(200);
+    const revoked = await tg.call('DELETE', `/v1/keys/${created.json.key.id}`, { key: consumer.key });
+    expect(revoked.status, revoked.text).toBe(200);
+    const refused = await call();
+    expect(refused.status).toBe(401);
+    expect(refused.json.error.code).toBe('UNAUTHENTICATED');
+  });
+
+  it('answers at most QUARRY_PREVIEW_ROWS rows, marked as a preview, and never from the full answer', async () => {
+    await deploy('mkt-many', {
+      sql: 'SELECT range AS n FROM range(50) WHERE :year > 0',
+      cache: { ttl: 300 },
+    });
+    expect((await publish('mkt-many', { category: 'Finance', example_params: { year: 2024 } })).status).toBe(
+      200,
+    );
+    const body = { source: 'mkt-many', params: { year: 2024 } };
+    const full = await tg.call('POST', '/v1/query', { key: consumer.key, body });
+    expect(full.json.results).toHaveLength(50);
+    const minted = await mint('mkt-many');
+    const preview = await tg.call('POST', '/v1/query', { key: minted.json.token, body });
+    expect(preview.status, preview.text).toBe(200);
+    expect(preview.json.results).toHaveLength(10);
+    expect(preview.json.meta).toMatchObject({ preview: true, truncated: true, credits: 0 });
+    // …and the full answer is not served the preview's rows either.
+    const again = await tg.call('POST', '/v1/query', { key: consumer.key, body });
+    expect(again.json.results).toHaveLength(50);
+    expect(again.json.meta.preview).toBeUndefined();
   });
 });
 
@@ -336,8 +424,9 @@ describe('forged marketplace origins', () => {
     const b64 = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
     const unsigned = `${b64({ alg: 'none', typ: 'JWT' })}.${b64({ ...claims, iat: now, exp: now + 60 })}.`;
 
-    const real = (await tg.call('POST', '/v1/marketplace/try-token', { key: consumer.key, body: {} })).json
-      .token;
+    const real = (
+      await tg.call('POST', '/v1/marketplace/try-token', { key: consumer.key, body: { source: 'mkt-alpha' } })
+    ).json.token;
     const { kid } = decodeProtectedHeader(real);
     const foreign = await new SignJWT({})
       .setProtectedHeader({ alg: 'HS256', typ: 'JWT', ...(kid === undefined ? {} : { kid }) })

@@ -35,6 +35,9 @@ export const ListingItemSchema = z
     tags: z.array(z.string()),
     price: z.number().int().openapi({ description: 'Credits per call (the analytic’s current price)' }),
     calls_30d: z.number().int(),
+    previews: z
+      .boolean()
+      .openapi({ description: 'Whether it can be tried for free (`POST /v1/marketplace/try-token`)' }),
     published_at: z.string(),
   })
   .openapi('Listing');
@@ -53,6 +56,7 @@ export const ListingDetailSchema = ListingItemSchema.extend({
 
 export const TryTokenRequestSchema = z
   .object({
+    source: z.string().min(1).max(128).openapi({ description: 'The listed analytic the token may preview' }),
     ttl_seconds: z
       .number()
       .int()
@@ -77,6 +81,7 @@ function itemJson(l: MarketplaceListing, price: number) {
     tags: [...l.tags],
     price,
     calls_30d: Number(l.calls30d),
+    previews: l.previews,
     published_at: l.publishedAt.toISOString(),
   };
 }
@@ -175,33 +180,43 @@ export function registerMarketplaceRoutes(app: OpenAPIHono<AppEnv>): void {
       tags: ['Marketplace'],
       summary: "A short-lived token for the marketplace's try-it console",
       description: [
-        'Calls made with the token (as `Authorization: Bearer <token>`) are free, never count against',
-        'the quota, earn the owner nothing, are recorded with origin `marketplace`, and are tightly',
-        'rate limited per account. The token only has the `query` scope and cannot mint another one.',
+        'Minted with an API key (`query` scope) for one listed analytic whose owner allows previews.',
+        'Calls made with the token (as `Authorization: Bearer <token>`) are previews of that analytic only:',
+        'free, never counted against the quota, earning the owner nothing, recorded with origin `marketplace`,',
+        'answered with at most QUARRY_PREVIEW_ROWS rows (`meta.preview: true`), within the account’s',
+        'QUARRY_PREVIEWS_PER_DAY previews a day across all its keys, and refused once the minting key is',
+        'revoked or expired. The token only has the `query` scope and cannot mint another one.',
       ].join(' '),
       security: BEARER,
       request: {
-        body: { required: false, content: { 'application/json': { schema: TryTokenRequestSchema } } },
+        body: { required: true, content: { 'application/json': { schema: TryTokenRequestSchema } } },
       },
       responses: {
         201: { description: 'Signed', content: { 'application/json': { schema: TryTokenSchema } } },
         ...AUTHED_ERRORS,
         ...BODY_ERRORS,
+        ...NOT_FOUND_ERROR,
       },
     }),
     requireScope('query'),
     async (c) => {
       const principal = c.var.principal;
-      if (principal.origin === 'marketplace') {
-        throw new ApiError('FORBIDDEN', 'A try-token cannot mint try-tokens; use an API key.');
+      if (principal.credential !== 'api_key') {
+        throw new ApiError('FORBIDDEN', 'Mint try-tokens with an API key.');
       }
-      // The body is optional: no body at all means the defaults.
-      const hasBody = c.req.header('content-type') !== undefined || (await c.req.text()) !== '';
-      const body = hasBody ? await readJson(c, TryTokenRequestSchema) : {};
-      const signed = await c.var.services.tryTokens.sign(
-        principal.accountId,
-        body.ttl_seconds ?? TRY_TOKEN_MAX_TTL_S,
-      );
+      const body = await readJson(c, TryTokenRequestSchema);
+      const listing = await c.var.services.marketplace.listing(body.source);
+      if (listing === null)
+        throw new ApiError('NOT_FOUND', `No listing "${body.source}" on the marketplace.`);
+      if (!listing.previews) {
+        throw new ApiError('FORBIDDEN', `The owner of "${body.source}" has turned its free previews off.`);
+      }
+      const signed = await c.var.services.tryTokens.sign({
+        accountId: principal.accountId,
+        source: listing.name,
+        keyId: principal.keyId,
+        ...(body.ttl_seconds === undefined ? {} : { ttlSeconds: body.ttl_seconds }),
+      });
       return c.json(
         { token: signed.token, expires_at: signed.expiresAt.toISOString(), token_type: 'Bearer' as const },
         201,

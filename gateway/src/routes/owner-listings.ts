@@ -30,6 +30,9 @@ export const ListingInputSchema = z
       .record(z.string(), z.unknown())
       .optional()
       .openapi({ description: "Shown in the example request; must pass the analytic's param schema" }),
+    previews: z.boolean().optional().openapi({
+      description: 'Whether callers may try it for free on the marketplace (capped previews); default true',
+    }),
   })
   .strict()
   .openapi('ListingInput', {
@@ -46,6 +49,7 @@ export const OwnerListingSchema = z
     tags: z.array(z.string()),
     price: z.number().int(),
     example_params: z.record(z.string(), z.unknown()),
+    previews: z.boolean(),
     published: z.boolean(),
     published_at: z.string(),
     unpublished_at: z.string().nullable(),
@@ -62,6 +66,7 @@ function listingJson(l: Listing, analytic: Analytic) {
     tags: [...l.tags],
     price: definitionPrice(analytic.definition),
     example_params: { ...l.exampleParams },
+    previews: l.previews,
     published: l.unpublishedAt === null,
     published_at: l.publishedAt.toISOString(),
     unpublished_at: l.unpublishedAt?.toISOString() ?? null,
@@ -131,6 +136,7 @@ export function registerOwnerListingRoutes(app: OpenAPIHono<AppEnv>): void {
         tags: body.tags ?? current?.tags ?? definition.tags ?? [],
         price: definition.price,
         exampleParams,
+        previews: body.previews ?? current?.previews ?? true,
       });
       return c.json({ listing: listingJson(listing, analytic) });
     },

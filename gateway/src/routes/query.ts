@@ -42,6 +42,10 @@ export const QueryResponseSchema = z
       truncated: z.boolean(),
       credits: z.number().int(),
       version: z.number().int(),
+      preview: z.literal(true).optional().openapi({
+        description:
+          'Present on a marketplace preview (a try-token call): free, at most QUARRY_PREVIEW_ROWS rows',
+      }),
     }),
   })
   .openapi('QueryResponse');

@@ -135,8 +135,12 @@ describe('quota', () => {
     expect(usage.totals).toMatchObject({ calls: 3, credits: 3, remaining_calls: 0, amount_due_cents: 0 });
 
     // Try-it calls from the marketplace still run: free, not counted, not against the quota.
-    const token = (await tg.call('POST', '/v1/marketplace/try-token', { key: free.key, body: {} })).json
-      .token;
+    const token = (
+      await tg.call('POST', '/v1/marketplace/try-token', {
+        key: free.key,
+        body: { source: 'sales-by-region' },
+      })
+    ).json.token;
     const tried = await sales(token);
     expect(tried.status, tried.text).toBe(200);
     expect(tried.json.meta.credits).toBe(0);

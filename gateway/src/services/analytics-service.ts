@@ -37,6 +37,8 @@ export interface AnalyticsService {
 export interface AnalyticsServiceOptions {
   readonly analytics: AnalyticRepository;
   readonly changes: Pick<ChangeLogRepository, 'append'>;
+  /** QUARRY_MAX_PRICE: the highest price a definition may set, in credits a call. */
+  readonly maxPrice: number;
   /** Drops this instance's cached answers of an analytic (every version of it). */
   readonly dropCached: (analyticId: string) => void;
   readonly connections: Pick<ConnectionRepository, 'findByName'>;
@@ -89,6 +91,13 @@ export function createAnalyticsService(options: AnalyticsServiceOptions): Analyt
         } catch (error) {
           problems.push({ field: 'sql', message: (error as Error).message });
         }
+      }
+      // Money: no analytic charges more than the operator allows (DESIGN.md §4).
+      if (typeof raw.price === 'number' && raw.price > options.maxPrice) {
+        problems.push({
+          field: 'price',
+          message: `${raw.price} credits is above this gateway's most, ${options.maxPrice} credits a call`,
+        });
       }
       if (!parsed.ok || problems.length > 0) throw invalid(problems);
       return parsed.definition;

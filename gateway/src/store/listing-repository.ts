@@ -16,6 +16,8 @@ export interface ListingFields {
   /** Credits per call, a non-negative integer. */
   readonly price: number;
   readonly exampleParams?: Readonly<Record<string, unknown>>;
+  /** Whether callers may preview it for free (try-tokens); default true. */
+  readonly previews?: boolean;
 }
 
 /** A listing as stored. */
@@ -30,6 +32,8 @@ export interface Listing {
   readonly tags: readonly string[];
   readonly price: number;
   readonly exampleParams: Readonly<Record<string, unknown>>;
+  /** Whether callers may preview it for free (try-tokens). */
+  readonly previews: boolean;
   /** When it was (last) published; re-publishing after an unpublish moves it. */
   readonly publishedAt: Date;
   /** Set while unpublished. */
@@ -92,6 +96,7 @@ interface ListingRow {
   readonly tags: string[];
   readonly price: number;
   readonly example_params: Record<string, unknown>;
+  readonly previews: boolean;
   readonly published_at: Date;
   readonly unpublished_at: Date | null;
   readonly updated_at: Date;
@@ -100,7 +105,7 @@ interface ListingRow {
 type MarketRow = ListingRow & { readonly calls_30d: number };
 
 const COLUMNS = `l.analytic_id, a.name, l.owner_id, l.title, l.description, l.category, l.tags, l.price,
-                 l.example_params, l.published_at, l.unpublished_at, l.updated_at`;
+                 l.example_params, l.previews, l.published_at, l.unpublished_at, l.updated_at`;
 
 const POPULARITY = `LEFT JOIN LATERAL (
     SELECT count(*)::integer AS calls_30d FROM usage_events e
@@ -120,6 +125,7 @@ function toListing(row: ListingRow): Listing {
     tags: row.tags,
     price: row.price,
     exampleParams: row.example_params,
+    previews: row.previews,
     publishedAt: row.published_at,
     unpublishedAt: row.unpublished_at,
     updatedAt: row.updated_at,
@@ -154,12 +160,13 @@ export function createListingRepository(sql: SqlExecutor): ListingRepository {
       }
       // The SELECT proves the analytic is live and the owner's; nothing is written otherwise.
       const rows = await sql.query(
-        `INSERT INTO listings AS l (analytic_id, owner_id, title, description, category, tags, price, example_params)
-         SELECT a.id, a.account_id, $3, $4, $5, $6, $7, $8::jsonb FROM analytics a
+        `INSERT INTO listings AS l (analytic_id, owner_id, title, description, category, tags, price, example_params, previews)
+         SELECT a.id, a.account_id, $3, $4, $5, $6, $7, $8::jsonb, $9 FROM analytics a
           WHERE a.id = $1 AND a.account_id = $2 AND a.deleted_at IS NULL
          ON CONFLICT (analytic_id) DO UPDATE
             SET title = excluded.title, description = excluded.description, category = excluded.category,
                 tags = excluded.tags, price = excluded.price, example_params = excluded.example_params,
+                previews = excluded.previews,
                 published_at = CASE WHEN l.unpublished_at IS NULL THEN l.published_at ELSE now() END,
                 unpublished_at = NULL, updated_at = now()
          RETURNING l.analytic_id`,
@@ -172,6 +179,7 @@ export function createListingRepository(sql: SqlExecutor): ListingRepository {
           [...(fields.tags ?? [])],
           fields.price,
           JSON.stringify(fields.exampleParams ?? {}),
+          fields.previews ?? true,
         ],
       );
       if (rows.length === 0) throw new StoreError('NOT_FOUND', `analytic ${analyticId} not found`);

@@ -332,7 +332,11 @@ for (const { backend, available } of backends) {
         const y = await newAnalytic(owner.id);
         type Spec = [account: string, analytic: Analytic, overrides: Partial<ReserveRequest>];
         const hit = (latencyMs: number) => ({ served: { latencyMs } });
-        const market = (more: Partial<ReserveRequest> = {}) => ({ origin: 'marketplace' as const, ...more });
+        const market = (more: Partial<ReserveRequest> = {}) => ({
+          origin: 'marketplace' as const,
+          credential: 'try_token' as const,
+          ...more,
+        });
         /** An api call of a to x, served (latency 1 ms) unless `served: undefined`. */
         const base = (more: Partial<ReserveRequest> = {}): Spec => [
           a.id,
@@ -675,7 +679,13 @@ for (const { backend, available } of backends) {
         await serve(reservation(caller.id, analytic, { period, credits: 5, limit: null }));
         await serve(reservation(caller.id, analytic, { period, credits: 7, limit: null }));
         await serve(reservation(caller.id, other, { period, credits: 1, limit: null }));
-        await serve(reservation(caller.id, other, { period, origin: 'marketplace', limit: null }));
+        await serve(
+          reservation(caller.id, other, {
+            period,
+            origin: 'marketplace',
+            limit: null,
+          }),
+        );
         await store.usage.reserve(reservation(caller.id, other, { period, credits: 100, limit: null }));
         const report = await store.usage.usageFor(caller.id, period);
         expect(report.totals).toEqual({ calls: 3, credits: 13, marketplaceCalls: 1 });

@@ -199,6 +199,11 @@ export function withQueries(services: GatewayServices, queries: QueryService): G
   return {
     ...services,
     queries,
-    queryCall: createQueryCallHandler({ ...services, queries, idempotency: services.store.idempotency }),
+    queryCall: createQueryCallHandler({
+      ...services,
+      queries,
+      idempotency: services.store.idempotency,
+      previews: { rows: services.config.previewRows, perDay: services.config.previewsPerDay },
+    }),
   };
 }

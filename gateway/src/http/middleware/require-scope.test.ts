@@ -1,4 +1,4 @@
-// The per-key rate limit on the request path: IETF headers on every authenticated response,
+// The per-account rate limit on the request path: IETF headers on every authenticated response,
 // 429 RATE_LIMIT_EXCEEDED with a fractional `retry_after` and a whole-second `Retry-After`, and a
 // key's override replacing its plan's default.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -35,7 +35,9 @@ describe('rate limit', () => {
     });
     expect(bad.status).toBe(400);
     expect(bad.headers.get('ratelimit')).toMatch(/^"default";r=1;/);
+    // Management calls have a bucket of their own: reading the account spends no query.
     expect((await tg.call('GET', '/v1/account', { key: alice.key })).status).toBe(200);
+    expect((await query(alice.key)).headers.get('ratelimit')).toMatch(/^"default";r=0;/);
 
     const refused = await query(alice.key);
     expect(refused.status).toBe(429);
@@ -49,7 +51,7 @@ describe('rate limit', () => {
     expect(refused.json.error.request_id).toBe(refused.headers.get('x-request-id'));
   });
 
-  it('limits each key separately, and a key override replaces the plan default', async () => {
+  it('limits each account separately, and a key override replaces the plan default', async () => {
     const bob = await tg.signUp('Bob');
     await tg.gateway.services.store.keys.setRateLimit(bob.keyId, { limit: 1, window_seconds: 60, burst: 1 });
     tg.gateway.services.auth.forgetKey(bob.keyId);

@@ -3,7 +3,7 @@
 import type { MiddlewareHandler } from 'hono';
 import type { Scope } from '../../auth/principal.js';
 import { ApiError } from '../../errors/api-error.js';
-import { authorize, spendRateLimit } from '../../query/admission.js';
+import { authorize, manageBucket, spendRateLimit } from '../../query/admission.js';
 import type { AppEnv } from '../app-env.js';
 
 /** Authenticates the request, requires `scope` and applies the rate limit; sets `c.var.principal`. */
@@ -12,7 +12,8 @@ export function requireScope(scope: Scope): MiddlewareHandler<AppEnv> {
     const principal = await authorize(c.var.services, c.req.header('authorization'), scope);
     c.set('principal', principal);
     try {
-      const limitHeaders = await spendRateLimit(c.var.services.rateLimiter, principal);
+      const bucket = scope === 'query' ? principal.rateLimitBucket : manageBucket(principal);
+      const limitHeaders = await spendRateLimit(c.var.services.rateLimiter, principal, bucket);
       if (limitHeaders !== undefined) c.set('rateLimitHeaders', limitHeaders);
     } catch (error) {
       if (error instanceof ApiError && error.code === 'RATE_LIMIT_EXCEEDED')
