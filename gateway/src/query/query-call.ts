@@ -30,7 +30,8 @@ import { quotaHeaders, type RunQueryDeps, resultCacheKey, runQuery } from './run
 export const QueryRequestSchema = z
   .object({
     source: z.string().min(1).max(128),
-    params: z.record(z.string(), z.unknown()),
+    // Optional: an analytic without required params is called with `{"source": …}` alone.
+    params: z.record(z.string(), z.unknown()).default({}),
   })
   .strict();
 

@@ -173,6 +173,16 @@ describe('param errors', () => {
     ]);
   });
 
+  it('takes a body without params when the analytic requires none, and names what is required otherwise', async () => {
+    const none = await tg.call('POST', '/v1/query', { key: tg.demoKey, body: { source: 'yearly-growth' } });
+    expect(none.status, none.text).toBe(200);
+    expect(none.json.results.length).toBeGreaterThan(0);
+    const missing = await tg.call('POST', '/v1/query', { key: tg.demoKey, body: { source: 'top-products' } });
+    expect(missing.status).toBe(400);
+    expect(missing.json.error.code).toBe('INVALID_PARAMS');
+    expect(missing.json.error.details.map((d: { param: string }) => d.param)).toEqual(['category']);
+  });
+
   it('refuses a value of the wrong JSON type', async () => {
     const res = await tg.call('POST', '/v1/query', {
       key: tg.demoKey,

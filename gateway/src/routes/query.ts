@@ -24,7 +24,7 @@ export const QueryRequestDoc = QueryRequestSchema.extend({
   source: QueryRequestSchema.shape.source.meta({ example: 'sales-by-region' }),
   params: QueryRequestSchema.shape.params.meta({
     example: { year: 2024 },
-    description: "Values for the analytic's params; `{}` when it has none",
+    description: "Values for the analytic's params; may be left out when none is required",
   }),
 }).meta({ id: 'QueryRequest' });
 
