@@ -4,6 +4,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createGatewayListener } from './adapters/node-listener.js';
+import { type DataDirLock, DataDirLockedError, lockDataDir } from './bootstrap/data-dir-lock.js';
 import { ConfigError, loadConfig, redactedConfig } from './config.js';
 import { PluginLoadError } from './connections/plugin-registry.js';
 import { createGateway, type Gateway } from './create-gateway.js';
@@ -19,6 +20,20 @@ async function main(): Promise<void> {
       process.exit(2);
     }
     throw error;
+  }
+  // Before anything opens the embedded store: one gateway per data directory.
+  let lock: DataDirLock | undefined;
+  if (config.databaseUrl === undefined) {
+    try {
+      lock = lockDataDir(config.dataDir);
+    } catch (error) {
+      if (error instanceof DataDirLockedError) {
+        console.error(error.message);
+        process.exit(2);
+      }
+      throw error;
+    }
+    process.once('exit', () => lock?.release());
   }
   const logger = createLogger({ level: config.logLevel });
   logger.info({ config: redactedConfig(config) }, 'starting');
