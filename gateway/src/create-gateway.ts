@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { createApp } from './app.js';
 import { createAuthenticator } from './auth/authenticator.js';
+import { createKeyUsage } from './auth/key-usage.js';
 import { createTryTokens } from './auth/try-token.js';
 import { createMetering } from './billing/metering.js';
 import { createPlanCatalog } from './billing/plan-catalog.js';
@@ -57,6 +58,8 @@ export interface CreateGatewayOptions {
   readonly plugins?: PluginRegistry;
   /** Change feed poll interval (default 1,000 ms). */
   readonly changeFeedIntervalMs?: number;
+  /** How often keys' `last_used_at` is written (default 10,000 ms). */
+  readonly keyUsageFlushMs?: number;
 }
 
 async function keyringFor(config: GatewayConfig): Promise<Keyring> {
@@ -120,7 +123,13 @@ export async function createGateway(
       rateLimiter,
       cacheMs: config.keyCacheMs,
     });
+    const keyUsage = createKeyUsage({
+      keys: store.keys,
+      ...(options.keyUsageFlushMs === undefined ? {} : { intervalMs: options.keyUsageFlushMs }),
+      onError: (error) => logger.warn({ err: error }, "recording keys' last use failed"),
+    });
     const auth = createAuthenticator({
+      onKeyUsed: (keyId) => keyUsage.record(keyId),
       keys: store.keys,
       cacheMs: config.keyCacheMs,
       policies,
@@ -278,6 +287,7 @@ export async function createGateway(
           await feed.stop();
           await connections.close(graceMs);
           await rateLimiter.close();
+          await keyUsage.close();
           // Usage writes still queued belong to calls that are waiting to answer.
           await metering.drain();
           await sql.close();

@@ -43,6 +43,8 @@ export interface AuthenticatorOptions {
   readonly cacheMs?: number;
   /** Most keys kept in the cache (default 10,000). */
   readonly maxEntries?: number;
+  /** Told of every call an API key authenticates (its `last_used_at`: auth/key-usage.ts). */
+  readonly onKeyUsed?: (keyId: string) => void;
 }
 
 interface CachedVerdict {
@@ -163,6 +165,7 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
       if (verdict.expiresAt !== null && verdict.expiresAt <= Date.now()) {
         throw unauthenticated('The API key is unknown, revoked or expired.');
       }
+      options.onKeyUsed?.(verdict.principal.keyId);
       return verdict.principal;
     },
     peek(header) {
@@ -174,6 +177,7 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
       const verdict = cache.get(digest);
       if (verdict === undefined || verdict.principal === null) return undefined;
       if (verdict.expiresAt !== null && verdict.expiresAt <= Date.now()) return undefined;
+      options.onKeyUsed?.(verdict.principal.keyId);
       return verdict.principal;
     },
     forgetKey(keyId) {

@@ -151,3 +151,28 @@ describe('secrets', () => {
     for (const body of tg.bodies) expect(body).not.toContain(password);
   });
 });
+
+describe('last_used_at', () => {
+  it('shows when a key was last used, written in batches, and stays null for an unused key', async () => {
+    const gw = await createTestGateway({}, { keyUsageFlushMs: 100 });
+    try {
+      const dave = await gw.signUp('Dave');
+      const idle = await gw.call('POST', '/v1/keys', { key: dave.key, body: { name: 'idle' } });
+      expect(idle.status, idle.text).toBe(201);
+      const before = Date.now();
+      const query = { source: 'top-products', params: { category: 'Garden', limit: 2 } };
+      for (let i = 0; i < 3; i++) {
+        expect((await gw.call('POST', '/v1/query', { key: dave.key, body: query })).status).toBe(200);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      const listed = await gw.call('GET', '/v1/keys', { key: dave.key });
+      const byId = new Map(listed.json.keys.map((k: { id: string }) => [k.id, k]));
+      const used = byId.get(dave.keyId) as { last_used_at: string | null };
+      expect(used.last_used_at).not.toBeNull();
+      expect(Date.parse(used.last_used_at as string)).toBeGreaterThanOrEqual(before - 1_000);
+      expect((byId.get(idle.json.key.id) as { last_used_at: string | null }).last_used_at).toBeNull();
+    } finally {
+      await gw.close();
+    }
+  });
+});

@@ -62,8 +62,8 @@ export interface ApiKeyRepository {
   revoke(accountId: string, keyId: string): Promise<ApiKey>;
   /** Sets (or, with null, lifts) a key's rate-limit override; NOT_FOUND for an unknown key. */
   setRateLimit(keyId: string, rateLimit: RateLimitOverride | null): Promise<ApiKey>;
-  /** Records that the key was just used (callers batch or sample this; it is a write). */
-  markUsed(keyId: string): Promise<void>;
+  /** Records that these keys were just used (one write for a batch: see auth/key-usage.ts). */
+  markUsed(keyIds: readonly string[]): Promise<void>;
 }
 
 interface ApiKeyRow {
@@ -206,8 +206,9 @@ export function createApiKeyRepository(sql: SqlExecutor): ApiKeyRepository {
       });
     },
 
-    async markUsed(keyId) {
-      await sql.query('UPDATE api_keys SET last_used_at = now() WHERE id = $1', [keyId]);
+    async markUsed(keyIds) {
+      if (keyIds.length === 0) return;
+      await sql.query('UPDATE api_keys SET last_used_at = now() WHERE id = ANY($1::text[])', [[...keyIds]]);
     },
   };
 }
