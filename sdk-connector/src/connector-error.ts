@@ -45,6 +45,11 @@ export interface ConnectorErrorOptions {
   readonly details?: readonly ConnectorErrorDetail[];
   /** The warehouse's own error code (SQLSTATE, errno, …), safe to log. */
   readonly driverCode?: string;
+  /**
+   * The warehouse's own message, with secrets removed (see {@link redactSecrets}): for the
+   * analytic's owner, who needs it to fix their SQL; never shown to other callers.
+   */
+  readonly warehouseMessage?: string;
 }
 
 /** One caller-safe detail of an error, e.g. one failing parameter. */
@@ -63,6 +68,8 @@ export class ConnectorError extends Error {
   readonly retryable: boolean;
   readonly details: readonly ConnectorErrorDetail[];
   readonly driverCode: string | undefined;
+  /** The warehouse's own message, secrets removed: for the owner only (see the option). */
+  readonly warehouseMessage: string | undefined;
 
   constructor(code: ConnectorErrorCode, message: string, options: ConnectorErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -70,6 +77,7 @@ export class ConnectorError extends Error {
     this.retryable = options.retryable ?? RETRYABLE[code];
     this.details = options.details ?? [];
     this.driverCode = options.driverCode;
+    this.warehouseMessage = options.warehouseMessage;
   }
 }
 

@@ -184,7 +184,13 @@ export async function createConnector<C>(
   function redacted(error: ConnectorError): ConnectorError {
     const message = redactSecrets(error.message, secrets);
     const details = error.details.map((d) => ({ ...d, message: redactSecrets(d.message, secrets) }));
-    if (message === error.message && details.every((d, i) => d.message === error.details[i]!.message)) {
+    const warehouse =
+      error.warehouseMessage === undefined ? undefined : redactSecrets(error.warehouseMessage, secrets);
+    if (
+      message === error.message &&
+      warehouse === error.warehouseMessage &&
+      details.every((d, i) => d.message === error.details[i]!.message)
+    ) {
       return error;
     }
     return new ConnectorError(error.code, message, {
@@ -192,11 +198,33 @@ export async function createConnector<C>(
       cause: error.cause,
       details,
       ...(error.driverCode === undefined ? {} : { driverCode: error.driverCode }),
+      ...(warehouse === undefined ? {} : { warehouseMessage: warehouse }),
     });
   }
 
   /** Maps anything a session threw to a ConnectorError that is safe to show. */
   function mapDriverError(error: unknown): ConnectorError {
+    return withWarehouseMessage(mapToConnectorError(error));
+  }
+
+  /**
+   * A failed query keeps the warehouse's own message (secrets removed) for the analytic's owner:
+   * from the driver error behind it, or the plugin's message when it threw one itself.
+   */
+  function withWarehouseMessage(error: ConnectorError): ConnectorError {
+    if (error.code !== 'QUERY_FAILED' || error.warehouseMessage !== undefined) return error;
+    const source = error.cause instanceof Error ? error.cause.message : undefined;
+    if (source === undefined || source === '') return error;
+    return new ConnectorError(error.code, error.message, {
+      retryable: error.retryable,
+      cause: error.cause,
+      details: error.details,
+      ...(error.driverCode === undefined ? {} : { driverCode: error.driverCode }),
+      warehouseMessage: redactSecrets(source, secrets).slice(0, 2_000),
+    });
+  }
+
+  function mapToConnectorError(error: unknown): ConnectorError {
     if (isConnectorError(error)) return redacted(error);
     logger.warn(
       { err: redactText(error), ...withDriverCode(error), type: plugin.type },

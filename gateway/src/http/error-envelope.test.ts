@@ -264,21 +264,27 @@ describe('body errors', () => {
 });
 
 describe('warehouse errors', () => {
-  it('answers SQL the warehouse rejects with UPSTREAM_ERROR and no DuckDB text', async () => {
+  it('answers SQL the warehouse rejects with UPSTREAM_ERROR: no DuckDB text for callers, the warehouse message for its owner', async () => {
     const created = await tg.call('POST', '/v1/owner/analytics', {
       key: tg.ownerKey,
       body: {
         name: 'errors-test-broken',
         connection: 'demo',
         sql: 'SELECT no_such_column_zz FROM no_such_table_zz',
+        visibility: 'public',
       },
     });
     expect(created.status, created.text).toBe(201);
-    const res = await query({ source: 'errors-test-broken', params: {} }, tg.ownerKey);
+    const res = await query({ source: 'errors-test-broken', params: {} }, tg.demoKey);
     expectError(res, 502, 'UPSTREAM_ERROR');
     expect(res.text).not.toMatch(/no_such|catalog|duckdb|binder|parser/i);
     // The full error is for the operator's log.
     expect(tg.logs.text()).toContain('no_such_table_zz');
+    // The analytic's owner is told what its warehouse said, to fix the SQL.
+    const own = await query({ source: 'errors-test-broken', params: {} }, tg.ownerKey);
+    expectError(own, 502, 'UPSTREAM_ERROR');
+    expect(own.json.error.details).toEqual([{ message: expect.stringContaining('no_such_table_zz') }]);
+    expect(own.json.error.message).toContain('no_such_table_zz');
   });
 
   it('answers a query past its time limit with QUERY_TIMEOUT within about a second', async () => {

@@ -6,7 +6,7 @@
 //   → the request (body or path + query string) → the analytic the caller may call → typed params
 //   → Idempotency-Key (POST) → the pipeline (run-query.ts: metering, result cache, warehouse)
 //   → the answer with its headers; any error → the envelope, with the headers it carries.
-import type { ParamValues } from '@quarry/sdk-connector';
+import { isConnectorError, type ParamValues } from '@quarry/sdk-connector';
 import { z } from 'zod';
 import type { Principal } from '../auth/principal.js';
 import type { CatalogEntry } from '../catalog/catalog.js';
@@ -203,8 +203,26 @@ export function createQueryCallHandler(deps: QueryCallDeps): QueryCallHandler {
     error: unknown,
     principal: Principal | undefined,
     limits: LimitHeaders,
+    entry: CatalogEntry | undefined,
   ): QueryReply {
-    const apiError = asApiError(error, deps.logger.child({ request_id: call.requestId }));
+    let apiError = asApiError(error, deps.logger.child({ request_id: call.requestId }));
+    // The analytic's owner sees what its warehouse said (secrets removed), to fix the SQL;
+    // every other caller keeps the generic message (DESIGN.md §8).
+    if (
+      isConnectorError(error) &&
+      error.warehouseMessage !== undefined &&
+      principal !== undefined &&
+      entry !== undefined &&
+      principal.accountId === entry.ownerId
+    ) {
+      apiError = new ApiError(
+        apiError.code,
+        `${apiError.message} Your warehouse said: ${error.warehouseMessage}`,
+        {
+          details: [{ message: error.warehouseMessage }],
+        },
+      );
+    }
     let headers = limits;
     if (apiError.code === 'RATE_LIMIT_EXCEEDED') headers = { ...apiError.headers };
     else if (principal !== undefined) headers = quotaHeaders(deps, principal, limits, apiError);
@@ -216,6 +234,7 @@ export function createQueryCallHandler(deps: QueryCallDeps): QueryCallHandler {
   return async function handleQueryCall(call) {
     let principal: Principal | undefined;
     let limits: LimitHeaders;
+    let entry: CatalogEntry | undefined;
     try {
       const authorized = authorize(deps, call.headers.authorization, 'query');
       principal = authorized instanceof Promise ? await authorized : authorized;
@@ -223,6 +242,7 @@ export function createQueryCallHandler(deps: QueryCallDeps): QueryCallHandler {
       limits = spent instanceof Promise ? await spent : spent;
       if (isPreview(principal)) await spendPreview(deps.rateLimiter, principal, deps.previews.perDay);
       const decision = await decide(call, principal);
+      entry = decision.entry;
       const { request } = call;
       const key = request.method === 'POST' ? call.headers['idempotency-key'] : undefined;
       if (key === undefined || request.method !== 'POST')
@@ -242,7 +262,7 @@ export function createQueryCallHandler(deps: QueryCallDeps): QueryCallHandler {
       if (body.length > 0) headers['content-length'] = String(Buffer.byteLength(body));
       return { status, headers, body: status === 304 ? undefined : body, principal };
     } catch (error) {
-      return errorReply(call, error, principal, limits);
+      return errorReply(call, error, principal, limits, entry);
     }
   };
 }
