@@ -24,6 +24,11 @@ export interface GuardedAgentOptions {
   readonly maxResponseBytes?: number;
   /** Keep sockets open between requests (default true). */
   readonly keepAlive?: boolean;
+  /**
+   * Called with every refusal, as the request fails with it. For drivers that retry failed
+   * requests on their own (snowflake-sdk retries result chunks for minutes): fail the query now.
+   */
+  readonly onRefused?: (error: Error) => void;
 }
 
 /** A guarded agent per protocol; hand both to the driver, and `destroy()` them with it. */
@@ -70,16 +75,19 @@ export function createGuardedAgents(
   /** Why a connection to `host` must not be made, or undefined; literals are judged here. */
   function refusal(host: string): Error | undefined {
     const name = host.replace(/^\[(.*)\]$/, '$1').toLowerCase();
+    let error: Error | undefined;
     if (hosts !== undefined && !hosts.includes(name)) {
-      return destinationRefused(
-        `the server sent the connector to another host (${JSON.stringify(name)}); only the configured host is used`,
+      error = destinationRefused(
+        `the warehouse sent the connector to another host (${JSON.stringify(name)}); only the configured host is used`,
       );
+    } else {
+      const literal = classifyAddress(name);
+      if (literal !== undefined && !addressAllowed(literal, guard.policy)) {
+        error = destinationRefused(`${literal.address} is a ${literal.label} address; it is not allowed`);
+      }
     }
-    const literal = classifyAddress(name);
-    if (literal !== undefined && !addressAllowed(literal, guard.policy)) {
-      return destinationRefused(`${literal.address} is a ${literal.label} address; it is not allowed`);
-    }
-    return undefined;
+    if (error !== undefined) options.onRefused?.(error);
+    return error;
   }
 
   function bound(agent: http.Agent): void {
