@@ -23,10 +23,11 @@ export async function createSnowflakeDriver(
   // Every request of the driver (login, queries, result chunks, telemetry) goes through guarded
   // agents: only to the service host, at a checked address, with a bounded response. The SDK's
   // `agentClass` hook replaces its own agents (and their OCSP lookups to hosts a certificate names).
+  const serviceHost = snowflakeServiceHost(config);
   const refusals = new EventEmitter();
   refusals.setMaxListeners(0); // one listener per running query
   const agents = createGuardedAgents(context.destinations, {
-    hosts: [snowflakeServiceHost(config)],
+    hosts: [serviceHost],
     maxResponseBytes: SNOWFLAKE_MAX_RESPONSE_BYTES,
     // The SDK retries a failed chunk download for minutes: running queries fail at once instead.
     onRefused: (error) => refusals.emit('refused', error),
@@ -39,7 +40,12 @@ export async function createSnowflakeDriver(
   const health: SessionHealth = { epoch: 0 };
   const detachLogger = attachSdkLogger(context.logger);
   return {
-    createSession: () => createSnowflakeSession({ sdk, connection, health, refusals }),
+    async createSession() {
+      // Refused here with a clear message, before the SDK's login (which reports any network
+      // failure as "could not connect"); the agents check every socket again.
+      await context.destinations.checkHost(serviceHost, 443);
+      return createSnowflakeSession({ sdk, connection, health, refusals });
+    },
     async destroy() {
       detachLogger();
       agents.destroy();

@@ -4,6 +4,7 @@
 // saved connection that can no longer be opened (file deleted, connector unregistered, host gone)
 // is 503 SOURCE_UNAVAILABLE for callers, while creation-time problems stay 400/403.
 import { generateKeyPairSync } from 'node:crypto';
+import { lookup } from 'node:dns/promises';
 import { mkdtemp, rm, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -107,6 +108,15 @@ let dir: string;
 let dbFile: string;
 const services: ConnectionService[] = [];
 
+/** This machine has no public DNS: Google's API names get a public address, others the system's. */
+const offlineResolve: HostResolver = async (host) => {
+  if (host.endsWith('.googleapis.com')) return [{ address: '142.250.1.1', family: 4 }];
+  return (await lookup(host, { all: true })).map((a) => ({
+    address: a.address,
+    family: a.family === 6 ? 6 : 4,
+  }));
+};
+
 /** `true`: every QUARRY_ALLOW_* switch on; `false`: all off; or the switches that are on. */
 function service(allow: boolean | Partial<DestinationPolicy>, extra: { resolve?: HostResolver } = {}) {
   const repository = createMemoryConnections();
@@ -118,6 +128,7 @@ function service(allow: boolean | Partial<DestinationPolicy>, extra: { resolve?:
     plugins,
     destinations,
     logger: logs.logger,
+    resolve: offlineResolve,
     ...extra,
   });
   services.push(created);
@@ -356,5 +367,17 @@ describe('the three switches are separate', () => {
     );
     expect(identity).toMatchObject({ code: 'FORBIDDEN' });
     expect(await repository.list(ACCOUNT)).toEqual([]);
+  });
+});
+
+describe('host files are not probed for an owner without the switch', () => {
+  it("answers 403 whether or not the file exists, so the gateway's disk cannot be mapped", async () => {
+    const { service: connections } = service({ privateNetworks: true });
+    for (const path of [dbFile, join(dir, 'missing.sqlite'), '/etc/hostname', '/root']) {
+      const error = await rejection(
+        connections.create(ACCOUNT, { name: 'probe', type: 'sqlite', config: { path } }),
+      );
+      expect(error, path).toMatchObject({ code: 'FORBIDDEN' });
+    }
   });
 });

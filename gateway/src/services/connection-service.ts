@@ -141,9 +141,17 @@ export function createConnectionService(options: ConnectionServiceOptions): Conn
    * QUARRY_ALLOW_HOST_FILES / QUARRY_ALLOW_HOST_IDENTITY. Operator-made connections (the demo)
    * are created through the store directly and never pass here.
    */
-  function checkHostAccess(plugin: ConnectorPlugin, config: unknown): void {
+  function checkHostAccess(plugin: ConnectorPlugin, config: unknown, raw = false): void {
     const policy = options.destinations;
-    const access = hostAccessOf(plugin, config).filter(
+    let declared: readonly string[];
+    try {
+      declared = hostAccessOf(plugin, config);
+    } catch (error) {
+      // A hook that needs a validated config answers after validation.
+      if (raw) return;
+      throw error;
+    }
+    const access = declared.filter(
       (a) => !((a === 'files' && policy.hostFiles) || (a === 'credentials' && policy.hostIdentity)),
     );
     if (access.length === 0) return;
@@ -233,6 +241,9 @@ export function createConnectionService(options: ConnectionServiceOptions): Conn
   const service: ConnectionService = {
     async create(accountId, request) {
       const plugin = pluginFor(request.type);
+      // Asked once before validation too: a schema that inspects the host (SQLite's reads the
+      // file's header) must not tell an owner without the switch which files exist.
+      checkHostAccess(plugin, request.config, true);
       const parsed = parseConnectorConfig(plugin, request.config) as Record<string, unknown>;
       checkHostAccess(plugin, parsed);
       try {
