@@ -112,3 +112,51 @@ describe('hostile owner connections, every QUARRY_ALLOW_* switch off', () => {
     expectErrorEnvelope(response, 403, 'FORBIDDEN');
   });
 });
+
+// The old single switch also handed owners the host's files and cloud identity: with it on, a
+// DuckDB connection with `allowedDirectories: ["/"]` read the data dir's secret-key.json through
+// an analytic (reproduced on the old code). Private networks alone now grant neither.
+describe('hostile owner connections, QUARRY_ALLOW_PRIVATE_NETWORKS on and nothing else', () => {
+  let privateDir: string;
+  let privateGateway: GatewayProcess;
+  let ownerKey: string;
+
+  beforeAll(async () => {
+    privateDir = await mkdtemp(join(tmpdir(), 'quarry-e2e-hostile-private-'));
+    privateGateway = await startGateway({
+      env: {
+        QUARRY_DATA_DIR: privateDir,
+        QUARRY_DEMO: 'false',
+        QUARRY_LOG_LEVEL: 'warn',
+        QUARRY_ALLOW_PRIVATE_NETWORKS: 'true',
+      },
+      readyTimeoutMs: 90_000,
+    });
+    const signUp = await http.request(privateGateway.url, 'POST', '/v1/accounts', {
+      json: { email: 'hostile-private@e2e.quarry.test', name: 'Hostile owner' },
+    });
+    expect(signUp.status, signUp.text).toBe(201);
+    ownerKey = signUp.body.key.secret;
+  }, 120_000);
+
+  afterAll(async () => {
+    await privateGateway?.stop();
+    if (privateDir) await rm(privateDir, { recursive: true, force: true });
+  }, 30_000);
+
+  it("refuses DuckDB over the gateway's disk and BigQuery as the gateway (403)", async () => {
+    const create = (name: string, type: string, config: Record<string, unknown>) =>
+      http.request(privateGateway.url, 'POST', '/v1/owner/connections', {
+        key: ownerKey,
+        json: { name, type, config },
+      });
+    const keys = await create('keys', 'duckdb', { path: ':memory:', allowedDirectories: ['/'] });
+    expectErrorEnvelope(keys, 403, 'FORBIDDEN');
+    expect(keys.body.error.message).toContain("gateway's own files");
+    const adc = await create('adc', 'bigquery', {
+      projectId: 'my-project-1',
+      applicationDefaultCredentials: true,
+    });
+    expectErrorEnvelope(adc, 403, 'FORBIDDEN');
+  });
+});
