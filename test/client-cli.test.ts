@@ -93,7 +93,7 @@ beforeAll(async () => {
       QUARRY_DEMO: 'true',
       QUARRY_ANALYTICS_DIR: emptyAnalytics,
       // The demo user connects the demo warehouse through the owner API (a DuckDB file).
-      QUARRY_ALLOW_PRIVATE_HOSTS: 'true',
+      QUARRY_ALLOW_HOST_FILES: 'true',
       QUARRY_LOG_LEVEL: 'warn',
       QUARRY_RATE_LIMITS: JSON.stringify({ free: FREE_RATE_LIMIT }),
     },

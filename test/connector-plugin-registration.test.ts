@@ -69,7 +69,7 @@ describe('a third-party connector registered by configuration only', () => {
         QUARRY_CONNECTORS: 'quarry-connector-sqlite',
         // A SQLite connection reads the gateway's own disk (the plugin declares `hostAccess:
         // files`): owners may create one only with this operator opt-in.
-        QUARRY_ALLOW_PRIVATE_HOSTS: 'true',
+        QUARRY_ALLOW_HOST_FILES: 'true',
         QUARRY_LOG_LEVEL: 'warn',
         // Generous limits: this test is about the connector, not the meter.
         QUARRY_FREE_CALLS: '1000',

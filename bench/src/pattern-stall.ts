@@ -279,7 +279,7 @@ async function main(): Promise<void> {
     env: {
       DATABASE_URL: storeUrl.toString(),
       QUARRY_SECRET_KEY: randomBytes(32).toString('base64'),
-      QUARRY_ALLOW_PRIVATE_HOSTS: 'true',
+      QUARRY_ALLOW_PRIVATE_NETWORKS: 'true',
       QUARRY_DEMO: 'false',
       QUARRY_LOG_LEVEL: 'warn',
       QUARRY_FREE_CALLS: '1000000',

@@ -18,13 +18,13 @@ describe('loadConfig', () => {
       PORT: 'eighty',
       QUARRY_LOG_LEVEL: 'loud',
       QUARRY_BODY_LIMIT: '10',
-      QUARRY_ALLOW_PRIVATE_HOSTS: 'maybe',
+      QUARRY_ALLOW_PRIVATE_NETWORKS: 'maybe',
       DATABASE_URL: 'postgres://quarry@db.internal/quarry',
     });
     const variables = problems.map((p) => p.split(':')[0]).sort();
     expect(variables).toEqual([
       'PORT',
-      'QUARRY_ALLOW_PRIVATE_HOSTS',
+      'QUARRY_ALLOW_PRIVATE_NETWORKS',
       'QUARRY_BODY_LIMIT',
       'QUARRY_LOG_LEVEL',
       'QUARRY_SECRET_KEY',
@@ -38,6 +38,16 @@ describe('loadConfig', () => {
     })();
     expect(message).toContain('PORT');
     expect(message).toContain('QUARRY_LOG_LEVEL');
+  });
+
+  it('takes the three destination switches separately, and refuses the old all-in-one switch', () => {
+    const config = loadConfig({ QUARRY_ALLOW_PRIVATE_NETWORKS: 'true', QUARRY_ALLOW_HOST_IDENTITY: '1' });
+    expect(config.destinations).toEqual({ privateNetworks: true, hostFiles: false, hostIdentity: true });
+    expect(problemsOf({ QUARRY_ALLOW_PRIVATE_HOSTS: 'true' })).toEqual([
+      expect.stringMatching(
+        /^QUARRY_ALLOW_PRIVATE_HOSTS: replaced by QUARRY_ALLOW_PRIVATE_NETWORKS, QUARRY_ALLOW_HOST_FILES and QUARRY_ALLOW_HOST_IDENTITY/,
+      ),
+    ]);
   });
 
   it('refuses DATABASE_URL without QUARRY_SECRET_KEY', () => {
@@ -69,7 +79,7 @@ describe('loadConfig', () => {
       host: '127.0.0.1',
       dataDir: '/srv/.quarry',
       databaseUrl: undefined,
-      allowPrivateHosts: false,
+      destinations: { privateNetworks: false, hostFiles: false, hostIdentity: false },
       signup: 'open',
       demo: true,
       analyticsDir: '/srv/examples/analytics',

@@ -29,7 +29,9 @@ const EnvSchema = z.object({
     .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL')
     .optional(),
   QUARRY_SECRET_KEY: z.string().optional(),
-  QUARRY_ALLOW_PRIVATE_HOSTS: bool.optional(),
+  QUARRY_ALLOW_PRIVATE_NETWORKS: bool.optional(),
+  QUARRY_ALLOW_HOST_FILES: bool.optional(),
+  QUARRY_ALLOW_HOST_IDENTITY: bool.optional(),
   QUARRY_SIGNUP: z.enum(['open', 'closed']).default('open'),
   QUARRY_ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   QUARRY_ANALYTICS_DIR: z.string().optional(),
@@ -89,7 +91,15 @@ export interface GatewayConfig {
    * required outside the embedded demo (which makes its own in the data directory).
    */
   readonly keyring: Keyring | undefined;
-  readonly allowPrivateHosts: boolean;
+  /**
+   * What owners' connections may reach beyond public addresses: private networks, the gateway
+   * host's files, its cloud identity (QUARRY_ALLOW_PRIVATE_NETWORKS, _HOST_FILES, _HOST_IDENTITY).
+   */
+  readonly destinations: {
+    readonly privateNetworks: boolean;
+    readonly hostFiles: boolean;
+    readonly hostIdentity: boolean;
+  };
   readonly signup: 'open' | 'closed';
   readonly adminToken: string | undefined;
   /** Directory of analytic YAML files loaded at start. */
@@ -191,6 +201,13 @@ export function loadConfig(
   if (env.DATABASE_URL !== undefined && !env.QUARRY_SECRET_KEY) {
     problems.push('QUARRY_SECRET_KEY: required when DATABASE_URL is set (32 random bytes, base64)');
   }
+  // The one switch that granted three powers is gone; keeping it as an alias would keep granting
+  // whichever of them the operator did not mean, so it fails fast and names its replacements.
+  if (env.QUARRY_ALLOW_PRIVATE_HOSTS !== undefined) {
+    problems.push(
+      'QUARRY_ALLOW_PRIVATE_HOSTS: replaced by QUARRY_ALLOW_PRIVATE_NETWORKS, QUARRY_ALLOW_HOST_FILES and QUARRY_ALLOW_HOST_IDENTITY (set only those you need; see docs/security.md)',
+    );
+  }
   // Variables with a syntax of their own are parsed here too, so their problems are listed with
   // the rest and the process stops before it opens the store.
   const plans = parseVariable(problems, 'QUARRY_PLANS', () =>
@@ -220,7 +237,11 @@ export function loadConfig(
     dataDir,
     databaseUrl: e.DATABASE_URL,
     keyring,
-    allowPrivateHosts: e.QUARRY_ALLOW_PRIVATE_HOSTS ?? false,
+    destinations: {
+      privateNetworks: e.QUARRY_ALLOW_PRIVATE_NETWORKS ?? false,
+      hostFiles: e.QUARRY_ALLOW_HOST_FILES ?? false,
+      hostIdentity: e.QUARRY_ALLOW_HOST_IDENTITY ?? false,
+    },
     signup: e.QUARRY_SIGNUP,
     adminToken: e.QUARRY_ADMIN_TOKEN,
     analyticsDir:

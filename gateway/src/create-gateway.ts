@@ -11,7 +11,7 @@ import { createTryTokens } from './auth/try-token.js';
 import { createMetering } from './billing/metering.js';
 import { createPlanCatalog } from './billing/plan-catalog.js';
 import { loadAnalyticsDir } from './bootstrap/analytics-dir.js';
-import { bootstrapDemo, type DemoInfo } from './bootstrap/demo.js';
+import { bootstrapDemo, DEMO_WAREHOUSE_FILE, type DemoInfo } from './bootstrap/demo.js';
 import { cacheKeyPrefix } from './cache/cache-key.js';
 import { createResultCache } from './cache/result-cache.js';
 import { createStoreCatalog } from './catalog/store-catalog.js';
@@ -91,11 +91,20 @@ export async function createGateway(
     const tryTokens = createTryTokens(keyring);
     const store = createControlPlaneStore(sql, { secretBox });
     const connectorLogger = logger.child({ component: 'connector' });
+    // The demo's DuckDB file is the operator's own (bootstrapDemo writes it and its connection
+    // through the store): it opens trusted while every QUARRY_ALLOW_* switch is off.
+    let demoOwnerId: string | undefined;
+    const demoWarehouse = join(config.dataDir, DEMO_WAREHOUSE_FILE);
     const connections = createConnectionService({
       repository: store.connections,
       plugins,
-      allowPrivateHosts: config.allowPrivateHosts,
+      destinations: config.destinations,
       logger: connectorLogger,
+      isOperatorConnection: (c) =>
+        demoOwnerId !== undefined &&
+        c.accountId === demoOwnerId &&
+        c.type === 'duckdb' &&
+        c.config.path === demoWarehouse,
     });
     const resultCache = createResultCache({
       maxBytes: config.cacheMaxBytes,
@@ -247,6 +256,7 @@ export async function createGateway(
     const demo = config.demo
       ? await bootstrapDemo({ config, store, analytics, accounts, logger })
       : undefined;
+    demoOwnerId = demo?.ownerId;
     if (!config.demo && config.analyticsDir !== undefined && config.analyticsOwner !== undefined) {
       const owner =
         (await store.accounts.findByEmail(config.analyticsOwner)) ??

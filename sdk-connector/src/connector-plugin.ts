@@ -3,8 +3,10 @@
 // sessions; a session executes compiled queries. Pooling, timeouts, cancellation, row caps and
 // JSON-safe values are the SDK runtime's job (see createConnector), so a plugin stays thin.
 import type { z } from 'zod';
+import type { Destination } from './connector-destinations.js';
 import type { ConnectorError } from './connector-error.js';
 import type { PoolOptions } from './connector-pool.js';
+import type { DestinationGuard } from './destination-guard.js';
 import type { ScalarParamType, ScalarValue } from './param-types.js';
 
 /** Logical column types reported in `columns` and used to make values JSON-safe. */
@@ -176,9 +178,29 @@ export interface ConnectorLogger {
   error(obj: object, msg?: string): void;
 }
 
+/**
+ * Caps on what an engine running inside the gateway process (DuckDB, SQLite) may take, set by
+ * the gateway for owner connections. An embedded driver applies the smaller of its config's
+ * setting and the cap.
+ */
+export interface ResourceCaps {
+  /** Most worker threads one connection may use. */
+  readonly maxThreads?: number;
+  /** Most memory one connection's engine may use, in bytes. */
+  readonly maxMemoryBytes?: number;
+}
+
 /** What a plugin's driver is given besides its config. */
 export interface DriverContext {
   readonly logger: ConnectorLogger;
+  /**
+   * The only way to reach a host, a unix socket, a file of the gateway host or its identity:
+   * call it before every connect (each new session) and connect to the address it returns.
+   * HTTP drivers use {@link createGuardedAgents}.
+   */
+  readonly destinations: DestinationGuard;
+  /** Caps for engines that run inside the gateway process; absent for the operator's own connections. */
+  readonly resources?: ResourceCaps;
 }
 
 /**
@@ -222,13 +244,26 @@ export interface ConnectorPlugin<Config = unknown> {
    * its config names, with the credentials its config holds.
    *
    * Such a connection acts with the operator's authority rather than the owner's, so the gateway
-   * lets owners create it only when the operator opted in with `QUARRY_ALLOW_PRIVATE_HOSTS`
-   * (connections the operator makes, like the demo's, are not affected). Called once when an
-   * owner creates a connection; keep it a pure function of the config.
+   * lets owners create it only when the operator opted in (`QUARRY_ALLOW_HOST_FILES` for
+   * `'files'`, `QUARRY_ALLOW_HOST_IDENTITY` for `'credentials'`; connections the operator makes,
+   * like the demo's, are not affected). Called once when an owner creates a connection; keep it
+   * a pure function of the config. Drivers must still check at run time, through
+   * {@link DriverContext.destinations} (`checkFile`, `checkIdentity`).
    *
    * @example
    * hostAccess: () => ['files'],                                          // always (SQLite)
    * hostAccess: (config) => (config.useDefaultCredentials ? ['credentials'] : []),
    */
   hostAccess?(config: Config): readonly HostAccess[];
+  /**
+   * Every host, URL, unix socket, file and ambient identity a connection with this (validated)
+   * config would use, so the gateway can refuse a connection at creation (403) rather than at
+   * its first query. Must list everything the driver may contact, including hosts hidden in
+   * URL parameters (libpq's `?host=`). Declaring is not enforcing: the driver must also pass
+   * every connect through {@link DriverContext.destinations}.
+   *
+   * @example
+   * destinations: (config) => [{ kind: 'host', host: config.host, port: config.port }],
+   */
+  destinations?(config: Config): readonly Destination[];
 }

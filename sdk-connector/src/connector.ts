@@ -1,7 +1,9 @@
 // Public shape of a running connector: what the gateway (and the conformance kit) use.
 // Implementation: create-connector.ts.
-import type { ColumnInfo, ConnectorLogger, SqlDialect } from './connector-plugin.js';
+import type { ColumnInfo, ConnectorLogger, ResourceCaps, SqlDialect } from './connector-plugin.js';
 import type { PoolOptions, PoolStats } from './connector-pool.js';
+import type { HostResolver } from './destination-guard.js';
+import type { DestinationPolicy } from './destination-policy.js';
 import type { ParamValues } from './param-types.js';
 import type { SqlTemplate } from './sql-template.js';
 
@@ -61,6 +63,15 @@ export interface ConnectorOptions {
   /** Defaults for requests that do not say. */
   readonly defaultTimeoutMs?: number;
   readonly defaultMaxRows?: number;
+  /**
+   * What the connection may reach. Default {@link OPERATOR_TRUSTED} (everything but cloud
+   * metadata): the caller is trusted. A gateway passes a narrower policy for owners' connections.
+   */
+  readonly destinations?: DestinationPolicy;
+  /** Resolves host names for the destination guard (default: the system resolver). */
+  readonly resolve?: HostResolver;
+  /** Caps for engines that run in this process (see {@link ResourceCaps}). */
+  readonly resources?: ResourceCaps;
 }
 
 /** A live connection to one warehouse: pooled, read-only, with timeouts and row caps. */

@@ -3,6 +3,8 @@ import type { Connector, QueryRequest } from './connector.js';
 import { ConnectorError } from './connector-error.js';
 import type { ConnectorLogger } from './connector-plugin.js';
 import { createConnector } from './create-connector.js';
+import { createDestinationGuard } from './destination-guard.js';
+import { OPERATOR_TRUSTED } from './destination-policy.js';
 import { noopLogger } from './noop-logger.js';
 import type { ParamValues } from './param-types.js';
 import { parseTemplate } from './sql-template.js';
@@ -252,7 +254,10 @@ describe('createConnector: time limits of concurrent queries', () => {
 
   it("gives each query a signal that only that query's stop aborts", async () => {
     const plugin = createMemoryPlugin({ tables: { sales } });
-    const real = await plugin.createDriver({ database: 'x' }, { logger: noopLogger });
+    const real = await plugin.createDriver(
+      { database: 'x' },
+      { logger: noopLogger, destinations: createDestinationGuard(OPERATOR_TRUSTED) },
+    );
     const seen: boolean[] = [];
     let staleListenerCalls = 0;
     const wrapped: MemoryPlugin = {

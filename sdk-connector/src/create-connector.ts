@@ -15,6 +15,8 @@ import type {
   RawResult,
 } from './connector-plugin.js';
 import type { PoolOptions } from './connector-pool.js';
+import { createDestinationGuard } from './destination-guard.js';
+import { OPERATOR_TRUSTED } from './destination-policy.js';
 import { type JsonConverter, jsonConverterFor } from './json-values.js';
 import { noopLogger } from './noop-logger.js';
 import { QueryDeadlines, QueryStop, raceStop, STOPPED } from './query-stop.js';
@@ -156,7 +158,13 @@ export async function createConnector<C>(
 
   let driver: ConnectorDriver;
   try {
-    driver = await plugin.createDriver(config, { logger });
+    driver = await plugin.createDriver(config, {
+      logger,
+      destinations: createDestinationGuard(options.destinations ?? OPERATOR_TRUSTED, {
+        ...(options.resolve === undefined ? {} : { resolve: options.resolve }),
+      }),
+      ...(options.resources === undefined ? {} : { resources: options.resources }),
+    });
   } catch (error) {
     if (isConnectorError(error)) throw redacted(error);
     logger.warn({ err: redactText(error), type: plugin.type }, 'creating the driver failed');

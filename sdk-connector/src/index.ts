@@ -15,6 +15,7 @@ export type {
   QueryRequest,
   QueryResult,
 } from './connector.js';
+export { checkDestinations, type Destination } from './connector-destinations.js';
 export {
   ConnectorError,
   type ConnectorErrorCode,
@@ -37,10 +38,33 @@ export type {
   HostAccess,
   PlaceholderStyle,
   RawResult,
+  ResourceCaps,
   SqlDialect,
 } from './connector-plugin.js';
 export type { PoolOptions, PoolStats } from './connector-pool.js';
 export { createConnector } from './create-connector.js';
+export {
+  type CheckedHost,
+  createDestinationGuard,
+  DESTINATION_NOT_ALLOWED,
+  type DestinationGuard,
+  type DestinationGuardOptions,
+  destinationRefused,
+  type HostResolver,
+  isDestinationRefusal,
+  type ResolvedAddress,
+} from './destination-guard.js';
+export {
+  type AddressClass,
+  type AddressVerdict,
+  addressAllowed,
+  classifyAddress,
+  type DestinationPolicy,
+  isMetadataHostName,
+  OPERATOR_TRUSTED,
+  PUBLIC_ONLY,
+} from './destination-policy.js';
+export { createGuardedAgents, type GuardedAgentOptions, type GuardedAgents } from './guarded-http-agents.js';
 export { toJsonValue } from './json-values.js';
 export { noopLogger } from './noop-logger.js';
 // Implemented by the SDK helpers (names fixed here so every package can code against them):

@@ -2,6 +2,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ConnectorError } from './connector-error.js';
 import type { ConnectorSession } from './connector-plugin.js';
 import type { PoolOptions } from './connector-pool.js';
+import { createDestinationGuard } from './destination-guard.js';
+import { OPERATOR_TRUSTED } from './destination-policy.js';
 import { noopLogger } from './noop-logger.js';
 import { createSessionPool, DEFAULT_POOL_OPTIONS, type SessionPool } from './session-pool.js';
 import { createMemoryPlugin } from './testing/memory-plugin.js';
@@ -13,7 +15,10 @@ afterEach(async () => {
 
 async function setup(options: Partial<PoolOptions> = {}) {
   const plugin = createMemoryPlugin();
-  const driver = await plugin.createDriver({ database: 'memory' }, { logger: noopLogger });
+  const driver = await plugin.createDriver(
+    { database: 'memory' },
+    { logger: noopLogger, destinations: createDestinationGuard(OPERATOR_TRUSTED) },
+  );
   const pool = createSessionPool(driver, { ...DEFAULT_POOL_OPTIONS, ...options }, noopLogger);
   pools.push(pool);
   return { pool, control: plugin.control };
@@ -139,7 +144,10 @@ describe('createSessionPool', () => {
 
   it('a validate that throws destroys the session instead of wedging the pool', async () => {
     const plugin = createMemoryPlugin();
-    const real = await plugin.createDriver({ database: 'memory' }, { logger: noopLogger });
+    const real = await plugin.createDriver(
+      { database: 'memory' },
+      { logger: noopLogger, destinations: createDestinationGuard(OPERATOR_TRUSTED) },
+    );
     let mode: 'ok' | 'throw' = 'ok';
     const driver = {
       async createSession(): Promise<ConnectorSession> {
@@ -169,7 +177,10 @@ describe('createSessionPool: the idle fast lane', () => {
   /** Memory sessions whose validate() answers synchronously, as the real connectors' do. */
   async function syncSetup(options: Partial<PoolOptions> = {}) {
     const plugin = createMemoryPlugin();
-    const real = await plugin.createDriver({ database: 'memory' }, { logger: noopLogger });
+    const real = await plugin.createDriver(
+      { database: 'memory' },
+      { logger: noopLogger, destinations: createDestinationGuard(OPERATOR_TRUSTED) },
+    );
     const healthy = new Map<ConnectorSession, boolean>();
     let validates = 0;
     const driver = {

@@ -134,7 +134,8 @@ export function postgresStoreEnv(databaseUrl: string, secretKey: string): Record
   return {
     DATABASE_URL: databaseUrl,
     QUARRY_SECRET_KEY: secretKey,
-    QUARRY_ALLOW_PRIVATE_HOSTS: 'true',
+    QUARRY_ALLOW_PRIVATE_NETWORKS: 'true',
+    QUARRY_ALLOW_HOST_FILES: 'true',
     QUARRY_DEMO: 'false',
     QUARRY_KEY_CACHE_MS: '1000',
     QUARRY_LOG_LEVEL: 'info',

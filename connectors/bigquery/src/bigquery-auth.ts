@@ -6,7 +6,7 @@
 // probe the cloud metadata server. With this client nothing but `token_uri` and the API endpoint
 // is ever contacted.
 import { createSign } from 'node:crypto';
-import { ConnectorError } from '@quarry/sdk-connector';
+import { ConnectorError, type GuardedAgents } from '@quarry/sdk-connector';
 import { OAuth2Client } from 'google-auth-library';
 import type { ServiceAccountKey } from './bigquery-config.js';
 
@@ -77,6 +77,8 @@ function tokenFailure(error: unknown): ConnectorError {
 export interface ServiceAccountClientOptions {
   /** Time limit of one token request. */
   readonly timeoutMs: number;
+  /** Guarded agents for the token request (the connection's destination guard). */
+  readonly agents?: GuardedAgents;
 }
 
 /**
@@ -105,6 +107,11 @@ export function createServiceAccountClient(
         responseType: 'json',
         timeout: options.timeoutMs,
         retry: false,
+        ...(options.agents === undefined
+          ? {}
+          : {
+              agent: (url: URL) => (url.protocol === 'http:' ? options.agents!.http : options.agents!.https),
+            }),
       });
       data = response.data;
     } catch (error) {

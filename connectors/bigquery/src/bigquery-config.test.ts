@@ -115,6 +115,19 @@ describe('bigqueryConfigSchema', () => {
     );
   });
 
+  it("keeps application-default credentials on Google's own API endpoint", () => {
+    expect(
+      problems({
+        projectId: 'my-project',
+        applicationDefaultCredentials: true,
+        apiEndpoint: 'http://127.0.0.1:9050',
+      }).details[0],
+    ).toMatchObject({
+      param: 'apiEndpoint',
+      message: expect.stringContaining('applicationDefaultCredentials'),
+    });
+  });
+
   it('normalises the API endpoint to an origin and refuses clear text off loopback', () => {
     for (const [endpoint, origin] of [
       ['https://bigquery.googleapis.com', 'https://bigquery.googleapis.com'],
@@ -124,8 +137,7 @@ describe('bigqueryConfigSchema', () => {
       ['http://[::1]:9050', 'http://[::1]:9050'],
     ]) {
       expect(
-        parse({ projectId: 'my-project', applicationDefaultCredentials: true, apiEndpoint: endpoint })
-          .apiEndpoint,
+        parse({ projectId: 'my-project', credentials: keyFile, apiEndpoint: endpoint }).apiEndpoint,
       ).toBe(origin);
     }
     for (const endpoint of [
@@ -136,8 +148,7 @@ describe('bigqueryConfigSchema', () => {
       'ftp://127.0.0.1',
     ]) {
       expect(
-        problems({ projectId: 'my-project', applicationDefaultCredentials: true, apiEndpoint: endpoint })
-          .details[0]?.param,
+        problems({ projectId: 'my-project', credentials: keyFile, apiEndpoint: endpoint }).details[0]?.param,
       ).toBe('apiEndpoint');
     }
   });

@@ -7,6 +7,9 @@ import { createPrivateKey } from 'node:crypto';
 import { secretField } from '@quarry/sdk-connector';
 import { z } from 'zod';
 
+/** BigQuery's public API origin. */
+export const DEFAULT_API_ENDPOINT = 'https://bigquery.googleapis.com';
+
 /** Google's OAuth token endpoint, used when a key file names none. */
 export const GOOGLE_TOKEN_URI = 'https://oauth2.googleapis.com/token';
 
@@ -178,6 +181,19 @@ export const bigqueryConfigSchema = z
         message: hasKey
           ? 'give either credentials or applicationDefaultCredentials, not both'
           : 'give credentials (a service-account key) or set applicationDefaultCredentials: true',
+      });
+    }
+    // Application-default credentials are the gateway's own identity: its tokens go to Google's
+    // API and nowhere an owner chooses.
+    if (
+      config.applicationDefaultCredentials === true &&
+      config.apiEndpoint !== undefined &&
+      config.apiEndpoint !== DEFAULT_API_ENDPOINT
+    ) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['apiEndpoint'],
+        message: `must be ${DEFAULT_API_ENDPOINT} (or left out) with applicationDefaultCredentials`,
       });
     }
     if (

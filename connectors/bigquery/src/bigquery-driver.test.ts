@@ -25,7 +25,7 @@ describe('createBigqueryClient', () => {
     expect(createBigqueryClient(config).baseUrl).toBe('https://bigquery.googleapis.com/bigquery/v2');
     const local = parseConnectorConfig(bigqueryPlugin, {
       projectId: 'my-project',
-      applicationDefaultCredentials: true,
+      credentials,
       apiEndpoint: 'http://127.0.0.1:9050',
     });
     expect(createBigqueryClient(local).baseUrl).toBe('http://127.0.0.1:9050/bigquery/v2');

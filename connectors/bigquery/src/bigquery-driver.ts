@@ -6,24 +6,28 @@ import {
   type ConnectorDriver,
   ConnectorError,
   type ConnectorSession,
+  createGuardedAgents,
   type DriverContext,
+  type GuardedAgents,
   isConnectorError,
 } from '@quarry/sdk-connector';
 import { createServiceAccountClient } from './bigquery-auth.js';
-import type { BigqueryConfig } from './bigquery-config.js';
+import { type BigqueryConfig, DEFAULT_API_ENDPOINT } from './bigquery-config.js';
 import { mapBigqueryError } from './bigquery-errors.js';
 import { createBigquerySession } from './bigquery-session.js';
 
-/** BigQuery's public API origin. */
-export const DEFAULT_API_ENDPOINT = 'https://bigquery.googleapis.com';
+export { DEFAULT_API_ENDPOINT } from './bigquery-config.js';
+
 const DEFAULT_PAGE_SIZE = 10_000;
+/** How the gateway's own identity is named in refusals. */
+const ADC = 'BigQuery application-default credentials';
 const DEFAULT_MAX_RETRIES = 2;
 const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
 /** Longest pause between retries of one request, in seconds (retry-request's unit). */
 const MAX_RETRY_DELAY_SECONDS = 1;
 
-/** A driver client for one session. Exported for tests. */
-export function createBigqueryClient(config: BigqueryConfig): BigQuery {
+/** A driver client for one session; token requests go through `agents` when given. Exported for tests. */
+export function createBigqueryClient(config: BigqueryConfig, agents?: GuardedAgents): BigQuery {
   const apiEndpoint = config.apiEndpoint ?? DEFAULT_API_ENDPOINT;
   const maxRetries = config.maxRetries ?? DEFAULT_MAX_RETRIES;
   const client = new BigQuery({
@@ -43,6 +47,7 @@ export function createBigqueryClient(config: BigqueryConfig): BigQuery {
       : {
           authClient: createServiceAccountClient(config.credentials, {
             timeoutMs: config.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
+            ...(agents === undefined ? {} : { agents }),
           }),
         }),
   });
@@ -89,7 +94,15 @@ async function checkSession(client: BigQuery, config: BigqueryConfig): Promise<v
 }
 
 /** Creates the driver for one validated BigQuery config. */
-export function createBigqueryDriver(config: BigqueryConfig, _context: DriverContext): ConnectorDriver {
+export function createBigqueryDriver(config: BigqueryConfig, context: DriverContext): ConnectorDriver {
+  const guard = context.destinations;
+  // Checked before the driver could look for them (it probes the metadata server to find them).
+  if (config.applicationDefaultCredentials === true) guard.checkIdentity(ADC);
+  const apiEndpoint = config.apiEndpoint ?? DEFAULT_API_ENDPOINT;
+  const tokenUri = config.credentials?.tokenUri;
+  // The token endpoint is reached through our own transporter call: pinned and confined to it.
+  const tokenAgents =
+    tokenUri === undefined ? undefined : createGuardedAgents(guard, { hosts: [new URL(tokenUri).hostname] });
   const settings = {
     projectId: config.projectId,
     location: config.location,
@@ -100,7 +113,12 @@ export function createBigqueryDriver(config: BigqueryConfig, _context: DriverCon
   const connectTimeoutMs = config.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
   return {
     async createSession(): Promise<ConnectorSession> {
-      const client = createBigqueryClient(config);
+      // Each session checks the endpoints again. The API requests themselves go through the
+      // driver's own HTTP stack (teeny-request), which takes no agent: they resolve the name
+      // again (see the README's note on DNS rebinding).
+      await guard.checkUrl(apiEndpoint);
+      if (tokenUri !== undefined) await guard.checkUrl(tokenUri);
+      const client = createBigqueryClient(config, tokenAgents);
       try {
         await withinTime(checkSession(client, config), connectTimeoutMs);
       } catch (error) {

@@ -1,7 +1,7 @@
 // The BigQuery connector plugin: queries run as BigQuery jobs through the official driver
 // (@google-cloud/bigquery), read-only by statement type, with typed named params.
 import type { ConnectorPlugin } from '@quarry/sdk-connector';
-import { type BigqueryConfig, bigqueryConfigSchema } from './bigquery-config.js';
+import { type BigqueryConfig, bigqueryConfigSchema, DEFAULT_API_ENDPOINT } from './bigquery-config.js';
 import { bigqueryDialect } from './bigquery-dialect.js';
 import { createBigqueryDriver } from './bigquery-driver.js';
 import { mapBigqueryError } from './bigquery-errors.js';
@@ -20,4 +20,11 @@ export const bigqueryPlugin: ConnectorPlugin<BigqueryConfig> = {
   // Application-default credentials are the gateway's own identity (its service account, its
   // metadata server): only with the operator's opt-in. A service-account key is the owner's.
   hostAccess: (config) => (config.applicationDefaultCredentials === true ? ['credentials'] : []),
+  destinations: (config) => [
+    { kind: 'url', url: config.apiEndpoint ?? DEFAULT_API_ENDPOINT },
+    ...(config.credentials === undefined ? [] : [{ kind: 'url' as const, url: config.credentials.tokenUri }]),
+    ...(config.applicationDefaultCredentials === true
+      ? [{ kind: 'identity' as const, what: 'BigQuery application-default credentials' }]
+      : []),
+  ],
 };

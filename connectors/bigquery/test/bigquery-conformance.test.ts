@@ -33,6 +33,19 @@ describeConnectorConformance({
       credentials: JSON.stringify(account.keyFile),
     };
   },
+  forbiddenDestinations: (kind) => {
+    // Off loopback the key's token endpoint must be Google's (the fake's is loopback).
+    const { token_uri: _fakeTokenUri, ...googleKey } = started().account.keyFile;
+    const credentials = JSON.stringify(kind === 'loopback' ? started().account.keyFile : googleKey);
+    const endpoint = {
+      loopback: started().fake.url,
+      'link-local': 'https://169.254.169.254',
+      private: 'https://10.0.0.1',
+    }[kind as string];
+    return endpoint === undefined
+      ? undefined
+      : { projectId: PROJECT, apiEndpoint: endpoint, credentials, maxRetries: 0 };
+  },
   // Nothing listens on port 1: both the token endpoint and the API are unreachable.
   unreachableConfig: () => ({
     projectId: PROJECT,

@@ -191,14 +191,16 @@ describe('the wire', () => {
       await untilRunning(regional, 'GENERATE_ARRAY');
       controller.abort();
       expect((await failure(running)).code).toBe('QUERY_ABORTED');
+      // The caller is answered at once; the cancel request may still be on its way: once the
+      // job has stopped, it has arrived.
+      const slowJob = regional.job(jobIdOf(jobInserts(regional)[1]));
+      await slowJob?.done;
+      expect(slowJob?.error?.reason).toBe('stopped');
       const followUps = regional.requests.filter(
         (r) => r.path.includes('/queries/') || r.path.endsWith('/cancel'),
       );
       expect(followUps.length).toBeGreaterThan(1);
       expect(followUps.every((r) => r.query.location === 'europe-west1')).toBe(true);
-      const slowJob = regional.job(jobIdOf(jobInserts(regional)[1]));
-      await slowJob?.done;
-      expect(slowJob?.error?.reason).toBe('stopped');
     } finally {
       await connectors.closeAll();
       await regional.close();

@@ -53,3 +53,12 @@ export const duckdbConfigSchema = z
 
 /** A validated DuckDB connection config. */
 export type DuckdbConfig = z.output<typeof duckdbConfigSchema>;
+
+/** The gateway host's files and directories a config reads (none for a bare `:memory:`). */
+export function duckdbHostPaths(config: DuckdbConfig): string[] {
+  return [
+    ...(config.path === ':memory:' ? [] : [config.path]),
+    ...Object.values(config.files ?? {}),
+    ...(config.allowedDirectories ?? []),
+  ];
+}

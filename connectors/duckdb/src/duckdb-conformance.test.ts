@@ -18,6 +18,9 @@ describeConnectorConformance({
   name: 'duckdb',
   plugin: duckdbPlugin,
   config: async () => ({ path: await databaseFile(), threads: 2 }),
+  // An embedded engine reaches no network: its only destination is the host's disk.
+  forbiddenDestinations: (kind) =>
+    kind === 'host-file' && dir !== undefined ? { path: join(dir, 'fixture.duckdb') } : undefined,
   // A database file that does not exist is DuckDB's "unreachable warehouse".
   unreachableConfig: async () => ({ path: join(await databaseFile(), '..', 'missing', 'nowhere.duckdb') }),
   setup: async (table) => {

@@ -9,8 +9,10 @@ import {
   type BoundParam,
   type ConnectorDriver,
   type ConnectorSession,
+  createDestinationGuard,
   isConnectorError,
   noopLogger,
+  OPERATOR_TRUSTED,
   type RawResult,
 } from '@quarry/sdk-connector';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -54,7 +56,10 @@ beforeAll(async () => {
       (2, 'US', 20.00, DATE '2024-03-01', TIMESTAMP '2024-02-01 00:00:00'),
       (3, 'EU', 5.25, DATE '2024-03-02', TIMESTAMP '2024-02-02 08:30:00')`,
   ]);
-  driver = createDuckdbDriver({ path: file, threads: 2 }, { logger: noopLogger });
+  driver = createDuckdbDriver(
+    { path: file, threads: 2 },
+    { logger: noopLogger, destinations: createDestinationGuard(OPERATOR_TRUSTED) },
+  );
   session = await driver.createSession();
 });
 
@@ -202,7 +207,10 @@ describe('duckdb driver: cancel and lifecycle', () => {
   });
 
   it('lets two connectors open the same database file at once', async () => {
-    const second = createDuckdbDriver({ path: file }, { logger: noopLogger });
+    const second = createDuckdbDriver(
+      { path: file },
+      { logger: noopLogger, destinations: createDestinationGuard(OPERATOR_TRUSTED) },
+    );
     try {
       const s = await second.createSession();
       expect((await run('SELECT count(*) AS n FROM sales', [], 10, s)).rows).toEqual([[3n]]);
@@ -215,7 +223,10 @@ describe('duckdb driver: cancel and lifecycle', () => {
 
   it('fails with CONNECT_FAILED, without the path, for a missing database file', async () => {
     const missing = join(dir, 'secret-name', 'missing.duckdb');
-    const broken = createDuckdbDriver({ path: missing }, { logger: noopLogger });
+    const broken = createDuckdbDriver(
+      { path: missing },
+      { logger: noopLogger, destinations: createDestinationGuard(OPERATOR_TRUSTED) },
+    );
     const error = await broken.createSession().catch((e: unknown) => e);
     expect(isConnectorError(error, 'CONNECT_FAILED')).toBe(true);
     expect((error as Error).message).not.toContain('secret-name');
@@ -223,7 +234,10 @@ describe('duckdb driver: cancel and lifecycle', () => {
   });
 
   it('refuses new sessions after destroy', async () => {
-    const own = createDuckdbDriver({ path: file }, { logger: noopLogger });
+    const own = createDuckdbDriver(
+      { path: file },
+      { logger: noopLogger, destinations: createDestinationGuard(OPERATOR_TRUSTED) },
+    );
     const s = await own.createSession();
     await own.destroy?.();
     expect(await s.validate?.()).toBe(false);

@@ -14,9 +14,11 @@ import {
   ConnectorError,
   type ConnectorSession,
   type DriverContext,
+  type ResourceCaps,
 } from '@quarry/sdk-connector';
-import { type DuckdbConfig, readerFor } from './duckdb-config.js';
+import { type DuckdbConfig, duckdbHostPaths, readerFor } from './duckdb-config.js';
 import { connectFailed } from './duckdb-errors.js';
+import { cappedMemoryLimit, cappedThreads } from './duckdb-resources.js';
 import { createDuckdbSession } from './duckdb-session.js';
 
 interface OpenDatabase {
@@ -51,7 +53,7 @@ export function fileViewStatements(files: Readonly<Record<string, string>> = {})
   });
 }
 
-async function openDatabase(config: DuckdbConfig): Promise<OpenDatabase> {
+async function openDatabase(config: DuckdbConfig, caps: ResourceCaps | undefined): Promise<OpenDatabase> {
   let tempDir: string | undefined;
   let file = config.path;
   if (config.path === ':memory:' || config.path === '') {
@@ -65,8 +67,11 @@ async function openDatabase(config: DuckdbConfig): Promise<OpenDatabase> {
     // Never download extensions at query time.
     autoinstall_known_extensions: 'false',
   };
-  if (config.threads !== undefined) options.threads = String(config.threads);
-  if (config.memoryLimit !== undefined) options.memory_limit = config.memoryLimit;
+  // An owner's engine runs inside the gateway process: the gateway's caps bound what it asks for.
+  const threads = cappedThreads(config.threads, caps);
+  const memoryLimit = cappedMemoryLimit(config.memoryLimit, caps);
+  if (threads !== undefined) options.threads = String(threads);
+  if (memoryLimit !== undefined) options.memory_limit = memoryLimit;
   let instance: DuckDBInstance;
   try {
     instance = await DuckDBInstance.create(file, options);
@@ -110,13 +115,16 @@ async function lockDown(instance: DuckDBInstance, config: DuckdbConfig): Promise
 
 /** Creates the driver for one DuckDB connection config; the database opens on the first session. */
 export function createDuckdbDriver(config: DuckdbConfig, context: DriverContext): ConnectorDriver {
+  // Every file a connection reads is on the gateway host: the operator's opt-in, checked here
+  // as well as at creation, so a connection saved before the switch went off stays shut.
+  for (const path of duckdbHostPaths(config)) context.destinations.checkFile(path);
   const views = fileViewStatements(config.files);
   let opening: Promise<OpenDatabase> | undefined;
   let destroyed = false;
   const connections = new Set<DuckDBConnection>();
 
   function database(): Promise<OpenDatabase> {
-    opening ??= openDatabase(config).catch((error: unknown) => {
+    opening ??= openDatabase(config, context.resources).catch((error: unknown) => {
       // Forget the failure so a later session can retry (e.g. the file appears later).
       opening = undefined;
       throw error;

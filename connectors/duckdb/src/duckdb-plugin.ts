@@ -1,7 +1,7 @@
 // The DuckDB connector plugin: an embedded engine over a database file or Parquet/CSV/JSON
 // files, opened read-only in this process.
 import type { ConnectorPlugin } from '@quarry/sdk-connector';
-import { type DuckdbConfig, duckdbConfigSchema } from './duckdb-config.js';
+import { type DuckdbConfig, duckdbConfigSchema, duckdbHostPaths } from './duckdb-config.js';
 import { duckdbDialect } from './duckdb-dialect.js';
 import { createDuckdbDriver } from './duckdb-driver.js';
 import { mapDuckdbError } from './duckdb-errors.js';
@@ -19,4 +19,5 @@ export const duckdbPlugin: ConnectorPlugin<DuckdbConfig> = {
   mapError: mapDuckdbError,
   // A database file and `files` are read from the gateway host's disk.
   hostAccess: () => ['files'],
+  destinations: (config) => duckdbHostPaths(config).map((path) => ({ kind: 'file', path })),
 };

@@ -40,7 +40,7 @@ describe('mysqlConnectionOptions', () => {
       multipleStatements: false,
       rowsAsArray: true,
       connectTimeout: 2000,
-      ssl: { rejectUnauthorized: true },
+      ssl: { rejectUnauthorized: true, verifyIdentity: true },
     });
   });
 });

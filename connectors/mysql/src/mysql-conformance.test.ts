@@ -28,6 +28,13 @@ describeConnectorConformance({
   plugin: mysqlPlugin,
   available: mysqlAvailable,
   config: () => ({ ...mysqlTestTarget(DATABASE), connectTimeoutMs: 3_000 }),
+  // The config schema has no socketPath: a unix socket cannot be named at all.
+  forbiddenDestinations: (kind) =>
+    ({
+      loopback: { ...mysqlTestTarget(DATABASE), connectTimeoutMs: 3_000 },
+      'link-local': { host: '169.254.169.254', database: 'test', user: 'root' },
+      private: { host: '192.168.0.10', database: 'test', user: 'root' },
+    })[kind as string],
   unreachableConfig: () => ({
     host: '127.0.0.1',
     port: 1,

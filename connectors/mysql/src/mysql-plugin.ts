@@ -1,7 +1,8 @@
 // The MySQL/MariaDB connector plugin: config schema, dialect, error mapping, and the driver that
 // opens one mysql2 connection per session with the driver options Quarry needs (exact BIGINT and
 // DECIMAL as strings, dates as strings in UTC, no multi-statements, array rows, no LOCAL INFILE).
-import type { ConnectorDriver, ConnectorPlugin, DriverContext } from '@quarry/sdk-connector';
+import { connect } from 'node:net';
+import type { CheckedHost, ConnectorDriver, ConnectorPlugin, DriverContext } from '@quarry/sdk-connector';
 import type { ConnectionOptions } from 'mysql2';
 import { type MysqlConfig, mysqlConfigSchema } from './mysql-config.js';
 import { mysqlDialect } from './mysql-dialect.js';
@@ -17,8 +18,14 @@ const MAX_PREPARED_STATEMENTS = 100;
 
 /** The mysql2 connection options for a validated config. */
 export function mysqlConnectionOptions(config: MysqlConfig): ConnectionOptions {
+  // A verified certificate must also name the configured host (mysql2 checks that only with
+  // verifyIdentity); the socket goes to the checked address, TLS still talks to the name.
   const ssl =
-    config.ssl === true ? { rejectUnauthorized: true } : config.ssl === false ? undefined : config.ssl;
+    config.ssl === true
+      ? { rejectUnauthorized: true, verifyIdentity: true }
+      : config.ssl === false || config.ssl === undefined
+        ? undefined
+        : { ...config.ssl, verifyIdentity: config.ssl.rejectUnauthorized !== false };
   return {
     host: config.host,
     port: config.port,
@@ -40,11 +47,29 @@ export function mysqlConnectionOptions(config: MysqlConfig): ConnectionOptions {
   };
 }
 
+/**
+ * The options of one session: mysql2 keeps `host` (the name, for TLS) but its socket comes from
+ * `stream`, connected to the address the guard checked, so it never resolves the name again.
+ */
+export function pinnedConnectionOptions(options: ConnectionOptions, checked: CheckedHost): ConnectionOptions {
+  return {
+    ...options,
+    stream: () => connect({ host: checked.address, port: checked.port, noDelay: true }),
+  };
+}
+
 /** Creates the driver for one connection: each session is one mysql2 connection. */
 export function createMysqlDriver(config: MysqlConfig, context: DriverContext): ConnectorDriver {
   const connection = mysqlConnectionOptions(config);
   return {
-    createSession: () => createMysqlSession({ connection, logger: context.logger }),
+    async createSession() {
+      // Checked again for every session: a name may resolve somewhere else by now.
+      const checked = await context.destinations.checkHost(config.host, config.port);
+      return createMysqlSession({
+        connection: pinnedConnectionOptions(connection, checked),
+        logger: context.logger,
+      });
+    },
   };
 }
 
@@ -56,4 +81,5 @@ export const mysqlPlugin: ConnectorPlugin<MysqlConfig> = {
   dialect: mysqlDialect,
   createDriver: createMysqlDriver,
   mapError: mapMysqlError,
+  destinations: (config) => [{ kind: 'host', host: config.host, port: config.port }],
 };

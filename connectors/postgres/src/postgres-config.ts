@@ -120,7 +120,9 @@ export function parsePostgresUrl(text: string): PostgresUrlParts | undefined {
 }
 
 /** TLS options in pg's shape. */
-export type PostgresSsl = false | { readonly rejectUnauthorized?: boolean; readonly ca?: string };
+export type PostgresSsl =
+  | false
+  | { readonly rejectUnauthorized?: boolean; readonly ca?: string; readonly servername?: string };
 
 /** Everything a session needs to connect, resolved once per connector. */
 export interface PostgresSettings {

@@ -19,6 +19,14 @@ describeConnectorConformance({
     password: 'conformance-secret-pw',
     connectTimeoutMs: 2000,
   }),
+  forbiddenDestinations: (kind) =>
+    ({
+      loopback: { connectionString: TEST_PG_URL, connectTimeoutMs: 2000 },
+      'link-local': { host: '169.254.169.254', database: 'test', user: 'quarry', connectTimeoutMs: 2000 },
+      // libpq's `?host=` wins over the URL's host: the declared and checked host must be it.
+      private: { connectionString: 'postgres://postgres@8.8.8.8/test?host=10.0.0.1' },
+      'unix-socket': { connectionString: 'postgres://postgres@8.8.8.8/test?host=%2Fvar%2Frun%2Fpostgresql' },
+    })[kind as string],
   available: pgAvailable,
   setup: async (table) => {
     const fixture = conformanceFixtureSql(table);

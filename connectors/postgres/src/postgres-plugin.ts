@@ -1,6 +1,6 @@
 // The Postgres connector plugin: config schema, dialect, pool defaults, and a driver that opens
-// one read-only pg.Client per session. Everything else (pooling, timeouts, row caps, JSON values)
-// is the SDK runtime's.
+// one read-only pg.Client per session, to the address the destination guard checked. Everything
+// else (pooling, timeouts, row caps, JSON values) is the SDK runtime's.
 import type { ConnectorDriver, ConnectorPlugin, DriverContext } from '@quarry/sdk-connector';
 import { type PostgresConfig, postgresConfigSchema, resolvePostgresSettings } from './postgres-config.js';
 import { postgresDialect } from './postgres-dialect.js';
@@ -11,7 +11,7 @@ import { createPostgresSession } from './postgres-session.js';
 function createPostgresDriver(config: PostgresConfig, context: DriverContext): ConnectorDriver {
   const settings = resolvePostgresSettings(config);
   return {
-    createSession: () => createPostgresSession(settings, context.logger),
+    createSession: () => createPostgresSession(settings, context.logger, context.destinations),
   };
 }
 
@@ -23,4 +23,9 @@ export const postgresPlugin: ConnectorPlugin<PostgresConfig> = {
   dialect: postgresDialect,
   createDriver: createPostgresDriver,
   mapError: mapPostgresError,
+  // The host the driver connects to, wherever the config hid it (a URL's `?host=` included).
+  destinations: (config) => {
+    const { host, port } = resolvePostgresSettings(config);
+    return [host.startsWith('/') ? { kind: 'socket', path: host } : { kind: 'host', host, port }];
+  },
 };

@@ -1,4 +1,11 @@
-import { type BoundParam, type CompiledQuery, isConnectorError, noopLogger } from '@quarry/sdk-connector';
+import {
+  type BoundParam,
+  type CompiledQuery,
+  createDestinationGuard,
+  isConnectorError,
+  noopLogger,
+  OPERATOR_TRUSTED,
+} from '@quarry/sdk-connector';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { postgresConfigSchema, resolvePostgresSettings } from './postgres-config.js';
 import { createPostgresSession, type PostgresSession } from './postgres-session.js';
@@ -9,6 +16,7 @@ const table = `quarry_pg_session_${suffix}`;
 const schema = `quarry_pg_schema_${suffix}`;
 const appName = `quarry_pg_test_${suffix}`;
 let availability: true | string = 'not checked';
+const trusted = createDestinationGuard(OPERATOR_TRUSTED);
 
 function settings(extra: Record<string, unknown> = {}) {
   return resolvePostgresSettings(
@@ -17,7 +25,7 @@ function settings(extra: Record<string, unknown> = {}) {
 }
 
 async function open(extra: Record<string, unknown> = {}): Promise<PostgresSession> {
-  const session = await createPostgresSession(settings(extra), noopLogger);
+  const session = await createPostgresSession(settings(extra), noopLogger, trusted);
   onTestFinished(() => session.close());
   return session;
 }
@@ -300,6 +308,7 @@ describe('postgres session', () => {
       createPostgresSession(
         settings({ connectionString: 'postgres://ana:s3cret-pw@127.0.0.1:1/db', connectTimeoutMs: 2000 }),
         noopLogger,
+        trusted,
       ),
     );
     expect(refused.code).toBe('CONNECT_FAILED');
@@ -308,12 +317,13 @@ describe('postgres session', () => {
       createPostgresSession(
         settings({ connectionString: `${TEST_PG_URL}_no_such_db_${suffix}` }),
         noopLogger,
+        trusted,
       ),
     );
     expect(noDatabase).toMatchObject({ code: 'CONNECT_FAILED', driverCode: '3D000' });
     expect(noDatabase.message).not.toContain('no_such_db');
     // The test server has TLS off: asking for TLS must fail cleanly, not hang or crash.
-    const noTls = await failure(createPostgresSession(settings({ ssl: true }), noopLogger));
+    const noTls = await failure(createPostgresSession(settings({ ssl: true }), noopLogger, trusted));
     expect(noTls.code).toBe('CONNECT_FAILED');
   });
 

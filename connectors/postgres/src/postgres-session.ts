@@ -6,12 +6,13 @@ import {
   ConnectorError,
   type ConnectorLogger,
   type ConnectorSession,
+  type DestinationGuard,
   type ExecuteOptions,
   type RawResult,
 } from '@quarry/sdk-connector';
 import pg from 'pg';
 import { sendCancelRequest } from './postgres-cancel.js';
-import type { PostgresSettings } from './postgres-config.js';
+import type { PostgresSettings, PostgresSsl } from './postgres-config.js';
 import { mapPostgresError } from './postgres-errors.js';
 import { type PgQueryOutcome, PostgresQuery } from './postgres-query.js';
 import { toPostgresValues } from './postgres-values.js';
@@ -50,6 +51,8 @@ export class PostgresSession implements ConnectorSession {
   readonly processId: number;
   private readonly client: pg.Client;
   private readonly settings: PostgresSettings;
+  /** Where this session connected (the checked address), for its cancel requests. */
+  private readonly target: PostgresTarget;
   private readonly secretKey: number;
   /** statement_timeout currently in force on the server; NaN when unknown. */
   private statementTimeoutMs: number;
@@ -61,9 +64,15 @@ export class PostgresSession implements ConnectorSession {
   private cancelling: Promise<void> | undefined;
   private closing: Promise<void> | undefined;
 
-  constructor(client: pg.Client, settings: PostgresSettings, tracker: SessionTracker) {
+  constructor(
+    client: pg.Client,
+    settings: PostgresSettings,
+    target: PostgresTarget,
+    tracker: SessionTracker,
+  ) {
     this.client = client;
     this.settings = settings;
+    this.target = target;
     const key = client as unknown as BackendKey;
     this.processId = key.processID ?? 0;
     this.secretKey = key.secretKey ?? 0;
@@ -145,9 +154,9 @@ export class PostgresSession implements ConnectorSession {
     if (!this.running || !this.alive) return Promise.resolve();
     if (this.cancelling === undefined) {
       this.cancelling = sendCancelRequest({
-        host: this.settings.host,
+        host: this.target.host,
         port: this.settings.port,
-        ssl: this.settings.ssl,
+        ssl: this.target.ssl,
         processId: this.processId,
         secretKey: this.secretKey,
       }).finally(() => {
@@ -188,22 +197,52 @@ async function endClient(client: pg.Client): Promise<void> {
   }
 }
 
+/** Where a session connects: a checked IP address (or an allowed unix socket directory). */
+export interface PostgresTarget {
+  readonly host: string;
+  /** TLS options, verifying the configured name (`servername`) rather than the address. */
+  readonly ssl: PostgresSsl;
+}
+
 /**
- * Opens a session. Throws ConnectorError CONNECT_FAILED when the server cannot be reached, refuses
- * the credentials, or does not confirm the session is read-only.
+ * Checks the configured host with the guard (each session again: a name may resolve elsewhere
+ * by now) and returns the address to connect to. A host starting with `/` is a unix socket
+ * directory, which is the gateway host itself.
+ */
+export async function postgresTarget(
+  settings: PostgresSettings,
+  guard: DestinationGuard,
+): Promise<PostgresTarget> {
+  if (settings.host.startsWith('/')) {
+    guard.checkSocket(settings.host);
+    return { host: settings.host, ssl: settings.ssl };
+  }
+  const checked = await guard.checkHost(settings.host, settings.port);
+  const named = checked.address !== checked.host;
+  return {
+    host: checked.address,
+    ssl: settings.ssl === false || !named ? settings.ssl : { ...settings.ssl, servername: checked.host },
+  };
+}
+
+/**
+ * Opens a session. Throws ConnectorError CONNECT_FAILED when the destination is not allowed, the
+ * server cannot be reached, refuses the credentials, or does not confirm the session is read-only.
  */
 export async function createPostgresSession(
   settings: PostgresSettings,
   logger: ConnectorLogger,
+  guard: DestinationGuard,
 ): Promise<PostgresSession> {
+  const target = await postgresTarget(settings, guard);
   const client = new pg.Client({
-    host: settings.host,
+    host: target.host,
     port: settings.port,
     database: settings.database,
     user: settings.user,
     // A function, so pg never falls back to PGPASSWORD or ~/.pgpass for an empty password.
     password: () => settings.password,
-    ssl: settings.ssl === false ? false : { ...settings.ssl },
+    ssl: target.ssl === false ? false : { ...target.ssl },
     application_name: settings.applicationName,
     options: settings.startupOptions,
     client_encoding: 'UTF8',
@@ -244,5 +283,5 @@ export async function createPostgresSession(
       'the Postgres server did not apply read-only mode to the session',
     );
   }
-  return new PostgresSession(client, settings, tracker);
+  return new PostgresSession(client, settings, target, tracker);
 }

@@ -10,6 +10,22 @@ export type SnowflakeDriverOptions = ConnectionOptions;
 /** Name shown as the client application in the account's query and login history. */
 const APPLICATION = 'Quarry';
 
+/**
+ * The host every request of a connection goes to: the `accessUrl`'s, else the one snowflake-sdk
+ * 3.3 derives from the account (`acct[.region].snowflakecomputing.com`, `.cn` for China
+ * regions, no region for us-west-2). Result chunks on any other host are refused.
+ */
+export function snowflakeServiceHost(config: SnowflakeConfig): string {
+  if (config.accessUrl !== undefined) return new URL(config.accessUrl).hostname.toLowerCase();
+  const dot = config.account.indexOf('.');
+  const account = dot > 0 ? config.account.slice(0, dot) : config.account;
+  const region = dot > 0 ? config.account.slice(dot + 1) : undefined;
+  if (region === undefined || region === 'us-west-2')
+    return `${account}.snowflakecomputing.com`.toLowerCase();
+  const domain = /^cn-/i.test(region) ? 'snowflakecomputing.cn' : 'snowflakecomputing.com';
+  return `${account}.${region}.${domain}`.toLowerCase();
+}
+
 /** snowflake-sdk options for one session of `config`. */
 export function snowflakeConnectionOptions(config: SnowflakeConfig): SnowflakeDriverOptions {
   const credentials: ConnectionOptions =

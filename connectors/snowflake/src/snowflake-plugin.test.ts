@@ -40,7 +40,9 @@ describe('snowflakePlugin', () => {
       const before = loaded();
       const config = plugin.configSchema.parse({ account: 'a', username: 'u', password: 'p' });
       const noop = { debug() {}, info() {}, warn() {}, error() {} };
-      const driver = await plugin.createDriver(config, { logger: noop });
+      const { createDestinationGuard, OPERATOR_TRUSTED } = await import('@quarry/sdk-connector');
+      const destinations = createDestinationGuard(OPERATOR_TRUSTED);
+      const driver = await plugin.createDriver(config, { logger: noop, destinations });
       console.log(JSON.stringify([before, loaded(), process.env.SNOWFLAKE_DISABLE_PLATFORM_DETECTION]));
       await driver.destroy();
     `);

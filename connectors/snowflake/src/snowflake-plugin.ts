@@ -1,6 +1,7 @@
 // The Snowflake connector plugin (`type: snowflake`), on snowflake-sdk 3.3.0.
 import type { ConnectorPlugin } from '@quarry/sdk-connector';
 import { type SnowflakeConfig, snowflakeConfigSchema } from './snowflake-config.js';
+import { snowflakeServiceHost } from './snowflake-connection-options.js';
 import { snowflakeDialect } from './snowflake-dialect.js';
 import { createSnowflakeDriver } from './snowflake-driver.js';
 import { mapSnowflakeError } from './snowflake-errors.js';
@@ -17,4 +18,7 @@ export const snowflakePlugin: ConnectorPlugin<SnowflakeConfig> = {
   defaultPool: { max: 8, idleTimeoutMs: 600_000 },
   createDriver: createSnowflakeDriver,
   mapError: mapSnowflakeError,
+  destinations: (config) => [
+    { kind: 'url', url: config.accessUrl ?? `https://${snowflakeServiceHost(config)}` },
+  ],
 };

@@ -4,6 +4,8 @@
 // (STATEMENT_TIMEOUT_IN_SECONDS, MULTI_STATEMENT_COUNT=1, TIMEZONE=UTC), and its rows are streamed
 // only up to the row limit, so chunks past it are never downloaded. cancel() sends the driver's
 // abort request for the running statement.
+
+import type { EventEmitter } from 'node:events';
 import {
   type CompiledQuery,
   ConnectorError,
@@ -29,6 +31,8 @@ export interface SnowflakeSessionOptions {
   readonly sdk: SnowflakeSdkModule;
   readonly connection: SnowflakeDriverOptions;
   readonly health: SessionHealth;
+  /** Emits `refused` (with the ConnectorError) when the driver's guarded agents refuse a request. */
+  readonly refusals?: EventEmitter;
 }
 
 /** How long close() waits for the logout request before giving up on it. */
@@ -128,16 +132,25 @@ export async function createSnowflakeSession(options: SnowflakeSessionOptions): 
           driverCode: 'READ_ONLY',
         });
       }
+      // A request the guarded agents refuse (a result chunk on another host) fails this query at
+      // once, rather than after the driver's own retries.
+      let onRefused: ((error: Error) => void) | undefined;
+      const refused = new Promise<never>((_, reject) => {
+        onRefused = reject;
+      });
+      refused.catch(() => {});
+      options.refusals?.on('refused', onRefused!);
       try {
-        const statement = await run(query, timeoutMs);
+        const statement = await Promise.race([run(query, timeoutMs), refused]);
         const columns = (statement.getColumns() ?? []).map(snowflakeColumn);
-        const rows = await readRows(statement, columns, rowLimit);
+        const rows = await Promise.race([readRows(statement, columns, rowLimit), refused]);
         return { columns: columns.map((column) => column.info), rows };
       } catch (error) {
         const failure = mapSnowflakeError(error);
         if (failure.code === 'CONNECT_FAILED') markBroken();
         throw failure;
       } finally {
+        options.refusals?.off('refused', onRefused!);
         running = undefined;
       }
     },

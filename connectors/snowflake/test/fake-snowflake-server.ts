@@ -81,6 +81,11 @@ export interface FakeSnowflakeOptions {
   readonly inlineRows?: number;
   /** Rows per downloaded chunk (default 1,000). */
   readonly chunkRows?: number;
+  /**
+   * The origin result chunks are addressed on, from the fake's own URL (default: that URL). A
+   * hostile service would name another host here; the fake still serves the chunks itself.
+   */
+  readonly chunkOrigin?: (url: string) => string;
 }
 
 /** One request the fake received. */
@@ -155,7 +160,8 @@ export async function startFakeSnowflake(options: FakeSnowflakeOptions): Promise
   const paging: Paging = {
     inlineRows,
     chunkRows,
-    chunkUrl: (queryId, index) => `${server.url}/chunks/${queryId}/${index}`,
+    chunkUrl: (queryId, index) =>
+      `${options.chunkOrigin?.(server.url) ?? server.url}/chunks/${queryId}/${index}`,
   };
 
   function issueTokens(session: Session): void {

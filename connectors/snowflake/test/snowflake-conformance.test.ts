@@ -29,6 +29,16 @@ describeConnectorConformance({
     role: 'QUARRY_READER',
     accessUrl: server().url,
   }),
+  forbiddenDestinations: (kind) => {
+    const accessUrl = {
+      loopback: server().url,
+      'link-local': 'https://169.254.169.254',
+      private: 'https://10.0.0.1',
+    }[kind as string];
+    return accessUrl === undefined
+      ? undefined
+      : { account: server().account, username: 'quarry_reader', password: PASSWORD, accessUrl };
+  },
   // Nothing listens on port 1: the login request is refused at once.
   unreachableConfig: () => ({
     account: 'quarry_test',

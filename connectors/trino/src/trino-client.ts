@@ -5,10 +5,13 @@
 // option for what the connector must control, so four fields of that axios config are set
 // directly (the only use of trino-client internals, checked when an instance is created):
 // `transformResponse` (exact BIGINTs, and each page seen as it arrives), the driver's shared
-// keep-alive agents (instances come and go, connections stay), `signal` (cancel a pending
-// long poll) and `timeout`; `proxy: false` keeps environment proxies out of the request path.
+// guarded keep-alive agents (instances come and go, connections stay; every socket goes to a
+// checked address of the configured host), `signal` (cancel a pending long poll) and
+// `timeout`; `proxy: false` keeps environment proxies out of the request path, `maxRedirects: 0`
+// and `maxContentLength` keep a hostile coordinator from sending us elsewhere or flooding us.
 import type { Agent as HttpAgent } from 'node:http';
 import type { Agent as HttpsAgent } from 'node:https';
+import { ConnectorError } from '@quarry/sdk-connector';
 import { BasicAuth, type ConnectionOptions, type QueryResult, Trino } from 'trino-client';
 import type { TrinoSettings } from './trino-config.js';
 import { parseTrinoJson } from './trino-json.js';
@@ -22,7 +25,16 @@ interface AxiosConfigSlots {
   signal?: AbortSignal;
   timeout?: number;
   proxy?: false;
+  maxRedirects?: number;
+  maxContentLength?: number;
 }
+
+/**
+ * The largest response the connector reads (decompressed): a Trino page is about 1 MB by
+ * default (`target-result-size`, at most 128 MB when raised); 64 MiB leaves room for raised
+ * settings and keeps a hostile server from filling the gateway's heap.
+ */
+export const TRINO_MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
 
 /** Keep-alive agents shared by every request of one connector. */
 export interface TrinoAgents {
@@ -36,8 +48,30 @@ export interface TrinoClientOptions {
   readonly signal?: AbortSignal;
   /** axios's per-request timeout, in ms. */
   readonly timeoutMs: number;
+  /** The configured server's origin: a response whose `nextUri` leaves it fails the request. */
+  readonly origin?: string;
   /** Called with every parsed response body (e.g. to learn a query's id from the POST). */
   readonly onResponse?: (body: QueryResult) => void;
+}
+
+/**
+ * A `nextUri` is the server's to choose, so it is attacker input: followed only on the
+ * configured origin (the guarded agents would refuse another host too; this names the problem).
+ */
+function checkNextUri(configured: string, nextUri: string): void {
+  let origin: string | undefined;
+  try {
+    origin = new URL(nextUri, configured).origin;
+  } catch {
+    origin = undefined;
+  }
+  if (origin !== configured) {
+    throw new ConnectorError(
+      'QUERY_FAILED',
+      'the Trino server sent a nextUri on another origin than the configured server; it was not followed',
+      { driverCode: 'NEXT_URI_OFF_ORIGIN' },
+    );
+  }
 }
 
 /** The axios config inside a trino-client instance; throws when trino-client's internals changed. */
@@ -90,8 +124,11 @@ export function createTrinoClient(
       } catch {
         return data; // an HTML or text error page: axios reports its status
       }
-      if (onResponse !== undefined && body !== null && typeof body === 'object')
-        onResponse(body as QueryResult);
+      if (body === null || typeof body !== 'object') return body;
+      // Thrown here, the request rejects with it before trino-client can follow the nextUri.
+      const next = (body as QueryResult).nextUri;
+      if (options.origin !== undefined && typeof next === 'string') checkNextUri(options.origin, next);
+      onResponse?.(body as QueryResult);
       return body;
     },
   ];
@@ -99,6 +136,9 @@ export function createTrinoClient(
   config.httpsAgent = agents.https;
   config.timeout = options.timeoutMs;
   config.proxy = false;
+  // The coordinator never needs to send us elsewhere: no redirect is followed (a 3xx fails).
+  config.maxRedirects = 0;
+  config.maxContentLength = TRINO_MAX_RESPONSE_BYTES;
   if (options.signal !== undefined) config.signal = options.signal;
   return trino;
 }

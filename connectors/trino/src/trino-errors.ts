@@ -100,7 +100,19 @@ interface TransportFields {
  */
 export function mapTrinoError(error: unknown): ConnectorError {
   if (isConnectorError(error)) return error;
-  const fields: TransportFields = typeof error === 'object' && error !== null ? error : {};
+  const fields: TransportFields & { readonly cause?: unknown; readonly message?: unknown } =
+    typeof error === 'object' && error !== null ? error : {};
+  // A guarded agent's refusal or response bound, wrapped by axios: it already says what happened.
+  if (isConnectorError(fields.cause)) return fields.cause;
+  if (typeof fields.message === 'string' && fields.message.startsWith('maxContentLength')) {
+    return new ConnectorError(
+      'QUERY_FAILED',
+      'the Trino server sent a response larger than the gateway accepts',
+      {
+        driverCode: 'RESPONSE_TOO_LARGE',
+      },
+    );
+  }
   const code = typeof fields.code === 'string' ? fields.code : undefined;
   const status = typeof fields.response?.status === 'number' ? fields.response.status : undefined;
   if (status === 401 || status === 403) {

@@ -1,9 +1,12 @@
 // The Trino connector plugin: config schema, dialect, pool defaults, and a driver whose sessions
-// share one pair of keep-alive HTTP agents (the connector's connections to the coordinator).
-import { Agent as HttpAgent } from 'node:http';
-import { Agent as HttpsAgent } from 'node:https';
-import type { ConnectorDriver, ConnectorPlugin, DriverContext } from '@quarry/sdk-connector';
-import { trinoConnectionOptions } from './trino-client.js';
+// share one pair of guarded keep-alive HTTP agents (the connector's connections to the coordinator).
+import {
+  type ConnectorDriver,
+  type ConnectorPlugin,
+  createGuardedAgents,
+  type DriverContext,
+} from '@quarry/sdk-connector';
+import { TRINO_MAX_RESPONSE_BYTES, trinoConnectionOptions } from './trino-client.js';
 import { resolveTrinoSettings, type TrinoConfig, trinoConfigSchema } from './trino-config.js';
 import { trinoDialect } from './trino-dialect.js';
 import { mapTrinoError } from './trino-errors.js';
@@ -12,13 +15,16 @@ import { createTrinoSession, type TrinoSessionContext } from './trino-session.js
 /** Creates the driver for one validated config: settings and agents are made once, here. */
 function createTrinoDriver(config: TrinoConfig, context: DriverContext): ConnectorDriver {
   const settings = resolveTrinoSettings(config);
-  const agents = {
-    http: new HttpAgent({ keepAlive: true }),
-    https: new HttpsAgent({ keepAlive: true }),
-  };
+  // Every socket to the configured host only, at an address the destination guard checked (on
+  // each new socket: keep-alive sockets are reused, new ones are checked again).
+  const agents = createGuardedAgents(context.destinations, {
+    hosts: [new URL(settings.server).hostname],
+    maxResponseBytes: TRINO_MAX_RESPONSE_BYTES,
+  });
   const sessionContext: TrinoSessionContext = {
     connection: trinoConnectionOptions(settings),
     agents,
+    origin: new URL(settings.server).origin,
     logger: context.logger,
   };
   return {
@@ -28,8 +34,7 @@ function createTrinoDriver(config: TrinoConfig, context: DriverContext): Connect
       return session;
     },
     async destroy() {
-      agents.http.destroy();
-      agents.https.destroy();
+      agents.destroy();
     },
   };
 }
@@ -44,4 +49,5 @@ export const trinoPlugin: ConnectorPlugin<TrinoConfig> = {
   defaultPool: { max: 8 },
   createDriver: createTrinoDriver,
   mapError: mapTrinoError,
+  destinations: (config) => [{ kind: 'url', url: config.server }],
 };

@@ -24,6 +24,8 @@ import { type TrinoValueConverter, trinoValueConverter } from './trino-values.js
 export interface TrinoSessionContext {
   readonly connection: ConnectionOptions;
   readonly agents: TrinoAgents;
+  /** The configured server's origin: every `nextUri` must stay on it. */
+  readonly origin: string;
   readonly logger: ConnectorLogger;
 }
 
@@ -99,6 +101,7 @@ async function runStatement(
   const client = createTrinoClient(context.connection, context.agents, {
     signal: running.controller.signal,
     timeoutMs: timeoutMs + REQUEST_GRACE_MS,
+    origin: context.origin,
     onResponse: (body: QueryResult) => {
       if (running.id === undefined && typeof body.id === 'string') running.id = body.id;
     },

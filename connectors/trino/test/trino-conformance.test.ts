@@ -21,6 +21,14 @@ describeConnectorConformance({
   name: 'trino',
   plugin: trinoPlugin,
   config: () => ({ server: server().url, user: USER, password: PASSWORD, catalog: 'memory', schema: 'main' }),
+  forbiddenDestinations: (kind) => {
+    const url = {
+      loopback: server().url,
+      'link-local': 'http://169.254.169.254',
+      private: 'http://10.0.0.1:8080',
+    }[kind as string];
+    return url === undefined ? undefined : { server: url, user: USER, connectTimeoutMs: 2_000 };
+  },
   unreachableConfig: () => ({
     server: 'http://127.0.0.1:1',
     user: USER,

@@ -288,6 +288,7 @@ describe('trino connector over the Trino protocol (fake coordinator)', () => {
     const session = createTrinoSession({
       connection: trinoConnectionOptions(settings),
       agents,
+      origin: new URL(settings.server).origin,
       logger: { debug() {}, info() {}, warn() {}, error() {} },
     });
     try {

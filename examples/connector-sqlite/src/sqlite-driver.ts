@@ -30,6 +30,9 @@ export function createSqliteDriver(
   context: DriverContext,
   options: SqliteDriverOptions = {},
 ): ConnectorDriver {
+  // A file on the gateway host: only where the operator allows host files (refused here too, so
+  // a connection saved before the switch went off stays shut).
+  context.destinations.checkFile(config.path);
   const start: WorkerStart = { path: config.path, maxFileBytes: config.maxFileBytes };
   const spawnWorker = options.spawnWorker ?? spawnSqliteWorker;
   let fileVersion = 0;

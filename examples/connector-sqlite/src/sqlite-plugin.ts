@@ -18,6 +18,7 @@ export const sqlitePlugin: ConnectorPlugin<SqliteConfig> = {
   createDriver: (config, context) => createSqliteDriver(config, context),
   mapError: mapSqliteError,
   // The database file is read from the gateway host's disk: owners get it only with the
-  // operator's opt-in (QUARRY_ALLOW_PRIVATE_HOSTS).
+  // operator's opt-in (QUARRY_ALLOW_HOST_FILES); the driver checks it again (sqlite-driver.ts).
   hostAccess: () => ['files'],
+  destinations: (config) => [{ kind: 'file', path: config.path }],
 };

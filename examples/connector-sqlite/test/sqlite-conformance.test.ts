@@ -83,6 +83,7 @@ describeConnectorConformance({
   name: 'sqlite',
   plugin,
   config: () => ({ path: fixturePath }),
+  forbiddenDestinations: (kind) => (kind === 'host-file' ? { path: fixturePath } : undefined),
   // A file that starts like a SQLite database but is not one: SQLite cannot open it, which is an
   // embedded engine's "unreachable warehouse" (a missing file is refused earlier, by the config).
   unreachableConfig: async () => {

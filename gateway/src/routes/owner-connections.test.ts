@@ -1,5 +1,5 @@
 // Owner connections over HTTP: connector types, secrets never returned, test, delete, and the
-// private-host guard with QUARRY_ALLOW_PRIVATE_HOSTS off (and the metadata guard with it on).
+// private-network guard with QUARRY_ALLOW_PRIVATE_NETWORKS off (and the metadata guard with it on).
 import { createConnection } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestGateway, type SignedUp, type TestGateway } from '../testing/test-gateway.js';
@@ -157,7 +157,10 @@ describe('with private hosts not allowed', () => {
   let alice: SignedUp;
 
   beforeAll(async () => {
-    tg = await createTestGateway({ QUARRY_ALLOW_PRIVATE_HOSTS: 'false' });
+    tg = await createTestGateway({
+      QUARRY_ALLOW_PRIVATE_NETWORKS: 'false',
+      QUARRY_ALLOW_HOST_FILES: 'false',
+    });
     alice = await tg.signUp('Alice');
   });
   afterAll(async () => {

@@ -4,9 +4,16 @@
 // saved connection that can no longer be opened (file deleted, connector unregistered, host gone)
 // is 503 SOURCE_UNAVAILABLE for callers, while creation-time problems stay 400/403.
 import { generateKeyPairSync } from 'node:crypto';
+import { lookup } from 'node:dns/promises';
 import { mkdtemp, rm, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import {
+  type DestinationPolicy,
+  type HostResolver,
+  OPERATOR_TRUSTED,
+  PUBLIC_ONLY,
+} from '@quarry/sdk-connector';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { loadPlugins, type PluginRegistry } from '../connections/plugin-registry.js';
 import { ApiError } from '../errors/api-error.js';
@@ -101,14 +108,27 @@ let dir: string;
 let dbFile: string;
 const services: ConnectionService[] = [];
 
-function service(allowPrivateHosts: boolean, extra: { lookup?: (host: string) => Promise<string[]> } = {}) {
+/** This machine has no public DNS: Google's API names get a public address, others the system's. */
+const offlineResolve: HostResolver = async (host) => {
+  if (host.endsWith('.googleapis.com')) return [{ address: '142.250.1.1', family: 4 }];
+  return (await lookup(host, { all: true })).map((a) => ({
+    address: a.address,
+    family: a.family === 6 ? 6 : 4,
+  }));
+};
+
+/** `true`: every QUARRY_ALLOW_* switch on; `false`: all off; or the switches that are on. */
+function service(allow: boolean | Partial<DestinationPolicy>, extra: { resolve?: HostResolver } = {}) {
   const repository = createMemoryConnections();
   const logs = createLogSink();
+  const destinations =
+    typeof allow === 'boolean' ? (allow ? OPERATOR_TRUSTED : PUBLIC_ONLY) : { ...PUBLIC_ONLY, ...allow };
   const created = createConnectionService({
     repository,
     plugins,
-    allowPrivateHosts,
+    destinations,
     logger: logs.logger,
+    resolve: offlineResolve,
     ...extra,
   });
   services.push(created);
@@ -176,8 +196,8 @@ describe("connections that use the gateway host's own files or credentials", () 
     expect((await repository.list(ACCOUNT)).map((c) => c.name)).toEqual(['bq-key']);
   });
 
-  it('allows all three when the operator opted in with QUARRY_ALLOW_PRIVATE_HOSTS', async () => {
-    const { service: connections } = service(true);
+  it('allows all three when the operator opted in with QUARRY_ALLOW_HOST_FILES and _HOST_IDENTITY', async () => {
+    const { service: connections } = service({ hostFiles: true, hostIdentity: true });
     await connections.create(ACCOUNT, {
       name: 'duck',
       type: 'duckdb',
@@ -261,12 +281,12 @@ describe('a saved connection that can no longer be opened', () => {
 
   it('is 503 when its host no longer resolves, or now resolves to a private address', async () => {
     const answers = new Map<string, string[]>([['warehouse.example.com', ['203.0.114.10']]]);
-    const lookup = async (host: string) => {
+    const resolve: HostResolver = async (host) => {
       const addresses = answers.get(host);
       if (addresses === undefined) throw new Error(`ENOTFOUND ${host}`);
-      return addresses;
+      return addresses.map((address) => ({ address, family: 4 }));
     };
-    const { service: connections } = service(false, { lookup });
+    const { service: connections } = service(false, { resolve });
     const created = await connections.create(ACCOUNT, {
       name: 'pg',
       type: 'postgres',
@@ -301,6 +321,63 @@ describe('a saved connection that can no longer be opened', () => {
         }),
       );
       expect(refused).toMatchObject({ code, details: [{ field: 'config.host' }] });
+    }
+  });
+});
+
+describe('the address a driver connects to (DNS rebinding)', () => {
+  it('is the one the guard checked, not a second answer of the system resolver', async () => {
+    // The guard's resolver says "localhost" is 127.0.0.2, where nothing listens; the system
+    // resolver says 127.0.0.1, where the real PostgreSQL answers. A driver that resolves the
+    // name again reaches PostgreSQL; one that connects to the checked address cannot.
+    const resolve: HostResolver = async (host) =>
+      host === 'localhost' ? [{ address: '127.0.0.2', family: 4 }] : [];
+    const { service: connections } = service({ privateNetworks: true }, { resolve });
+    const created = await connections.create(ACCOUNT, {
+      name: 'rebound',
+      type: 'postgres',
+      config: { host: 'localhost', port: 5432, database: 'test', user: 'postgres', connectTimeoutMs: 2_000 },
+    });
+    const error = await rejection(connections.test(ACCOUNT, created.id));
+    expect(error).toMatchObject({ code: 'CONNECT_FAILED' });
+  });
+});
+
+describe('the three switches are separate', () => {
+  it("private networks alone give neither the host's files nor its cloud identity", async () => {
+    const { service: connections, repository } = service({ privateNetworks: true });
+    const files = await rejection(
+      connections.create(ACCOUNT, {
+        name: 'keys',
+        type: 'duckdb',
+        config: { path: ':memory:', allowedDirectories: ['/'] },
+      }),
+    );
+    expect(files).toMatchObject({ code: 'FORBIDDEN' });
+    const identity = await rejection(
+      connections.create(ACCOUNT, {
+        name: 'adc',
+        type: 'bigquery',
+        config: {
+          projectId: 'my-project',
+          applicationDefaultCredentials: true,
+          apiEndpoint: 'https://bigquery.example.com',
+        },
+      }),
+    );
+    expect(identity).toMatchObject({ code: 'FORBIDDEN' });
+    expect(await repository.list(ACCOUNT)).toEqual([]);
+  });
+});
+
+describe('host files are not probed for an owner without the switch', () => {
+  it("answers 403 whether or not the file exists, so the gateway's disk cannot be mapped", async () => {
+    const { service: connections } = service({ privateNetworks: true });
+    for (const path of [dbFile, join(dir, 'missing.sqlite'), '/etc/hostname', '/root']) {
+      const error = await rejection(
+        connections.create(ACCOUNT, { name: 'probe', type: 'sqlite', config: { path } }),
+      );
+      expect(error, path).toMatchObject({ code: 'FORBIDDEN' });
     }
   });
 });

@@ -1,23 +1,30 @@
 // Owner connections: validated by the connector's own config schema, secrets split out and
-// sealed by the store, hosts checked against private ranges, connections that would use the
-// gateway host's own files or credentials (the plugin's `hostAccess`) refused without the
-// operator's opt-in, and one live pooled Connector per connection, created on first use and
-// closed when the connection changes on any instance. A saved connection that can no longer be
-// opened (its file deleted, its host gone, its connector unregistered) is the source being
-// unavailable (503), never the caller's mistake.
+// sealed by the store, every destination the plugin declares checked by the SDK's destination
+// guard (private networks, host files and host identity each need their own operator opt-in;
+// cloud metadata never), and one live pooled Connector per connection, created on first use and
+// closed when the connection changes on any instance. The connector's driver gets the same guard
+// and checks again at every session it opens, connecting to the checked address. A saved
+// connection that can no longer be opened (its file deleted, its host gone, its connector
+// unregistered) is the source being unavailable (503), never the caller's mistake.
 import {
   type Connector,
   type ConnectorLogger,
   type ConnectorPlugin,
+  checkDestinations,
   createConnector,
+  createDestinationGuard,
+  type Destination,
+  type DestinationPolicy,
+  type HostResolver,
   isConnectorError,
+  isDestinationRefusal,
+  OPERATOR_TRUSTED,
   parseConnectorConfig,
+  type ResourceCaps,
   secretFieldsOf,
 } from '@quarry/sdk-connector';
 import type { PluginRegistry } from '../connections/plugin-registry.js';
 import { ApiError } from '../errors/api-error.js';
-import { assertPublicHost, type PublicHostOptions } from '../security/private-address.js';
-import { isSecurityError } from '../security/security-error.js';
 import type { Connection, ConnectionRepository } from '../store/connection-repository.js';
 
 export interface NewConnectionRequest {
@@ -53,11 +60,23 @@ export interface ConnectionService {
 export interface ConnectionServiceOptions {
   readonly repository: ConnectionRepository;
   readonly plugins: PluginRegistry;
-  readonly allowPrivateHosts: boolean;
+  /** What owners' connections may reach (GatewayConfig.destinations). */
+  readonly destinations: DestinationPolicy;
   readonly logger: ConnectorLogger;
-  /** Resolves host names for the private-address check (default: the system resolver). */
-  readonly lookup?: PublicHostOptions['lookup'];
+  /** Resolves host names for the destination guard (default: the system resolver). */
+  readonly resolve?: HostResolver;
+  /**
+   * Connections the operator made (the demo's DuckDB file, written by the gateway itself): they
+   * open with OPERATOR_TRUSTED and no resource caps. Everything else is an owner's.
+   */
+  readonly isOperatorConnection?: (connection: Connection) => boolean;
 }
+
+/**
+ * What an owner's embedded engine (DuckDB) may take of the gateway process: two threads and
+ * 1 GiB, whatever its config asks (DuckDB's own default is every core and 80% of the RAM).
+ */
+export const OWNER_RESOURCE_CAPS: ResourceCaps = { maxThreads: 2, maxMemoryBytes: 1024 * 1024 * 1024 };
 
 /** Seconds a caller should wait before retrying a connection that could not be opened. */
 const UNAVAILABLE_RETRY_AFTER_S = 5;
@@ -81,28 +100,26 @@ function hostAccessOf(plugin: ConnectorPlugin, config: unknown): readonly string
 /** Config fields whose values name a network host. */
 const HOST_FIELDS = ['host', 'hostname', 'server'];
 
-function hostsIn(config: Readonly<Record<string, unknown>>): string[] {
-  const hosts: string[] = [];
+/**
+ * What a connection would reach: the plugin's own declaration, or for a plugin that declares
+ * nothing, a best guess from its fields (hosts, and http(s) URLs by their host).
+ */
+function destinationsOf(plugin: ConnectorPlugin, config: Readonly<Record<string, unknown>>): Destination[] {
+  if (plugin.destinations !== undefined) return [...plugin.destinations(config)];
+  const found: Destination[] = [];
   for (const [field, value] of Object.entries(config)) {
     if (typeof value !== 'string') continue;
-    if (HOST_FIELDS.includes(field)) hosts.push(value);
-    else if (/^[a-z][a-z0-9+.-]*:\/\//i.test(value)) {
-      try {
-        hosts.push(new URL(value).hostname);
-      } catch {
-        // Not a URL after all: the connector's own schema judges it.
-      }
-    }
+    if (/^https?:\/\//i.test(value)) found.push({ kind: 'url', url: value });
+    else if (HOST_FIELDS.includes(field)) found.push({ kind: 'host', host: value, port: 0 });
   }
-  return hosts;
+  return found;
 }
 
 export function createConnectionService(options: ConnectionServiceOptions): ConnectionService {
   const { repository, plugins, logger } = options;
-  const hostOptions: PublicHostOptions = {
-    allowPrivate: options.allowPrivateHosts,
-    ...(options.lookup ? { lookup: options.lookup } : {}),
-  };
+  const resolve = options.resolve === undefined ? {} : { resolve: options.resolve };
+  const ownerGuard = createDestinationGuard(options.destinations, resolve);
+  const operatorGuard = createDestinationGuard(OPERATOR_TRUSTED, resolve);
   // Opening a connector is async: concurrent first calls share one promise. `ready` holds the
   // settled ones, for metrics.
   const live = new Map<string, Promise<Connector>>();
@@ -121,12 +138,22 @@ export function createConnectionService(options: ConnectionServiceOptions): Conn
   /**
    * Refuses, at creation through the owner API, a connection that would use the gateway host's
    * own files or credentials (the plugin's `hostAccess`), unless the operator opted in with
-   * QUARRY_ALLOW_PRIVATE_HOSTS. Operator-made connections (the demo) are created through the
-   * store directly and never pass here.
+   * QUARRY_ALLOW_HOST_FILES / QUARRY_ALLOW_HOST_IDENTITY. Operator-made connections (the demo)
+   * are created through the store directly and never pass here.
    */
-  function checkHostAccess(plugin: ConnectorPlugin, config: unknown): void {
-    if (options.allowPrivateHosts) return;
-    const access = hostAccessOf(plugin, config);
+  function checkHostAccess(plugin: ConnectorPlugin, config: unknown, raw = false): void {
+    const policy = options.destinations;
+    let declared: readonly string[];
+    try {
+      declared = hostAccessOf(plugin, config);
+    } catch (error) {
+      // A hook that needs a validated config answers after validation.
+      if (raw) return;
+      throw error;
+    }
+    const access = declared.filter(
+      (a) => !((a === 'files' && policy.hostFiles) || (a === 'credentials' && policy.hostIdentity)),
+    );
     if (access.length === 0) return;
     if (access.every((a) => a === 'files')) {
       throw new ApiError(
@@ -143,13 +170,16 @@ export function createConnectionService(options: ConnectionServiceOptions): Conn
   }
 
   /**
-   * Refuses private/loopback/link-local hosts unless the operator allows them; cloud metadata
-   * endpoints always. Run at creation (403, or 400 for a name that does not resolve) and again
-   * whenever a connector opens, so a DNS name that later resolves somewhere private is caught
-   * too; there it throws the SecurityError for `open` to turn into a 503.
+   * Checks every destination of a connection with the guard. Run at creation (403, or 400 for a
+   * name that does not resolve) and again whenever a connector opens (a 503 there); the driver
+   * checks once more at each session it opens and connects to the address it checked.
    */
-  async function checkHosts(config: Readonly<Record<string, unknown>>): Promise<void> {
-    for (const host of hostsIn(config)) await assertPublicHost(host, hostOptions);
+  async function checkHosts(
+    plugin: ConnectorPlugin,
+    config: Readonly<Record<string, unknown>>,
+    trusted = false,
+  ): Promise<void> {
+    await checkDestinations(destinationsOf(plugin, config), trusted ? operatorGuard : ownerGuard);
   }
 
   async function fullConfig(accountId: string, connection: Connection): Promise<Record<string, unknown>> {
@@ -190,37 +220,46 @@ export function createConnectionService(options: ConnectionServiceOptions): Conn
       );
     }
     const config = await fullConfig(accountId, connection);
+    const trusted = options.isOperatorConnection?.(connection) ?? false;
     try {
-      await checkHosts(config);
+      await checkHosts(plugin, config, trusted);
+      return await createConnector(plugin, config, {
+        logger,
+        destinations: trusted ? OPERATOR_TRUSTED : options.destinations,
+        ...resolve,
+        ...(trusted ? {} : { resources: OWNER_RESOURCE_CAPS }),
+      });
     } catch (error) {
-      if (!isSecurityError(error)) throw error;
-      throw unavailable(error.message, error);
-    }
-    try {
-      return await createConnector(plugin, config, { logger });
-    } catch (error) {
-      if (!isConnectorError(error, 'CONFIG_INVALID')) throw error;
-      throw unavailable('its saved config is no longer valid', error, error.details);
+      if (isConnectorError(error, 'CONFIG_INVALID')) {
+        throw unavailable('its saved config is no longer valid', error, error.details);
+      }
+      if (isConnectorError(error, 'CONNECT_FAILED')) throw unavailable(error.message, error);
+      throw error;
     }
   }
 
   const service: ConnectionService = {
     async create(accountId, request) {
       const plugin = pluginFor(request.type);
+      // Asked once before validation too: a schema that inspects the host (SQLite's reads the
+      // file's header) must not tell an owner without the switch which files exist.
+      checkHostAccess(plugin, request.config, true);
       const parsed = parseConnectorConfig(plugin, request.config) as Record<string, unknown>;
       checkHostAccess(plugin, parsed);
       try {
-        await checkHosts(parsed);
+        await checkHosts(plugin, parsed);
       } catch (error) {
-        if (isSecurityError(error, 'HOST_UNRESOLVABLE')) {
+        if (isDestinationRefusal(error)) {
+          throw new ApiError('FORBIDDEN', `This connection is not allowed: ${error.message}.`, {
+            details: [{ field: 'config.host', message: error.message }],
+          });
+        }
+        if (isConnectorError(error, 'CONNECT_FAILED')) {
           throw new ApiError('INVALID_REQUEST', `The connection's ${error.message}.`, {
             details: [{ field: 'config.host', message: error.message }],
           });
         }
-        if (!isSecurityError(error)) throw error;
-        throw new ApiError('FORBIDDEN', `This connection is not allowed: ${error.message}.`, {
-          details: [{ field: 'config.host', message: error.message }],
-        });
+        throw error;
       }
       const secretNames = new Set(secretFieldsOf(plugin.configSchema).map((p) => p.split('.')[0] as string));
       const config: Record<string, unknown> = {};

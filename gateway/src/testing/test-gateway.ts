@@ -117,7 +117,9 @@ export async function createTestGateway(
   await copyFile(SEEDED_WAREHOUSE, join(dataDir, DEMO_WAREHOUSE_FILE));
   const config = loadConfig({
     QUARRY_DATA_DIR: dataDir,
-    QUARRY_ALLOW_PRIVATE_HOSTS: 'true',
+    // The test owners' warehouses are the local servers and DuckDB files.
+    QUARRY_ALLOW_PRIVATE_NETWORKS: 'true',
+    QUARRY_ALLOW_HOST_FILES: 'true',
     QUARRY_DEMO: 'true',
     QUARRY_ANALYTICS_DIR: EXAMPLE_ANALYTICS_DIR,
     QUARRY_LOG_LEVEL: 'info',

@@ -64,7 +64,14 @@ export type ConformanceCheck =
   | 'concurrency'
   | 'killSessions'
   | 'close'
-  | 'unreachable';
+  | 'unreachable'
+  | 'destinations';
+
+/**
+ * Where a hostile owner may try to point a connector: the gateway's own network (`loopback`,
+ * `private`), cloud metadata (`link-local`), the host's unix sockets, or its files.
+ */
+export type ForbiddenDestinationKind = 'loopback' | 'link-local' | 'private' | 'unix-socket' | 'host-file';
 
 /** Options of {@link describeConnectorConformance}. */
 export interface ConformanceOptions<Config = unknown> {
@@ -80,6 +87,17 @@ export interface ConformanceOptions<Config = unknown> {
    * message must not contain any secret. Omit for engines that cannot be unreachable.
    */
   readonly unreachableConfig?: () => unknown | Promise<unknown>;
+  /**
+   * A config pointing the connector at `kind` (see {@link ForbiddenDestinationKind}), or
+   * `undefined` when no config of this plugin can address it (MySQL's schema has no socket
+   * field). The `destinations` check proves each is refused, by the plugin's declared
+   * `destinations` and by the driver itself, when the gateway's policy does not allow it; that a
+   * `loopback` or `host-file` config is not refused when the policy allows it (so the refusal
+   * is the policy's, not a dead address); and that `link-local` (use 169.254.169.254) is refused
+   * even then. Give at least one kind: a warehouse connector that reaches anything can be
+   * pointed somewhere.
+   */
+  readonly forbiddenDestinations?: (kind: ForbiddenDestinationKind) => unknown;
   /** Pool overrides; the kit defaults to `{ max: 3 }` so it can prove more concurrent queries than `max`. */
   readonly pool?: Partial<PoolOptions>;
   /**

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe } from 'vitest';
 import { createConnector } from '../index.js';
 import { connectorOptions, createConformanceHarness, type HarnessState } from './conformance-harness.js';
 import type { ConformanceOptions } from './conformance-options.js';
+import { registerDestinationConformance } from './destination-conformance.js';
 import { registerInjectionConformance } from './injection-conformance.js';
 import { registerLifecycleConformance } from './lifecycle-conformance.js';
 import { registerLimitsConformance } from './limits-conformance.js';
@@ -29,7 +30,10 @@ const HOOK_TIMEOUT_MS = 60_000;
  * the server within 1 s; `maxRows` exact truncation; `columnTypes` fixture types and JSON-safe
  * values; `concurrency` 4× pool max concurrent queries; `killSessions` sessions killed on the
  * server are replaced; `close` idempotent, drains, then CLOSED; `unreachable` CONNECT_FAILED
- * within 5 s without a secret in the message. Each check has its own 30 s timeout.
+ * within 5 s without a secret in the message; `destinations` every `forbiddenDestinations` config
+ * (loopback, link-local, private, unix socket, host file) is refused by the plugin's declared
+ * destinations and by its driver under the strictest policy, loopback and host files pass under
+ * the operator's, and cloud metadata never does. Each check has its own 30 s timeout.
  *
  * Checks that need an optional probe (`killSessions`, `unreachableConfig`), and `arrayEcho` for
  * an engine that cannot select an array, register no test when they cannot apply: the reason is
@@ -90,6 +94,7 @@ export function describeConnectorConformance<Config>(options: ConformanceOptions
     registerInjectionConformance(harness);
     registerLimitsConformance(harness);
     registerLifecycleConformance(harness);
+    registerDestinationConformance(harness);
   });
 }
 

@@ -12,6 +12,11 @@ export {
   type ConformanceRow,
   conformanceFixtureSql,
 } from './conformance-fixture.js';
-export type { ConformanceCheck, ConformanceOptions, ConformanceSql } from './conformance-options.js';
+export type {
+  ConformanceCheck,
+  ConformanceOptions,
+  ConformanceSql,
+  ForbiddenDestinationKind,
+} from './conformance-options.js';
 export { describeConnectorConformance } from './describe-connector-conformance.js';
 export { type HostileStringsOptions, hostileStrings } from './hostile-strings.js';

@@ -31,4 +31,8 @@ describeConnectorConformance({
   runningQueries: async (marker) => memory.control.runningQueries(marker),
   killSessions: async () => memory.control.killSessions(),
   unreachableConfig: () => ({ database: 'x', unreachable: true }),
+  notApplicable: {
+    destinations:
+      'the memory plugin is a test double inside this process: it reaches no host, socket or file',
+  },
 });
