@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { createServer as createTcpServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../app.js';
+import { SCOPES } from '../auth/principal.js';
 import { createTestGateway, type SignedUp, type TestGateway, withQueries } from '../testing/test-gateway.js';
 import { createGatewayListener } from './node-listener.js';
 
@@ -187,10 +188,13 @@ describe('every error of the query route, on both paths', () => {
   });
 
   it('FORBIDDEN (403): a key without the query scope', async () => {
-    const key = await tg.gateway.services.accounts.createKey(bob.accountId, {
-      name: 'keys only',
-      scopes: ['keys'],
-    });
+    const key = await tg.gateway.services.accounts.createKey(
+      { accountId: bob.accountId, scopes: SCOPES },
+      {
+        name: 'keys only',
+        scopes: ['keys'],
+      },
+    );
     await expectSameError({ key: key.secret, body: GARDEN }, 403, 'FORBIDDEN');
   });
 

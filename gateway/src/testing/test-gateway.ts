@@ -8,6 +8,7 @@ import { dirname, join, resolve } from 'node:path';
 import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { seedDemoWarehouse } from '@quarry/examples';
+import { SCOPES } from '../auth/principal.js';
 import { DEMO_WAREHOUSE_FILE } from '../bootstrap/demo.js';
 import { loadConfig } from '../config.js';
 import { type CreateGatewayOptions, createGateway, type Gateway } from '../create-gateway.js';
@@ -138,7 +139,10 @@ export async function createTestGateway(
     await gateway.close();
     throw new Error('createTestGateway: demo mode is off, so there is no demo key');
   }
-  const owner = await gateway.services.accounts.createKey(demo.ownerId, { name: 'test-owner' });
+  const owner = await gateway.services.accounts.createKey(
+    { accountId: demo.ownerId, scopes: SCOPES },
+    { name: 'test-owner' },
+  );
   const bodies: string[] = [];
 
   const call: TestGateway['call'] = async (method, path, callOptions = {}) => {
