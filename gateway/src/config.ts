@@ -73,6 +73,14 @@ const EnvSchema = z.object({
     .refine((u) => !/[?#]/.test(u), 'must have no query or fragment (it is the OAuth issuer)')
     .optional(),
   QUARRY_OAUTH_TOKEN_TTL: z.coerce.number().int().min(60).max(86_400).default(900),
+  QUARRY_SIGNUPS_PER_HOUR: z.coerce.number().int().min(1).max(1_000_000_000).default(5),
+  // `true` = 1 proxy, `false` = none, or how many proxies stand in front of the gateway.
+  QUARRY_TRUST_PROXY: z
+    .union([
+      z.enum(['true', 'false', '']).transform((v) => (v === 'true' ? 1 : 0)),
+      z.coerce.number().int().min(0).max(16),
+    ])
+    .default(0),
 });
 
 export interface GatewayConfig {
@@ -137,6 +145,14 @@ export interface GatewayConfig {
   readonly publicUrl: string;
   /** Lifetime of OAuth access tokens, in seconds (QUARRY_OAUTH_TOKEN_TTL). */
   readonly oauthTokenTtlSeconds: number;
+  /** Sign-ups allowed per client address an hour, at most that many at once (GCRA). */
+  readonly signupsPerHour: number;
+  /**
+   * How many proxies in front of the gateway to trust (QUARRY_TRUST_PROXY): 0 takes the client
+   * address from the socket; N takes the address the N-th nearest proxy saw, from the right of
+   * X-Forwarded-For (security/client-address.ts).
+   */
+  readonly trustProxyHops: number;
 }
 
 export class ConfigError extends Error {
@@ -232,6 +248,8 @@ export function loadConfig(
       e.QUARRY_PUBLIC_URL?.replace(/\/+$/, '') ??
       `http://${e.HOST.includes(':') ? `[${e.HOST}]` : e.HOST}:${e.PORT}`,
     oauthTokenTtlSeconds: e.QUARRY_OAUTH_TOKEN_TTL,
+    signupsPerHour: e.QUARRY_SIGNUPS_PER_HOUR,
+    trustProxyHops: e.QUARRY_TRUST_PROXY,
     redisUrl: e.QUARRY_REDIS_URL,
     freeCalls: e.QUARRY_FREE_CALLS,
     plans,

@@ -126,6 +126,8 @@ export async function createTestGateway(
     // Generous limits: these tests are about the contract, not the meter (its own tests set theirs).
     QUARRY_FREE_CALLS: '1000000',
     QUARRY_RATE_LIMITS: JSON.stringify({ free: { limit: 100000, window_seconds: 60, burst: 100000 } }),
+    // app.request() has no socket: every sign-up counts against one unknown address.
+    QUARRY_SIGNUPS_PER_HOUR: '1000000',
     ...env,
   });
   const { stream, capture } = createLogCapture();
