@@ -99,6 +99,10 @@ const stable = (sent: Sent) => ({
   error: {
     ...sent.body.error,
     request_id: 'x',
+    // The two requests are sent one after the other, so the wait they are told differs a little.
+    ...(typeof sent.body.error?.message === 'string'
+      ? { message: sent.body.error.message.replace(/retry in [\d.]+ s/, 'retry in N s') }
+      : {}),
     ...(sent.body.error?.retry_after ? { retry_after: 'N' } : {}),
   },
   retryAfter: sent.headers['retry-after'] === undefined ? undefined : 'N',
