@@ -96,6 +96,7 @@ beforeAll(async () => {
       QUARRY_ALLOW_HOST_FILES: 'true',
       QUARRY_LOG_LEVEL: 'warn',
       QUARRY_RATE_LIMITS: JSON.stringify({ free: FREE_RATE_LIMIT }),
+      QUARRY_SIGNUPS_PER_HOUR: '1000',
     },
     readyTimeoutMs: 90_000,
   });

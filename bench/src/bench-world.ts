@@ -135,6 +135,8 @@ export function gatewayEnv(world: BenchWorld, logLevel: string): Record<string, 
         per_call_cents: 0,
       },
     ]),
+    // Every bench client signs up from 127.0.0.1.
+    QUARRY_SIGNUPS_PER_HOUR: '1000000000',
     // The rate limiter runs on every call; this policy never refuses one.
     QUARRY_RATE_LIMITS: JSON.stringify({
       free: { limit: 1_000_000_000, window_seconds: 1, burst: 1_000_000_000 },

@@ -284,6 +284,7 @@ async function main(): Promise<void> {
       QUARRY_LOG_LEVEL: 'warn',
       QUARRY_FREE_CALLS: '1000000',
       QUARRY_RATE_LIMITS: JSON.stringify({ free: { limit: 1_000_000, window_seconds: 1, burst: 1_000_000 } }),
+      QUARRY_SIGNUPS_PER_HOUR: '1000000',
       NODE_OPTIONS: gatewayHeapFlags({}).join(' '),
     },
   });

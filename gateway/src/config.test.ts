@@ -85,6 +85,8 @@ describe('loadConfig', () => {
       analyticsDir: '/srv/examples/analytics',
       bodyLimit: 64 * 1024,
       keyCacheMs: 1_000,
+      signupsPerHour: 5,
+      trustProxyHops: 0,
     });
     expect(config.connectors).toEqual(
       expect.arrayContaining([
@@ -93,6 +95,17 @@ describe('loadConfig', () => {
         '@quarry/connector-duckdb',
       ]),
     );
+  });
+
+  it('reads the sign-up throttle and how many proxies to trust', () => {
+    const hops = (value: string) => loadConfig({ QUARRY_TRUST_PROXY: value }, '/srv').trustProxyHops;
+    expect([hops('true'), hops('false'), hops(''), hops('0'), hops('2')]).toEqual([1, 0, 0, 0, 2]);
+    expect(loadConfig({ QUARRY_SIGNUPS_PER_HOUR: '20' }, '/srv').signupsPerHour).toBe(20);
+    const problems = problemsOf({ QUARRY_TRUST_PROXY: 'yes please', QUARRY_SIGNUPS_PER_HOUR: '0' });
+    expect(problems.map((p) => p.split(':')[0]).sort()).toEqual([
+      'QUARRY_SIGNUPS_PER_HOUR',
+      'QUARRY_TRUST_PROXY',
+    ]);
   });
 
   it('redacts secrets for logging', () => {

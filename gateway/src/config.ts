@@ -78,6 +78,14 @@ const EnvSchema = z.object({
   QUARRY_MAX_PRICE: z.coerce.number().int().min(1).max(1_000_000).default(100),
   QUARRY_PREVIEW_ROWS: z.coerce.number().int().min(1).max(10_000).default(10),
   QUARRY_PREVIEWS_PER_DAY: z.coerce.number().int().min(0).max(1_000_000).default(20),
+  QUARRY_SIGNUPS_PER_HOUR: z.coerce.number().int().min(1).max(1_000_000_000).default(5),
+  // `true` = 1 proxy, `false` = none, or how many proxies stand in front of the gateway.
+  QUARRY_TRUST_PROXY: z
+    .union([
+      z.enum(['true', 'false', '']).transform((v) => (v === 'true' ? 1 : 0)),
+      z.coerce.number().int().min(0).max(16),
+    ])
+    .default(0),
 });
 
 export interface GatewayConfig {
@@ -156,6 +164,14 @@ export interface GatewayConfig {
   readonly previewRows: number;
   /** Free previews an account may make a day, across its keys (QUARRY_PREVIEWS_PER_DAY; 0: none). */
   readonly previewsPerDay: number;
+  /** Sign-ups allowed per client address an hour, at most that many at once (GCRA). */
+  readonly signupsPerHour: number;
+  /**
+   * How many proxies in front of the gateway to trust (QUARRY_TRUST_PROXY): 0 takes the client
+   * address from the socket; N takes the address the N-th nearest proxy saw, from the right of
+   * X-Forwarded-For (security/client-address.ts).
+   */
+  readonly trustProxyHops: number;
 }
 
 export class ConfigError extends Error {
@@ -265,6 +281,8 @@ export function loadConfig(
     maxPrice: e.QUARRY_MAX_PRICE,
     previewRows: e.QUARRY_PREVIEW_ROWS,
     previewsPerDay: e.QUARRY_PREVIEWS_PER_DAY,
+    signupsPerHour: e.QUARRY_SIGNUPS_PER_HOUR,
+    trustProxyHops: e.QUARRY_TRUST_PROXY,
     redisUrl: e.QUARRY_REDIS_URL,
     freeCalls: e.QUARRY_FREE_CALLS,
     plans,

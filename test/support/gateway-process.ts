@@ -142,6 +142,8 @@ export function postgresStoreEnv(databaseUrl: string, secretKey: string): Record
     // Generous limits: these tests are about the contract, not the meter (its own tests set theirs).
     QUARRY_FREE_CALLS: '1000000',
     QUARRY_RATE_LIMITS: JSON.stringify({ free: { limit: 100000, window_seconds: 60, burst: 100000 } }),
+    // Every test signs up from 127.0.0.1 (test/signup-throttle.test.ts tests the default).
+    QUARRY_SIGNUPS_PER_HOUR: '1000000',
   };
 }
 

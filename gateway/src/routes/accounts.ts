@@ -4,6 +4,7 @@ import { ApiError } from '../errors/api-error.js';
 import type { AppEnv } from '../http/app-env.js';
 import { AUTHED_ERRORS, BEARER, BODY_ERRORS, CONFLICT_ERROR } from '../http/common-schemas.js';
 import { requireScope } from '../http/middleware/require-scope.js';
+import { throttleSignups } from '../http/middleware/throttle-signups.js';
 import { readJson } from '../http/read-json.js';
 import { AccountSchema, accountJson, IssuedKeySchema, keyJson } from '../http/resources.js';
 import { route } from '../http/route.js';
@@ -24,6 +25,8 @@ export function registerAccountRoutes(app: OpenAPIHono<AppEnv>): void {
       path: '/v1/accounts',
       tags: ['Accounts'],
       summary: 'Sign up: a Free account and its first key (the secret is shown once)',
+      description:
+        'Throttled per client address (`QUARRY_SIGNUPS_PER_HOUR`, default 5): past it, 429 `RATE_LIMIT_EXCEEDED` with `retry_after`.',
       request: { body: { required: true, content: { 'application/json': { schema: SignUpSchema } } } },
       responses: {
         201: {
@@ -37,6 +40,7 @@ export function registerAccountRoutes(app: OpenAPIHono<AppEnv>): void {
         ...CONFLICT_ERROR,
       },
     }),
+    throttleSignups(),
     async (c) => {
       const { config, accounts } = c.var.services;
       if (config.signup === 'closed') throw new ApiError('FORBIDDEN', 'Sign-up is closed on this gateway.');

@@ -46,7 +46,7 @@ describe('keys', () => {
     expect(forbidden.json.error.code).toBe('FORBIDDEN');
   });
 
-  it('defaults to every scope and refuses a past expiry or an unknown scope', async () => {
+  it("defaults to the creator's scopes (all four here) and refuses a past expiry or an unknown scope", async () => {
     const res = await createKey({ name: 'all' });
     expect(res.json.key.scopes.sort()).toEqual(['account', 'keys', 'owner', 'query']);
     const past = await createKey({ name: 'old', expires_at: '2020-01-01T00:00:00Z' });
@@ -91,6 +91,53 @@ describe('keys', () => {
     const res = await tg.call('DELETE', `/v1/keys/${bob.keyId}`, { key: alice.key });
     expect(res.status).toBe(404);
     expect((await tg.call('GET', '/v1/keys', { key: bob.key })).status).toBe(200);
+  });
+});
+
+describe('scopes never grow', () => {
+  it("a key cannot create a key or an OAuth client with a scope it lacks; new keys default to the creator's", async () => {
+    const dana = await tg.signUp('Dana');
+    const keysOnly = await tg.call('POST', '/v1/keys', {
+      key: dana.key,
+      body: { name: 'key-manager', scopes: ['keys'] },
+    });
+    expect(keysOnly.status, keysOnly.text).toBe(201);
+    const manager = keysOnly.json.key.secret;
+    secrets.push({ value: manager, shownIn: tg.bodies.length - 1 });
+
+    const escalate = await tg.call('POST', '/v1/keys', {
+      key: manager,
+      body: { name: 'everything', scopes: ['query', 'keys', 'owner', 'account'] },
+    });
+    expect(escalate.status, escalate.text).toBe(403);
+    expect(escalate.json.error.code).toBe('FORBIDDEN');
+    expect(escalate.json.error.message).toContain('query, owner, account');
+    const oneMore = await tg.call('POST', '/v1/keys', {
+      key: manager,
+      body: { name: 'q', scopes: ['query'] },
+    });
+    expect(oneMore.status).toBe(403);
+    expect(oneMore.json.error.message).toContain('query');
+    const client = await tg.call('POST', '/v1/oauth/clients', {
+      key: manager,
+      body: { name: 'everything', scopes: ['query', 'keys'] },
+    });
+    expect(client.status, client.text).toBe(403);
+    expect(client.json.error.code).toBe('FORBIDDEN');
+
+    // No scopes asked: the creator's, not all four.
+    const defaulted = await tg.call('POST', '/v1/keys', { key: manager, body: { name: 'default' } });
+    expect(defaulted.status, defaulted.text).toBe(201);
+    expect(defaulted.json.key.scopes).toEqual(['keys']);
+    secrets.push({ value: defaulted.json.key.secret, shownIn: tg.bodies.length - 1 });
+    expect((await tg.call('GET', '/v1/account', { key: defaulted.json.key.secret })).status).toBe(403);
+    // Nothing was created by the refusals.
+    const list = await tg.call('GET', '/v1/keys', { key: dana.key });
+    expect(list.json.keys.map((k: { name: string }) => k.name).sort()).toEqual([
+      'default',
+      'default',
+      'key-manager',
+    ]);
   });
 });
 

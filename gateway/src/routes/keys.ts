@@ -15,7 +15,7 @@ export const NewKeySchema = z
       .array(z.enum(SCOPES as ['query', 'keys', 'owner', 'account']))
       .min(1)
       .optional()
-      .openapi({ description: 'Defaults to every scope' }),
+      .openapi({ description: "A subset of the caller's scopes (403 otherwise); defaults to all of them" }),
     expires_at: z.iso.datetime({ offset: true }).optional(),
   })
   .strict()
@@ -29,6 +29,8 @@ export function registerKeyRoutes(app: OpenAPIHono<AppEnv>): void {
       path: '/v1/keys',
       tags: ['Keys'],
       summary: 'Create an API key (the secret is shown once)',
+      description:
+        "Its scopes must be a subset of the caller's (403 otherwise); by default it gets all of them.",
       security: BEARER,
       request: { body: { required: true, content: { 'application/json': { schema: NewKeySchema } } } },
       responses: {
@@ -43,7 +45,7 @@ export function registerKeyRoutes(app: OpenAPIHono<AppEnv>): void {
     requireScope('keys'),
     async (c) => {
       const body = await readJson(c, NewKeySchema);
-      const issued = await c.var.services.accounts.createKey(c.var.principal.accountId, {
+      const issued = await c.var.services.accounts.createKey(c.var.principal, {
         name: body.name,
         ...(body.scopes ? { scopes: body.scopes } : {}),
         expiresAt: body.expires_at ? new Date(body.expires_at) : null,

@@ -3,6 +3,7 @@
 // (QUARRY_PREVIEWS_PER_DAY), and rate limits hold per account, whichever of its keys calls, with
 // management calls in a bucket of their own.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SCOPES } from '../auth/principal.js';
 import { createTestGateway, type SignedUp, type TestGateway } from '../testing/test-gateway.js';
 
 let tg: TestGateway;
@@ -84,7 +85,10 @@ describe('rate limits per account', () => {
   it('puts every key of an account in one bucket', async () => {
     const keys = [alice.key];
     for (let i = 0; i < 4; i++) {
-      const created = await tg.gateway.services.accounts.createKey(alice.accountId, { name: `k${i}` });
+      const created = await tg.gateway.services.accounts.createKey(
+        { accountId: alice.accountId, scopes: SCOPES },
+        { name: `k${i}` },
+      );
       keys.push(created.secret);
     }
     const statuses: number[] = [];

@@ -114,21 +114,69 @@ describe('owner analytics lifecycle', () => {
     const bobDelete = await tg.call('DELETE', '/v1/owner/analytics/owner-sales', { key: bob.key });
     expect(bobDelete.status).toBe(404);
 
-    // Delete frees the name: it stops answering, and another owner may take it.
+    // Delete stops it answering, but the name stays Alice's: integrations that call
+    // "owner-sales" must never reach another owner's SQL (or price).
     const deleted = await tg.call('DELETE', '/v1/owner/analytics/owner-sales', { key: alice.key });
     expect(deleted.status).toBe(204);
     expect((await run(alice.key)).status).toBe(404);
     const list = await tg.call('GET', '/v1/owner/analytics', { key: alice.key });
     expect(list.json.analytics.map((a: { name: string }) => a.name)).toEqual(['owner-fresh']);
-    const taken = await tg.call('POST', '/v1/owner/analytics', {
+    const takeover = await tg.call('POST', '/v1/owner/analytics', {
       key: bob.key,
-      body: { name: 'owner-sales', ...V1 },
+      body: { name: 'owner-sales', ...V1, price: 100, visibility: 'public' },
     });
-    expect(taken.status, taken.text).toBe(201);
-    expect(taken.json.analytic.version).toBe(1);
+    expect(takeover.status, takeover.text).toBe(409);
+    expect(takeover.json.error).toMatchObject({
+      code: 'CONFLICT',
+      message: 'The analytic name "owner-sales" is taken.',
+    });
+    const deployTakeover = await tg.call('PUT', '/v1/owner/analytics/owner-sales', {
+      key: bob.key,
+      body: V1,
+    });
+    expect(deployTakeover.status, deployTakeover.text).toBe(409);
+    expect(deployTakeover.json.error.message).toBe('The analytic name "owner-sales" is taken.');
+    expect((await run(bob.key)).status).toBe(404);
+    // Its owner may bring it back.
+    const back = await tg.call('POST', '/v1/owner/analytics', {
+      key: alice.key,
+      body: { name: 'owner-sales', ...V1, visibility: 'public' },
+    });
+    expect(back.status, back.text).toBe(201);
+    expect(back.json.analytic.version).toBe(1);
     const bobRun = await run(bob.key);
-    expect(bobRun.json.meta.version).toBe(1);
+    expect(bobRun.status, bobRun.text).toBe(200);
     expect(bobRun.json.columns.map((c: { name: string }) => c.name)).toEqual(['region', 'orders']);
+  });
+
+  it('answers "taken" alike for a public, a private and a deleted name', async () => {
+    const create = (key: string, name: string, visibility: string) =>
+      tg.call('POST', '/v1/owner/analytics', { key, body: { name, ...V1, visibility } });
+    expect((await create(alice.key, 'taken-public', 'public')).status).toBe(201);
+    expect((await create(alice.key, 'taken-private', 'private')).status).toBe(201);
+    expect((await create(alice.key, 'taken-deleted', 'public')).status).toBe(201);
+    expect((await tg.call('DELETE', '/v1/owner/analytics/taken-deleted', { key: alice.key })).status).toBe(
+      204,
+    );
+    const answers = [];
+    for (const name of ['taken-public', 'taken-private', 'taken-deleted']) {
+      for (const method of ['POST', 'PUT']) {
+        const res =
+          method === 'POST'
+            ? await create(bob.key, name, 'public')
+            : await tg.call('PUT', `/v1/owner/analytics/${name}`, { key: bob.key, body: V1 });
+        answers.push({
+          status: res.status,
+          code: res.json?.error?.code,
+          message: res.json?.error?.message?.replace(name, 'NAME'),
+        });
+      }
+    }
+    expect(new Set(answers.map((a) => JSON.stringify(a)))).toEqual(
+      new Set([
+        JSON.stringify({ status: 409, code: 'CONFLICT', message: 'The analytic name "NAME" is taken.' }),
+      ]),
+    );
   });
 });
 

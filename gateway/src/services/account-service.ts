@@ -1,5 +1,6 @@
 // Accounts and API keys: sign-up makes the account and its first key in one transaction; a key's
-// secret is returned once and only its digest is stored.
+// secret is returned once and only its digest is stored. A key never gets a scope its creator
+// lacks (DESIGN.md §4), as OAuth clients never do (oauth/client-service.ts).
 
 import { SCOPES, type Scope } from '../auth/principal.js';
 import { ApiError } from '../errors/api-error.js';
@@ -9,8 +10,15 @@ import type { Account, ListOptions } from '../store/account-repository.js';
 import type { ApiKey } from '../store/api-key-repository.js';
 import type { ControlPlaneStore } from '../store/control-plane-store.js';
 
+/** Who creates a key: its account and the scopes it may pass on (a Principal is one). */
+export interface KeyCreator {
+  readonly accountId: string;
+  readonly scopes: readonly Scope[];
+}
+
 export interface NewKeyRequest {
   readonly name: string;
+  /** Defaults to every scope of the creator. */
   readonly scopes?: readonly Scope[];
   readonly expiresAt?: Date | null;
 }
@@ -28,7 +36,8 @@ export interface AccountService {
     plan?: string;
   }): Promise<{ account: Account; key: IssuedKey }>;
   get(accountId: string): Promise<Account>;
-  createKey(accountId: string, request: NewKeyRequest): Promise<IssuedKey>;
+  /** A key of the creator's account; FORBIDDEN for a scope the creator lacks. */
+  createKey(creator: KeyCreator, request: NewKeyRequest): Promise<IssuedKey>;
   listKeys(accountId: string): Promise<readonly ApiKey[]>;
   revokeKey(accountId: string, keyId: string): Promise<ApiKey>;
   /** Operator: a page of accounts, each with its calls counted in `period`. */
@@ -52,7 +61,20 @@ export function createAccountService(
   store: ControlPlaneStore,
   options: AccountServiceOptions = {},
 ): AccountService {
-  async function issue(tx: ControlPlaneStore, accountId: string, request: NewKeyRequest): Promise<IssuedKey> {
+  async function issue(
+    tx: ControlPlaneStore,
+    creator: KeyCreator,
+    request: NewKeyRequest,
+  ): Promise<IssuedKey> {
+    // Else a key holding only `keys` could mint itself every other scope.
+    const scopes = SCOPES.filter((s) => (request.scopes ?? creator.scopes).includes(s));
+    const lacking = scopes.filter((s) => !creator.scopes.includes(s));
+    if (lacking.length > 0) {
+      throw new ApiError(
+        'FORBIDDEN',
+        `A key cannot get scopes its creator lacks: ${lacking.join(', ')}. Create it with a key that holds them.`,
+      );
+    }
     if (request.expiresAt && request.expiresAt.getTime() <= Date.now()) {
       throw new ApiError('INVALID_REQUEST', 'expires_at must be in the future.', {
         details: [{ field: 'expires_at', message: 'must be in the future' }],
@@ -60,11 +82,11 @@ export function createAccountService(
     }
     const generated = generateApiKey('live');
     const key = await tx.keys.create({
-      accountId,
+      accountId: creator.accountId,
       name: request.name,
       prefix: generated.prefix,
       digest: generated.digest,
-      scopes: request.scopes ?? SCOPES,
+      scopes,
       expiresAt: request.expiresAt ?? null,
     });
     return { key, secret: generated.secret };
@@ -74,7 +96,8 @@ export function createAccountService(
     signUp(input) {
       return store.transaction(async (tx) => {
         const account = await tx.accounts.create(input);
-        const key = await issue(tx, account.id, { name: 'default' });
+        // The account's first key: every scope, as its owner holds them all.
+        const key = await issue(tx, { accountId: account.id, scopes: SCOPES }, { name: 'default' });
         return { account, key };
       });
     },
@@ -83,7 +106,7 @@ export function createAccountService(
       if (!account) throw new ApiError('NOT_FOUND', 'No such account.');
       return account;
     },
-    createKey: (accountId, request) => issue(store, accountId, request),
+    createKey: (creator, request) => issue(store, creator, request),
     listKeys: (accountId) => store.keys.listForAccount(accountId),
     revokeKey: (accountId, keyId) => store.keys.revoke(accountId, keyId),
     async listWithCalls(page, period) {

@@ -6,7 +6,12 @@ import { type ConnectorPlugin, parseTemplate } from '@quarry/sdk-connector';
 import { type AnalyticDefinition, parseAnalyticDefinition } from '../catalog/analytic-definition.js';
 import type { PluginRegistry } from '../connections/plugin-registry.js';
 import { ApiError, type ApiErrorDetail } from '../errors/api-error.js';
-import type { Analytic, AnalyticRepository, AnalyticVersion } from '../store/analytic-repository.js';
+import {
+  type Analytic,
+  type AnalyticRepository,
+  type AnalyticVersion,
+  analyticNameTaken,
+} from '../store/analytic-repository.js';
 import type { ChangeLogRepository } from '../store/change-log-repository.js';
 import type { ConnectionRepository } from '../store/connection-repository.js';
 
@@ -133,9 +138,8 @@ export function createAnalyticsService(options: AnalyticsServiceOptions): Analyt
       if (existing === null) {
         return { outcome: 'created', analytic: await service.create(ownerId, input) };
       }
-      if (existing.accountId !== ownerId) {
-        throw new ApiError('CONFLICT', `The name "${definition.name}" is taken by another owner.`);
-      }
+      // The same answer as create's for a private or deleted name: nothing beyond "taken".
+      if (existing.accountId !== ownerId) throw analyticNameTaken(definition.name);
       if (isDeepStrictEqual(existing.definition, stored(definition)))
         return { outcome: 'unchanged', analytic: existing };
       return { outcome: 'updated', analytic: await service.update(ownerId, definition.name, input) };

@@ -1,6 +1,8 @@
 // Analytics: owners' named, parameterised queries. Names are global among live analytics
 // (callers address them by name alone); every update adds a version and keeps the old ones,
-// so a caller or an audit can still see exactly what ran. Deleting is soft and frees the name.
+// so a caller or an audit can still see exactly what ran. Deleting is soft, and the name stays
+// its owner's (analytic_names, migration 007): integrations that call it must never reach another
+// owner's SQL or price, so only the account that first used a name may create under it again.
 // The definition (SQL, params, limits, …) is opaque JSON here: the catalog validates it.
 
 import { StoreError, withConstraintErrors } from '../errors/store-error.js';
@@ -57,7 +59,10 @@ export interface AnalyticVersion {
 
 /** Analytic rows. */
 export interface AnalyticRepository {
-  /** Creates version 1; CONFLICT when a live analytic has the name. */
+  /**
+   * Creates version 1; CONFLICT when another account holds the name (live, private or deleted:
+   * one message for all, see {@link analyticNameTaken}) or the owner already has a live one.
+   */
   create(input: NewAnalytic): Promise<Analytic>;
   /** Adds a version to the owner's analytic; NOT_FOUND when the owner has none of that name. */
   update(accountId: string, name: string, change: AnalyticUpdate): Promise<Analytic>;
@@ -69,8 +74,16 @@ export interface AnalyticRepository {
   listVisibleTo(accountId: string): Promise<readonly Analytic[]>;
   /** Every version of the owner's analytic, oldest first; NOT_FOUND when absent. */
   listVersions(accountId: string, name: string): Promise<readonly AnalyticVersion[]>;
-  /** Soft-deletes the owner's analytic (its name becomes free); NOT_FOUND when absent. */
+  /** Soft-deletes the owner's analytic (the name stays the owner's); NOT_FOUND when absent. */
   delete(accountId: string, name: string): Promise<void>;
+}
+
+/**
+ * The refusal of a name another account holds. Deliberately the same whether that account's
+ * analytic is public, private or deleted, so the answer reveals no more than "taken".
+ */
+export function analyticNameTaken(name: string): StoreError {
+  return new StoreError('CONFLICT', `The analytic name "${name}" is taken.`);
 }
 
 /** Whether `accountId` may call `analytic` (the same rule listVisibleTo applies in SQL). */
@@ -144,11 +157,23 @@ export function createAnalyticRepository(sql: SqlExecutor): AnalyticRepository {
     create(input) {
       return withConstraintErrors(
         {
-          conflict: `an analytic named ${input.name} already exists`,
+          // Only the holder reaches the insert, so a duplicate is the owner's own live analytic.
+          conflict: `You already have an analytic named "${input.name}"; update it instead.`,
           missing: `account ${input.accountId} not found`,
         },
         () =>
           sql.transaction(async (tx) => {
+            // The first account to use a name holds it for good. A concurrent claim waits on this
+            // row's insert and, once it commits, does nothing: the SELECT then sees the holder.
+            await tx.query(
+              'INSERT INTO analytic_names (name, account_id) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING',
+              [input.name, input.accountId],
+            );
+            const [holder] = await tx.query<{ readonly account_id: string }>(
+              'SELECT account_id FROM analytic_names WHERE name = $1',
+              [input.name],
+            );
+            if (holder?.account_id !== input.accountId) throw analyticNameTaken(input.name);
             const id = newId('ana');
             await tx.query(
               `INSERT INTO analytics (id, account_id, name, current_version, visibility, shared_with)

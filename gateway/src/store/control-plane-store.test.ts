@@ -54,6 +54,7 @@ for (const { backend, available } of backends) {
         );
         expect(tables.map((t) => t.table_name)).toEqual([
           'accounts',
+          'analytic_names',
           'analytic_versions',
           'analytics',
           'api_keys',
@@ -79,6 +80,44 @@ for (const { backend, available } of backends) {
         expect(results.flatMap((r) => r.applied).sort()).toEqual(names);
         const rows = await second.query<{ n: number }>('SELECT count(*) AS n FROM schema_migrations');
         expect(rows[0]?.n).toBe(names.length);
+      });
+
+      it("give names deleted before 007 to their last owner (a live analytic's owner first)", async () => {
+        const db = await backend.fresh();
+        const all = await loadMigrations();
+        const upTo = all.findIndex((m) => m.name.startsWith('007_'));
+        expect(upTo).toBeGreaterThan(0);
+        await migrate(db, { migrations: all.slice(0, upTo) });
+        const old = createControlPlaneStore(db, { secretBox });
+        const [a, b, c] = await Promise.all(
+          ['a', 'b', 'c'].map((l) => old.accounts.create({ email: `${l}-${unique()}@example.com`, name: l })),
+        );
+        // What the old code allowed: A deletes "moved", B takes it; A deletes "left" and nobody takes it.
+        const row = async (account: string, name: string, deleted: boolean) => {
+          const id = `ana_${unique()}`;
+          await db.query(
+            `INSERT INTO analytics (id, account_id, name, current_version, visibility, deleted_at)
+             VALUES ($1, $2, $3, 1, 'public', ${deleted ? "now() - interval '1 day'" : 'NULL'})`,
+            [id, account, name],
+          );
+          await db.query(
+            `INSERT INTO analytic_versions (analytic_id, version, definition) VALUES ($1, 1, '{}'::jsonb)`,
+            [id],
+          );
+        };
+        await row(a!.id, 'moved', true);
+        await row(b!.id, 'moved', false);
+        await row(a!.id, 'left', true);
+        await migrate(db);
+        const store007 = createControlPlaneStore(db, { secretBox });
+        const attempt = (account: string, name: string) =>
+          store007.analytics.create({ accountId: account, name, definition: { sql: 'SELECT 1' } });
+        await expect(attempt(c!.id, 'left')).rejects.toSatisfy((e) => isStoreError(e, 'CONFLICT'));
+        await expect(attempt(b!.id, 'left')).rejects.toSatisfy((e) => isStoreError(e, 'CONFLICT'));
+        expect((await attempt(a!.id, 'left')).accountId).toBe(a!.id);
+        await store007.analytics.delete(b!.id, 'moved');
+        await expect(attempt(a!.id, 'moved')).rejects.toSatisfy((e) => isStoreError(e, 'CONFLICT'));
+        expect((await attempt(b!.id, 'moved')).accountId).toBe(b!.id);
       });
 
       it('refuse to run when an applied file has changed', async () => {
@@ -447,7 +486,7 @@ for (const { backend, available } of backends) {
         expect((await store.analytics.get(name))?.definition).toEqual(definition('SELECT 1'));
       });
 
-      it('have globally unique names; a soft delete frees the name', async () => {
+      it("have globally unique names; a deleted analytic's name stays its owner's", async () => {
         const first = await newAccount();
         const second = await newAccount('second');
         const name = `global-${unique()}`;
@@ -456,28 +495,82 @@ for (const { backend, available } of backends) {
           name,
           definition: definition('SELECT 1'),
         });
-        const clash = store.analytics.create({
-          accountId: second.id,
-          name,
-          definition: definition('SELECT 2'),
-        });
-        await expect(clash).rejects.toSatisfy((e) => isStoreError(e, 'CONFLICT'));
+        const clash = () =>
+          store.analytics.create({ accountId: second.id, name, definition: definition('SELECT 666') });
+        const taken = (e: unknown) =>
+          isStoreError(e, 'CONFLICT') && e.message === `The analytic name "${name}" is taken.`;
+        await expect(clash()).rejects.toSatisfy(taken);
         await store.analytics.delete(first.id, name);
         expect(await store.analytics.get(name)).toBeNull();
         expect(await store.analytics.listByOwner(first.id)).toEqual([]);
+        // Existing integrations still call this name: nobody else may put new SQL behind it.
+        await expect(clash()).rejects.toSatisfy(taken);
+        expect(await store.analytics.get(name)).toBeNull();
+        // Its owner may bring it back (a new analytic, version 1).
         const reborn = await store.analytics.create({
-          accountId: second.id,
+          accountId: first.id,
           name,
           definition: definition('SELECT 2'),
         });
         expect(reborn.id).not.toBe(original.id);
-        expect(reborn).toMatchObject({ accountId: second.id, version: 1 });
+        expect(reborn).toMatchObject({ accountId: first.id, version: 1 });
         // The deleted analytic's versions are kept.
         const [kept] = await sql.query<{ n: number }>(
           'SELECT count(*) AS n FROM analytic_versions WHERE analytic_id = $1',
           [original.id],
         );
         expect(kept?.n).toBe(1);
+      });
+
+      it('give the same answer for a private, a public and a deleted name', async () => {
+        const owner = await newAccount();
+        const stranger = await newAccount('stranger');
+        const tag = unique();
+        await store.analytics.create({
+          accountId: owner.id,
+          name: `pub-${tag}`,
+          definition: definition('SELECT 1'),
+          visibility: 'public',
+        });
+        await store.analytics.create({
+          accountId: owner.id,
+          name: `priv-${tag}`,
+          definition: definition('SELECT 1'),
+        });
+        await store.analytics.create({
+          accountId: owner.id,
+          name: `gone-${tag}`,
+          definition: definition('SELECT 1'),
+        });
+        await store.analytics.delete(owner.id, `gone-${tag}`);
+        const messages: string[] = [];
+        for (const kind of ['pub', 'priv', 'gone']) {
+          const error = await store.analytics
+            .create({ accountId: stranger.id, name: `${kind}-${tag}`, definition: definition('SELECT 2') })
+            .catch((e: unknown) => e);
+          expect(isStoreError(error, 'CONFLICT'), String(error)).toBe(true);
+          messages.push((error as Error).message.replace(`${kind}-${tag}`, 'NAME'));
+        }
+        expect(new Set(messages)).toEqual(new Set(['The analytic name "NAME" is taken.']));
+        for (const message of messages) expect(message).not.toMatch(/private|public|deleted|owner|acc_/);
+      });
+
+      it('hold one name for one account when two create it at once', async () => {
+        const a = await newAccount('racer-a');
+        const b = await newAccount('racer-b');
+        const name = `race-${unique()}`;
+        const pooled = createControlPlaneStore(await backend.pool(sql), { secretBox });
+        const results = await Promise.allSettled([
+          store.analytics.create({ accountId: a.id, name, definition: definition('SELECT 1') }),
+          pooled.analytics.create({ accountId: b.id, name, definition: definition('SELECT 2') }),
+        ]);
+        expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+        const winner = (await store.analytics.get(name))?.accountId;
+        const loser = winner === a.id ? b : a;
+        await store.analytics.delete(winner as string, name);
+        await expect(
+          store.analytics.create({ accountId: loser.id, name, definition: definition('SELECT 3') }),
+        ).rejects.toSatisfy((e) => isStoreError(e, 'CONFLICT'));
       });
 
       it('are listed to exactly the accounts allowed to see them', async () => {

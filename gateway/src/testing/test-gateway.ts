@@ -8,6 +8,7 @@ import { dirname, join, resolve } from 'node:path';
 import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { seedDemoWarehouse } from '@quarry/examples';
+import { SCOPES } from '../auth/principal.js';
 import { DEMO_WAREHOUSE_FILE } from '../bootstrap/demo.js';
 import { loadConfig } from '../config.js';
 import { type CreateGatewayOptions, createGateway, type Gateway } from '../create-gateway.js';
@@ -127,6 +128,8 @@ export async function createTestGateway(
     // Generous limits: these tests are about the contract, not the meter (its own tests set theirs).
     QUARRY_FREE_CALLS: '1000000',
     QUARRY_RATE_LIMITS: JSON.stringify({ free: { limit: 100000, window_seconds: 60, burst: 100000 } }),
+    // app.request() has no socket: every sign-up counts against one unknown address.
+    QUARRY_SIGNUPS_PER_HOUR: '1000000',
     ...env,
   });
   const { stream, capture } = createLogCapture();
@@ -140,7 +143,10 @@ export async function createTestGateway(
     await gateway.close();
     throw new Error('createTestGateway: demo mode is off, so there is no demo key');
   }
-  const owner = await gateway.services.accounts.createKey(demo.ownerId, { name: 'test-owner' });
+  const owner = await gateway.services.accounts.createKey(
+    { accountId: demo.ownerId, scopes: SCOPES },
+    { name: 'test-owner' },
+  );
   const bodies: string[] = [];
 
   const call: TestGateway['call'] = async (method, path, callOptions = {}) => {
