@@ -8,9 +8,9 @@ import type { Connection } from '../store/connection-repository.js';
 import type { CatalogEntry } from './catalog.js';
 import { createStoreCatalog } from './store-catalog.js';
 
-/** A store holding one analytic `sales` whose version and id the test changes. */
+/** A store holding one analytic `sales` whose version, id and param schema the test changes. */
 function world() {
-  const state = { id: 'ana_1', version: 1, exists: true };
+  const state = { id: 'ana_1', version: 1, exists: true, params: { n: { type: 'integer' } } as object };
   const superseded: CatalogEntry[] = [];
   const analytic = (): Analytic =>
     ({
@@ -23,7 +23,7 @@ function world() {
         name: 'sales',
         connection: 'wh',
         sql: 'SELECT :n AS n',
-        params: { n: { type: 'integer' } },
+        params: state.params,
       },
       visibility: 'public',
       sharedWith: [],
@@ -99,5 +99,22 @@ describe('createStoreCatalog: superseded entries', () => {
     catalog.invalidate('other');
     await catalog.resolve('other');
     expect(superseded).toEqual([]);
+  });
+});
+
+describe('createStoreCatalog: stored definitions that no longer validate', () => {
+  it('answers 503 SOURCE_UNAVAILABLE naming the analytic, not a 500, until its owner deploys it again', async () => {
+    const { state, catalog } = world();
+    // Stored before owner patterns ran on RE2, which has no backreferences.
+    state.params = { n: { type: 'string', pattern: '(a)\\1' } };
+    const refused = await catalog.resolve('sales').then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(refused).toMatchObject({
+      code: 'SOURCE_UNAVAILABLE',
+      message: expect.stringMatching(/"sales" cannot run until its owner deploys it again/),
+    });
+    expect((refused as { retryAfter: number }).retryAfter).toBeGreaterThan(0);
   });
 });

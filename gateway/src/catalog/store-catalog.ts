@@ -51,12 +51,22 @@ export function createStoreCatalog(options: StoreCatalogOptions): Catalog {
       options.onSuperseded?.(old);
   }
 
+  /** Seconds a caller is told to wait for a stored definition to be redeployed. */
+  const STALE_DEFINITION_RETRY_S = 300;
+
   async function load(name: string): Promise<CatalogEntry | undefined> {
     const analytic = await options.analytics.get(name);
     if (!analytic) return undefined;
     const parsed = parseAnalyticDefinition(analytic.definition);
     if (!parsed.ok) {
-      throw new ApiError('INTERNAL', `The stored definition of "${name}" is no longer valid.`);
+      // Stored under rules that have since tightened (an owner pattern RE2 cannot run, a bound
+      // lowered): not a bug of the gateway's, and nothing a caller can fix. It is unavailable
+      // until its owner deploys a definition that passes; the deploy says what to change.
+      throw new ApiError(
+        'SOURCE_UNAVAILABLE',
+        `The analytic "${name}" cannot run until its owner deploys it again (its stored definition no longer passes validation).`,
+        { retryAfter: STALE_DEFINITION_RETRY_S },
+      );
     }
     const definition = parsed.definition;
     const connection = await options.connections.findByName(analytic.accountId, definition.connection);
