@@ -2,13 +2,24 @@
 import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
 import type { AppEnv } from '../http/app-env.js';
 import { route } from '../http/route.js';
+import { constantTimeEqual } from '../security/api-key.js';
 
 const ReadySchema = z
   .object({
     status: z.enum(['ok', 'unavailable']),
-    checks: z.record(z.string(), z.object({ ok: z.boolean(), message: z.string().optional() })),
+    checks: z
+      .record(z.string(), z.object({ ok: z.boolean(), message: z.string().optional() }))
+      .optional()
+      .openapi({ description: 'Each check, only with the operator token (QUARRY_ADMIN_TOKEN) as bearer' }),
   })
   .openapi('Readiness');
+
+/** Whether the request carries the operator token: only the operator sees what each check found. */
+function isOperator(authorization: string | undefined, adminToken: string | undefined): boolean {
+  if (adminToken === undefined || adminToken === '' || authorization === undefined) return false;
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
+  return match !== null && constantTimeEqual(match[1] as string, adminToken);
+}
 
 export function registerHealthRoutes(app: OpenAPIHono<AppEnv>): void {
   route(
@@ -33,16 +44,21 @@ export function registerHealthRoutes(app: OpenAPIHono<AppEnv>): void {
       method: 'get',
       path: '/readyz',
       tags: ['Operations'],
-      summary: 'Readiness: the store and the connections answer',
+      summary: 'Readiness: the store and the connections answer (each check: operator only)',
       responses: {
         200: { description: 'Ready', content: { 'application/json': { schema: ReadySchema } } },
         503: { description: 'Not ready', content: { 'application/json': { schema: ReadySchema } } },
       },
     }),
     async (c) => {
-      const checks = await c.var.services.health.check();
+      const { health, config } = c.var.services;
+      const checks = await health.check();
       const ok = Object.values(checks).every((v) => v.ok);
-      return c.json({ status: ok ? ('ok' as const) : ('unavailable' as const), checks }, ok ? 200 : 503);
+      const status = ok ? ('ok' as const) : ('unavailable' as const);
+      // Anyone may ask whether the gateway is ready; which owners' connections it holds, and how
+      // they are doing, is for the operator.
+      const detail = isOperator(c.req.header('authorization'), config.adminToken) ? { checks } : {};
+      return c.json({ status, ...detail }, ok ? 200 : 503);
     },
   );
   route(
