@@ -162,6 +162,14 @@ describe('operations', () => {
     const ready = await tg.call('GET', '/readyz');
     expect(ready.status).toBe(200);
     expect(ready.json).toEqual({ status: 'ok' });
+    for (const res of [
+      health,
+      ready,
+      await tg.call('GET', '/docs'),
+      await tg.call('GET', '/v1/openapi.json'),
+    ]) {
+      expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+    }
   });
 
   it('shows /readyz checks (connection ids included) to the operator token only', async () => {

@@ -49,6 +49,11 @@ export function createApp(services: GatewayServices): OpenAPIHono<AppEnv> {
     await next();
   });
   app.use(requestId());
+  // Also for app.request() (the node listener sets it on everything it serves).
+  app.use(async function noSniffMiddleware(c, next) {
+    await next();
+    c.res.headers.set('x-content-type-options', 'nosniff');
+  });
   app.use(async function metricsMiddleware(c, next) {
     const started = performance.now();
     await next();

@@ -21,9 +21,11 @@ export function createGatewayListener(
   options: GatewayListenerOptions = {},
 ): (req: IncomingMessage, res: ServerResponse) => void {
   const shuttingDown = options.shuttingDown ?? (() => false);
-  // Checked as each answer is written (a request already in flight when draining starts gets it
+  // Run as each answer is written (a request already in flight when draining starts gets it
   // too): node:http then sends `Connection: close` and closes the socket after the answer.
   const beforeWrite = (res: ServerResponse) => {
+    // Every answer is JSON, text or a page of ours: never let a browser sniff it into something else.
+    res.setHeader('x-content-type-options', 'nosniff');
     if (shuttingDown()) res.shouldKeepAlive = false;
   };
   const hono = getRequestListener(async (request, env) => {

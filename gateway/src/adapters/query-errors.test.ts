@@ -117,6 +117,7 @@ async function expectSameError(request: Request, status: number, code: string): 
   expect(viaFast.body.error.request_id).toBe(viaFast.headers['x-request-id']);
   expect(viaApp.body.error.request_id).toBe(viaApp.headers['x-request-id']);
   expect(stable(viaFast)).toEqual(stable(viaApp));
+  expect(viaFast.headers['x-content-type-options']).toBe('nosniff');
   return viaFast;
 }
 

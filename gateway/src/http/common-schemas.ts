@@ -29,10 +29,11 @@ export const header = (
 ): HeaderDoc => ({ description, schema: { type: 'string', ...values } });
 
 /** Sent on every response. */
-export const REQUEST_ID_HEADER = {
+export const EVERY_RESPONSE_HEADERS = {
   'X-Request-Id': header(
     "This request's id, as in the error envelope and the access log: quote it to support",
   ),
+  'X-Content-Type-Options': header('`nosniff`: a browser must not read an answer as another type'),
 } as const;
 
 /**
@@ -60,7 +61,7 @@ const RETRY_AFTER_HEADER = {
 /** An error response in the envelope, with X-Request-Id and any other headers it carries. */
 export const errorResponse = (description: string, headers: Record<string, HeaderDoc> = {}) => ({
   description,
-  headers: { ...REQUEST_ID_HEADER, ...headers },
+  headers: { ...EVERY_RESPONSE_HEADERS, ...headers },
   content: { 'application/json': { schema: ErrorEnvelopeSchema } },
 });
 

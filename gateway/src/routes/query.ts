@@ -6,12 +6,12 @@ import {
   AUTHED_ERRORS,
   BEARER,
   BODY_ERRORS,
+  EVERY_RESPONSE_HEADERS,
   errorResponse,
   type HeaderDoc,
   header,
   QUERY_ERRORS,
   RATE_LIMIT_HEADERS,
-  REQUEST_ID_HEADER,
 } from '../http/common-schemas.js';
 import { IdempotencyKeySchema } from '../query/idempotency.js';
 import { QueryRequestSchema } from '../query/query-call.js';
@@ -52,7 +52,7 @@ export const QueryResponseSchema = z
 
 /** What a served call's answer (200 or 304) says about the result cache, besides `meta.cached`. */
 const ANSWER_HEADERS: Record<string, HeaderDoc> = {
-  ...REQUEST_ID_HEADER,
+  ...EVERY_RESPONSE_HEADERS,
   ...RATE_LIMIT_HEADERS,
   'X-Cache': header(
     "`HIT`: from the result cache; `STALE`: from the cache past its TTL but inside the analytic's stale window, while one background query refreshes it; `MISS`: the warehouse ran the query (also for analytics without a cache, and with `Cache-Control: no-cache`)",
