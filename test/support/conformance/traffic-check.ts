@@ -65,7 +65,7 @@ export function checkTraffic(expect: TrafficExpectation, log: readonly LoggedReq
       : `${JSON.stringify(a.idempotency_key)} vs ${JSON.stringify(b.idempotency_key)}`,
   );
   pairs(expect.waited_retry_after, 'waited_retry_after', (a, b) => {
-    if (a.retry_after === null || a.retry_after <= 0) return `request #a was answered without a retry_after`;
+    if (a.retry_after === null || a.retry_after <= 0) return 'the first was answered without a retry_after';
     const waited = b.received_ms - a.answered_ms;
     return waited + CLOCK_SLACK_MS >= a.retry_after * 1000
       ? undefined

@@ -88,7 +88,7 @@ function checkResult(step: Step, result: unknown, saved: Record<string, unknown>
   }
   if (expect.absent_field !== undefined && Array.isArray(result)) {
     const field = expect.absent_field;
-    if (result.some((item) => typeof item === 'object' && item !== null && field in item)) {
+    if (result.some((item) => typeof item === 'object' && item !== null && item[field] != null)) {
       problems.push(`an item has the field ${field}`);
     }
   }
