@@ -50,7 +50,10 @@ beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'quarry-e2e-clients-'));
   await mkdir(join(dir, 'data'));
   const adminToken = randomBytes(24).toString('hex');
-  gateway = await startGateway({ env: conformanceGatewayEnv(join(dir, 'data'), adminToken), readyTimeoutMs: 90_000 });
+  gateway = await startGateway({
+    env: conformanceGatewayEnv(join(dir, 'data'), adminToken),
+    readyTimeoutMs: 90_000,
+  });
   proxy = await startScenarioProxy(gateway.url, cases);
   const suffix = randomBytes(4).toString('hex');
   await deployFixtureAnalytics(gateway.url, suffix);

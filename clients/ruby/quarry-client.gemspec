@@ -9,7 +9,7 @@ Gem::Specification.new do |spec|
   spec.description = "Queries, analytics, API keys and usage of a Quarry gateway, with typed errors, " \
                      "retries that honour retry_after, and OAuth client credentials. Standard library only."
   spec.authors = ["Quarry"]
-  spec.license = "Nonstandard"
+  spec.license = "Apache-2.0"
   spec.homepage = "https://quarry.dev"
   spec.required_ruby_version = ">= 3.0"
   spec.files = Dir["lib/**/*.rb"] + ["README.md"]

@@ -76,7 +76,7 @@ async function signUp(base: string, email: string): Promise<SignedUp> {
 const TYPES_SQL = [
   'SELECT CAST(9007199254740993 AS BIGINT) AS big_id,',
   'CAST(12345678901234567890.25 AS DECIMAL(38, 2)) AS big_amount,',
-  'CAST(:n AS INTEGER) AS n, 1.5 AS ratio, DATE \'2024-02-29\' AS day, :label AS label,',
+  "CAST(:n AS INTEGER) AS n, 1.5 AS ratio, DATE '2024-02-29' AS day, :label AS label,",
   'true AS flag, CAST(NULL AS INTEGER) AS nothing',
 ].join(' ');
 
@@ -130,7 +130,10 @@ export async function createRunnerFixture(
   await setPlan(main.accountId);
   const keysOnly = (await call(base, 'POST', '/v1/keys', main.key, { name: 'keys-only', scopes: ['keys'] }))
     .key as { secret: string };
-  const oauth = (await call(base, 'POST', '/v1/oauth/clients', main.key, { name: 'conformance', scopes: ['query'] })) as {
+  const oauth = (await call(base, 'POST', '/v1/oauth/clients', main.key, {
+    name: 'conformance',
+    scopes: ['query'],
+  })) as {
     client: { client_id: string };
     client_secret: string;
   };

@@ -22,7 +22,9 @@ export function resolveSaved(value: unknown, saved: Readonly<Record<string, unkn
 /** Every difference between `expected` and `actual`, each with its path; empty when they match. */
 export function matchExpected(expected: unknown, actual: unknown, path = '$'): string[] {
   if (expected === '<nonempty>') {
-    return typeof actual === 'string' && actual !== '' ? [] : [`${path}: expected a non-empty string, got ${JSON.stringify(actual)}`];
+    return typeof actual === 'string' && actual !== ''
+      ? []
+      : [`${path}: expected a non-empty string, got ${JSON.stringify(actual)}`];
   }
   if (expected === '<number>') {
     return typeof actual === 'number' ? [] : [`${path}: expected a number, got ${JSON.stringify(actual)}`];
@@ -42,5 +44,7 @@ export function matchExpected(expected: unknown, actual: unknown, path = '$'): s
       key in record ? matchExpected(value, record[key], `${path}.${key}`) : [`${path}.${key}: missing`],
     );
   }
-  return expected === actual ? [] : [`${path}: expected ${JSON.stringify(expected)}, got ${JSON.stringify(actual)}`];
+  return expected === actual
+    ? []
+    : [`${path}: expected ${JSON.stringify(expected)}, got ${JSON.stringify(actual)}`];
 }

@@ -28,7 +28,13 @@ const clients = (lang: string) => join(REPO_ROOT, 'clients', lang);
 /** Go's caches in a temp dir: the test never writes into HOME or the checkout, and needs no network. */
 function goEnv(): Record<string, string> {
   const dir = mkdtempSync(join(tmpdir(), 'quarry-go-'));
-  return { GOCACHE: join(dir, 'cache'), GOPATH: join(dir, 'path'), GOPROXY: 'off', GOFLAGS: '', GOTOOLCHAIN: 'local' };
+  return {
+    GOCACHE: join(dir, 'cache'),
+    GOPATH: join(dir, 'path'),
+    GOPROXY: 'off',
+    GOFLAGS: '',
+    GOTOOLCHAIN: 'local',
+  };
 }
 
 export function languageSuites(): LanguageSuite[] {
@@ -41,14 +47,28 @@ export function languageSuites(): LanguageSuite[] {
       args: ['-m', 'unittest', 'discover', '-s', 'tests', '-t', '.', '-v'],
       env: { PYTHONPATH: 'src', PYTHONDONTWRITEBYTECODE: '1' },
     },
-    { runner: 'go', needs: ['go'], cwd: clients('go'), command: 'go', args: ['test', '-count=1', '-v', './...'], env: goEnv() },
+    {
+      runner: 'go',
+      needs: ['go'],
+      cwd: clients('go'),
+      command: 'go',
+      args: ['test', '-count=1', '-v', './...'],
+      env: goEnv(),
+    },
     { runner: 'php', needs: ['php', 'phpunit'], cwd: clients('php'), command: 'phpunit', args: [] },
     {
       runner: 'ruby',
       needs: ['ruby'],
       cwd: clients('ruby'),
       command: 'ruby',
-      args: ['-Ilib', '-Itest', '-e', 'Dir["test/**/*_test.rb"].sort.each { |f| require File.expand_path(f) }', '--', '-v'],
+      args: [
+        '-Ilib',
+        '-Itest',
+        '-e',
+        'Dir["test/**/*_test.rb"].sort.each { |f| require File.expand_path(f) }',
+        '--',
+        '-v',
+      ],
     },
   ];
 }

@@ -26,7 +26,11 @@ const SHORT_TOKEN_SECONDS = 2;
 
 function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) {
   const text = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers });
+  res.writeHead(status, {
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(text),
+    ...headers,
+  });
   res.end(text);
 }
 
@@ -63,7 +67,13 @@ export async function startScenarioProxy(
     return log;
   };
 
-  function forward(req: IncomingMessage, res: ServerResponse, path: string, scenario: Scenario, entry: LoggedRequest) {
+  function forward(
+    req: IncomingMessage,
+    res: ServerResponse,
+    path: string,
+    scenario: Scenario,
+    entry: LoggedRequest,
+  ) {
     const headers = { ...req.headers, host: upstream.host };
     const out = request(
       { host: upstream.hostname, port: upstream.port, method: req.method, path, headers },
@@ -115,7 +125,9 @@ export async function startScenarioProxy(
       return sendJson(res, 200, { ok: problems.length === 0, problems, log: log.map((e) => e.line) });
     }
     if (parts[1] !== 's' || parts.length < 5 || !scenarios.has(parts[3] ?? '')) {
-      return sendJson(res, 404, { error: { code: 'NOT_FOUND', message: `not a conformance path: ${url.pathname}` } });
+      return sendJson(res, 404, {
+        error: { code: 'NOT_FOUND', message: `not a conformance path: ${url.pathname}` },
+      });
     }
     const [runner, name] = [parts[2] ?? '', parts[3] ?? ''];
     const scenario = scenarios.get(name) ?? 'pass';

@@ -9,7 +9,11 @@ import { matchExpected, resolveSaved } from './expected-match.js';
 
 type ClientFor = (step: Step) => quarry.QuarryClient;
 
-function clientFactory(fixture: RunnerFixture, c: ConformanceCase, saved: Record<string, unknown>): ClientFor {
+function clientFactory(
+  fixture: RunnerFixture,
+  c: ConformanceCase,
+  saved: Record<string, unknown>,
+): ClientFor {
   const baseUrl = `${fixture.base_url}/${c.name}`;
   const build = (credential: Credential, settings: { retries?: number; timeout_seconds?: number }) =>
     quarry.createQuarryClient(
@@ -27,7 +31,9 @@ function clientFactory(fixture: RunnerFixture, c: ConformanceCase, saved: Record
   return (step) => {
     if (step.client === undefined && step.credential === undefined) return shared;
     const credential: Credential =
-      step.credential === undefined ? caseCredential : { api_key: String(resolveSaved(step.credential, saved)) };
+      step.credential === undefined
+        ? caseCredential
+        : { api_key: String(resolveSaved(step.credential, saved)) };
     return build(credential, { ...c.client, ...step.client });
   };
 }
@@ -55,14 +61,18 @@ async function perform(client: quarry.QuarryClient, step: Step): Promise<unknown
 
 /** The family name of an error: its class name less `Error` (`RateLimitError` → `RateLimit`). */
 function checkError(expected: ErrorExpectation, error: unknown): string[] {
-  if (!(error instanceof quarry.QuarryError)) return [`expected a ${expected.family} error, got ${String(error)}`];
+  if (!(error instanceof quarry.QuarryError))
+    return [`expected a ${expected.family} error, got ${String(error)}`];
   const family = (quarry as unknown as Record<string, unknown>)[`${expected.family}Error`];
   const problems: string[] = [];
   if (typeof family !== 'function' || !(error instanceof (family as typeof quarry.QuarryError))) {
-    problems.push(`expected the ${expected.family} family, got ${error.name} ${error.code}: ${error.message}`);
+    problems.push(
+      `expected the ${expected.family} family, got ${error.name} ${error.code}: ${error.message}`,
+    );
   }
   if (expected.code !== undefined && error.code !== expected.code) problems.push(`code ${error.code}`);
-  if (expected.status !== undefined && error.status !== expected.status) problems.push(`status ${error.status}`);
+  if (expected.status !== undefined && error.status !== expected.status)
+    problems.push(`status ${error.status}`);
   if (error.message === '') problems.push('an empty message');
   if (expected.request_id && !error.requestId) problems.push('no request id');
   if (expected.retry_after === 'positive' && !((error.retryAfter ?? 0) > 0)) {
@@ -78,7 +88,8 @@ function checkResult(step: Step, result: unknown, saved: Record<string, unknown>
   const expect = step.expect ?? {};
   if (expect.error) return [`expected a ${expect.error.family} error, got a result`];
   const problems: string[] = [];
-  if (expect.result !== undefined) problems.push(...matchExpected(resolveSaved(expect.result, saved), result));
+  if (expect.result !== undefined)
+    problems.push(...matchExpected(resolveSaved(expect.result, saved), result));
   if (expect.contains !== undefined) {
     const wanted = resolveSaved(expect.contains, saved);
     const list = Array.isArray(result) ? result : [];
