@@ -141,8 +141,10 @@ export async function createRunnerFixture(
   const limited = await signUp(base, email('limited'));
   await setPlan(limited.accountId);
   await call(base, 'PUT', `/v1/admin/keys/${limited.keyId}/rate-limit`, adminToken, {
+    // One call per 2 s: a second call right after the first is refused even when a loaded
+    // machine makes the first one slow.
     limit: 1,
-    window_seconds: 1,
+    window_seconds: 2,
     burst: 1,
   });
 

@@ -54,6 +54,7 @@ module Quarry
 
   # Runs analytics with query-string params (Client#analytics).
   class Analytics
+    # Built by Client#initialize; use the client's reader.
     def initialize(transport) = @transport = transport
 
     # Runs +name+ with GET /v1/analytics/<name>; Arrays become repeated keys, nil values are
@@ -67,6 +68,7 @@ module Quarry
 
   # Your account's API keys (Client#keys; needs the keys scope).
   class Keys
+    # Built by Client#initialize; use the client's reader.
     def initialize(transport) = @transport = transport
 
     # A new ApiKey; its secret is shown this once. Default scopes: all of yours. Not repeated
@@ -89,6 +91,7 @@ module Quarry
 
   # Your account's usage (Client#usage).
   class Usage
+    # Built by Client#initialize; use the client's reader.
     def initialize(transport) = @transport = transport
 
     # GET /v1/account/usage as a Hash: period, plan, totals (calls, credits, remaining_calls …),

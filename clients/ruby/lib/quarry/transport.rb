@@ -21,6 +21,7 @@ module Quarry
     end
     private_constant :TokenRefused
 
+    # Built by Client#initialize: exactly one of api_key or tokens (a TokenSource).
     def initialize(base_url:, api_key:, tokens:, timeout:, retry_policy:, user_agent:)
       @base = base_url.chomp("/")
       @api_key = api_key
