@@ -56,7 +56,7 @@ beforeAll(async () => {
   });
   proxy = await startScenarioProxy(gateway.url, cases);
   const suffix = randomBytes(4).toString('hex');
-  await deployFixtureAnalytics(gateway.url, suffix);
+  await deployFixtureAnalytics(gateway.url, adminToken, suffix);
   typescriptFixture = await createRunnerFixture(gateway.url, adminToken, proxy.url, 'typescript', suffix);
   // Every language suite starts now and runs alongside the TypeScript cases below.
   for (const { suite, missing } of suites) {

@@ -80,9 +80,15 @@ const TYPES_SQL = [
   'true AS flag, CAST(NULL AS INTEGER) AS nothing',
 ].join(' ');
 
-/** An owner with an in-memory DuckDB connection and the two public fixture analytics. */
-export async function deployFixtureAnalytics(base: string, suffix: string): Promise<void> {
+/** An owner with an in-memory DuckDB connection and the public fixture analytics. */
+export async function deployFixtureAnalytics(
+  base: string,
+  adminToken: string,
+  suffix: string,
+): Promise<void> {
   const owner = await signUp(base, `owner-${suffix}@conformance.test`);
+  // More owner calls than the Free plan's rate limit allows.
+  await call(base, 'PUT', `/v1/admin/accounts/${owner.accountId}/plan`, adminToken, { plan: 'enterprise' });
   await call(base, 'POST', '/v1/owner/connections', owner.key, {
     name: 'mem',
     type: 'duckdb',
@@ -112,6 +118,43 @@ export async function deployFixtureAnalytics(base: string, suffix: string): Prom
     price: 2,
     visibility: 'public',
   });
+  // One analytic per error family a warehouse can cause: the SQL fails (502), the result is
+  // over QUARRY_MAX_RESULT_BYTES (422), the query outlives its time limit (504), the warehouse
+  // cannot be reached (503: a Postgres connection to a port nothing listens on).
+  await call(base, 'POST', '/v1/owner/connections', owner.key, {
+    name: 'down',
+    type: 'postgres',
+    config: { host: '127.0.0.1', port: 1, database: 'none', user: 'none' },
+  });
+  const failures = [
+    {
+      name: 'conformance-fails',
+      connection: 'mem',
+      sql: 'SELECT CAST(:s AS INTEGER) AS v',
+      params: { s: { type: 'string', required: true } },
+    },
+    {
+      name: 'conformance-big',
+      connection: 'mem',
+      sql: "SELECT repeat('x', 1000000) AS blob FROM range(:rows)",
+      params: { rows: { type: 'integer', required: true, min: 1, max: 20 } },
+    },
+    {
+      name: 'conformance-slow',
+      connection: 'mem',
+      sql: 'SELECT count(*) AS n FROM range(100000) a, range(:m) b WHERE (a.range * b.range) % 7 = 3',
+      params: { m: { type: 'integer', required: true } },
+      limits: { timeout_ms: 300 },
+    },
+    { name: 'conformance-down', connection: 'down', sql: 'SELECT 1 AS one', params: {} },
+  ];
+  for (const analytic of failures) {
+    await call(base, 'PUT', `/v1/owner/analytics/${analytic.name}`, owner.key, {
+      ...analytic,
+      price: 1,
+      visibility: 'public',
+    });
+  }
 }
 
 /** One runner's accounts and credentials, on `base` (the gateway), reached through `proxyUrl`. */
