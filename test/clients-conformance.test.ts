@@ -56,12 +56,26 @@ beforeAll(async () => {
   });
   proxy = await startScenarioProxy(gateway.url, cases);
   const suffix = randomBytes(4).toString('hex');
-  await deployFixtureAnalytics(gateway.url, adminToken, suffix);
-  typescriptFixture = await createRunnerFixture(gateway.url, adminToken, proxy.url, 'typescript', suffix);
+  const ownerKey = await deployFixtureAnalytics(gateway.url, adminToken, suffix);
+  typescriptFixture = await createRunnerFixture(
+    gateway.url,
+    adminToken,
+    proxy.url,
+    'typescript',
+    suffix,
+    ownerKey,
+  );
   // Every language suite starts now and runs alongside the TypeScript cases below.
   for (const { suite, missing } of suites) {
     if (missing.length > 0) continue;
-    const fixture = await createRunnerFixture(gateway.url, adminToken, proxy.url, suite.runner, suffix);
+    const fixture = await createRunnerFixture(
+      gateway.url,
+      adminToken,
+      proxy.url,
+      suite.runner,
+      suffix,
+      ownerKey,
+    );
     runs.set(suite.runner, runSuite(suite, JSON.stringify(fixture), SUITE_TIMEOUT_MS));
   }
 }, 120_000);

@@ -29,6 +29,7 @@ final class ConformanceRunner
     public function __construct(private readonly array $fixture, private readonly array $case)
     {
         $this->baseUrl = "{$fixture['base_url']}/{$case['name']}";
+        $this->saved = ['fixture' => $fixture]; // cases name a runner's own analytics as "$fixture.sources.<name>"
         $this->shared = $this->client($fixture['credentials'][$case['credential']], $case['client'] ?? []);
     }
 

@@ -88,7 +88,8 @@ class CaseRunner:
     def __init__(self, fx: Dict[str, Any], case: Dict[str, Any]) -> None:
         self.fx = fx
         self.case = case
-        self.saved: Dict[str, Any] = {}
+        # Cases name a runner's own analytics as "$fixture.sources.<name>".
+        self.saved: Dict[str, Any] = {"fixture": fx}
         self.base_url = f"{fx['base_url']}/{case['name']}"
         self.shared = self._client(fx["credentials"][case["credential"]], case.get("client", {}))
 

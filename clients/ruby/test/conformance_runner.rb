@@ -77,7 +77,7 @@ module ConformanceRunner
     def initialize(fixture, kase)
       @fx = fixture
       @case = kase
-      @saved = {}
+      @saved = { "fixture" => fixture } # cases name a runner's own analytics as "$fixture.sources.<name>"
       @base_url = "#{fixture['base_url']}/#{kase['name']}"
       @shared = client(fixture["credentials"][kase["credential"]], kase["client"] || {})
     end

@@ -18,6 +18,8 @@ export interface RunnerFixture {
   /** Prefix of every case's traffic check: `${check_url}/${case}`. */
   readonly check_url: string;
   readonly credentials: Readonly<Record<string, Credential>>;
+  /** Analytics of this runner alone, named in cases as `$fixture.sources.<name>`. */
+  readonly sources: Readonly<Record<string, string>>;
 }
 
 /** The calls on the Free plan in this gateway (QUARRY_FREE_CALLS): the `exhausted` account spends them. */
@@ -80,12 +82,12 @@ const TYPES_SQL = [
   'true AS flag, CAST(NULL AS INTEGER) AS nothing',
 ].join(' ');
 
-/** An owner with an in-memory DuckDB connection and the public fixture analytics. */
+/** An owner with an in-memory DuckDB connection and the public fixture analytics; resolves with its key. */
 export async function deployFixtureAnalytics(
   base: string,
   adminToken: string,
   suffix: string,
-): Promise<void> {
+): Promise<string> {
   const owner = await signUp(base, `owner-${suffix}@conformance.test`);
   // More owner calls than the Free plan's rate limit allows.
   await call(base, 'PUT', `/v1/admin/accounts/${owner.accountId}/plan`, adminToken, { plan: 'enterprise' });
@@ -119,13 +121,8 @@ export async function deployFixtureAnalytics(
     visibility: 'public',
   });
   // One analytic per error family a warehouse can cause: the SQL fails (502), the result is
-  // over QUARRY_MAX_RESULT_BYTES (422), the query outlives its time limit (504), the warehouse
-  // cannot be reached (503: a Postgres connection to a port nothing listens on).
-  await call(base, 'POST', '/v1/owner/connections', owner.key, {
-    name: 'down',
-    type: 'postgres',
-    config: { host: '127.0.0.1', port: 1, database: 'none', user: 'none' },
-  });
+  // over QUARRY_MAX_RESULT_BYTES (422), the query outlives its time limit (504). The unreachable
+  // warehouse (503) is one per runner: see createRunnerFixture.
   const failures = [
     {
       name: 'conformance-fails',
@@ -146,7 +143,6 @@ export async function deployFixtureAnalytics(
       params: { m: { type: 'integer', required: true } },
       limits: { timeout_ms: 300 },
     },
-    { name: 'conformance-down', connection: 'down', sql: 'SELECT 1 AS one', params: {} },
   ];
   for (const analytic of failures) {
     await call(base, 'PUT', `/v1/owner/analytics/${analytic.name}`, owner.key, {
@@ -155,6 +151,29 @@ export async function deployFixtureAnalytics(
       visibility: 'public',
     });
   }
+  return owner.key;
+}
+
+/**
+ * A Postgres connection to a port nothing listens on, and an analytic on it, for one runner:
+ * the session pool backs off after each failed connect (up to 5 s), so runners sharing one
+ * would wait on each other's failures instead of getting their 503 at once.
+ */
+async function deployUnreachable(base: string, ownerKey: string, runner: string): Promise<string> {
+  await call(base, 'POST', '/v1/owner/connections', ownerKey, {
+    name: `down-${runner}`,
+    type: 'postgres',
+    config: { host: '127.0.0.1', port: 1, database: 'none', user: 'none' },
+  });
+  const name = `conformance-down-${runner}`;
+  await call(base, 'PUT', `/v1/owner/analytics/${name}`, ownerKey, {
+    name,
+    connection: `down-${runner}`,
+    sql: 'SELECT 1 AS one',
+    price: 1,
+    visibility: 'public',
+  });
+  return name;
 }
 
 /** One runner's accounts and credentials, on `base` (the gateway), reached through `proxyUrl`. */
@@ -164,6 +183,7 @@ export async function createRunnerFixture(
   proxyUrl: string,
   runner: string,
   suffix: string,
+  ownerKey: string,
 ): Promise<RunnerFixture> {
   const email = (role: string) => `${runner}-${role}-${suffix}@conformance.test`;
   const setPlan = (id: string) =>
@@ -196,6 +216,8 @@ export async function createRunnerFixture(
     await call(base, 'POST', '/v1/query', exhausted.key, { source: 'conformance-types', params: { n } });
   }
 
+  const down = await deployUnreachable(base, ownerKey, runner);
+
   return {
     base_url: `${proxyUrl}/s/${runner}`,
     check_url: `${proxyUrl}/__check/${runner}`,
@@ -208,5 +230,6 @@ export async function createRunnerFixture(
       oauth: { client_id: oauth.client.client_id, client_secret: oauth.client_secret },
       oauth_wrong_secret: { client_id: oauth.client.client_id, client_secret: `qcs_${'0'.repeat(43)}` },
     },
+    sources: { down },
   };
 }

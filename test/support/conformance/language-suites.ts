@@ -2,7 +2,6 @@
 // runner and the conformance fixture in QUARRY_CONFORMANCE. Every runner prints
 // `CONFORMANCE PASS <case>` for each case it passed, so the harness knows the cases really ran.
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { REPO_ROOT } from '../gateway-process.js';
@@ -25,9 +24,12 @@ export interface SuiteRun {
 
 const clients = (lang: string) => join(REPO_ROOT, 'clients', lang);
 
-/** Go's caches in a temp dir: the test never writes into HOME or the checkout, and needs no network. */
+/**
+ * Go's caches in one temp dir kept between runs (Go's cache is safe to share, and a warm one
+ * saves most of the suite's time): never HOME or the checkout, and no network.
+ */
 function goEnv(): Record<string, string> {
-  const dir = mkdtempSync(join(tmpdir(), 'quarry-go-'));
+  const dir = join(tmpdir(), 'quarry-clients-go');
   return {
     GOCACHE: join(dir, 'cache'),
     GOPATH: join(dir, 'path'),

@@ -117,7 +117,8 @@ function checkResult(step: Step, result: unknown, saved: Record<string, unknown>
 
 /** Plays one case; resolves with its problems (empty: passed). */
 export async function runTypeScriptCase(fixture: RunnerFixture, c: ConformanceCase): Promise<string[]> {
-  const saved: Record<string, unknown> = {};
+  // Cases name a runner's own analytics as `$fixture.sources.<name>`.
+  const saved: Record<string, unknown> = { fixture };
   const clientFor = clientFactory(fixture, c, saved);
   const problems: string[] = [];
   for (const [index, step] of c.steps.entries()) {
