@@ -30,6 +30,7 @@ type tokenSource struct {
 	url   string
 	creds OAuthCredentials
 	post  func(ctx context.Context, url string, form url.Values, creds OAuthCredentials) (int, []byte, error)
+	now   func() time.Time // time.Now; tests move it
 
 	mu        sync.Mutex
 	token     string
@@ -39,7 +40,11 @@ type tokenSource struct {
 func (s *tokenSource) get(ctx context.Context) (string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.token != "" && time.Now().Before(s.refreshAt) {
+	now := s.now
+	if now == nil {
+		now = time.Now
+	}
+	if s.token != "" && now().Before(s.refreshAt) {
 		return s.token, nil
 	}
 	form := url.Values{"grant_type": {"client_credentials"}}
@@ -68,7 +73,7 @@ func (s *tokenSource) get(ctx context.Context) (string, error) {
 		margin = maxRefreshMargin
 	}
 	s.token = answer.AccessToken
-	s.refreshAt = time.Now().Add(lifetime - margin)
+	s.refreshAt = now().Add(lifetime - margin)
 	return s.token, nil
 }
 

@@ -3,7 +3,7 @@
 // records it in that case's log, and plays the case's scenario (clients/conformance/README.md):
 //   pass                the gateway's answer as it is
 //   slow                every answer 3 s late (a client's overall timeout)
-//   short-token         the token endpoint's `expires_in` cut to 2 s (refresh before expiry)
+//   short-token         the token endpoint's `expires_in` cut to 3 s (refresh before expiry)
 //   reject-first-token  the first API call answered 401 as if its token were revoked
 //   lose-first-query    the first POST /v1/query served by the gateway, then the connection
 //                       dropped before the client sees the answer (a retry must not charge twice)
@@ -22,7 +22,7 @@ export interface ScenarioProxy {
 }
 
 const SLOW_MS = 3000;
-const SHORT_TOKEN_SECONDS = 2;
+const SHORT_TOKEN_SECONDS = 3;
 
 function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) {
   const text = JSON.stringify(body);
