@@ -22,6 +22,7 @@ import {
   passedCases,
   runSuite,
   type SuiteRun,
+  summaryOf,
 } from './support/conformance/language-suites.js';
 import { type ScenarioProxy, startScenarioProxy } from './support/conformance/scenario-proxy.js';
 import { runTypeScriptCase } from './support/conformance/typescript-runner.js';
@@ -104,7 +105,9 @@ describe.each(suites.map(({ suite, missing }) => [suite.runner, missing] as cons
         const run = await runs.get(runner);
         expect(run, `${runner}: the suite was never started`).toBeDefined();
         const { code, output, seconds } = run as SuiteRun;
-        console.log(`clients-conformance: ${runner} suite exited ${code} after ${seconds.toFixed(1)} s`);
+        console.log(
+          `clients-conformance: ${runner} suite exited ${code} after ${seconds.toFixed(1)} s: ${summaryOf(output)}`,
+        );
         const tail = output.length > 12_000 ? `…${output.slice(-12_000)}` : output;
         expect(code, `${runner} test output:\n${tail}`).toBe(0);
         const passed = passedCases(output);

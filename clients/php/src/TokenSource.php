@@ -19,18 +19,26 @@ final class TokenSource
     private ?string $token = null;
     private float $refreshAt = 0.0;
 
-    /** @param \Closure(string, string, array<string, string>, float): array{int, array<string, string>, string} $post */
+    /** @var \Closure(): float */
+    private readonly \Closure $now;
+
+    /**
+     * @param \Closure(string, string, array<string, string>, float): array{int, array<string, string>, string} $post
+     * @param ?\Closure(): float $now a monotonic clock in seconds (tests move it)
+     */
     public function __construct(
         private readonly string $url,
         private readonly OAuthCredentials $credentials,
         private readonly \Closure $post,
+        ?\Closure $now = null,
     ) {
+        $this->now = $now ?? static fn (): float => hrtime(true) / 1e9;
     }
 
     /** A token valid for a while yet: the cached one, or one fetched now. */
     public function token(float $timeout): string
     {
-        if ($this->token !== null && hrtime(true) / 1e9 < $this->refreshAt) {
+        if ($this->token !== null && ($this->now)() < $this->refreshAt) {
             return $this->token;
         }
         $form = ['grant_type' => 'client_credentials'];
@@ -59,7 +67,7 @@ final class TokenSource
         }
         $expiresIn = $answer['expires_in'] ?? null;
         $lifetime = (is_int($expiresIn) || is_float($expiresIn)) && $expiresIn > 0 ? (float) $expiresIn : self::DEFAULT_LIFETIME;
-        $this->refreshAt = hrtime(true) / 1e9 + $lifetime - min(self::MAX_REFRESH_MARGIN, $lifetime / 10);
+        $this->refreshAt = ($this->now)() + $lifetime - min(self::MAX_REFRESH_MARGIN, $lifetime / 10);
         return $this->token = $token;
     }
 

@@ -114,3 +114,16 @@ export function runSuite(suite: LanguageSuite, fixtureJson: string, timeoutMs: n
 export function passedCases(output: string): Set<string> {
   return new Set([...output.matchAll(/^CONFORMANCE PASS (\S+)\s*$/gm)].map((m) => m[1] ?? ''));
 }
+
+/** The test runner's own closing lines (unittest, go test, PHPUnit, minitest), for the log. */
+export function summaryOf(output: string): string {
+  const closing =
+    /^(Ran \d+ tests?.*|OK.*|FAILED.*|ok\s+\S+.*|FAIL\s+\S+.*|Tests: \d+.*|OK \(\d+ tests?.*|\d+ runs, .*)$/;
+  const lines = output.split('\n').map((line) => line.trim());
+  // go test -v has no count of its own: count its verdict lines (subtests included).
+  const go = ['PASS', 'FAIL', 'SKIP'].map(
+    (v) => `${lines.filter((l) => l.startsWith(`--- ${v}:`)).length} ${v}`,
+  );
+  const verdicts = lines.some((l) => l.startsWith('--- ')) ? [`go test: ${go.join(', ')}`] : [];
+  return [...lines.filter((line) => closing.test(line)), ...verdicts].join(' | ');
+}
