@@ -12,7 +12,7 @@ import threading
 import time
 import urllib.parse
 from dataclasses import dataclass
-from typing import Callable, Optional, Sequence, Union
+from typing import Any, Callable, Dict, Optional, Sequence, Union
 
 from .errors import OAuthError, error_from_response
 
@@ -89,11 +89,12 @@ class TokenSource:
         if not 200 <= status < 300:
             raise error_from_response(status, answer_headers, body)
         try:
-            parsed = json.loads(body.decode("utf-8"))
+            decoded = json.loads(body.decode("utf-8"))
         except (ValueError, UnicodeDecodeError):
-            parsed = None
-        token = parsed.get("access_token") if isinstance(parsed, dict) else None
-        token_type = parsed.get("token_type") if isinstance(parsed, dict) else None
+            decoded = None
+        parsed: Dict[str, Any] = decoded if isinstance(decoded, dict) else {}
+        token = parsed.get("access_token")
+        token_type = parsed.get("token_type")
         if not isinstance(token, str) or not token or not isinstance(token_type, str) or token_type.lower() != "bearer":
             raise OAuthError(
                 code="invalid_token_response",
