@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"reflect"
 	"strings"
 	"time"
 )
@@ -138,21 +139,20 @@ func (c *Client) Query(ctx context.Context, source string, params Params, opts .
 type Analytics struct{ c *Client }
 
 // Get runs an analytic with GET /v1/analytics/<name>; the gateway coerces the values. A slice
-// value becomes repeated keys; nil values are left out.
+// or array value (of any element type) becomes repeated keys; nil values are left out.
 func (a *Analytics) Get(ctx context.Context, name string, params map[string]any) (*Result, error) {
 	query := url.Values{}
 	for k, v := range params {
-		switch list := v.(type) {
-		case nil:
-		case []string:
-			query[k] = append(query[k], list...)
-		case []any:
-			for _, item := range list {
-				query.Add(k, fmt.Sprint(item))
-			}
-		default:
-			query.Add(k, fmt.Sprint(v))
+		if v == nil {
+			continue
 		}
+		if list := reflect.ValueOf(v); list.Kind() == reflect.Slice || list.Kind() == reflect.Array {
+			for i := 0; i < list.Len(); i++ {
+				query.Add(k, fmt.Sprint(list.Index(i).Interface()))
+			}
+			continue
+		}
+		query.Add(k, fmt.Sprint(v))
 	}
 	var out Result
 	err := a.c.do(ctx, apiRequest{method: http.MethodGet, path: "/v1/analytics/" + url.PathEscape(name),

@@ -71,3 +71,27 @@ func TestErrorFromResponseMapsEnvelopeAndOAuthBodies(t *testing.T) {
 		t.Fatalf("oauth: %+v", o)
 	}
 }
+
+func TestAnalyticsGetSendsSlicesAsRepeatedKeys(t *testing.T) {
+	var got string
+	server := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = r.URL.RawQuery
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"source":"s","results":[{"id":"9007199254740993"}],"columns":[],"meta":{"row_count":1}}`))
+	}))
+	defer server.Close()
+	client, err := New(server.URL, WithAPIKey("qry_live_x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := client.Analytics.Get(context.Background(), "s", map[string]any{"ids": []int{1, 2}, "tags": []string{"a b"}, "skip": nil, "year": 2024})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != "ids=1&ids=2&tags=a+b&year=2024" {
+		t.Fatalf("query string %q", got)
+	}
+	if res.Results[0]["id"] != "9007199254740993" {
+		t.Fatalf("big id %#v", res.Results[0]["id"])
+	}
+}
