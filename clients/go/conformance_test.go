@@ -1,0 +1,386 @@
+package quarry_test
+
+// The shared conformance cases (clients/conformance/cases; rules in its README), one subtest
+// each, run by test/clients-conformance.test.ts with QUARRY_CONFORMANCE set; skipped without it.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	quarry "quarry.dev/quarry-go"
+)
+
+type fixture struct {
+	BaseURL     string                       `json:"base_url"`
+	CheckURL    string                       `json:"check_url"`
+	Credentials map[string]map[string]string `json:"credentials"`
+}
+
+type step struct {
+	Op         string         `json:"op"`
+	Input      map[string]any `json:"input"`
+	Client     map[string]any `json:"client"`
+	Credential string         `json:"credential"`
+	Save       string         `json:"save"`
+	MaxSeconds float64        `json:"max_seconds"`
+	Expect     map[string]any `json:"expect"`
+}
+
+type conformanceCase struct {
+	Name        string
+	Description string         `json:"description"`
+	Credential  string         `json:"credential"`
+	Client      map[string]any `json:"client"`
+	Steps       []step         `json:"steps"`
+}
+
+var families = map[string]error{
+	"InvalidRequest": quarry.ErrInvalidRequest, "InvalidParams": quarry.ErrInvalidParams,
+	"Unauthenticated": quarry.ErrUnauthenticated, "Forbidden": quarry.ErrForbidden, "NotFound": quarry.ErrNotFound,
+	"Conflict": quarry.ErrConflict, "RateLimit": quarry.ErrRateLimit, "QuotaExceeded": quarry.ErrQuotaExceeded,
+	"ResultTooLarge": quarry.ErrResultTooLarge, "Upstream": quarry.ErrUpstream,
+	"SourceUnavailable": quarry.ErrSourceUnavailable, "QueryTimeout": quarry.ErrQueryTimeout,
+	"Internal": quarry.ErrInternal, "Network": quarry.ErrNetwork, "Timeout": quarry.ErrTimeout, "OAuth": quarry.ErrOAuth,
+}
+
+func loadCases(t *testing.T) []conformanceCase {
+	files, err := filepath.Glob(filepath.Join("..", "conformance", "cases", "*.json"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no conformance cases found: %v", err)
+	}
+	sort.Strings(files)
+	var cases []conformanceCase
+	for _, file := range files {
+		raw, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var c conformanceCase
+		if err := json.Unmarshal(raw, &c); err != nil {
+			t.Fatalf("%s: %v", file, err)
+		}
+		c.Name = strings.TrimSuffix(filepath.Base(file), ".json")
+		cases = append(cases, c)
+	}
+	return cases
+}
+
+func TestConformance(t *testing.T) {
+	cases := loadCases(t)
+	raw := os.Getenv("QUARRY_CONFORMANCE")
+	if raw == "" {
+		t.Skip("QUARRY_CONFORMANCE is not set: run test/clients-conformance.test.ts")
+	}
+	var fx fixture
+	var fxValue map[string]any // cases name a runner's own analytics as "$fixture.sources.<name>"
+	if err := json.Unmarshal([]byte(raw), &fx); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(raw), &fxValue); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cases {
+		c := c
+		t.Run(c.Name, func(t *testing.T) {
+			problems := (&caseRunner{fx: fx, c: c, saved: map[string]any{"fixture": fxValue}}).run()
+			if len(problems) > 0 {
+				t.Fatalf("%s: %s\n  %s", c.Name, c.Description, strings.Join(problems, "\n  "))
+			}
+			fmt.Printf("\nCONFORMANCE PASS %s\n", c.Name)
+		})
+	}
+}
+
+type caseRunner struct {
+	fx    fixture
+	c     conformanceCase
+	saved map[string]any
+}
+
+func (r *caseRunner) client(credential map[string]string, settings map[string]any) *quarry.Client {
+	retries, timeout := 3, 10.0
+	if v, ok := settings["retries"].(float64); ok {
+		retries = int(v)
+	}
+	if v, ok := settings["timeout_seconds"].(float64); ok {
+		timeout = v
+	}
+	policy := quarry.DefaultRetryPolicy
+	policy.Retries = retries
+	opts := []quarry.Option{quarry.WithRetry(policy), quarry.WithTimeout(time.Duration(timeout * float64(time.Second)))}
+	if key, ok := credential["api_key"]; ok {
+		opts = append(opts, quarry.WithAPIKey(key))
+	} else {
+		opts = append(opts, quarry.WithOAuth(quarry.OAuthCredentials{ClientID: credential["client_id"], ClientSecret: credential["client_secret"]}))
+	}
+	client, err := quarry.New(r.fx.BaseURL+"/"+r.c.Name, opts...)
+	if err != nil {
+		panic(err)
+	}
+	return client
+}
+
+func (r *caseRunner) perform(client *quarry.Client, s step, input map[string]any) (any, error) {
+	ctx := context.Background()
+	switch s.Op {
+	case "query":
+		params, _ := input["params"].(map[string]any)
+		return client.Query(ctx, input["source"].(string), params)
+	case "analytics.get":
+		params, _ := input["params"].(map[string]any)
+		return client.Analytics.Get(ctx, input["name"].(string), params)
+	case "keys.create":
+		var scopes []string
+		for _, s := range input["scopes"].([]any) {
+			scopes = append(scopes, s.(string))
+		}
+		return client.Keys.Create(ctx, quarry.NewKey{Name: input["name"].(string), Scopes: scopes})
+	case "keys.list":
+		return client.Keys.List(ctx)
+	case "keys.revoke":
+		return client.Keys.Revoke(ctx, input["id"].(string))
+	case "usage":
+		return client.Usage.Get(ctx, "")
+	case "sleep":
+		time.Sleep(time.Duration(input["seconds"].(float64) * float64(time.Second)))
+		return nil, nil
+	}
+	return nil, fmt.Errorf("unknown op %s", s.Op)
+}
+
+func (r *caseRunner) run() []string {
+	var problems []string
+	shared := r.client(r.fx.Credentials[r.c.Credential], r.c.Client)
+	for i, s := range r.c.Steps {
+		client := shared
+		if s.Client != nil || s.Credential != "" {
+			credential := r.fx.Credentials[r.c.Credential]
+			if s.Credential != "" {
+				credential = map[string]string{"api_key": fmt.Sprint(resolve(s.Credential, r.saved))}
+			}
+			settings := map[string]any{}
+			for k, v := range r.c.Client {
+				settings[k] = v
+			}
+			for k, v := range s.Client {
+				settings[k] = v
+			}
+			client = r.client(credential, settings)
+		}
+		input, _ := resolve(s.Input, r.saved).(map[string]any)
+		started := time.Now()
+		result, err := r.perform(client, s, input)
+		var found []string
+		if err != nil {
+			if want, ok := s.Expect["error"].(map[string]any); ok {
+				found = checkError(want, err)
+			} else {
+				found = []string{fmt.Sprintf("unexpected error %v", err)}
+			}
+		} else {
+			value := plain(result)
+			if s.Save != "" {
+				r.saved[s.Save] = value
+			}
+			found = r.checkResult(s.Expect, value)
+		}
+		if elapsed := time.Since(started).Seconds(); s.MaxSeconds > 0 && elapsed > s.MaxSeconds {
+			found = append(found, fmt.Sprintf("took %.2f s, more than %v s", elapsed, s.MaxSeconds))
+		}
+		for _, p := range found {
+			problems = append(problems, fmt.Sprintf("step %d (%s): %s", i, s.Op, p))
+		}
+	}
+	resp, err := http.Get(r.fx.CheckURL + "/" + r.c.Name)
+	if err != nil {
+		return append(problems, "traffic check: "+err.Error())
+	}
+	defer resp.Body.Close()
+	var check struct {
+		Problems []string `json:"problems"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&check); err != nil {
+		return append(problems, "traffic check: "+err.Error())
+	}
+	for _, p := range check.Problems {
+		problems = append(problems, "traffic: "+p)
+	}
+	return problems
+}
+
+func checkError(want map[string]any, err error) []string {
+	var qe *quarry.Error
+	if !errors.As(err, &qe) {
+		return []string{fmt.Sprintf("expected a %v error, got %v", want["family"], err)}
+	}
+	var problems []string
+	if sentinel, ok := families[want["family"].(string)]; !ok || !errors.Is(err, sentinel) {
+		problems = append(problems, fmt.Sprintf("expected the %v family, got %s %s: %s", want["family"], qe.Family, qe.Code, qe.Message))
+	}
+	if code, ok := want["code"].(string); ok && qe.Code != code {
+		problems = append(problems, "code "+qe.Code)
+	}
+	if status, ok := want["status"].(float64); ok && qe.Status != int(status) {
+		problems = append(problems, fmt.Sprintf("status %d", qe.Status))
+	}
+	if qe.Message == "" {
+		problems = append(problems, "an empty message")
+	}
+	if want["request_id"] == true && qe.RequestID == "" {
+		problems = append(problems, "no request id")
+	}
+	if want["retry_after"] == "positive" && !(qe.RetryAfter > 0) {
+		problems = append(problems, fmt.Sprintf("retry_after %v", qe.RetryAfter))
+	}
+	if params, ok := want["detail_params"].([]any); ok {
+		for _, p := range params {
+			found := false
+			for _, d := range qe.Details {
+				found = found || d.Param == p
+			}
+			if !found {
+				problems = append(problems, fmt.Sprintf("no detail for param %v", p))
+			}
+		}
+	}
+	return problems
+}
+
+func (r *caseRunner) checkResult(expect map[string]any, value any) []string {
+	if want, ok := expect["error"].(map[string]any); ok {
+		return []string{fmt.Sprintf("expected a %v error, got a result", want["family"])}
+	}
+	var problems []string
+	if want, ok := expect["result"]; ok {
+		problems = append(problems, match(resolve(want, r.saved), value, "$")...)
+	}
+	list, _ := value.([]any)
+	if want, ok := expect["contains"]; ok {
+		wanted, found := resolve(want, r.saved), false
+		for _, item := range list {
+			found = found || len(match(wanted, item, "$")) == 0
+		}
+		if !found {
+			problems = append(problems, fmt.Sprintf("no item matches %v in %v", wanted, value))
+		}
+	}
+	if field, ok := expect["absent_field"].(string); ok {
+		for _, item := range list {
+			if m, ok := item.(map[string]any); ok && m[field] != nil {
+				problems = append(problems, "an item has the field "+field)
+			}
+		}
+	}
+	if since, ok := expect["usage_since"].(map[string]any); ok {
+		before := r.saved[since["saved"].(string)].(map[string]any)["totals"].(map[string]any)
+		now := value.(map[string]any)["totals"].(map[string]any)
+		calls := now["calls"].(float64) - before["calls"].(float64)
+		credits := now["credits"].(float64) - before["credits"].(float64)
+		if calls != since["calls"].(float64) || credits != since["credits"].(float64) {
+			problems = append(problems, fmt.Sprintf("usage grew by %v calls and %v credits", calls, credits))
+		}
+	}
+	return problems
+}
+
+// plain turns a typed result into JSON-like values through its JSON form.
+func plain(value any) any {
+	raw, err := json.Marshal(value)
+	if err != nil {
+		panic(err)
+	}
+	var out any
+	if err := json.Unmarshal(raw, &out); err != nil {
+		panic(err)
+	}
+	return out
+}
+
+func resolve(value any, saved map[string]any) any {
+	switch v := value.(type) {
+	case string:
+		if !strings.HasPrefix(v, "$") {
+			return v
+		}
+		parts := strings.Split(v[1:], ".")
+		var current any = saved[parts[0]]
+		for _, field := range parts[1:] {
+			m, _ := current.(map[string]any)
+			current = m[field]
+		}
+		return current
+	case []any:
+		out := make([]any, len(v))
+		for i, item := range v {
+			out[i] = resolve(item, saved)
+		}
+		return out
+	case map[string]any:
+		out := map[string]any{}
+		for k, item := range v {
+			out[k] = resolve(item, saved)
+		}
+		return out
+	}
+	return value
+}
+
+func match(expected, actual any, path string) []string {
+	fail := func() []string { return []string{fmt.Sprintf("%s: expected %#v, got %#v", path, expected, actual)} }
+	switch want := expected.(type) {
+	case string:
+		got, ok := actual.(string)
+		switch {
+		case want == "<number>":
+			if _, isNumber := actual.(float64); isNumber {
+				return nil
+			}
+			return fail()
+		case want == "<nonempty>" && ok && got != "":
+			return nil
+		case want == "<nonempty>":
+			return fail()
+		case ok && got == want:
+			return nil
+		}
+		return fail()
+	case []any:
+		got, ok := actual.([]any)
+		if !ok || len(got) != len(want) {
+			return fail()
+		}
+		var problems []string
+		for i := range want {
+			problems = append(problems, match(want[i], got[i], fmt.Sprintf("%s[%d]", path, i))...)
+		}
+		return problems
+	case map[string]any:
+		got, ok := actual.(map[string]any)
+		if !ok {
+			return fail()
+		}
+		var problems []string
+		for k, v := range want {
+			if item, present := got[k]; present {
+				problems = append(problems, match(v, item, path+"."+k)...)
+			} else {
+				problems = append(problems, path+"."+k+": missing")
+			}
+		}
+		return problems
+	}
+	if !reflect.DeepEqual(expected, actual) {
+		return fail()
+	}
+	return nil
+}

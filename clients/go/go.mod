@@ -1,0 +1,3 @@
+module quarry.dev/quarry-go
+
+go 1.19

@@ -1,0 +1,92 @@
+package quarry
+
+// Column is a result column and its type as the gateway reports it (string, integer, decimal, date …).
+type Column struct {
+	Name string `json:"name"`
+	Type string `json:"type"`
+}
+
+// Meta is what the gateway says about one served call.
+type Meta struct {
+	RequestID string `json:"request_id"`
+	// Cached: served from the gateway's result cache.
+	Cached     bool    `json:"cached"`
+	DurationMS float64 `json:"duration_ms"`
+	RowCount   int     `json:"row_count"`
+	// Truncated: rows past the analytic's max_rows were cut.
+	Truncated bool `json:"truncated"`
+	// Credits the call spent.
+	Credits int `json:"credits"`
+	// Version of the analytic that answered.
+	Version int `json:"version,omitempty"`
+}
+
+// Row is one result row as decoded from JSON: numbers are float64, and a 64-bit integer or a
+// wide decimal that the gateway sends as a string stays that exact string.
+type Row = map[string]any
+
+// Result is a query's answer.
+type Result struct {
+	Source  string `json:"source"`
+	Results []Row  `json:"results"`
+	// Insights is the owner-defined shape (single row, keyed, series, totals); nil when none.
+	Insights any      `json:"insights,omitempty"`
+	Columns  []Column `json:"columns"`
+	Meta     Meta     `json:"meta"`
+}
+
+// APIKey is an API key. Secret is set only on the answer to Keys.Create, shown that once.
+type APIKey struct {
+	ID         string   `json:"id"`
+	Name       string   `json:"name"`
+	Prefix     string   `json:"prefix"`
+	Scopes     []string `json:"scopes"`
+	CreatedAt  string   `json:"created_at"`
+	ExpiresAt  *string  `json:"expires_at"`
+	RevokedAt  *string  `json:"revoked_at"`
+	LastUsedAt *string  `json:"last_used_at"`
+	Secret     string   `json:"secret,omitempty"`
+}
+
+// NewKey describes a key to create.
+type NewKey struct {
+	Name string `json:"name"`
+	// Scopes (query, keys, owner, account); empty for all of yours.
+	Scopes []string `json:"scopes,omitempty"`
+	// ExpiresAt is an ISO-8601 date-time with offset; empty for never.
+	ExpiresAt string `json:"expires_at,omitempty"`
+}
+
+// CallTotals counts calls and credits.
+type CallTotals struct {
+	Calls   int64 `json:"calls"`
+	Credits int64 `json:"credits"`
+}
+
+// Usage is one billing period of your account (GET /v1/account/usage).
+type Usage struct {
+	Period string `json:"period"`
+	Plan   struct {
+		ID   string `json:"id"`
+		Name string `json:"name"`
+		// IncludedCalls is nil when the plan has no cap.
+		IncludedCalls     *int64 `json:"included_calls"`
+		MonthlyPriceCents int64  `json:"monthly_price_cents"`
+		PerCallCents      int64  `json:"per_call_cents"`
+	} `json:"plan"`
+	Totals struct {
+		CallTotals
+		MarketplaceCalls int64 `json:"marketplace_calls"`
+		// RemainingCalls is nil when the plan has no cap.
+		RemainingCalls *int64 `json:"remaining_calls"`
+		AmountDueCents int64  `json:"amount_due_cents"`
+	} `json:"totals"`
+	ByAnalytic []struct {
+		Name string `json:"name"`
+		CallTotals
+	} `json:"by_analytic"`
+	ByDay []struct {
+		Date string `json:"date"`
+		CallTotals
+	} `json:"by_day"`
+}

@@ -1,0 +1,15 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Quarry;
+
+/** A result column and its type as the gateway reports it (string, integer, decimal, date …). */
+final class Column
+{
+    public function __construct(
+        public readonly string $name,
+        public readonly string $type,
+    ) {
+    }
+}

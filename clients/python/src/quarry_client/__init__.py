@@ -1,0 +1,62 @@
+"""quarry_client: the official Python client for a Quarry analytics gateway.
+
+Standard library only. ``QuarryClient(base_url, api_key=...)`` or
+``QuarryClient(base_url, oauth=OAuthCredentials(client_id, client_secret))``.
+"""
+from .client import Analytics, Keys, QuarryClient, Usage
+from .errors import (
+    ConflictError,
+    ErrorDetail,
+    ForbiddenError,
+    InternalError,
+    InvalidParamsError,
+    InvalidRequestError,
+    NetworkError,
+    NotFoundError,
+    OAuthError,
+    QuarryError,
+    QueryTimeoutError,
+    QuotaExceededError,
+    RateLimitError,
+    ResultTooLargeError,
+    SourceUnavailableError,
+    TimeoutError,
+    UnauthenticatedError,
+    UpstreamError,
+)
+from .models import ApiKey, Column, QueryMeta, QueryResult
+from .oauth import OAuthCredentials
+from .retry import RetryPolicy
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Analytics",
+    "ApiKey",
+    "Column",
+    "ConflictError",
+    "ErrorDetail",
+    "ForbiddenError",
+    "InternalError",
+    "InvalidParamsError",
+    "InvalidRequestError",
+    "Keys",
+    "NetworkError",
+    "NotFoundError",
+    "OAuthCredentials",
+    "OAuthError",
+    "QuarryClient",
+    "QuarryError",
+    "QueryMeta",
+    "QueryResult",
+    "QueryTimeoutError",
+    "QuotaExceededError",
+    "RateLimitError",
+    "ResultTooLargeError",
+    "RetryPolicy",
+    "SourceUnavailableError",
+    "TimeoutError",
+    "UnauthenticatedError",
+    "UpstreamError",
+    "Usage",
+]

@@ -1,0 +1,144 @@
+"""QuarryClient: the Python client for a Quarry gateway (queries, analytics, keys, usage)."""
+from __future__ import annotations
+
+import secrets
+import urllib.parse
+from typing import Any, Dict, List, Mapping, Optional, Sequence
+
+from .models import ApiKey, QueryResult
+from .oauth import OAuthCredentials, TokenSource
+from .retry import RetryPolicy
+from .transport import ApiRequest, Transport
+
+__all__ = ["QuarryClient"]
+
+_USER_AGENT = "quarry-client-python/0.1.0"
+
+
+def _segment(value: str) -> str:
+    return urllib.parse.quote(value, safe="")
+
+
+class Analytics:
+    """Runs analytics with query-string params (``client.analytics``)."""
+
+    def __init__(self, transport: Transport) -> None:
+        self._transport = transport
+
+    def get(self, name: str, params: Optional[Mapping[str, Any]] = None, *, no_cache: bool = False) -> QueryResult:
+        """Runs ``name`` with ``GET /v1/analytics/<name>``: lists become repeated keys, the gateway coerces values."""
+        headers = {"Cache-Control": "no-cache"} if no_cache else {}
+        body = self._transport.send(
+            ApiRequest("GET", f"/v1/analytics/{_segment(name)}", query=params, headers=headers)
+        )
+        return QueryResult.from_json(body)
+
+
+class Keys:
+    """Your account's API keys (``client.keys``; needs the ``keys`` scope)."""
+
+    def __init__(self, transport: Transport) -> None:
+        self._transport = transport
+
+    def create(self, name: str, scopes: Optional[Sequence[str]] = None, expires_at: Optional[str] = None) -> ApiKey:
+        """A new key; its ``secret`` is shown this once. Default scopes: all of yours."""
+        body: Dict[str, Any] = {"name": name}
+        if scopes is not None:
+            body["scopes"] = list(scopes)
+        if expires_at is not None:
+            body["expires_at"] = expires_at
+        # Two attempts could make two keys: only a refused (rate-limited) call is repeated.
+        answer = self._transport.send(ApiRequest("POST", "/v1/keys", body=body, idempotent=False))
+        return ApiKey.from_json(answer["key"])
+
+    def list(self) -> List[ApiKey]:
+        """Every key of the account, revoked ones included (never a secret)."""
+        answer = self._transport.send(ApiRequest("GET", "/v1/keys"))
+        return [ApiKey.from_json(k) for k in answer["keys"]]
+
+    def revoke(self, key_id: str) -> ApiKey:
+        """Revokes a key; every gateway instance refuses it within seconds."""
+        answer = self._transport.send(ApiRequest("DELETE", f"/v1/keys/{_segment(key_id)}"))
+        return ApiKey.from_json(answer["key"])
+
+
+class Usage:
+    """Your account's usage (``client.usage``)."""
+
+    def __init__(self, transport: Transport) -> None:
+        self._transport = transport
+
+    def get(self, period: Optional[str] = None) -> Dict[str, Any]:
+        """``GET /v1/account/usage``: plan, totals (calls, credits, remaining), by analytic and by day.
+
+        ``period`` is a UTC month ``YYYY-MM`` (default: the current one).
+        """
+        return self._transport.send(ApiRequest("GET", "/v1/account/usage", query={"period": period}))
+
+
+class QuarryClient:
+    """A client for one Quarry gateway, authenticated by an API key or an OAuth client.
+
+    Args:
+        base_url: the gateway, e.g. ``http://127.0.0.1:8787`` (a path prefix is kept).
+        api_key: an API key (``qry_live_…``); or
+        oauth: an OAuth client's credentials (client-credentials grant).
+        timeout: seconds for a whole call, retries and waits included (default 120; None: none).
+        retry: the retry policy (default: 3 retries, 0.25 s base, 30 s max).
+        user_agent: the User-Agent header.
+
+    Thread-safe: share one client.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        api_key: Optional[str] = None,
+        oauth: Optional[OAuthCredentials] = None,
+        timeout: Optional[float] = 120.0,
+        retry: RetryPolicy = RetryPolicy(),
+        user_agent: str = _USER_AGENT,
+    ) -> None:
+        scheme = urllib.parse.urlsplit(base_url).scheme
+        if scheme not in ("http", "https"):
+            raise ValueError(f"base_url must be an absolute http(s) URL such as http://127.0.0.1:8787, got {base_url!r}")
+        if (api_key is None) == (oauth is None) or api_key == "":
+            raise ValueError("Give exactly one of api_key (qry_live_…) or oauth (client_id, client_secret).")
+        tokens: Optional[TokenSource] = None
+        transport_holder: List[Transport] = []
+        if oauth is not None:
+            tokens = TokenSource(
+                base_url.rstrip("/") + "/oauth/token",
+                oauth,
+                lambda url, body, headers, t: transport_holder[0].raw("POST", url, body, {**headers, "User-Agent": user_agent}, t),
+            )
+        self._transport = Transport(base_url, api_key, tokens, timeout, retry, user_agent)
+        transport_holder.append(self._transport)
+        #: Runs analytics with query-string params.
+        self.analytics = Analytics(self._transport)
+        #: Creates, lists and revokes API keys.
+        self.keys = Keys(self._transport)
+        #: Reads the account's usage.
+        self.usage = Usage(self._transport)
+
+    def query(
+        self,
+        source: str,
+        params: Optional[Mapping[str, Any]] = None,
+        *,
+        no_cache: bool = False,
+        idempotency_key: Optional[str] = None,
+    ) -> QueryResult:
+        """Runs an analytic with typed params (``POST /v1/query``).
+
+        Sends an ``Idempotency-Key`` (default: a random one per call), the same on every retry,
+        so a repeated query is answered and charged once. ``no_cache`` bypasses the result cache.
+        """
+        headers = {"Idempotency-Key": idempotency_key or f"qc-{secrets.token_hex(16)}"}
+        if no_cache:
+            headers["Cache-Control"] = "no-cache"
+        body = self._transport.send(
+            ApiRequest("POST", "/v1/query", body={"source": source, "params": dict(params or {})}, headers=headers)
+        )
+        return QueryResult.from_json(body)

@@ -1,0 +1,148 @@
+// The conformance cases played by @quarry/client, the same way each language's runner plays
+// them (clients/conformance/README.md): one client per case (a step's own client settings or
+// credential get a client of their own), each step's result or error compared with the case,
+// then the proxy's traffic check. Returns the problems found; empty when the case passed.
+import * as quarry from '@quarry/client';
+import type { ConformanceCase, ErrorExpectation, Step } from './conformance-cases.js';
+import type { Credential, RunnerFixture } from './conformance-fixture.js';
+import { matchExpected, resolveSaved } from './expected-match.js';
+
+type ClientFor = (step: Step) => quarry.QuarryClient;
+
+function clientFactory(
+  fixture: RunnerFixture,
+  c: ConformanceCase,
+  saved: Record<string, unknown>,
+): ClientFor {
+  const baseUrl = `${fixture.base_url}/${c.name}`;
+  const build = (credential: Credential, settings: { retries?: number; timeout_seconds?: number }) =>
+    quarry.createQuarryClient(
+      'api_key' in credential
+        ? { baseUrl, apiKey: credential.api_key }
+        : { baseUrl, oauth: { clientId: credential.client_id, clientSecret: credential.client_secret } },
+      {
+        timeoutMs: (settings.timeout_seconds ?? 10) * 1000,
+        retry: { retries: settings.retries ?? 3 },
+      },
+    );
+  const caseCredential = fixture.credentials[c.credential];
+  if (!caseCredential) throw new Error(`the fixture has no credential "${c.credential}"`);
+  const shared = build(caseCredential, c.client ?? {});
+  return (step) => {
+    if (step.client === undefined && step.credential === undefined) return shared;
+    const credential: Credential =
+      step.credential === undefined
+        ? caseCredential
+        : { api_key: String(resolveSaved(step.credential, saved)) };
+    return build(credential, { ...c.client, ...step.client });
+  };
+}
+
+async function perform(client: quarry.QuarryClient, step: Step): Promise<unknown> {
+  const input = step.input ?? {};
+  switch (step.op) {
+    case 'query':
+      return client.query(input.source, input.params);
+    case 'analytics.get':
+      return client.analytics.get(input.name, input.params);
+    case 'keys.create':
+      return client.keys.create({ name: input.name, scopes: input.scopes });
+    case 'keys.list':
+      return client.keys.list();
+    case 'keys.revoke':
+      return client.keys.revoke(input.id);
+    case 'usage':
+      return client.usage.get();
+    case 'sleep':
+      await new Promise((resolve) => setTimeout(resolve, input.seconds * 1000));
+      return undefined;
+  }
+}
+
+/** The family name of an error: its class name less `Error` (`RateLimitError` → `RateLimit`). */
+function checkError(expected: ErrorExpectation, error: unknown): string[] {
+  if (!(error instanceof quarry.QuarryError))
+    return [`expected a ${expected.family} error, got ${String(error)}`];
+  const family = (quarry as unknown as Record<string, unknown>)[`${expected.family}Error`];
+  const problems: string[] = [];
+  if (typeof family !== 'function' || !(error instanceof (family as typeof quarry.QuarryError))) {
+    problems.push(
+      `expected the ${expected.family} family, got ${error.name} ${error.code}: ${error.message}`,
+    );
+  }
+  if (expected.code !== undefined && error.code !== expected.code) problems.push(`code ${error.code}`);
+  if (expected.status !== undefined && error.status !== expected.status)
+    problems.push(`status ${error.status}`);
+  if (error.message === '') problems.push('an empty message');
+  if (expected.request_id && !error.requestId) problems.push('no request id');
+  if (expected.retry_after === 'positive' && !((error.retryAfter ?? 0) > 0)) {
+    problems.push(`retry_after ${error.retryAfter}`);
+  }
+  for (const param of expected.detail_params ?? []) {
+    if (!error.details.some((d) => d.param === param)) problems.push(`no detail for param ${param}`);
+  }
+  return problems;
+}
+
+function checkResult(step: Step, result: unknown, saved: Record<string, unknown>): string[] {
+  const expect = step.expect ?? {};
+  if (expect.error) return [`expected a ${expect.error.family} error, got a result`];
+  const problems: string[] = [];
+  if (expect.result !== undefined)
+    problems.push(...matchExpected(resolveSaved(expect.result, saved), result));
+  if (expect.contains !== undefined) {
+    const wanted = resolveSaved(expect.contains, saved);
+    const list = Array.isArray(result) ? result : [];
+    if (!list.some((item) => matchExpected(wanted, item).length === 0)) {
+      problems.push(`no item matches ${JSON.stringify(wanted)} in ${JSON.stringify(result)}`);
+    }
+  }
+  if (expect.absent_field !== undefined && Array.isArray(result)) {
+    const field = expect.absent_field;
+    if (result.some((item) => typeof item === 'object' && item !== null && item[field] != null)) {
+      problems.push(`an item has the field ${field}`);
+    }
+  }
+  if (expect.usage_since) {
+    const before = saved[expect.usage_since.saved] as quarry.Usage;
+    const now = result as quarry.Usage;
+    const calls = now.totals.calls - before.totals.calls;
+    const credits = now.totals.credits - before.totals.credits;
+    if (calls !== expect.usage_since.calls || credits !== expect.usage_since.credits) {
+      problems.push(`usage grew by ${calls} calls and ${credits} credits`);
+    }
+  }
+  return problems;
+}
+
+/** Plays one case; resolves with its problems (empty: passed). */
+export async function runTypeScriptCase(fixture: RunnerFixture, c: ConformanceCase): Promise<string[]> {
+  // Cases name a runner's own analytics as `$fixture.sources.<name>`.
+  const saved: Record<string, unknown> = { fixture };
+  const clientFor = clientFactory(fixture, c, saved);
+  const problems: string[] = [];
+  for (const [index, step] of c.steps.entries()) {
+    const started = performance.now();
+    let stepProblems: string[];
+    try {
+      const result = await perform(clientFor(step), resolveSaved(step, saved) as Step);
+      if (step.save) saved[step.save] = result;
+      stepProblems = checkResult(step, result, saved);
+    } catch (error) {
+      stepProblems = step.expect?.error
+        ? checkError(step.expect.error, error)
+        : [`unexpected error ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}`];
+    }
+    const seconds = (performance.now() - started) / 1000;
+    if (step.max_seconds !== undefined && seconds > step.max_seconds) {
+      stepProblems.push(`took ${seconds.toFixed(2)} s, more than ${step.max_seconds} s`);
+    }
+    problems.push(...stepProblems.map((p) => `step ${index} (${step.op}): ${p}`));
+  }
+  const check = (await (await fetch(`${fixture.check_url}/${c.name}`)).json()) as {
+    ok: boolean;
+    problems: string[];
+  };
+  problems.push(...check.problems.map((p) => `traffic: ${p}`));
+  return problems;
+}
