@@ -10,6 +10,7 @@ import { ApiError } from './errors/api-error.js';
 import type { AppEnv } from './http/app-env.js';
 import { errorResponse, toApiError } from './http/error-response.js';
 import { requestId } from './http/middleware/request-id.js';
+import { operationIdOf } from './http/operation-ids.js';
 import { honoPath } from './http/route.js';
 import { recordRequest } from './observability/metrics.js';
 import { registerAccountRoutes } from './routes/accounts.js';
@@ -120,7 +121,9 @@ export function createApp(services: GatewayServices): OpenAPIHono<AppEnv> {
       version: API_VERSION,
       description:
         'Analytics query gateway and data marketplace. Errors share one envelope: `{"error": {code, message, request_id, retry_after?, details}}`.',
+      license: { name: 'Apache-2.0', url: 'https://www.apache.org/licenses/LICENSE-2.0' },
     },
+    servers: [{ url: services.config.publicUrl, description: 'This gateway (QUARRY_PUBLIC_URL)' }],
   });
   app.get('/docs', swaggerUI({ url: '/v1/openapi.json' }));
   // The two documentation routes are served outside route(), so they are described here: the
@@ -128,6 +131,8 @@ export function createApp(services: GatewayServices): OpenAPIHono<AppEnv> {
   app.openAPIRegistry.registerPath({
     method: 'get',
     path: '/v1/openapi.json',
+    operationId: operationIdOf('get', '/v1/openapi.json'),
+    security: [],
     tags: ['Operations'],
     summary: 'This OpenAPI 3.1 document',
     responses: {
@@ -140,6 +145,8 @@ export function createApp(services: GatewayServices): OpenAPIHono<AppEnv> {
   app.openAPIRegistry.registerPath({
     method: 'get',
     path: '/docs',
+    operationId: operationIdOf('get', '/docs'),
+    security: [],
     tags: ['Operations'],
     summary: 'Interactive API documentation (Swagger UI)',
     responses: { 200: { description: 'HTML page', content: { 'text/html': { schema: z.string() } } } },

@@ -12,6 +12,7 @@ import type { z } from 'zod';
 import { ApiError } from '../errors/api-error.js';
 import { zodDetails } from '../validation/json-body.js';
 import type { AppEnv } from './app-env.js';
+import { operationIdOf } from './operation-ids.js';
 
 /** `/v1/keys/{id}` → `/v1/keys/:id`. */
 export function honoPath(openApiPath: string): string {
@@ -46,6 +47,18 @@ function validators(config: RouteConfig): MiddlewareHandler<AppEnv>[] {
   return out;
 }
 
+/**
+ * The description as documented: its operationId from the one table (http/operation-ids.ts), and
+ * `security: []` on a route that declares none, so the document says it is public.
+ */
+function described(config: RouteConfig): RouteConfig {
+  return {
+    ...config,
+    operationId: config.operationId ?? operationIdOf(config.method, config.path),
+    security: config.security ?? [],
+  };
+}
+
 /** Registers the description; the handlers run in order, with the validators just before the last. */
 export function route(
   app: OpenAPIHono<AppEnv>,
@@ -54,7 +67,7 @@ export function route(
 ): void {
   const handler = handlers[handlers.length - 1] as Handler<AppEnv>;
   const middleware = handlers.slice(0, -1) as MiddlewareHandler<AppEnv>[];
-  app.openAPIRegistry.registerPath(config);
+  app.openAPIRegistry.registerPath(described(config));
   app.on(
     [config.method.toUpperCase()],
     [honoPath(config.path)],
@@ -73,7 +86,7 @@ export function describedRoute(
   config: RouteConfig,
   handler: Handler<AppEnv>,
 ): void {
-  app.openAPIRegistry.registerPath(config);
+  app.openAPIRegistry.registerPath(described(config));
   app.on([config.method.toUpperCase()], [honoPath(config.path)], handler);
 }
 
