@@ -20,6 +20,8 @@ export interface QueryMeta {
   readonly credits: number;
   /** The analytic version that answered. */
   readonly version: number;
+  /** A marketplace preview (a try-token call): free, at most the gateway's preview rows. */
+  readonly preview?: true;
 }
 
 /**

@@ -1,17 +1,20 @@
 // The served OpenAPI document is one a generator can use: Redocly's linter (its recommended
-// rules, as @redocly/cli runs them) finds no error and no warning in it.
+// rules, as @redocly/cli runs them) finds no error and no warning in it, and the types
+// openapi-typescript generates from it fit the TypeScript client's own.
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import openapiTS, { astToString } from 'openapi-typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestGateway, type TestGateway } from '../testing/test-gateway.js';
 
 const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const REDOCLY = join(ROOT, 'node_modules/.bin/redocly');
+const TSC = join(ROOT, 'node_modules/.bin/tsc');
 
 let tg: TestGateway;
 let dir: string;
@@ -78,4 +81,45 @@ describe('the OpenAPI document', () => {
       ).toBe(true);
     }
   });
+});
+
+describe('types generated from the document', () => {
+  it("fit the TypeScript client's types: every documented answer is one the client reads", async () => {
+    const doc = (await tg.call('GET', '/v1/openapi.json')).json;
+    await writeFile(join(dir, 'generated.ts'), astToString(await openapiTS(doc)));
+    const client = join(ROOT, 'client/src/types.js');
+    // Each documented answer must be assignable to the client's type of it: a field the client
+    // requires and the document does not promise, or a type that differs, fails to compile.
+    await writeFile(
+      join(dir, 'check.ts'),
+      [
+        `import type { ApiKey, IssuedApiKey, QueryResult, Statement, Usage } from '${client}';`,
+        `import type { components } from './generated.js';`,
+        `type S = components['schemas'];`,
+        'export const fits = (s: {',
+        `  query: S['QueryResponse']; usage: S['Usage']; statement: S['OwnerStatement'];`,
+        `  key: S['ApiKey']; issued: S['IssuedApiKey'];`,
+        '}): [QueryResult, Usage, Statement, ApiKey, IssuedApiKey] => [s.query, s.usage, s.statement, s.key, s.issued];',
+        '',
+      ].join('\n'),
+    );
+    const compiled = await run(
+      TSC,
+      [
+        '--noEmit',
+        '--strict',
+        '--module',
+        'nodenext',
+        '--moduleResolution',
+        'nodenext',
+        '--target',
+        'es2022',
+        'check.ts',
+      ],
+      { cwd: dir },
+    )
+      .then(() => '')
+      .catch((error: { stdout?: string }) => error.stdout ?? 'tsc failed');
+    expect(compiled).toBe('');
+  }, 60_000);
 });
