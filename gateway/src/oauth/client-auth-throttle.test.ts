@@ -6,6 +6,7 @@ import { createMemoryRateLimiter } from '../rate-limit/memory-rate-limiter.js';
 import { createClientAuthThrottle } from './client-auth-throttle.js';
 
 const POLICY = { limit: 10, windowSeconds: 60, burst: 10 };
+const ADDRESS = '203.0.113.7';
 
 function setup() {
   let ms = 1_000_000;
@@ -22,30 +23,32 @@ describe('client authentication throttle', () => {
   it('locks a client_id out after its burst of failures, and only that one', async () => {
     const { throttle } = setup();
     for (let i = 0; i < 10; i += 1) {
-      expect(await throttle.lockedFor('qci_a')).toBe(0);
-      await throttle.recordFailure('qci_a');
+      expect(await throttle.lockedFor('qci_a', ADDRESS)).toBe(0);
+      await throttle.recordFailure('qci_a', ADDRESS);
     }
-    const wait = await throttle.lockedFor('qci_a');
+    const wait = await throttle.lockedFor('qci_a', ADDRESS);
     // One failure drains every 6 s.
     expect(wait).toBeGreaterThan(5.9);
     expect(wait).toBeLessThanOrEqual(6);
-    expect(await throttle.lockedFor('qci_b')).toBe(0);
+    expect(await throttle.lockedFor('qci_b', ADDRESS)).toBe(0);
+    // The same client from another address is not locked: failures lock out their own address.
+    expect(await throttle.lockedFor('qci_a', '198.51.100.9')).toBe(0);
   });
 
   it('does not count checks, only failures', async () => {
     const { throttle } = setup();
-    for (let i = 0; i < 50; i += 1) expect(await throttle.lockedFor('qci_a')).toBe(0);
-    await throttle.recordFailure('qci_a');
-    expect(await throttle.lockedFor('qci_a')).toBe(0);
+    for (let i = 0; i < 50; i += 1) expect(await throttle.lockedFor('qci_a', ADDRESS)).toBe(0);
+    await throttle.recordFailure('qci_a', ADDRESS);
+    expect(await throttle.lockedFor('qci_a', ADDRESS)).toBe(0);
   });
 
   it('lets the client try again once a failure has drained', async () => {
     const { throttle, advance } = setup();
-    for (let i = 0; i < 10; i += 1) await throttle.recordFailure('qci_a');
-    expect(await throttle.lockedFor('qci_a')).toBeGreaterThan(0);
+    for (let i = 0; i < 10; i += 1) await throttle.recordFailure('qci_a', ADDRESS);
+    expect(await throttle.lockedFor('qci_a', ADDRESS)).toBeGreaterThan(0);
     advance(6);
-    expect(await throttle.lockedFor('qci_a')).toBe(0);
-    await throttle.recordFailure('qci_a');
-    expect(await throttle.lockedFor('qci_a')).toBeGreaterThan(0);
+    expect(await throttle.lockedFor('qci_a', ADDRESS)).toBe(0);
+    await throttle.recordFailure('qci_a', ADDRESS);
+    expect(await throttle.lockedFor('qci_a', ADDRESS)).toBeGreaterThan(0);
   });
 });

@@ -1,7 +1,9 @@
-// Failed client authentications at the token endpoint are rate limited per client_id with the
-// gateway's rate limiter (shared by every instance when Redis is configured), so a secret cannot
-// be brute-forced however the attempts are spread. Only failures are counted: a client that
-// authenticates correctly is never slowed down unless someone has just failed as it.
+// Failed client authentications at the token endpoint are rate limited per client_id and client
+// address with the gateway's rate limiter (shared by every instance when Redis is configured):
+// guessing from one address is held to a trickle, and a stranger who knows a client_id (it is in
+// every token's `sub`) can lock out only its own address, never the client itself. Only failures
+// are counted: a client that authenticates correctly is never slowed down unless someone has just
+// failed as it from the same address.
 //
 // Before a secret is checked the bucket is read without spending (cost 0: `remaining` says
 // whether one more request would fit); after a failure one unit is spent. While the bucket is
@@ -12,28 +14,28 @@ import type { RateLimiter, RateLimitPolicy } from '../rate-limit/rate-limiter.js
 export const DEFAULT_FAILURE_POLICY: RateLimitPolicy = { limit: 10, windowSeconds: 60, burst: 10 };
 
 export interface ClientAuthThrottle {
-  /** Seconds to wait before `clientId` may try again, or 0 when it may try now. */
-  lockedFor(clientId: string): Promise<number>;
-  /** Counts a failed authentication of `clientId`. */
-  recordFailure(clientId: string): Promise<void>;
+  /** Seconds to wait before `clientId` may try again from `address`, or 0 when it may try now. */
+  lockedFor(clientId: string, address: string): Promise<number>;
+  /** Counts a failed authentication of `clientId` from `address`. */
+  recordFailure(clientId: string, address: string): Promise<void>;
 }
 
 export function createClientAuthThrottle(
   limiter: RateLimiter,
   policy: RateLimitPolicy = DEFAULT_FAILURE_POLICY,
 ): ClientAuthThrottle {
-  const bucket = (clientId: string) => `oauth-auth-failures:${clientId}`;
+  const bucket = (clientId: string, address: string) => `oauth-auth-failures:${clientId}:${address}`;
   return {
-    async lockedFor(clientId) {
-      const peek = await limiter.check(bucket(clientId), policy, 0);
+    async lockedFor(clientId, address) {
+      const peek = await limiter.check(bucket(clientId, address), policy, 0);
       if (peek.allowed && peek.remaining >= 1) return 0;
       // A denied check writes nothing: this only asks how long until one more failure fits. If
       // one fits by now, that check spent it: the attempt is counted as if it failed (harmless).
-      const next = await limiter.check(bucket(clientId), policy, 1);
+      const next = await limiter.check(bucket(clientId, address), policy, 1);
       return next.allowed ? 0 : next.retryAfterSeconds;
     },
-    async recordFailure(clientId) {
-      await limiter.check(bucket(clientId), policy, 1);
+    async recordFailure(clientId, address) {
+      await limiter.check(bucket(clientId, address), policy, 1);
     },
   };
 }

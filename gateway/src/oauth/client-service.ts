@@ -28,8 +28,11 @@ export interface OAuthClientService {
   list(accountId: string): Promise<readonly OAuthClient[]>;
   /** Revokes a client of the account; NOT_FOUND for another account's. */
   revoke(accountId: string, id: string): Promise<OAuthClient>;
-  /** The live client these credentials authenticate; throws OAuthError invalid_client otherwise. */
-  authenticate(credentials: ClientCredentials): Promise<OAuthClient>;
+  /**
+   * The live client these credentials, sent from `address`, authenticate; throws OAuthError
+   * invalid_client otherwise (and while that address has failed too often for this client).
+   */
+  authenticate(credentials: ClientCredentials, address: string): Promise<OAuthClient>;
 }
 
 export interface OAuthClientServiceOptions {
@@ -66,23 +69,23 @@ export function createOAuthClientService(options: OAuthClientServiceOptions): OA
     list: (accountId) => clients.listForAccount(accountId),
     revoke: (accountId, id) => clients.revoke(accountId, id),
 
-    async authenticate(credentials) {
+    async authenticate(credentials, address) {
       // A client_id that cannot exist costs neither a lookup nor a rate-limit bucket.
       if (!isClientIdShaped(credentials.clientId)) {
         secretMatches(credentials.secret, null);
         throw new OAuthError('invalid_client', REFUSED);
       }
-      const wait = await throttle.lockedFor(credentials.clientId);
+      const wait = await throttle.lockedFor(credentials.clientId, address);
       if (wait > 0) {
         throw new OAuthError(
           'invalid_client',
-          `Too many failed authentications for this client; retry in ${Math.ceil(wait)} s.`,
+          `Too many failed authentications of this client from your address; retry in ${Math.ceil(wait)} s.`,
           { retryAfter: wait },
         );
       }
       const found = await clients.findCredentials(credentials.clientId);
       if (!secretMatches(credentials.secret, found?.secretDigest ?? null) || found === null) {
-        await throttle.recordFailure(credentials.clientId);
+        await throttle.recordFailure(credentials.clientId, address);
         throw new OAuthError('invalid_client', REFUSED);
       }
       return found.client;

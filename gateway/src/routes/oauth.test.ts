@@ -236,6 +236,43 @@ describe('the token endpoint', () => {
     );
   });
 
+  it('locks out the address that failed for a client_id, even for the right secret, and no other address', async () => {
+    // In-process requests have no socket: QUARRY_TRUST_PROXY=1 lets X-Forwarded-For name them.
+    const proxied = await createTestGateway({ QUARRY_TRUST_PROXY: '1' });
+    try {
+      const from = (address: string, form: string) =>
+        proxied.call('POST', '/oauth/token', {
+          body: form,
+          headers: { ...FORM, 'x-forwarded-for': address },
+        });
+      const owner = await proxied.signUp('Owner');
+      const created = await proxied.call('POST', '/v1/oauth/clients', {
+        key: owner.key,
+        body: { name: 'target', scopes: ['query'] },
+      });
+      expect(created.status, created.text).toBe(201);
+      const clientId = created.json.client.client_id as string;
+      const secret = created.json.client_secret as string;
+      for (let i = 0; i < 10; i += 1) {
+        const res = await from(
+          '203.0.113.7',
+          `grant_type=client_credentials&client_id=${clientId}&client_secret=qcs_guess${i}`,
+        );
+        expect(res.status).toBe(401);
+      }
+      const right = `grant_type=client_credentials&client_id=${clientId}&client_secret=${secret}`;
+      const locked = await from('203.0.113.7', right);
+      expect(locked.status, locked.text).toBe(429);
+      expect(locked.json.error).toBe('invalid_client');
+      expect(Number(locked.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+      // The client itself, calling from its own address, is not locked out by a stranger.
+      const owners = await from('198.51.100.9', right);
+      expect(owners.status, owners.text).toBe(200);
+    } finally {
+      await proxied.close();
+    }
+  });
+
   it('locks a client_id out after repeated failures, even for the right secret', async () => {
     const target = await createClient({ name: 'target', scopes: ['query'] });
     const bystander = await createClient({ name: 'bystander', scopes: ['query'] });

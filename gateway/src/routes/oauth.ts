@@ -5,6 +5,7 @@
 import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
 import type { SCOPES } from '../auth/principal.js';
 import type { AppEnv } from '../http/app-env.js';
+import { requestAddress } from '../http/request-address.js';
 import { route } from '../http/route.js';
 import {
   NO_STORE_HEADERS,
@@ -91,7 +92,9 @@ export function registerOAuthRoutes(app: OpenAPIHono<AppEnv>): void {
         },
         400: oauthError('invalid_request, unsupported_grant_type or invalid_scope'),
         401: oauthError('invalid_client (with WWW-Authenticate: Basic)'),
-        429: oauthError('invalid_client: too many failed authentications of this client_id; see Retry-After'),
+        429: oauthError(
+          'invalid_client: too many failed authentications of this client_id from this address; see Retry-After',
+        ),
       },
     }),
     async (c) => {
@@ -117,7 +120,7 @@ export function registerOAuthRoutes(app: OpenAPIHono<AppEnv>): void {
             'Authenticate the client with HTTP Basic or with client_id and client_secret in the body.',
           );
         }
-        const client = await oauth.clients.authenticate(request.credentials);
+        const client = await oauth.clients.authenticate(request.credentials, requestAddress(c));
         const scopes = grantedScopes(request.scope, client.scopes);
         const issued = await oauth.tokens.issue({
           clientId: client.clientId,
