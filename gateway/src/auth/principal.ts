@@ -1,5 +1,6 @@
 // Who is calling: the principal every authenticator (API key, OAuth access token, marketplace
 // try-token) turns a credential into, and the scopes a credential may carry.
+import { ApiError } from '../errors/api-error.js';
 import type { ResolvedRateLimit } from '../rate-limit/plan-policies.js';
 
 /** What an API key (or OAuth token) may do. */
@@ -25,4 +26,25 @@ export interface Principal {
   readonly credential: 'api_key' | 'oauth' | 'try_token';
   /** For a try-token (origin `marketplace`): the one analytic it may preview. */
   readonly previewOf?: string;
+}
+
+/**
+ * The scopes a new credential (a key, an OAuth client) gets: those asked for, or by default its
+ * creator's own; FORBIDDEN when it asks for one its creator lacks, or a key holding only `keys`
+ * could mint itself every other scope.
+ */
+export function grantableScopes(
+  requested: readonly Scope[] | undefined,
+  creator: readonly Scope[],
+  what: 'key' | 'client',
+): Scope[] {
+  const scopes = SCOPES.filter((s) => (requested ?? creator).includes(s));
+  const lacking = scopes.filter((s) => !creator.includes(s));
+  if (lacking.length > 0) {
+    throw new ApiError(
+      'FORBIDDEN',
+      `A ${what} cannot get scopes its creator lacks: ${lacking.join(', ')}. Create it with a key that holds them.`,
+    );
+  }
+  return scopes;
 }

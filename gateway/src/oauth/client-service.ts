@@ -2,8 +2,7 @@
 // client's scopes are a subset of the creator's), list (never a secret), revoke, and
 // authenticate a client at the token endpoint (constant-time, failures rate limited per client_id).
 
-import { type Principal, SCOPES, type Scope } from '../auth/principal.js';
-import { ApiError } from '../errors/api-error.js';
+import { grantableScopes, type Principal, type Scope } from '../auth/principal.js';
 import type { OAuthClient, OAuthClientRepository } from '../store/oauth-client-repository.js';
 import type { ClientAuthThrottle } from './client-auth-throttle.js';
 import { generateClientCredentials, isClientIdShaped, secretMatches } from './client-credentials.js';
@@ -46,14 +45,7 @@ export function createOAuthClientService(options: OAuthClientServiceOptions): OA
   const { clients, throttle } = options;
   return {
     async create(creator, request) {
-      const scopes = SCOPES.filter((s) => (request.scopes ?? creator.scopes).includes(s));
-      const lacking = scopes.filter((s) => !creator.scopes.includes(s));
-      if (lacking.length > 0) {
-        throw new ApiError(
-          'FORBIDDEN',
-          `A client cannot get scopes its creator lacks: ${lacking.join(', ')}. Create it with a key that holds them.`,
-        );
-      }
+      const scopes = grantableScopes(request.scopes, creator.scopes, 'client');
       const generated = generateClientCredentials();
       const client = await clients.create({
         id: generated.id,

@@ -2,7 +2,7 @@
 // secret is returned once and only its digest is stored. A key never gets a scope its creator
 // lacks (DESIGN.md §4), as OAuth clients never do (oauth/client-service.ts).
 
-import { SCOPES, type Scope } from '../auth/principal.js';
+import { grantableScopes, SCOPES, type Scope } from '../auth/principal.js';
 import { ApiError } from '../errors/api-error.js';
 import type { RateLimitOverride } from '../rate-limit/plan-policies.js';
 import { generateApiKey } from '../security/api-key.js';
@@ -66,15 +66,7 @@ export function createAccountService(
     creator: KeyCreator,
     request: NewKeyRequest,
   ): Promise<IssuedKey> {
-    // Else a key holding only `keys` could mint itself every other scope.
-    const scopes = SCOPES.filter((s) => (request.scopes ?? creator.scopes).includes(s));
-    const lacking = scopes.filter((s) => !creator.scopes.includes(s));
-    if (lacking.length > 0) {
-      throw new ApiError(
-        'FORBIDDEN',
-        `A key cannot get scopes its creator lacks: ${lacking.join(', ')}. Create it with a key that holds them.`,
-      );
-    }
+    const scopes = grantableScopes(request.scopes, creator.scopes, 'key');
     if (request.expiresAt && request.expiresAt.getTime() <= Date.now()) {
       throw new ApiError('INVALID_REQUEST', 'expires_at must be in the future.', {
         details: [{ field: 'expires_at', message: 'must be in the future' }],
