@@ -279,7 +279,7 @@ describe('a saved connection that can no longer be opened', () => {
     });
   });
 
-  it('is 503 when its host no longer resolves, or now resolves to a private address', async () => {
+  it('is 503 when its host no longer resolves, and 403 (no retry) when it now resolves to a private address', async () => {
     const answers = new Map<string, string[]>([['warehouse.example.com', ['203.0.114.10']]]);
     const resolve: HostResolver = async (host) => {
       const addresses = answers.get(host);
@@ -298,8 +298,12 @@ describe('a saved connection that can no longer be opened', () => {
       await rejection(connections.connectorFor(ACCOUNT, created.id)),
       createLogSink().logger,
     );
-    expect(rebound).toMatchObject({ code: 'SOURCE_UNAVAILABLE', retryAfter: 5 });
+    expect(rebound).toMatchObject({ code: 'FORBIDDEN', retryAfter: undefined });
     expect(rebound.message).not.toContain('10.1.2.3');
+    // Its owner is told which setting would allow it.
+    const forOwner = await rejection(connections.test(ACCOUNT, created.id));
+    expect(forOwner).toMatchObject({ code: 'FORBIDDEN' });
+    expect((forOwner as Error).message).toContain('QUARRY_ALLOW_PRIVATE_NETWORKS');
 
     answers.delete('warehouse.example.com');
     const vanished = toApiError(

@@ -193,10 +193,11 @@ export function createConnectionService(options: ConnectionServiceOptions): Conn
   /**
    * Opens a saved connection. The connection was valid when it was created, so failing now is
    * the source being unavailable, not a bad request: an unregistered type, a host that no longer
-   * resolves or now resolves somewhere private, a config that no longer validates (its file was
-   * deleted). Those become 503 SOURCE_UNAVAILABLE; the owner (`forOwner`) is told why, callers of
-   * an analytic are not, and the reason is logged either way. Not cached: a restored file works
-   * on the next call.
+   * resolves, a config that no longer validates (its file was deleted). Those become 503
+   * SOURCE_UNAVAILABLE; a destination the settings now refuse (a host resolving somewhere
+   * private) is 403, since retrying changes nothing. The owner (`forOwner`) is told why, callers
+   * of an analytic are not, and the reason is logged either way. Not cached: a restored file
+   * works on the next call.
    */
   async function open(accountId: string, connection: Connection, forOwner: boolean): Promise<Connector> {
     const unavailable = (reason: string, cause: unknown, details: readonly { message: string }[] = []) => {
@@ -232,6 +233,20 @@ export function createConnectionService(options: ConnectionServiceOptions): Conn
     } catch (error) {
       if (isConnectorError(error, 'CONFIG_INVALID')) {
         throw unavailable('its saved config is no longer valid', error, error.details);
+      }
+      // A destination the gateway's settings refuse (a host now private, a switch turned off
+      // since it was saved): retrying changes nothing, so 403, naming the setting to the owner.
+      if (isDestinationRefusal(error)) {
+        logger.warn(
+          { err: error, connection: connection.id, type: connection.type },
+          'a saved connection is refused by the destination settings',
+        );
+        throw new ApiError(
+          'FORBIDDEN',
+          forOwner
+            ? `The connection cannot be opened: ${error.message}.`
+            : "The analytic's data source is not reachable from this gateway.",
+        );
       }
       if (isConnectorError(error, 'CONNECT_FAILED')) throw unavailable(error.message, error);
       throw error;
