@@ -75,6 +75,7 @@ const EnvSchema = z.object({
     .refine((u) => !/[?#]/.test(u), 'must have no query or fragment (it is the OAuth issuer)')
     .optional(),
   QUARRY_OAUTH_TOKEN_TTL: z.coerce.number().int().min(60).max(86_400).default(900),
+  QUARRY_MAX_LIVE_POOLS: z.coerce.number().int().min(1).max(100_000).default(200),
   QUARRY_MAX_PRICE: z.coerce.number().int().min(1).max(1_000_000).default(100),
   QUARRY_PREVIEW_ROWS: z.coerce.number().int().min(1).max(10_000).default(10),
   QUARRY_PREVIEWS_PER_DAY: z.coerce.number().int().min(0).max(1_000_000).default(20),
@@ -158,6 +159,8 @@ export interface GatewayConfig {
   readonly publicUrl: string;
   /** Lifetime of OAuth access tokens, in seconds (QUARRY_OAUTH_TOKEN_TTL). */
   readonly oauthTokenTtlSeconds: number;
+  /** Live connection pools kept at once; past it the least recently used is closed. */
+  readonly maxLivePools: number;
   /** The highest price an analytic may charge, in credits a call (QUARRY_MAX_PRICE). */
   readonly maxPrice: number;
   /** The most rows a marketplace preview answers (QUARRY_PREVIEW_ROWS). */
@@ -278,6 +281,7 @@ export function loadConfig(
       e.QUARRY_PUBLIC_URL?.replace(/\/+$/, '') ??
       `http://${e.HOST.includes(':') ? `[${e.HOST}]` : e.HOST}:${e.PORT}`,
     oauthTokenTtlSeconds: e.QUARRY_OAUTH_TOKEN_TTL,
+    maxLivePools: e.QUARRY_MAX_LIVE_POOLS,
     maxPrice: e.QUARRY_MAX_PRICE,
     previewRows: e.QUARRY_PREVIEW_ROWS,
     previewsPerDay: e.QUARRY_PREVIEWS_PER_DAY,

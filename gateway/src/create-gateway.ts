@@ -105,6 +105,7 @@ export async function createGateway(
         c.accountId === demoOwnerId &&
         c.type === 'duckdb' &&
         c.config.path === demoWarehouse,
+      maxLivePools: config.maxLivePools,
     });
     const resultCache = createResultCache({
       maxBytes: config.cacheMaxBytes,

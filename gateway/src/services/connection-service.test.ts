@@ -118,7 +118,10 @@ const offlineResolve: HostResolver = async (host) => {
 };
 
 /** `true`: every QUARRY_ALLOW_* switch on; `false`: all off; or the switches that are on. */
-function service(allow: boolean | Partial<DestinationPolicy>, extra: { resolve?: HostResolver } = {}) {
+function service(
+  allow: boolean | Partial<DestinationPolicy>,
+  extra: { resolve?: HostResolver; maxLivePools?: number } = {},
+) {
   const repository = createMemoryConnections();
   const logs = createLogSink();
   const destinations =
@@ -383,5 +386,33 @@ describe('host files are not probed for an owner without the switch', () => {
       );
       expect(error, path).toMatchObject({ code: 'FORBIDDEN' });
     }
+  });
+});
+
+describe('live pools', () => {
+  it('keeps at most maxLivePools, closing the least recently used one', async () => {
+    const { service: connections } = service(true, { maxLivePools: 2 });
+    const ids: string[] = [];
+    for (const name of ['a', 'b', 'c']) {
+      const created = await connections.create(ACCOUNT, { name, type: 'sqlite', config: { path: dbFile } });
+      ids.push(created.id);
+    }
+    const [a, b, c] = ids as [string, string, string];
+    const first = await connections.connectorFor(ACCOUNT, a);
+    await connections.connectorFor(ACCOUNT, b);
+    await connections.connectorFor(ACCOUNT, a); // a is now more recent than b
+    await connections.connectorFor(ACCOUNT, c);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(
+      connections
+        .pools()
+        .map((p) => p.connection)
+        .sort(),
+    ).toEqual([a, c].sort());
+    // a stayed (it was used after b), b was closed; b opens a new pool when used again.
+    expect(first).toBe(await connections.connectorFor(ACCOUNT, a));
+    const again = await connections.connectorFor(ACCOUNT, b);
+    expect(connections.pools()).toHaveLength(2);
+    await again.close();
   });
 });

@@ -70,6 +70,12 @@ export interface ConnectionServiceOptions {
    * open with OPERATOR_TRUSTED and no resource caps. Everything else is an owner's.
    */
   readonly isOperatorConnection?: (connection: Connection) => boolean;
+  /**
+   * Live pools kept at once (QUARRY_MAX_LIVE_POOLS, default 200): past it the least recently
+   * used one is closed (its calls in flight finish first), so strangers' connections cannot
+   * grow the gateway's sockets and memory without end.
+   */
+  readonly maxLivePools?: number;
 }
 
 /**
@@ -122,6 +128,7 @@ export function createConnectionService(options: ConnectionServiceOptions): Conn
   const operatorGuard = createDestinationGuard(OPERATOR_TRUSTED, resolve);
   // Opening a connector is async: concurrent first calls share one promise. `ready` holds the
   // settled ones, for metrics.
+  const maxLivePools = Math.max(1, options.maxLivePools ?? 200);
   const live = new Map<string, Promise<Connector>>();
   const ready = new Map<string, Connector>();
 
@@ -309,7 +316,12 @@ export function createConnectionService(options: ConnectionServiceOptions): Conn
     },
     connectorFor(accountId, connectionId) {
       const existing = live.get(connectionId);
-      if (existing) return existing;
+      if (existing) {
+        // Most recently used last: the Map's order is the eviction order.
+        live.delete(connectionId);
+        live.set(connectionId, existing);
+        return existing;
+      }
       const connector = (async () => {
         const connection = await repository.get(accountId, connectionId);
         if (!connection) {
@@ -320,6 +332,10 @@ export function createConnectionService(options: ConnectionServiceOptions): Conn
         return open(accountId, connection, false);
       })();
       live.set(connectionId, connector);
+      if (live.size > maxLivePools) {
+        const oldest = live.keys().next().value as string;
+        void service.evict(oldest);
+      }
       connector.then(
         (c) => {
           if (live.get(connectionId) === connector) ready.set(connectionId, c);
