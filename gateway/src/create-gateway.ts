@@ -24,6 +24,8 @@ import { createMetrics } from './observability/metrics.js';
 import { createQueryCallHandler } from './query/query-call.js';
 import { createQueryService } from './query/query-service.js';
 import { createRateLimiter } from './rate-limit/create-rate-limiter.js';
+import { createFailureThrottle } from './rate-limit/failure-throttle.js';
+import { createMemoryRateLimiter } from './rate-limit/memory-rate-limiter.js';
 import { createPlanPolicies } from './rate-limit/plan-policies.js';
 import { loadOrCreateDemoSecretKey } from './security/demo-secret-key.js';
 import type { Keyring } from './security/keyring.js';
@@ -42,6 +44,8 @@ import { createPgliteClient } from './store/pglite-client.js';
 import type { SqlClient } from './store/sql-client.js';
 
 const REAP_INTERVAL_MS = 60_000;
+/** Bad credentials an address may send: 60 at once, then one a second. */
+const CREDENTIAL_FAILURE_POLICY = { limit: 60, windowSeconds: 60, burst: 60 };
 
 export interface Gateway {
   readonly app: OpenAPIHono<AppEnv>;
@@ -185,9 +189,11 @@ export async function createGateway(
         .pools()
         .map((p) => ({ connection: p.connection, type: p.type, stats: p.connector.stats() })),
     );
+    const credentialFailures = createFailureThrottle(createMemoryRateLimiter(), CREDENTIAL_FAILURE_POLICY);
     const queryCall = createQueryCallHandler({
       auth,
       rateLimiter,
+      credentialFailures,
       queries,
       metering,
       resultCache,
@@ -214,6 +220,7 @@ export async function createGateway(
       plans,
       policies,
       rateLimiter,
+      credentialFailures,
       metering,
       resultCache,
       tryTokens,

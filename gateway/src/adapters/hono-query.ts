@@ -5,6 +5,7 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import type { AppEnv } from '../http/app-env.js';
+import { requestAddress } from '../http/request-address.js';
 import { describedRoute, pathParam } from '../http/route.js';
 import type { QueryCallRequest } from '../query/query-call.js';
 import { ANALYTIC_ROUTE, QUERY_ROUTE } from '../routes/query.js';
@@ -13,6 +14,7 @@ async function serve(c: Context<AppEnv>, request: QueryCallRequest): Promise<Res
   const req = c.req;
   const reply = await c.var.services.queryCall({
     requestId: c.var.requestId,
+    address: requestAddress(c),
     started: performance.now(),
     headers: {
       authorization: req.header('authorization'),

@@ -8,6 +8,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { newRequestId } from '../http/middleware/request-id.js';
 import { recordRequest } from '../observability/metrics.js';
+import { clientAddress } from '../security/client-address.js';
 import type { GatewayServices } from '../services/gateway-services.js';
 
 /** A node:http request listener (the Hono app's, or one wrapping it). */
@@ -31,6 +32,12 @@ async function serve(
   const headers = req.headers;
   const reply = await services.queryCall({
     requestId,
+    // node:http joins repeated X-Forwarded-For headers into one comma-separated value.
+    address: clientAddress(
+      req.socket.remoteAddress,
+      headers['x-forwarded-for'] as string | undefined,
+      services.config.trustProxyHops,
+    ),
     started,
     headers: {
       authorization: headers.authorization,

@@ -4,10 +4,8 @@
 // every token's `sub`) can lock out only its own address, never the client itself. Only failures
 // are counted: a client that authenticates correctly is never slowed down unless someone has just
 // failed as it from the same address.
-//
-// Before a secret is checked the bucket is read without spending (cost 0: `remaining` says
-// whether one more request would fit); after a failure one unit is spent. While the bucket is
-// empty every attempt, right or wrong, is refused with the time to wait, without a store lookup.
+// The counting is rate-limit/failure-throttle.ts's.
+import { createFailureThrottle } from '../rate-limit/failure-throttle.js';
 import type { RateLimiter, RateLimitPolicy } from '../rate-limit/rate-limiter.js';
 
 /** Default: 10 failures at once, then one per 6 s (10 a minute). */
@@ -24,18 +22,10 @@ export function createClientAuthThrottle(
   limiter: RateLimiter,
   policy: RateLimitPolicy = DEFAULT_FAILURE_POLICY,
 ): ClientAuthThrottle {
+  const failures = createFailureThrottle(limiter, policy);
   const bucket = (clientId: string, address: string) => `oauth-auth-failures:${clientId}:${address}`;
   return {
-    async lockedFor(clientId, address) {
-      const peek = await limiter.check(bucket(clientId, address), policy, 0);
-      if (peek.allowed && peek.remaining >= 1) return 0;
-      // A denied check writes nothing: this only asks how long until one more failure fits. If
-      // one fits by now, that check spent it: the attempt is counted as if it failed (harmless).
-      const next = await limiter.check(bucket(clientId, address), policy, 1);
-      return next.allowed ? 0 : next.retryAfterSeconds;
-    },
-    async recordFailure(clientId, address) {
-      await limiter.check(bucket(clientId, address), policy, 1);
-    },
+    lockedFor: (clientId, address) => failures.lockedFor(bucket(clientId, address)),
+    recordFailure: (clientId, address) => failures.recordFailure(bucket(clientId, address)),
   };
 }

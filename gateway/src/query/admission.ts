@@ -9,6 +9,7 @@
 import type { Authenticator } from '../auth/authenticator.js';
 import type { Principal, Scope } from '../auth/principal.js';
 import { ApiError } from '../errors/api-error.js';
+import type { FailureThrottle } from '../rate-limit/failure-throttle.js';
 import { rateLimitHeaders } from '../rate-limit/rate-limit-headers.js';
 import type { RateLimitDecision, RateLimiter, RateLimitPolicy } from '../rate-limit/rate-limiter.js';
 
@@ -18,6 +19,8 @@ export type LimitHeaders = Record<string, string> | undefined;
 export interface AdmissionDeps {
   readonly auth: Pick<Authenticator, 'authenticate' | 'peek'>;
   readonly rateLimiter: RateLimiter;
+  /** Failed credentials counted per client address (credentialFailures in create-gateway.ts). */
+  readonly credentialFailures: FailureThrottle;
 }
 
 /** The headers of a decision; throws RATE_LIMIT_EXCEEDED (carrying them) when it is a refusal. */
@@ -92,11 +95,41 @@ function withScope(principal: Principal, scope: Scope): Principal {
  * with `spendRateLimit(rateLimiter, principal)`.
  */
 export function authorize(
-  deps: Pick<AdmissionDeps, 'auth'>,
+  deps: Pick<AdmissionDeps, 'auth' | 'credentialFailures'>,
   authorization: string | undefined,
   scope: Scope,
+  address: string,
 ): Principal | Promise<Principal> {
   const cached = deps.auth.peek(authorization);
   if (cached !== undefined) return withScope(cached, scope);
-  return deps.auth.authenticate(authorization).then((principal) => withScope(principal, scope));
+  return authenticate(deps, authorization, address).then((principal) => withScope(principal, scope));
+}
+
+/**
+ * A credential that is not a cached verdict, authenticated under its address's failure
+ * allowance: an address that has sent too many bad credentials is refused (429) before any store
+ * lookup, so a flood of guesses costs the store nothing; a valid key already verified is never
+ * slowed (it is answered from the cache above).
+ */
+async function authenticate(
+  deps: Pick<AdmissionDeps, 'auth' | 'credentialFailures'>,
+  authorization: string | undefined,
+  address: string,
+): Promise<Principal> {
+  const bucket = `credential-failures:${address}`;
+  const wait = await deps.credentialFailures.lockedFor(bucket);
+  if (wait > 0) {
+    throw new ApiError(
+      'RATE_LIMIT_EXCEEDED',
+      `Too many failed credentials from your address; retry in ${Math.ceil(wait)} s.`,
+      { retryAfter: wait },
+    );
+  }
+  try {
+    return await deps.auth.authenticate(authorization);
+  } catch (error) {
+    if (error instanceof ApiError && error.code === 'UNAUTHENTICATED')
+      await deps.credentialFailures.recordFailure(bucket);
+    throw error;
+  }
 }

@@ -71,6 +71,8 @@ export type QueryCallRequest =
 
 export interface QueryCall {
   readonly requestId: string;
+  /** The client address per-address limits count against (the adapter knows the transport). */
+  readonly address: string;
   /** `performance.now()` when the request arrived. */
   readonly started: number;
   readonly headers: QueryCallHeaders;
@@ -236,7 +238,7 @@ export function createQueryCallHandler(deps: QueryCallDeps): QueryCallHandler {
     let limits: LimitHeaders;
     let entry: CatalogEntry | undefined;
     try {
-      const authorized = authorize(deps, call.headers.authorization, 'query');
+      const authorized = authorize(deps, call.headers.authorization, 'query', call.address);
       principal = authorized instanceof Promise ? await authorized : authorized;
       const spent = spendRateLimit(deps.rateLimiter, principal);
       limits = spent instanceof Promise ? await spent : spent;

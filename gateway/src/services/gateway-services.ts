@@ -13,6 +13,7 @@ import type { Logger } from '../observability/logger.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
 import type { QueryCallHandler } from '../query/query-call.js';
 import type { QueryService } from '../query/query-service.js';
+import type { FailureThrottle } from '../rate-limit/failure-throttle.js';
 import type { PlanPolicies } from '../rate-limit/plan-policies.js';
 import type { RateLimiter } from '../rate-limit/rate-limiter.js';
 import type { ControlPlaneStore } from '../store/control-plane-store.js';
@@ -51,6 +52,11 @@ export interface GatewayServices {
   readonly plans: PlanCatalog;
   readonly policies: PlanPolicies;
   readonly rateLimiter: RateLimiter;
+  /**
+   * Failed credentials per client address, in an in-process limiter of their own: an attacker
+   * spraying addresses can only evict other failure counts, never callers' rate-limit buckets.
+   */
+  readonly credentialFailures: FailureThrottle;
   readonly metering: Metering;
   readonly resultCache: ResultCache;
   readonly tryTokens: TryTokens;

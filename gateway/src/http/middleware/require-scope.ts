@@ -5,11 +5,17 @@ import type { Scope } from '../../auth/principal.js';
 import { ApiError } from '../../errors/api-error.js';
 import { authorize, manageBucket, spendRateLimit } from '../../query/admission.js';
 import type { AppEnv } from '../app-env.js';
+import { requestAddress } from '../request-address.js';
 
 /** Authenticates the request, requires `scope` and applies the rate limit; sets `c.var.principal`. */
 export function requireScope(scope: Scope): MiddlewareHandler<AppEnv> {
   return async function requireScopeMiddleware(c, next) {
-    const principal = await authorize(c.var.services, c.req.header('authorization'), scope);
+    const principal = await authorize(
+      c.var.services,
+      c.req.header('authorization'),
+      scope,
+      requestAddress(c),
+    );
     c.set('principal', principal);
     try {
       const bucket = scope === 'query' ? principal.rateLimitBucket : manageBucket(principal);
