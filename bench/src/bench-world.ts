@@ -168,6 +168,17 @@ async function post(
  * The coalescing analytic's query takes `coalesceQueryMs`, so that concurrent calls reach the
  * cache while its one run is still in flight.
  */
+/** The owner API's config of a postgres connection to the database at `url`. */
+export function postgresConnectionConfig(url: URL): Record<string, unknown> {
+  return {
+    host: url.hostname,
+    port: url.port === '' ? 5432 : Number(url.port),
+    database: url.pathname.slice(1) || 'test',
+    user: decodeURIComponent(url.username) || 'postgres',
+    ...(url.password === '' ? {} : { password: decodeURIComponent(url.password) }),
+  };
+}
+
 export async function provision(base: string, world: BenchWorld, coalesceQueryMs: number): Promise<string> {
   const signUp = await post(base, '/v1/accounts', {
     email: `bench-${world.id.replace('_', '-')}@bench.quarry.test`,
@@ -181,13 +192,7 @@ export async function provision(base: string, world: BenchWorld, coalesceQueryMs
     {
       name: 'bench',
       type: 'postgres',
-      config: {
-        host: url.hostname,
-        port: url.port === '' ? 5432 : Number(url.port),
-        database: url.pathname.slice(1) || 'test',
-        user: decodeURIComponent(url.username) || 'postgres',
-        ...(url.password === '' ? {} : { password: decodeURIComponent(url.password) }),
-      },
+      config: postgresConnectionConfig(url),
     },
     key,
   );

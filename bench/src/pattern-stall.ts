@@ -13,7 +13,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gatewayHeapFlags } from '../../scripts/gateway-heap-flags.mjs';
-import { withPg } from './bench-world.js';
+import { postgresConnectionConfig, withPg } from './bench-world.js';
 import { median, quantile } from './latency-stats.js';
 import { processCpuSeconds } from './proc-cpu.js';
 import { canPin, startService } from './service-process.js';
@@ -111,13 +111,7 @@ async function provision(base: string, id: string): Promise<string> {
       {
         name: 'pg',
         type: 'postgres',
-        config: {
-          host: url.hostname,
-          port: url.port === '' ? 5432 : Number(url.port),
-          database: url.pathname.slice(1) || 'test',
-          user: decodeURIComponent(url.username) || 'postgres',
-          ...(url.password === '' ? {} : { password: decodeURIComponent(url.password) }),
-        },
+        config: postgresConnectionConfig(url),
       },
       key,
     ),
