@@ -93,7 +93,7 @@ export async function createGateway(
     const keyring = await keyringFor(config);
     const secretBox = createSecretBox(keyring);
     const tryTokens = createTryTokens(keyring);
-    const store = createControlPlaneStore(sql, { secretBox });
+    const store = createControlPlaneStore(sql, { secretBox, limits: config.accountLimits });
     const connectorLogger = logger.child({ component: 'connector' });
     // The demo's DuckDB file is the operator's own (bootstrapDemo writes it and its connection
     // through the store): it opens trusted while every QUARRY_ALLOW_* switch is off.
