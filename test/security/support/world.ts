@@ -56,6 +56,11 @@ export interface AttackWorldOptions {
   readonly label: string;
   /** Extra gateway environment (over the test defaults). */
   readonly env?: Readonly<Record<string, string>>;
+  /**
+   * false: no connection and no analytics (for a gateway whose settings refuse the local
+   * warehouse); `connectionId` is then '' and `names` name nothing deployed.
+   */
+  readonly warehouse?: boolean;
 }
 
 export async function createAttackWorld(options: AttackWorldOptions): Promise<AttackWorld> {
@@ -89,14 +94,32 @@ export async function createAttackWorld(options: AttackWorldOptions): Promise<At
     const owner = await signUp('owner');
     const attacker = await signUp('attacker');
     const friend = await signUp('friend');
-    await connectTestPostgres(http, g, owner.key, 'wh');
-    const connections = await call('GET', '/v1/owner/connections', { key: owner.key });
-    const connectionId: string = connections.body.connections[0].id;
     const names = {
       listed: `sec-listed-${suffix}`,
       private: `sec-private-${suffix}`,
       shared: `sec-shared-${suffix}`,
     };
+    const world = {
+      gateway: g,
+      http,
+      schema,
+      owner,
+      attacker,
+      friend,
+      connectionId: '',
+      names,
+      adminToken,
+      call,
+      signUp,
+      async stop() {
+        await g.stop();
+        await schema.drop();
+      },
+    };
+    if (options.warehouse === false) return world;
+    await connectTestPostgres(http, g, owner.key, 'wh');
+    const connections = await call('GET', '/v1/owner/connections', { key: owner.key });
+    const connectionId: string = connections.body.connections[0].id;
     const rows = `SELECT g AS n, 'row ' || g AS label FROM generate_series(1, 30) AS g
                    WHERE g <= :upto ORDER BY g`;
     const params = { upto: { type: 'integer', min: 1, max: 30, default: 30 } };
@@ -127,23 +150,7 @@ export async function createAttackWorld(options: AttackWorldOptions): Promise<At
       200,
       'list the analytic',
     );
-    return {
-      gateway: g,
-      http,
-      schema,
-      owner,
-      attacker,
-      friend,
-      connectionId,
-      names,
-      adminToken,
-      call,
-      signUp,
-      async stop() {
-        await g.stop();
-        await schema.drop();
-      },
-    };
+    return { ...world, connectionId };
   } catch (error) {
     await gateway?.stop();
     await schema.drop();
