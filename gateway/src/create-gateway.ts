@@ -157,7 +157,7 @@ export async function createGateway(
       onPlanChanged: () => auth.forgetAll(),
       onKeyChanged: (keyId) => auth.forgetKey(keyId),
     });
-    const billing = createBillingService(store, plans);
+    const billing = createBillingService(store, plans, config.budgets);
     const marketplace = createMarketplaceService(store);
     const queries = createQueryService({
       catalog,
@@ -176,6 +176,7 @@ export async function createGateway(
     const metering = createMetering({
       usage: store.usage,
       plans,
+      budgets: config.budgets,
       reserveAhead: config.reserveAhead,
       reserveMargin: config.reserveMargin,
     });
@@ -205,6 +206,7 @@ export async function createGateway(
       idempotency: store.idempotency,
       logger,
       previews: { rows: config.previewRows, perDay: config.previewsPerDay },
+      pauseAfterChargeMs: config.testPauseAfterChargeMs,
     });
     const services: GatewayServices = {
       config,
