@@ -88,11 +88,14 @@ describe('API4 unrestricted resource consumption', () => {
     const account = await w.signUp('flooder');
     const second = await w.call('POST', '/v1/keys', { key: account.key, json: { name: 'second' } });
     const keys = [account.key, second.body.key.secret as string];
+    const started = performance.now();
     const answers = await Promise.all(
       Array.from({ length: 60 }, (_, i) => query(w.names.listed, { upto: 1 }, keys[i % 2])),
     );
+    // The burst of 40, plus what refilled (one every 1.5 s) while the 60 were answered.
+    const refilled = Math.floor((performance.now() - started) / 1_500);
     const served = answers.filter((a) => a.status === 200).length;
-    expect(served).toBeLessThanOrEqual(40);
+    expect(served).toBeLessThanOrEqual(40 + refilled);
     const refused = answers.find((a) => a.status === 429);
     expect(refused, answers.map((a) => a.status).join(',')).toBeDefined();
     expectErrorEnvelope(refused!, 429, 'RATE_LIMIT_EXCEEDED');
