@@ -24,6 +24,7 @@ import { registerOAuthClientRoutes } from './routes/oauth-clients.js';
 import { registerOwnerAnalyticsRoutes } from './routes/owner-analytics.js';
 import { registerOwnerConnectionRoutes } from './routes/owner-connections.js';
 import { registerOwnerListingRoutes } from './routes/owner-listings.js';
+import { registerSessionRoutes } from './routes/session.js';
 import { registerStatementRoutes } from './routes/statements.js';
 import { registerUsageRoutes } from './routes/usage.js';
 import { registerWellKnownRoutes } from './routes/well-known.js';
@@ -89,6 +90,7 @@ export function createApp(services: GatewayServices): OpenAPIHono<AppEnv> {
   registerHealthRoutes(app);
   registerQueryRoutes(app);
   registerAccountRoutes(app);
+  registerSessionRoutes(app);
   registerKeyRoutes(app);
   registerOwnerConnectionRoutes(app);
   registerOwnerAnalyticsRoutes(app);
@@ -107,7 +109,15 @@ export function createApp(services: GatewayServices): OpenAPIHono<AppEnv> {
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearerAuth', {
     type: 'http',
     scheme: 'bearer',
-    description: 'An API key (`qry_live_…`) or an OAuth access token from `POST /oauth/token`',
+    description:
+      'An API key (`qry_live_…`) or an OAuth access token from `POST /oauth/token`. Management routes (not the query routes) also accept the web console’s session cookie.',
+  });
+  app.openAPIRegistry.registerComponent('securitySchemes', 'sessionCookie', {
+    type: 'apiKey',
+    in: 'cookie',
+    name: 'quarry_session',
+    description:
+      'The web console’s HttpOnly session (`POST /v1/session`; `__Host-quarry_session` over https). State changes also need `X-CSRF-Token` and a same-origin `Origin`.',
   });
   app.openAPIRegistry.registerComponent('securitySchemes', 'adminAuth', {
     type: 'http',

@@ -80,6 +80,7 @@ const EnvSchema = z.object({
   QUARRY_PREVIEW_ROWS: z.coerce.number().int().min(1).max(10_000).default(10),
   QUARRY_PREVIEWS_PER_DAY: z.coerce.number().int().min(0).max(1_000_000).default(20),
   QUARRY_SIGNUPS_PER_HOUR: z.coerce.number().int().min(1).max(1_000_000_000).default(5),
+  QUARRY_SESSION_TTL: z.coerce.number().int().min(60).max(2_592_000).default(86_400),
   // `true` = 1 proxy, `false` = none, or how many proxies stand in front of the gateway.
   QUARRY_TRUST_PROXY: z
     .union([
@@ -169,6 +170,8 @@ export interface GatewayConfig {
   readonly previewsPerDay: number;
   /** Sign-ups allowed per client address an hour, at most that many at once (GCRA). */
   readonly signupsPerHour: number;
+  /** Seconds a console session lasts from login (QUARRY_SESSION_TTL, default one day). */
+  readonly sessionTtlSeconds: number;
   /**
    * How many proxies in front of the gateway to trust (QUARRY_TRUST_PROXY): 0 takes the client
    * address from the socket; N takes the address the N-th nearest proxy saw, from the right of
@@ -286,6 +289,7 @@ export function loadConfig(
     previewRows: e.QUARRY_PREVIEW_ROWS,
     previewsPerDay: e.QUARRY_PREVIEWS_PER_DAY,
     signupsPerHour: e.QUARRY_SIGNUPS_PER_HOUR,
+    sessionTtlSeconds: e.QUARRY_SESSION_TTL,
     trustProxyHops: e.QUARRY_TRUST_PROXY,
     redisUrl: e.QUARRY_REDIS_URL,
     freeCalls: e.QUARRY_FREE_CALLS,

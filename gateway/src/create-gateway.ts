@@ -36,6 +36,11 @@ import { createBillingService } from './services/billing-service.js';
 import { createConnectionService } from './services/connection-service.js';
 import type { GatewayServices } from './services/gateway-services.js';
 import { createMarketplaceService } from './services/marketplace-service.js';
+import {
+  createSessionService,
+  LOGIN_FAILURES_PER_ACCOUNT,
+  LOGIN_FAILURES_PER_ADDRESS,
+} from './services/session-service.js';
 import { createChangeFeed } from './store/change-feed.js';
 import { createControlPlaneStore } from './store/control-plane-store.js';
 import { migrate } from './store/migrate.js';
@@ -148,6 +153,7 @@ export async function createGateway(
       cacheMs: config.keyCacheMs,
       policies,
       tryTokens,
+      sessions: store.sessions,
       accessTokens: oauth.authenticator,
     });
     const accounts = createAccountService(store, {
@@ -157,6 +163,14 @@ export async function createGateway(
     });
     const billing = createBillingService(store, plans);
     const marketplace = createMarketplaceService(store);
+    const sessions = createSessionService({
+      store,
+      ttlSeconds: config.sessionTtlSeconds,
+      // In the shared limiter: one account's allowance holds across every instance.
+      addressFailures: createFailureThrottle(rateLimiter, LOGIN_FAILURES_PER_ADDRESS),
+      accountFailures: createFailureThrottle(rateLimiter, LOGIN_FAILURES_PER_ACCOUNT),
+      onSessionEnded: (sessionId) => auth.forgetKey(sessionId),
+    });
     const queries = createQueryService({
       catalog,
       connectors: connections,
@@ -217,6 +231,7 @@ export async function createGateway(
       accounts,
       billing,
       marketplace,
+      sessions,
       plans,
       policies,
       rateLimiter,

@@ -180,12 +180,12 @@ export function registerMarketplaceRoutes(app: OpenAPIHono<AppEnv>): void {
       tags: ['Marketplace'],
       summary: "A short-lived token for the marketplace's try-it console",
       description: [
-        'Minted with an API key (`query` scope) for one listed analytic whose owner allows previews.',
+        'Minted with an API key (`query` scope) or the web console’s session for one listed analytic whose owner allows previews.',
         'Calls made with the token (as `Authorization: Bearer <token>`) are previews of that analytic only:',
         'free, never counted against the quota, earning the owner nothing, recorded with origin `marketplace`,',
         'answered with at most QUARRY_PREVIEW_ROWS rows (`meta.preview: true`), within the account’s',
         'QUARRY_PREVIEWS_PER_DAY previews a day across all its keys, and refused once the minting key is',
-        'revoked or expired. The token only has the `query` scope and cannot mint another one.',
+        'revoked or expired (or the minting session ended). The token only has the `query` scope and cannot mint another one.',
       ].join(' '),
       security: BEARER,
       request: {
@@ -201,8 +201,9 @@ export function registerMarketplaceRoutes(app: OpenAPIHono<AppEnv>): void {
     requireScope('query'),
     async (c) => {
       const principal = c.var.principal;
-      if (principal.credential !== 'api_key') {
-        throw new ApiError('FORBIDDEN', 'Mint try-tokens with an API key.');
+      // The token lives only while its minter does: a key, or the console's session.
+      if (principal.credential !== 'api_key' && principal.credential !== 'session') {
+        throw new ApiError('FORBIDDEN', 'Mint try-tokens with an API key or a console session.');
       }
       const body = await readJson(c, TryTokenRequestSchema);
       const listing = await c.var.services.marketplace.listing(body.source);
