@@ -9,6 +9,7 @@ import { registerQueryRoutes } from './adapters/hono-query.js';
 import { ApiError } from './errors/api-error.js';
 import type { AppEnv } from './http/app-env.js';
 import { errorResponse, toApiError } from './http/error-response.js';
+import { htmlSecurity } from './http/middleware/html-security.js';
 import { requestId } from './http/middleware/request-id.js';
 import { operationIdOf } from './http/operation-ids.js';
 import { honoPath } from './http/route.js';
@@ -16,6 +17,7 @@ import { recordRequest } from './observability/metrics.js';
 import { registerAccountRoutes } from './routes/accounts.js';
 import { registerAdminRoutes } from './routes/admin.js';
 import { registerConnectorRoutes } from './routes/connectors.js';
+import { registerConsoleRoutes } from './routes/console.js';
 import { registerHealthRoutes } from './routes/health.js';
 import { registerKeyRoutes } from './routes/keys.js';
 import { registerMarketplaceRoutes } from './routes/marketplace.js';
@@ -24,6 +26,7 @@ import { registerOAuthClientRoutes } from './routes/oauth-clients.js';
 import { registerOwnerAnalyticsRoutes } from './routes/owner-analytics.js';
 import { registerOwnerConnectionRoutes } from './routes/owner-connections.js';
 import { registerOwnerListingRoutes } from './routes/owner-listings.js';
+import { registerPlanRoutes } from './routes/plans.js';
 import { registerSessionRoutes } from './routes/session.js';
 import { registerStatementRoutes } from './routes/statements.js';
 import { registerUsageRoutes } from './routes/usage.js';
@@ -56,6 +59,8 @@ export function createApp(services: GatewayServices): OpenAPIHono<AppEnv> {
     await next();
     c.res.headers.set('x-content-type-options', 'nosniff');
   });
+  // Every HTML answer (the console, /docs) gets the CSP and framing headers here, in one place.
+  app.use(htmlSecurity());
   app.use(async function metricsMiddleware(c, next) {
     const started = performance.now();
     await next();
@@ -91,6 +96,7 @@ export function createApp(services: GatewayServices): OpenAPIHono<AppEnv> {
   registerQueryRoutes(app);
   registerAccountRoutes(app);
   registerSessionRoutes(app);
+  registerPlanRoutes(app);
   registerKeyRoutes(app);
   registerOwnerConnectionRoutes(app);
   registerOwnerAnalyticsRoutes(app);
@@ -103,6 +109,8 @@ export function createApp(services: GatewayServices): OpenAPIHono<AppEnv> {
   // Outside /v1: the token endpoint and discovery documents sit where OAuth clients look for them.
   registerOAuthRoutes(app);
   registerWellKnownRoutes(app);
+  // The web console at / (its files under /assets/).
+  registerConsoleRoutes(app);
   // Without QUARRY_ADMIN_TOKEN the operator API does not exist: its paths answer as unknown ones.
   if (services.config.adminToken !== undefined) registerAdminRoutes(app);
 

@@ -35,6 +35,7 @@ const EnvSchema = z.object({
   QUARRY_SIGNUP: z.enum(['open', 'closed']).default('open'),
   QUARRY_ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   QUARRY_ANALYTICS_DIR: z.string().optional(),
+  QUARRY_CONSOLE_DIR: z.string().default('console/dist'),
   QUARRY_ANALYTICS_OWNER: z.email().optional(),
   QUARRY_DEMO: bool.optional(),
   QUARRY_DEMO_KEY: z.string().optional(),
@@ -114,6 +115,8 @@ export interface GatewayConfig {
   readonly adminToken: string | undefined;
   /** Directory of analytic YAML files loaded at start. */
   readonly analyticsDir: string | undefined;
+  /** The built web console served at `/` (QUARRY_CONSOLE_DIR, default console/dist). */
+  readonly consoleDir: string;
   /** Email of the account that owns the analytics of `analyticsDir` outside the demo. */
   readonly analyticsOwner: string | undefined;
   /** Embedded demo: DuckDB demo warehouse, example analytics, demo account and key. */
@@ -273,6 +276,7 @@ export function loadConfig(
           ? path.resolve(cwd, 'examples/analytics')
           : undefined,
     analyticsOwner: e.QUARRY_ANALYTICS_OWNER,
+    consoleDir: path.resolve(cwd, e.QUARRY_CONSOLE_DIR),
     demo,
     demoKey: e.QUARRY_DEMO_KEY,
     connectors: [...new Set([...BUILTIN_CONNECTORS, ...extra])],

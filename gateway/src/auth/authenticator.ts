@@ -60,6 +60,17 @@ interface CachedVerdict {
   readonly expiresAt: number | null;
 }
 
+/**
+ * A console session's management calls: a person clicking through pages (each page makes a few
+ * calls), in a bucket of its own so a plan's API rate limit (Free: 10 a minute) never locks its
+ * owner out of the console. Sessions cannot query (the query routes read no cookie), so this
+ * spends no credits; try-tokens keep their own daily allowance.
+ */
+export const SESSION_RATE_LIMIT = {
+  unlimited: false,
+  policy: { limit: 240, windowSeconds: 60, burst: 120 },
+} as const;
+
 const unauthenticated = (message: string) => new ApiError('UNAUTHENTICATED', message);
 
 function toScopes(scopes: readonly string[]): Scope[] {
@@ -138,8 +149,8 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
           // The account holder: every scope, as on the account's first key.
           scopes: SCOPES,
           plan: live.plan,
-          rateLimit: options.policies.resolve(live.plan, null),
-          rateLimitBucket: `account:${live.session.accountId}`,
+          rateLimit: SESSION_RATE_LIMIT,
+          rateLimitBucket: `session:${live.session.accountId}`,
           origin: 'api',
           credential: 'session',
         };

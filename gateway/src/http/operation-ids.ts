@@ -10,6 +10,7 @@ export const OPERATION_IDS: Readonly<Record<string, string>> = {
   'GET /v1/account': 'getAccount',
   'GET /v1/account/usage': 'getUsage',
   'PUT /v1/account/password': 'setPassword',
+  'GET /v1/plans': 'listPlans',
   'POST /v1/session': 'logIn',
   'GET /v1/session': 'getSession',
   'DELETE /v1/session': 'logOut',
@@ -54,6 +55,8 @@ export const OPERATION_IDS: Readonly<Record<string, string>> = {
   'GET /metrics': 'getMetrics',
   'GET /v1/openapi.json': 'getOpenApiDocument',
   'GET /docs': 'getApiDocs',
+  'GET /': 'getConsole',
+  'GET /assets/{file}': 'getConsoleAsset',
 };
 
 /** The operationId of `method path`; throws for a route missing from the table. */
