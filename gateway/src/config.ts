@@ -1,11 +1,13 @@
 // The gateway's configuration: one zod schema, parsed once at start from the environment, failing
 // fast with every problem listed. No other module reads process.env.
+
 import path from 'node:path';
 import { z } from 'zod';
 import { type Plan, parsePlans } from './billing/plan-catalog.js';
 import { parseRateLimitTable } from './rate-limit/plan-policies.js';
 import type { RateLimitPolicy } from './rate-limit/rate-limiter.js';
 import { type Keyring, parseKeyring } from './security/keyring.js';
+import type { AccountLimits } from './store/account-limits.js';
 
 const bool = z
   .enum(['true', 'false', '1', '0', 'yes', 'no', 'on', 'off', ''])
@@ -78,6 +80,11 @@ const EnvSchema = z.object({
   QUARRY_OAUTH_TOKEN_TTL: z.coerce.number().int().min(60).max(86_400).default(900),
   QUARRY_MAX_LIVE_POOLS: z.coerce.number().int().min(1).max(100_000).default(200),
   QUARRY_MAX_PRICE: z.coerce.number().int().min(1).max(1_000_000).default(100),
+  QUARRY_MAX_CONNECTIONS_PER_ACCOUNT: z.coerce.number().int().min(1).max(1_000_000).default(20),
+  QUARRY_MAX_ANALYTICS_PER_ACCOUNT: z.coerce.number().int().min(1).max(1_000_000).default(100),
+  QUARRY_MAX_VERSIONS_KEPT: z.coerce.number().int().min(1).max(1_000_000).default(50),
+  QUARRY_MAX_KEYS_PER_ACCOUNT: z.coerce.number().int().min(1).max(1_000_000).default(50),
+  QUARRY_MAX_OAUTH_CLIENTS_PER_ACCOUNT: z.coerce.number().int().min(1).max(1_000_000).default(20),
   QUARRY_PREVIEW_ROWS: z.coerce.number().int().min(1).max(10_000).default(10),
   QUARRY_PREVIEWS_PER_DAY: z.coerce.number().int().min(0).max(1_000_000).default(20),
   QUARRY_SIGNUPS_PER_HOUR: z.coerce.number().int().min(1).max(1_000_000_000).default(5),
@@ -167,6 +174,8 @@ export interface GatewayConfig {
   readonly maxLivePools: number;
   /** The highest price an analytic may charge, in credits a call (QUARRY_MAX_PRICE). */
   readonly maxPrice: number;
+  /** What one account may hold (QUARRY_MAX_*_PER_ACCOUNT, QUARRY_MAX_VERSIONS_KEPT). */
+  readonly accountLimits: AccountLimits;
   /** The most rows a marketplace preview answers (QUARRY_PREVIEW_ROWS). */
   readonly previewRows: number;
   /** Free previews an account may make a day, across its keys (QUARRY_PREVIEWS_PER_DAY; 0: none). */
@@ -290,6 +299,13 @@ export function loadConfig(
     oauthTokenTtlSeconds: e.QUARRY_OAUTH_TOKEN_TTL,
     maxLivePools: e.QUARRY_MAX_LIVE_POOLS,
     maxPrice: e.QUARRY_MAX_PRICE,
+    accountLimits: {
+      connections: e.QUARRY_MAX_CONNECTIONS_PER_ACCOUNT,
+      analytics: e.QUARRY_MAX_ANALYTICS_PER_ACCOUNT,
+      versionsKept: e.QUARRY_MAX_VERSIONS_KEPT,
+      keys: e.QUARRY_MAX_KEYS_PER_ACCOUNT,
+      oauthClients: e.QUARRY_MAX_OAUTH_CLIENTS_PER_ACCOUNT,
+    },
     previewRows: e.QUARRY_PREVIEW_ROWS,
     previewsPerDay: e.QUARRY_PREVIEWS_PER_DAY,
     signupsPerHour: e.QUARRY_SIGNUPS_PER_HOUR,

@@ -57,6 +57,7 @@ export const OPERATION_IDS: Readonly<Record<string, string>> = {
   'GET /docs': 'getApiDocs',
   'GET /': 'getConsole',
   'GET /assets/{file}': 'getConsoleAsset',
+  'GET /docs/assets/{file}': 'getApiDocsAsset',
 };
 
 /** The operationId of `method path`; throws for a route missing from the table. */
