@@ -79,6 +79,7 @@ const EnvSchema = z.object({
     .optional(),
   QUARRY_OAUTH_TOKEN_TTL: z.coerce.number().int().min(60).max(86_400).default(900),
   QUARRY_MAX_LIVE_POOLS: z.coerce.number().int().min(1).max(100_000).default(200),
+  QUARRY_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(120_000).default(10_000),
   QUARRY_MAX_PRICE: z.coerce.number().int().min(1).max(1_000_000).default(100),
   QUARRY_MAX_CONNECTIONS_PER_ACCOUNT: z.coerce.number().int().min(1).max(1_000_000).default(20),
   QUARRY_MAX_ANALYTICS_PER_ACCOUNT: z.coerce.number().int().min(1).max(1_000_000).default(100),
@@ -172,6 +173,8 @@ export interface GatewayConfig {
   readonly oauthTokenTtlSeconds: number;
   /** Live connection pools kept at once; past it the least recently used is closed. */
   readonly maxLivePools: number;
+  /** How long a client may take to send its request headers (QUARRY_HEADERS_TIMEOUT_MS). */
+  readonly headersTimeoutMs: number;
   /** The highest price an analytic may charge, in credits a call (QUARRY_MAX_PRICE). */
   readonly maxPrice: number;
   /** What one account may hold (QUARRY_MAX_*_PER_ACCOUNT, QUARRY_MAX_VERSIONS_KEPT). */
@@ -298,6 +301,7 @@ export function loadConfig(
       `http://${e.HOST.includes(':') ? `[${e.HOST}]` : e.HOST}:${e.PORT}`,
     oauthTokenTtlSeconds: e.QUARRY_OAUTH_TOKEN_TTL,
     maxLivePools: e.QUARRY_MAX_LIVE_POOLS,
+    headersTimeoutMs: e.QUARRY_HEADERS_TIMEOUT_MS,
     maxPrice: e.QUARRY_MAX_PRICE,
     accountLimits: {
       connections: e.QUARRY_MAX_CONNECTIONS_PER_ACCOUNT,

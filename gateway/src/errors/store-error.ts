@@ -6,9 +6,9 @@ import type { ApiErrorDetail } from './api-error.js';
 
 /**
  * Why a store operation was refused. LIMIT: the account already holds as many of something as
- * the operator allows.
+ * the operator allows. INVALID: a value the database cannot hold (text with a NUL character).
  */
-export type StoreErrorCode = 'CONFLICT' | 'NOT_FOUND' | 'LIMIT';
+export type StoreErrorCode = 'CONFLICT' | 'NOT_FOUND' | 'LIMIT' | 'INVALID';
 
 /** A refused store operation; `message` is safe to show to the caller. */
 export class StoreError extends Error {
@@ -66,4 +66,14 @@ export async function withConstraintErrors<T>(
     }
     throw error;
   }
+}
+
+/**
+ * PostgreSQL's refusals of a caller's text: a NUL byte in text (22021) or a `\u0000` escape in
+ * jsonb (22P05). Both backends raise them before anything is written.
+ */
+export function asInvalidText(error: unknown): StoreError | undefined {
+  const state = sqlState(error);
+  if (state !== '22021' && state !== '22P05') return undefined;
+  return new StoreError('INVALID', 'Text may not contain the NUL character (\\u0000).', { cause: error });
 }

@@ -2,7 +2,9 @@
 // `error` listener (an idle client killed by the server would otherwise crash the process), a
 // client whose transaction failed to roll back is destroyed rather than reused, and int8 is
 // parsed to a number so both backends return the same types.
+
 import pg from 'pg';
+import { asInvalidText } from '../errors/store-error.js';
 import { type QueryOptions, type SqlClient, type SqlExecutor, withSavepoint } from './sql-client.js';
 
 /** Options for {@link createPgClient}. */
@@ -34,10 +36,14 @@ export function createPgClient(url: string, options: PgClientOptions = {}): SqlC
     options?: QueryOptions,
   ) => {
     const values = params === undefined ? undefined : [...params];
-    const result = await (options?.name === undefined
-      ? runner.query(sql, values)
-      : runner.query({ name: options.name, text: sql, values }));
-    return result.rows as R[];
+    try {
+      const result = await (options?.name === undefined
+        ? runner.query(sql, values)
+        : runner.query({ name: options.name, text: sql, values }));
+      return result.rows as R[];
+    } catch (error) {
+      throw asInvalidText(error) ?? error;
+    }
   };
 
   const transaction = async <T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> => {
