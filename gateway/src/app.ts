@@ -8,6 +8,7 @@ import { registerQueryRoutes } from './adapters/hono-query.js';
 import { ApiError } from './errors/api-error.js';
 import type { AppEnv } from './http/app-env.js';
 import { errorResponse, toApiError } from './http/error-response.js';
+import { htmlSecurity } from './http/middleware/html-security.js';
 import { requestId } from './http/middleware/request-id.js';
 import { operationIdOf } from './http/operation-ids.js';
 import { honoPath } from './http/route.js';
@@ -16,6 +17,7 @@ import { registerAccountRoutes } from './routes/accounts.js';
 import { registerAdminRoutes } from './routes/admin.js';
 import { registerBudgetRoutes } from './routes/budget.js';
 import { registerConnectorRoutes } from './routes/connectors.js';
+import { registerConsoleRoutes } from './routes/console.js';
 import { registerDocsRoutes } from './routes/docs.js';
 import { registerHealthRoutes } from './routes/health.js';
 import { registerKeyRoutes } from './routes/keys.js';
@@ -25,6 +27,8 @@ import { registerOAuthClientRoutes } from './routes/oauth-clients.js';
 import { registerOwnerAnalyticsRoutes } from './routes/owner-analytics.js';
 import { registerOwnerConnectionRoutes } from './routes/owner-connections.js';
 import { registerOwnerListingRoutes } from './routes/owner-listings.js';
+import { registerPlanRoutes } from './routes/plans.js';
+import { registerSessionRoutes } from './routes/session.js';
 import { registerStatementRoutes } from './routes/statements.js';
 import { registerUsageRoutes } from './routes/usage.js';
 import { registerWellKnownRoutes } from './routes/well-known.js';
@@ -56,6 +60,8 @@ export function createApp(services: GatewayServices): OpenAPIHono<AppEnv> {
     await next();
     c.res.headers.set('x-content-type-options', 'nosniff');
   });
+  // Every HTML answer (the console, /docs) gets the CSP and framing headers here, in one place.
+  app.use(htmlSecurity());
   app.use(async function metricsMiddleware(c, next) {
     const started = performance.now();
     await next();
@@ -90,6 +96,8 @@ export function createApp(services: GatewayServices): OpenAPIHono<AppEnv> {
   registerHealthRoutes(app);
   registerQueryRoutes(app);
   registerAccountRoutes(app);
+  registerSessionRoutes(app);
+  registerPlanRoutes(app);
   registerKeyRoutes(app);
   registerOwnerConnectionRoutes(app);
   registerOwnerAnalyticsRoutes(app);
@@ -103,13 +111,23 @@ export function createApp(services: GatewayServices): OpenAPIHono<AppEnv> {
   // Outside /v1: the token endpoint and discovery documents sit where OAuth clients look for them.
   registerOAuthRoutes(app);
   registerWellKnownRoutes(app);
+  // The web console at / (its files under /assets/).
+  registerConsoleRoutes(app);
   // Without QUARRY_ADMIN_TOKEN the operator API does not exist: its paths answer as unknown ones.
   if (services.config.adminToken !== undefined) registerAdminRoutes(app);
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearerAuth', {
     type: 'http',
     scheme: 'bearer',
-    description: 'An API key (`qry_live_…`) or an OAuth access token from `POST /oauth/token`',
+    description:
+      'An API key (`qry_live_…`) or an OAuth access token from `POST /oauth/token`. Management routes (not the query routes) also accept the web console’s session cookie.',
+  });
+  app.openAPIRegistry.registerComponent('securitySchemes', 'sessionCookie', {
+    type: 'apiKey',
+    in: 'cookie',
+    name: 'quarry_session',
+    description:
+      'The web console’s HttpOnly session (`POST /v1/session`; `__Host-quarry_session` over https). State changes also need `X-CSRF-Token` and a same-origin `Origin`.',
   });
   app.openAPIRegistry.registerComponent('securitySchemes', 'adminAuth', {
     type: 'http',

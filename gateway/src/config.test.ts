@@ -86,6 +86,7 @@ describe('loadConfig', () => {
       bodyLimit: 64 * 1024,
       keyCacheMs: 1_000,
       signupsPerHour: 5,
+      sessionTtlSeconds: 86_400,
       trustProxyHops: 0,
     });
     expect(config.connectors).toEqual(

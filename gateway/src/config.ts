@@ -37,6 +37,7 @@ const EnvSchema = z.object({
   QUARRY_SIGNUP: z.enum(['open', 'closed']).default('open'),
   QUARRY_ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   QUARRY_ANALYTICS_DIR: z.string().optional(),
+  QUARRY_CONSOLE_DIR: z.string().default('console/dist'),
   QUARRY_ANALYTICS_OWNER: z.email().optional(),
   QUARRY_DEMO: bool.optional(),
   QUARRY_DEMO_KEY: z.string().optional(),
@@ -93,6 +94,7 @@ const EnvSchema = z.object({
   QUARRY_TEST_PAUSE_AFTER_CHARGE_MS: z.coerce.number().int().min(0).max(600_000).default(0),
   QUARRY_PREVIEWS_PER_DAY: z.coerce.number().int().min(0).max(1_000_000).default(20),
   QUARRY_SIGNUPS_PER_HOUR: z.coerce.number().int().min(1).max(1_000_000_000).default(5),
+  QUARRY_SESSION_TTL: z.coerce.number().int().min(60).max(2_592_000).default(86_400),
   // `true` = 1 proxy, `false` = none, or how many proxies stand in front of the gateway.
   QUARRY_TRUST_PROXY: z
     .union([
@@ -126,6 +128,8 @@ export interface GatewayConfig {
   readonly adminToken: string | undefined;
   /** Directory of analytic YAML files loaded at start. */
   readonly analyticsDir: string | undefined;
+  /** The built web console served at `/` (QUARRY_CONSOLE_DIR, default console/dist). */
+  readonly consoleDir: string;
   /** Email of the account that owns the analytics of `analyticsDir` outside the demo. */
   readonly analyticsOwner: string | undefined;
   /** Embedded demo: DuckDB demo warehouse, example analytics, demo account and key. */
@@ -190,6 +194,8 @@ export interface GatewayConfig {
   readonly previewsPerDay: number;
   /** Sign-ups allowed per client address an hour, at most that many at once (GCRA). */
   readonly signupsPerHour: number;
+  /** Seconds a console session lasts from login (QUARRY_SESSION_TTL, default one day). */
+  readonly sessionTtlSeconds: number;
   /**
    * How many proxies in front of the gateway to trust (QUARRY_TRUST_PROXY): 0 takes the client
    * address from the socket; N takes the address the N-th nearest proxy saw, from the right of
@@ -291,6 +297,7 @@ export function loadConfig(
           ? path.resolve(cwd, 'examples/analytics')
           : undefined,
     analyticsOwner: e.QUARRY_ANALYTICS_OWNER,
+    consoleDir: path.resolve(cwd, e.QUARRY_CONSOLE_DIR),
     demo,
     demoKey: e.QUARRY_DEMO_KEY,
     connectors: [...new Set([...BUILTIN_CONNECTORS, ...extra])],
@@ -320,6 +327,7 @@ export function loadConfig(
     testPauseAfterChargeMs: e.QUARRY_TEST_PAUSE_AFTER_CHARGE_MS,
     previewsPerDay: e.QUARRY_PREVIEWS_PER_DAY,
     signupsPerHour: e.QUARRY_SIGNUPS_PER_HOUR,
+    sessionTtlSeconds: e.QUARRY_SESSION_TTL,
     trustProxyHops: e.QUARRY_TRUST_PROXY,
     redisUrl: e.QUARRY_REDIS_URL,
     freeCalls: e.QUARRY_FREE_CALLS,

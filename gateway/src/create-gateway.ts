@@ -38,6 +38,11 @@ import { createBillingService } from './services/billing-service.js';
 import { createConnectionService } from './services/connection-service.js';
 import type { GatewayServices } from './services/gateway-services.js';
 import { createMarketplaceService } from './services/marketplace-service.js';
+import {
+  createSessionService,
+  LOGIN_FAILURES_PER_ACCOUNT,
+  LOGIN_FAILURES_PER_ADDRESS,
+} from './services/session-service.js';
 import { createChangeFeed } from './store/change-feed.js';
 import { createControlPlaneStore } from './store/control-plane-store.js';
 import { migrate } from './store/migrate.js';
@@ -150,6 +155,7 @@ export async function createGateway(
       cacheMs: config.keyCacheMs,
       policies,
       tryTokens,
+      sessions: store.sessions,
       accessTokens: oauth.authenticator,
     });
     const accounts = createAccountService(store, {
@@ -159,6 +165,14 @@ export async function createGateway(
     });
     const billing = createBillingService(store, plans, config.budgets);
     const marketplace = createMarketplaceService(store);
+    const sessions = createSessionService({
+      store,
+      ttlSeconds: config.sessionTtlSeconds,
+      // In the shared limiter: one account's allowance holds across every instance.
+      addressFailures: createFailureThrottle(rateLimiter, LOGIN_FAILURES_PER_ADDRESS),
+      accountFailures: createFailureThrottle(rateLimiter, LOGIN_FAILURES_PER_ACCOUNT),
+      onSessionEnded: (sessionId) => auth.forgetKey(sessionId),
+    });
     const queries = createQueryService({
       catalog,
       connectors: connections,
@@ -223,6 +237,7 @@ export async function createGateway(
       accounts,
       billing,
       marketplace,
+      sessions,
       plans,
       policies,
       rateLimiter,

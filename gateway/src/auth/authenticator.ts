@@ -3,13 +3,17 @@
 // `cacheMs` (≤ 5 s) and are dropped at once when the change feed reports the key changed, so a
 // revoked key stops working on every instance within that bound. Other credentials are JWTs:
 // OAuth access tokens (header `typ: at+jwt`) go to the token authenticator, anything else to the
-// marketplace try-token verifier; each refuses what it did not sign.
+// marketplace try-token verifier; each refuses what it did not sign. Console session tokens
+// (`qss_…`, from the HttpOnly cookie) are looked up in the store on every call, so a logout
+// ends them at once on every instance.
 import { LRUCache } from 'lru-cache';
 import { ApiError } from '../errors/api-error.js';
 import { isAccessToken } from '../oauth/access-tokens.js';
 import type { PlanPolicies } from '../rate-limit/plan-policies.js';
 import { parseApiKey } from '../security/api-key.js';
+import { digestSessionToken, isSessionToken } from '../security/session-token.js';
 import type { ApiKeyRepository } from '../store/api-key-repository.js';
+import type { SessionRepository } from '../store/session-repository.js';
 import type { TokenAuthenticator } from './access-token-authenticator.js';
 import { type Principal, SCOPES, type Scope } from './principal.js';
 import type { TryTokens } from './try-token.js';
@@ -37,6 +41,8 @@ export interface AuthenticatorOptions {
   readonly policies: PlanPolicies;
   /** Verifies marketplace try-tokens (JWTs this gateway signed). */
   readonly tryTokens?: TryTokens;
+  /** Console sessions (session tokens, and whether a session that minted a try-token is live). */
+  readonly sessions?: Pick<SessionRepository, 'findLive' | 'isLive'>;
   /** Verifies OAuth access tokens and caches their clients' verdicts. */
   readonly accessTokens?: TokenAuthenticator;
   /** How long a verdict is trusted without asking the store (default 1,000 ms). */
@@ -53,6 +59,17 @@ interface CachedVerdict {
   readonly keyId: string | null;
   readonly expiresAt: number | null;
 }
+
+/**
+ * A console session's management calls: a person clicking through pages (each page makes a few
+ * calls), in a bucket of its own so a plan's API rate limit (Free: 10 a minute) never locks its
+ * owner out of the console. Sessions cannot query (the query routes read no cookie), so this
+ * spends no credits; try-tokens keep their own daily allowance.
+ */
+export const SESSION_RATE_LIMIT = {
+  unlimited: false,
+  policy: { limit: 240, windowSeconds: 60, burst: 120 },
+} as const;
 
 const unauthenticated = (message: string) => new ApiError('UNAUTHENTICATED', message);
 
@@ -97,8 +114,16 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
   async function keyIsLive(accountId: string, keyId: string): Promise<boolean> {
     let known = cacheMs > 0 ? liveKeys.get(keyId) : undefined;
     if (known === undefined) {
-      const key = await options.keys.get(accountId, keyId);
-      known = { live: key !== null && key.revokedAt === null, expiresAt: key?.expiresAt?.getTime() ?? null };
+      if (keyId.startsWith('ses_')) {
+        const live = options.sessions !== undefined && (await options.sessions.isLive(accountId, keyId));
+        known = { live, expiresAt: null };
+      } else {
+        const key = await options.keys.get(accountId, keyId);
+        known = {
+          live: key !== null && key.revokedAt === null,
+          expiresAt: key?.expiresAt?.getTime() ?? null,
+        };
+      }
       if (cacheMs > 0) liveKeys.set(keyId, known);
     }
     return known.live && (known.expiresAt === null || known.expiresAt > Date.now());
@@ -112,6 +137,24 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
       const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
       if (!match) throw unauthenticated('The Authorization header must be "Bearer <key>".');
       const credential = match[1] as string;
+      if (credential.startsWith('qss_')) {
+        const live =
+          options.sessions !== undefined && isSessionToken(credential)
+            ? await options.sessions.findLive(digestSessionToken(credential))
+            : null;
+        if (live === null) throw unauthenticated('The session has ended or expired; log in again.');
+        return {
+          accountId: live.session.accountId,
+          keyId: live.session.id,
+          // The account holder: every scope, as on the account's first key.
+          scopes: SCOPES,
+          plan: live.plan,
+          rateLimit: SESSION_RATE_LIMIT,
+          rateLimitBucket: `session:${live.session.accountId}`,
+          origin: 'api',
+          credential: 'session',
+        };
+      }
       if (!credential.startsWith('qry_') && options.accessTokens && isAccessToken(credential)) {
         return options.accessTokens.authenticate(credential);
       }
@@ -119,7 +162,9 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
         const claims = await options.tryTokens.verify(credential);
         if (claims === null) throw unauthenticated('The token is invalid or has expired.');
         if (!(await keyIsLive(claims.accountId, claims.keyId))) {
-          throw unauthenticated('The key that minted this try-token is revoked or expired.');
+          throw unauthenticated(
+            'The key or session that minted this try-token is revoked, expired or ended.',
+          );
         }
         return {
           accountId: claims.accountId,

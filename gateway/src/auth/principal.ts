@@ -1,5 +1,5 @@
 // Who is calling: the principal every authenticator (API key, OAuth access token, marketplace
-// try-token) turns a credential into, and the scopes a credential may carry.
+// try-token, console session) turns a credential into, and the scopes a credential may carry.
 import { ApiError } from '../errors/api-error.js';
 import type { ResolvedRateLimit } from '../rate-limit/plan-policies.js';
 
@@ -10,6 +10,7 @@ export const SCOPES: readonly Scope[] = ['query', 'keys', 'owner', 'account'];
 /** The authenticated caller. */
 export interface Principal {
   readonly accountId: string;
+  /** The key's id; for a console session, the session's (`ses_…`); for a try-token, `try_…`. */
   readonly keyId: string;
   readonly scopes: readonly Scope[];
   readonly plan: string;
@@ -22,8 +23,12 @@ export interface Principal {
    * against a quota. Nothing else sets it.
    */
   readonly origin: 'api' | 'marketplace';
-  /** The kind of credential presented. */
-  readonly credential: 'api_key' | 'oauth' | 'try_token';
+  /**
+   * The kind of credential presented. `session`: the web console's sign-in cookie (the account
+   * holder, every scope), accepted on management routes only, after the CSRF check
+   * (http/middleware/session-credential.ts).
+   */
+  readonly credential: 'api_key' | 'oauth' | 'try_token' | 'session';
   /** For a try-token (origin `marketplace`): the one analytic it may preview. */
   readonly previewOf?: string;
 }

@@ -11,6 +11,11 @@ export const OPERATION_IDS: Readonly<Record<string, string>> = {
   'GET /v1/account/usage': 'getUsage',
   'GET /v1/account/budget': 'getBudget',
   'PUT /v1/account/budget': 'setBudget',
+  'PUT /v1/account/password': 'setPassword',
+  'GET /v1/plans': 'listPlans',
+  'POST /v1/session': 'logIn',
+  'GET /v1/session': 'getSession',
+  'DELETE /v1/session': 'logOut',
   'POST /v1/keys': 'createKey',
   'GET /v1/keys': 'listKeys',
   'DELETE /v1/keys/{id}': 'revokeKey',
@@ -52,6 +57,8 @@ export const OPERATION_IDS: Readonly<Record<string, string>> = {
   'GET /metrics': 'getMetrics',
   'GET /v1/openapi.json': 'getOpenApiDocument',
   'GET /docs': 'getApiDocs',
+  'GET /': 'getConsole',
+  'GET /assets/{file}': 'getConsoleAsset',
   'GET /docs/assets/{file}': 'getApiDocsAsset',
 };
 

@@ -43,7 +43,9 @@ function limitHeadersOf(policy: RateLimitPolicy, decision: RateLimitDecision): R
  * The bucket of an account's management calls (every scope but `query`): apart from its query
  * calls, so a caller who spent its query burst can still read its usage and manage its keys.
  */
-export const manageBucket = (principal: Principal) => `manage:${principal.accountId}`;
+export const manageBucket = (principal: Principal) =>
+  // A console session's calls are all management: they have their own bucket (auth/authenticator.ts).
+  principal.credential === 'session' ? principal.rateLimitBucket : `manage:${principal.accountId}`;
 
 /**
  * A try-token's preview spends one of its account's previews of the day (a rolling allowance of

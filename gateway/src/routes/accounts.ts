@@ -8,11 +8,17 @@ import { throttleSignups } from '../http/middleware/throttle-signups.js';
 import { readJson } from '../http/read-json.js';
 import { AccountSchema, accountJson, IssuedKeySchema, keyJson } from '../http/resources.js';
 import { route } from '../http/route.js';
+import { requireOwnOrigin, setSessionCookie } from '../http/session-cookie.js';
+import { hashPassword } from '../security/password-hash.js';
+import { PasswordSchema } from './session.js';
 
 export const SignUpSchema = z
   .object({
     email: z.email().max(254),
     name: z.string().trim().min(1).max(200),
+    password: PasswordSchema.optional().openapi({
+      description: 'For the web console: the account can then log in, and the answer sets its session cookie',
+    }),
   })
   .strict()
   .openapi('SignUp');
@@ -44,8 +50,19 @@ export function registerAccountRoutes(app: OpenAPIHono<AppEnv>): void {
     async (c) => {
       const { config, accounts } = c.var.services;
       if (config.signup === 'closed') throw new ApiError('FORBIDDEN', 'Sign-up is closed on this gateway.');
-      const body = await readJson(c, SignUpSchema);
-      const { account, key } = await accounts.signUp(body);
+      const { password, ...body } = await readJson(c, SignUpSchema);
+      if (password === undefined) {
+        const { account, key } = await accounts.signUp(body);
+        return c.json(
+          { account: accountJson(account), key: { ...keyJson(key.key), secret: key.secret } },
+          201,
+        );
+      }
+      // A browser sign-up: refused from another site's page, and signed in at once.
+      requireOwnOrigin(c);
+      const { account, key } = await accounts.signUp({ ...body, passwordHash: await hashPassword(password) });
+      const signedIn = await c.var.services.sessions.open(account);
+      setSessionCookie(c, signedIn.token, signedIn.session.expiresAt);
       return c.json({ account: accountJson(account), key: { ...keyJson(key.key), secret: key.secret } }, 201);
     },
   );

@@ -103,6 +103,7 @@ describe('listings', () => {
         tags: ['zebra-stripes', 'regions'],
         price: 3,
         calls_30d: 0,
+        owner: { name: expect.any(String) },
         previews: true,
         published_at: expect.any(String),
       },

@@ -35,6 +35,7 @@ export const ListingItemSchema = z
     tags: z.array(z.string()),
     price: z.number().int().openapi({ description: 'Credits per call (the analytic’s current price)' }),
     calls_30d: z.number().int(),
+    owner: z.object({ name: z.string() }).openapi({ description: 'The account that publishes it' }),
     previews: z
       .boolean()
       .openapi({ description: 'Whether it can be tried for free (`POST /v1/marketplace/try-token`)' }),
@@ -45,6 +46,9 @@ export const ListingItemSchema = z
 export const ListingDetailSchema = ListingItemSchema.extend({
   version: z.number().int().openapi({ description: 'The analytic version that runs now' }),
   params: z.record(z.string(), z.unknown()).openapi({ description: 'The param schema' }),
+  insights: z.record(z.string(), z.unknown()).nullable().openapi({
+    description: 'The output shape the analytic declares (`insights` of its definition), or null',
+  }),
   example_params: z.record(z.string(), z.unknown()),
   example_request: z.object({
     method: z.literal('POST'),
@@ -81,6 +85,7 @@ function itemJson(l: MarketplaceListing, price: number) {
     tags: [...l.tags],
     price,
     calls_30d: Number(l.calls30d),
+    owner: { name: l.ownerName },
     previews: l.previews,
     published_at: l.publishedAt.toISOString(),
   };
@@ -158,6 +163,7 @@ export function registerMarketplaceRoutes(app: OpenAPIHono<AppEnv>): void {
         `-d ${shellQuote(JSON.stringify(body))}`,
       ].join(' \\\n  ');
       const definitionParams = listing.definition.params;
+      const insights = listing.definition.insights;
       return c.json({
         ...itemJson(listing, definitionPrice(listing.definition)),
         version: listing.version,
@@ -165,6 +171,8 @@ export function registerMarketplaceRoutes(app: OpenAPIHono<AppEnv>): void {
           definitionParams !== null && typeof definitionParams === 'object'
             ? (definitionParams as Record<string, unknown>)
             : {},
+        insights:
+          insights !== null && typeof insights === 'object' ? (insights as Record<string, unknown>) : null,
         example_params: params,
         example_request: { method: 'POST' as const, url: '/v1/query' as const, body },
         curl,
@@ -180,12 +188,12 @@ export function registerMarketplaceRoutes(app: OpenAPIHono<AppEnv>): void {
       tags: ['Marketplace'],
       summary: "A short-lived token for the marketplace's try-it console",
       description: [
-        'Minted with an API key (`query` scope) for one listed analytic whose owner allows previews.',
+        'Minted with an API key (`query` scope) or the web console’s session for one listed analytic whose owner allows previews, or by an owner for any analytic of its own (listed or not: a check of what it deployed, with its warehouse’s own error messages).',
         'Calls made with the token (as `Authorization: Bearer <token>`) are previews of that analytic only:',
         'free, never counted against the quota, earning the owner nothing, recorded with origin `marketplace`,',
         'answered with at most QUARRY_PREVIEW_ROWS rows (`meta.preview: true`), within the account’s',
         'QUARRY_PREVIEWS_PER_DAY previews a day across all its keys, and refused once the minting key is',
-        'revoked or expired. The token only has the `query` scope and cannot mint another one.',
+        'revoked or expired (or the minting session ended). The token only has the `query` scope and cannot mint another one.',
       ].join(' '),
       security: BEARER,
       request: {
@@ -201,19 +209,26 @@ export function registerMarketplaceRoutes(app: OpenAPIHono<AppEnv>): void {
     requireScope('query'),
     async (c) => {
       const principal = c.var.principal;
-      if (principal.credential !== 'api_key') {
-        throw new ApiError('FORBIDDEN', 'Mint try-tokens with an API key.');
+      // The token lives only while its minter does: a key, or the console's session.
+      if (principal.credential !== 'api_key' && principal.credential !== 'session') {
+        throw new ApiError('FORBIDDEN', 'Mint try-tokens with an API key or a console session.');
       }
       const body = await readJson(c, TryTokenRequestSchema);
       const listing = await c.var.services.marketplace.listing(body.source);
-      if (listing === null)
-        throw new ApiError('NOT_FOUND', `No listing "${body.source}" on the marketplace.`);
-      if (!listing.previews) {
-        throw new ApiError('FORBIDDEN', `The owner of "${body.source}" has turned its free previews off.`);
+      let source = listing?.previews ? listing.name : undefined;
+      if (source === undefined) {
+        // Its owner may always try its own analytic, listed or not: a check of what it deployed,
+        // where it sees its warehouse's own errors (the console studio's test run).
+        const own = await c.var.services.analytics.get(principal.accountId, body.source).catch(() => null);
+        if (own !== null) source = own.name;
+        else if (listing === null)
+          throw new ApiError('NOT_FOUND', `No listing "${body.source}" on the marketplace.`);
+        else
+          throw new ApiError('FORBIDDEN', `The owner of "${body.source}" has turned its free previews off.`);
       }
       const signed = await c.var.services.tryTokens.sign({
         accountId: principal.accountId,
-        source: listing.name,
+        source,
         keyId: principal.keyId,
         ...(body.ttl_seconds === undefined ? {} : { ttlSeconds: body.ttl_seconds }),
       });

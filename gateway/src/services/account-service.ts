@@ -30,10 +30,12 @@ export interface IssuedKey {
 }
 
 export interface AccountService {
+  /** `passwordHash`: the console's sign-up stores the password's hash in the same transaction. */
   signUp(input: {
     email: string;
     name: string;
     plan?: string;
+    passwordHash?: string;
   }): Promise<{ account: Account; key: IssuedKey }>;
   get(accountId: string): Promise<Account>;
   /** A key of the creator's account; FORBIDDEN for a scope the creator lacks. */
@@ -87,7 +89,9 @@ export function createAccountService(
   return {
     signUp(input) {
       return store.transaction(async (tx) => {
-        const account = await tx.accounts.create(input);
+        const { passwordHash, ...fields } = input;
+        const account = await tx.accounts.create(fields);
+        if (passwordHash !== undefined) await tx.sessions.setPasswordHash(account.id, passwordHash);
         // The account's first key: every scope, as its owner holds them all.
         const key = await issue(tx, { accountId: account.id, scopes: SCOPES }, { name: 'default' });
         return { account, key };

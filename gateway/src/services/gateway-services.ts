@@ -23,6 +23,7 @@ import type { AnalyticsService } from './analytics-service.js';
 import type { BillingService } from './billing-service.js';
 import type { ConnectionService } from './connection-service.js';
 import type { MarketplaceService } from './marketplace-service.js';
+import type { SessionService } from './session-service.js';
 
 export interface HealthCheck {
   readonly ok: boolean;
@@ -49,6 +50,8 @@ export interface GatewayServices {
   readonly accounts: AccountService;
   readonly billing: BillingService;
   readonly marketplace: MarketplaceService;
+  /** The web console's passwords and sign-in sessions. */
+  readonly sessions: SessionService;
   readonly health: HealthService;
   readonly plans: PlanCatalog;
   readonly policies: PlanPolicies;

@@ -53,6 +53,7 @@ for (const { backend, available } of backends) {
           `SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() ORDER BY 1`,
         );
         expect(tables.map((t) => t.table_name)).toEqual([
+          'account_passwords',
           'accounts',
           'analytic_names',
           'analytic_versions',
@@ -61,6 +62,7 @@ for (const { backend, available } of backends) {
           'change_log',
           'closed_periods',
           'connections',
+          'console_sessions',
           'idempotency_keys',
           'listings',
           'oauth_clients',

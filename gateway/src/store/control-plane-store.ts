@@ -17,6 +17,7 @@ import {
   createOAuthSigningKeyRepository,
   type OAuthSigningKeyRepository,
 } from './oauth-signing-key-repository.js';
+import { createSessionRepository, type SessionRepository } from './session-repository.js';
 import type { SqlExecutor } from './sql-client.js';
 import { createStatementRepository, type StatementRepository } from './statement-repository.js';
 import { createUsageRepository, type UsageRepository } from './usage-repository.js';
@@ -46,6 +47,8 @@ export interface ControlPlaneStore {
   readonly oauthClients: OAuthClientRepository;
   /** The OAuth access tokens' signing keys (private keys sealed with the secret box). */
   readonly signingKeys: OAuthSigningKeyRepository;
+  /** The console's sign-in sessions and account passwords. */
+  readonly sessions: SessionRepository;
   /** Runs `fn` with a store whose every call is part of one transaction. */
   transaction<T>(fn: (store: ControlPlaneStore) => Promise<T>): Promise<T>;
 }
@@ -70,6 +73,7 @@ export function createControlPlaneStore(
     listings: createListingRepository(sql),
     oauthClients: createOAuthClientRepository(sql, options.limits),
     signingKeys: createOAuthSigningKeyRepository(sql, options.secretBox),
+    sessions: createSessionRepository(sql),
     transaction: (fn) => sql.transaction((tx) => fn(createControlPlaneStore(tx, options))),
   };
 }

@@ -45,6 +45,8 @@ export interface Listing {
 export interface MarketplaceListing extends Listing {
   /** Served calls of the analytic in the last 30 days (every origin). */
   readonly calls30d: number;
+  /** The owner's account name, as the marketplace shows it (owner text: never HTML). */
+  readonly ownerName: string;
 }
 
 /** A marketplace listing with its analytic's current definition (for the param schema). */
@@ -102,7 +104,7 @@ interface ListingRow {
   readonly updated_at: Date;
 }
 
-type MarketRow = ListingRow & { readonly calls_30d: number };
+type MarketRow = ListingRow & { readonly calls_30d: number; readonly owner_name: string };
 
 const COLUMNS = `l.analytic_id, a.name, l.owner_id, l.title, l.description, l.category, l.tags, l.price,
                  l.example_params, l.previews, l.published_at, l.unpublished_at, l.updated_at`;
@@ -111,6 +113,8 @@ const POPULARITY = `LEFT JOIN LATERAL (
     SELECT count(*)::integer AS calls_30d FROM usage_events e
      WHERE e.analytic_id = l.analytic_id AND e.status = 'ok' AND e.completed_at > now() - interval '30 days'
   ) p ON true`;
+
+const OWNER_NAME = '(SELECT o.name FROM accounts o WHERE o.id = l.owner_id) AS owner_name';
 
 const ON_MARKET = `l.unpublished_at IS NULL AND a.deleted_at IS NULL AND a.visibility = 'public'`;
 
@@ -135,6 +139,7 @@ function toListing(row: ListingRow): Listing {
 const toMarketListing = (row: MarketRow): MarketplaceListing => ({
   ...toListing(row),
   calls30d: row.calls_30d,
+  ownerName: row.owner_name,
 });
 
 /** `text` as a LIKE pattern matching it anywhere, its wildcards taken literally. */
@@ -201,7 +206,7 @@ export function createListingRepository(sql: SqlExecutor): ListingRepository {
 
     async get(name) {
       const [row] = await sql.query<MarketRow & { version: number; definition: AnalyticDefinition }>(
-        `SELECT ${COLUMNS}, p.calls_30d, v.version, v.definition
+        `SELECT ${COLUMNS}, p.calls_30d, ${OWNER_NAME}, v.version, v.definition
            FROM listings l
            JOIN analytics a ON a.id = l.analytic_id
            JOIN analytic_versions v ON v.analytic_id = a.id AND v.version = a.current_version
@@ -228,7 +233,7 @@ export function createListingRepository(sql: SqlExecutor): ListingRepository {
           ? 'p.calls_30d DESC, l.published_at DESC, a.name'
           : 'l.published_at DESC, a.name';
       const rows = await sql.query<MarketRow>(
-        `SELECT ${COLUMNS}, p.calls_30d ${from} ${POPULARITY} ${where}
+        `SELECT ${COLUMNS}, p.calls_30d, ${OWNER_NAME} ${from} ${POPULARITY} ${where}
           ORDER BY ${order} LIMIT $3 OFFSET $4`,
         [...params, limit, offset],
       );

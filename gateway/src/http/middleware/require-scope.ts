@@ -1,21 +1,20 @@
 // Authentication, scope check and rate limit of every authenticated route but the query routes
 // (which the query module admits itself): both go through the same admission (query/admission.ts).
+// Here the credential may also be the web console's session cookie (http/session-cookie.ts, CSRF
+// checked for state changes); the query routes never read cookies, so a page of another site can
+// never spend an account's credits through its browser.
 import type { MiddlewareHandler } from 'hono';
 import type { Scope } from '../../auth/principal.js';
 import { ApiError } from '../../errors/api-error.js';
 import { authorize, manageBucket, spendRateLimit } from '../../query/admission.js';
 import type { AppEnv } from '../app-env.js';
 import { requestAddress } from '../request-address.js';
+import { credentialOf } from '../session-cookie.js';
 
 /** Authenticates the request, requires `scope` and applies the rate limit; sets `c.var.principal`. */
 export function requireScope(scope: Scope): MiddlewareHandler<AppEnv> {
   return async function requireScopeMiddleware(c, next) {
-    const principal = await authorize(
-      c.var.services,
-      c.req.header('authorization'),
-      scope,
-      requestAddress(c),
-    );
+    const principal = await authorize(c.var.services, credentialOf(c), scope, requestAddress(c));
     c.set('principal', principal);
     try {
       const bucket = scope === 'query' ? principal.rateLimitBucket : manageBucket(principal);

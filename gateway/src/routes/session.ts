@@ -1,0 +1,168 @@
+// The web console's sign-in: log in with email and password (a session cookie), the session's
+// CSRF token, log out, and setting an account's password (with a key, for accounts made through
+// the API, or with the session and the current password). Session-authenticated calls reach
+// every other management route through the same requireScope and services as keys
+// (http/session-cookie.ts).
+import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
+import { ApiError } from '../errors/api-error.js';
+import type { AppEnv } from '../http/app-env.js';
+import { AUTHED_ERRORS, BEARER, BODY_ERRORS } from '../http/common-schemas.js';
+import { requireScope } from '../http/middleware/require-scope.js';
+import { readJson } from '../http/read-json.js';
+import { requestAddress } from '../http/request-address.js';
+import { AccountSchema, accountJson } from '../http/resources.js';
+import { route } from '../http/route.js';
+import {
+  clearSessionCookie,
+  requireOwnOrigin,
+  sessionTokenOf,
+  setSessionCookie,
+} from '../http/session-cookie.js';
+import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../security/password-hash.js';
+import { csrfTokenOf } from '../security/session-token.js';
+
+export const PasswordSchema = z
+  .string()
+  .min(PASSWORD_MIN_LENGTH)
+  .max(PASSWORD_MAX_LENGTH)
+  .openapi({ description: `${PASSWORD_MIN_LENGTH}–${PASSWORD_MAX_LENGTH} characters` });
+
+const LogInSchema = z
+  .object({ email: z.email().max(254), password: z.string().min(1).max(PASSWORD_MAX_LENGTH) })
+  .strict()
+  .openapi('LogIn');
+
+const SetPasswordSchema = z
+  .object({
+    password: PasswordSchema,
+    current_password: z
+      .string()
+      .max(PASSWORD_MAX_LENGTH)
+      .optional()
+      .openapi({ description: 'Required with a session when the account already has a password' }),
+  })
+  .strict()
+  .openapi('SetPassword');
+
+export const SessionSchema = z
+  .object({
+    account: AccountSchema,
+    csrf_token: z.string().openapi({ description: 'Send it as `X-CSRF-Token` with every state change' }),
+    expires_at: z.string(),
+  })
+  .openapi('ConsoleSession');
+
+const SESSION_COOKIE = [{ sessionCookie: [] }];
+
+export function registerSessionRoutes(app: OpenAPIHono<AppEnv>): void {
+  route(
+    app,
+    createRoute({
+      method: 'post',
+      path: '/v1/session',
+      tags: ['Console'],
+      summary: 'Log in to the web console: sets the HttpOnly session cookie',
+      description:
+        'Failed logins are throttled per client address and per account: past them, 429 `RATE_LIMIT_EXCEEDED` with `retry_after`. A request from another site (its `Origin`) is refused.',
+      request: { body: { required: true, content: { 'application/json': { schema: LogInSchema } } } },
+      responses: {
+        201: { description: 'Logged in', content: { 'application/json': { schema: SessionSchema } } },
+        ...AUTHED_ERRORS,
+        ...BODY_ERRORS,
+      },
+    }),
+    async (c) => {
+      // A login from another site's page would sign the victim into the attacker's account.
+      requireOwnOrigin(c);
+      const body = await readJson(c, LogInSchema);
+      const signedIn = await c.var.services.sessions.logIn(body.email, body.password, requestAddress(c));
+      setSessionCookie(c, signedIn.token, signedIn.session.expiresAt);
+      return c.json(
+        {
+          account: accountJson(signedIn.account),
+          csrf_token: csrfTokenOf(signedIn.token),
+          expires_at: signedIn.session.expiresAt.toISOString(),
+        },
+        201,
+      );
+    },
+  );
+
+  route(
+    app,
+    createRoute({
+      method: 'get',
+      path: '/v1/session',
+      tags: ['Console'],
+      summary: 'The signed-in account and its CSRF token',
+      security: SESSION_COOKIE,
+      responses: {
+        200: { description: 'Session', content: { 'application/json': { schema: SessionSchema } } },
+        ...AUTHED_ERRORS,
+      },
+    }),
+    requireScope('account'),
+    async (c) => {
+      const token = sessionTokenOf(c);
+      if (c.var.principal.credential !== 'session' || token === undefined) {
+        throw new ApiError('UNAUTHENTICATED', 'No console session: log in first.');
+      }
+      const account = await c.var.services.accounts.get(c.var.principal.accountId);
+      const live = await c.var.services.store.sessions.findLiveById(c.var.principal.keyId);
+      return c.json({
+        account: accountJson(account),
+        csrf_token: csrfTokenOf(token),
+        expires_at: (live?.expiresAt ?? new Date()).toISOString(),
+      });
+    },
+  );
+
+  route(
+    app,
+    createRoute({
+      method: 'delete',
+      path: '/v1/session',
+      tags: ['Console'],
+      summary: 'Log out: ends the session on every instance and clears the cookie',
+      security: SESSION_COOKIE,
+      responses: { 204: { description: 'Logged out' }, ...AUTHED_ERRORS },
+    }),
+    requireScope('account'),
+    async (c) => {
+      if (c.var.principal.credential !== 'session') {
+        throw new ApiError('UNAUTHENTICATED', 'No console session: log in first.');
+      }
+      await c.var.services.sessions.logOut(c.var.principal.keyId);
+      clearSessionCookie(c);
+      return c.body(null, 204);
+    },
+  );
+
+  route(
+    app,
+    createRoute({
+      method: 'put',
+      path: '/v1/account/password',
+      tags: ['Console'],
+      summary: 'Set the password the web console logs in with',
+      description:
+        'With a key (`account` scope): an account made through the API gets, or replaces, its password. With a session: `current_password` is required. Every other console session of the account ends.',
+      security: [...BEARER, ...SESSION_COOKIE],
+      request: { body: { required: true, content: { 'application/json': { schema: SetPasswordSchema } } } },
+      responses: { 204: { description: 'Password set' }, ...AUTHED_ERRORS, ...BODY_ERRORS },
+    }),
+    requireScope('account'),
+    async (c) => {
+      const body = await readJson(c, SetPasswordSchema);
+      const principal = c.var.principal;
+      if (principal.credential === 'try_token') throw new ApiError('FORBIDDEN', 'Use a key or a session.');
+      await c.var.services.sessions.setPassword({
+        accountId: principal.accountId,
+        password: body.password,
+        ...(body.current_password === undefined ? {} : { current: body.current_password }),
+        ...(principal.credential === 'session' ? { sessionId: principal.keyId } : {}),
+      });
+      return c.body(null, 204);
+    },
+  );
+}

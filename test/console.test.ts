@@ -1,0 +1,329 @@
+// The web console end to end: Debian's Chromium (playwright-core) against a real gateway process
+// (embedded store, demo marketplace) and the local PostgreSQL as an owner's warehouse.
+// - a visitor signs up, sees its key once, browses and searches the marketplace, tries an
+//   analytic (a free preview), creates a second key, calls the API with it, and sees the call on
+//   the usage page;
+// - an owner connects PostgreSQL, deploys an analytic with a typo'd table and sees its warehouse's
+//   error in a test run, fixes and redeploys it, publishes it, and after another account's calls
+//   sees them on its statement;
+// - a CSRF attempt from another origin, a session cookie replayed after logout, and an owner
+//   description holding <script> all fail.
+// The screenshots in docs/screenshots/ (shown in the README) are taken here.
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { seedDemoWarehouse } from '@quarry/examples';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { chromiumAvailable, launchChromium } from './support/browser.js';
+import { freePort, type GatewayProcess, REPO_ROOT, startGateway } from './support/gateway-process.js';
+import { pgAvailable, serviceUp, TEST_PG_URL, uniqueSuffix } from './support/test-services.js';
+import { createPostgresWarehouse, type PostgresWarehouse } from './support/warehouses.js';
+
+const up = serviceUp(await pgAvailable()) && serviceUp(await chromiumAvailable());
+const SCREENSHOTS = join(REPO_ROOT, 'docs/screenshots');
+const PASSWORD = 'correct horse battery staple';
+const suffix = uniqueSuffix();
+/** Polls until the page shows it: a busy machine can take seconds (vitest's default is 1 s). */
+const poll = <T>(read: () => Promise<T> | T) => expect.poll(read, { timeout: 20_000, interval: 100 });
+
+describe.skipIf(!up)('the web console in a browser', () => {
+  let dataDir: string;
+  let gateway: GatewayProcess;
+  let browser: Browser;
+  let warehouse: PostgresWarehouse;
+  const contexts: BrowserContext[] = [];
+
+  beforeAll(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'quarry-e2e-console-'));
+    await seedDemoWarehouse(join(dataDir, 'demo.duckdb'), { rows: 5_000 });
+    warehouse = await createPostgresWarehouse(`console_wh_${suffix}`, 2_000);
+    await mkdir(SCREENSHOTS, { recursive: true });
+    gateway = await startGateway({
+      env: {
+        QUARRY_DATA_DIR: dataDir,
+        QUARRY_ALLOW_PRIVATE_NETWORKS: 'true',
+        QUARRY_SIGNUPS_PER_HOUR: '1000',
+        QUARRY_LOG_LEVEL: 'warn',
+      },
+      readyTimeoutMs: 90_000,
+    });
+    browser = await launchChromium();
+  }, 180_000);
+
+  afterAll(async () => {
+    for (const context of contexts) await context.close().catch(() => {});
+    await browser?.close();
+    await gateway?.stop();
+    await warehouse?.drop();
+    if (dataDir) await rm(dataDir, { recursive: true, force: true });
+  }, 60_000);
+
+  async function newPage(): Promise<Page> {
+    const context = await browser.newContext({ viewport: { width: 1200, height: 900 } });
+    contexts.push(context);
+    const page = await context.newPage();
+    page.setDefaultTimeout(20_000);
+    return page;
+  }
+
+  /** Signs up in the browser; resolves with the first key's secret as the page showed it. */
+  async function signUp(page: Page, email: string, name: string): Promise<string> {
+    await page.goto(`${gateway.url}/#/signup`);
+    await page.getByLabel('Name').fill(name);
+    await page.getByLabel('Email').fill(email);
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Sign up' }).click();
+    const secret = await page.getByTestId('secret').inputValue();
+    expect(secret).toMatch(/^qry_live_[0-9A-Za-z]{28}$/);
+    await poll(() => page.getByTestId('signed-in-as').textContent()).toBe(email);
+    return secret;
+  }
+
+  async function apiCall(method: string, path: string, key: string, body?: unknown) {
+    const response = await fetch(`${gateway.url}${path}`, {
+      method,
+      headers: {
+        authorization: `Bearer ${key}`,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    // biome-ignore lint/suspicious/noExplicitAny: the tests read arbitrary response shapes.
+    return { status: response.status, json: (await response.json()) as Record<string, any> };
+  }
+
+  it('serves the console at / with a CSP that allows no inline script and no framing', async () => {
+    const response = await fetch(`${gateway.url}/`);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toMatch(/^text\/html/);
+    const csp = response.headers.get('content-security-policy') ?? '';
+    expect(csp).toContain("script-src 'self'");
+    expect(csp).toContain("frame-ancestors 'none'");
+    expect(csp).not.toContain('unsafe-inline');
+    expect(csp).not.toContain('unsafe-eval');
+    expect(response.headers.get('x-content-type-options')).toBe('nosniff');
+    const html = await response.text();
+    expect(html).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>/);
+    expect(html).not.toMatch(/https?:\/\//);
+  });
+
+  it('a visitor signs up, sees a key once, tries an analytic for free, makes a key, calls the API, and sees the call on the usage chart', async () => {
+    const page = await newPage();
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    // Script errors only: the browser also logs the expected 401 of GET /v1/session before sign-up.
+    page.on('console', (m) => {
+      if (m.type() === 'error' && !m.text().startsWith('Failed to load resource')) errors.push(m.text());
+    });
+    const email = `visitor-${suffix}@example.com`;
+    const firstKey = await signUp(page, email, 'Vera Visitor');
+
+    // The marketplace: listings with owner and price; search narrows them.
+    await page.getByRole('link', { name: 'Marketplace', exact: true }).click();
+    await poll(() => page.locator('.card').count()).toBeGreaterThan(3);
+    await page.getByLabel('Search').fill('region');
+    await poll(() => page.locator('.card h2').allTextContents()).toContain('Revenue by region');
+    await page.getByLabel('Search').fill('');
+    await page.getByLabel('Sort by').selectOption('newest');
+    await poll(() => page.locator('.card').count()).toBeGreaterThan(3);
+    await page.screenshot({ path: join(SCREENSHOTS, 'marketplace.png') });
+
+    // A listing: params, price on each plan, examples; try it (a preview: 0 credits).
+    await page.goto(`${gateway.url}/#/listing/sales-by-region`);
+    await poll(() => page.getByTestId('price').textContent()).toBe('1 credit');
+    await poll(() =>
+      page.locator('table', { hasText: 'What a call costs on each plan' }).locator('tbody tr').count(),
+    ).toBeGreaterThan(1);
+    for (const language of ['curl', 'TypeScript', 'Python', 'Go', 'PHP', 'Ruby']) {
+      expect(await page.locator('summary', { hasText: new RegExp(`^${language}$`) }).count()).toBe(1);
+    }
+    expect(await page.getByLabel('year (required)').inputValue()).toBe('2024');
+    await page.getByRole('button', { name: 'Run preview' }).click();
+    await poll(() => page.getByTestId('try-meta').textContent()).toMatch(/rows · 0 credits · preview/);
+    await poll(() => page.getByTestId('try-result').locator('canvas').count()).toBeGreaterThan(0);
+    await poll(() => page.getByTestId('try-result').locator('tbody tr').count()).toBeGreaterThan(1);
+    await page.screenshot({ path: join(SCREENSHOTS, 'listing-try-it.png'), fullPage: true });
+
+    // A second key: its secret shown once; the list shows prefixes only.
+    await page.getByRole('link', { name: 'Keys' }).click();
+    await page.getByLabel('Key name').fill('reporting');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const secondKey = await page.getByTestId('secret').inputValue();
+    expect(secondKey).toMatch(/^qry_live_/);
+    expect(secondKey).not.toBe(firstKey);
+    await poll(() => page.locator('table', { hasText: 'Your keys' }).locator('tbody tr').count()).toBe(2);
+    await page.reload();
+    await poll(() => page.locator('table', { hasText: 'Your keys' }).locator('tbody tr').count()).toBe(2);
+    expect(await page.getByTestId('secret').count()).toBe(0);
+    expect(await page.content()).not.toContain(secondKey);
+
+    // The API, called with the new key: one credit.
+    const answer = await apiCall('POST', '/v1/query', secondKey, {
+      source: 'sales-by-region',
+      params: { year: 2024 },
+    });
+    expect(answer.status).toBe(200);
+    expect(answer.json.meta.credits).toBe(1);
+
+    await page.getByRole('link', { name: 'Usage' }).click();
+    await poll(() => page.getByTestId('credits-used').textContent()).toBe('1');
+    await poll(() => page.locator('canvas').count()).toBeGreaterThan(0);
+    expect(
+      await page.locator('table', { hasText: 'Per analytic' }).locator('tbody tr').allTextContents(),
+    ).toEqual(['sales-by-region11']);
+    await page.screenshot({ path: join(SCREENSHOTS, 'usage.png'), fullPage: true });
+    expect(errors).toEqual([]);
+  }, 120_000);
+
+  const analytic = `e2e-channels-${suffix}`;
+  const definition = (table: string) =>
+    [
+      `name: ${analytic}`,
+      'title: Revenue by channel',
+      'connection: wh',
+      'sql: |',
+      `  SELECT channel, sum(amount) AS revenue FROM ${table} WHERE year = :year GROUP BY channel ORDER BY revenue DESC`,
+      'params:',
+      '  year: {type: integer, required: true, min: 2000, max: 2100}',
+      'insights: {shape: keyed, key: channel}',
+      'price: 2',
+      'visibility: public',
+      'example_params: {year: 2024}',
+      '',
+    ].join('\n');
+  const HOSTILE =
+    '<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2">Revenue per sales channel.';
+
+  it('an owner connects PostgreSQL, sees its warehouse error for a typo, deploys, publishes, and sees another account’s calls on its statement', async () => {
+    const page = await newPage();
+    await signUp(page, `owner-${suffix}@example.com`, 'Olga Owner');
+    await page.getByRole('link', { name: 'Studio' }).click();
+
+    // A connection from the connector's config schema, then tested.
+    await page.getByLabel('Connection name').fill('wh');
+    await page.getByLabel('Warehouse type').selectOption('postgres');
+    await page.getByLabel('Settings form').selectOption({ label: 'with connectionString' });
+    await page.getByLabel('connectionString (required)').fill(TEST_PG_URL);
+    await page.getByLabel('schema', { exact: true }).fill(warehouse.schema);
+    await page.getByRole('button', { name: 'Add connection' }).click();
+    await page.getByRole('button', { name: 'Test wh' }).click();
+    await poll(() => page.getByTestId('test-wh').textContent()).toMatch(/^Reachable \(\d+ ms\)$/);
+
+    // A typo'd table: deployed, and its test run shows what PostgreSQL said.
+    await page.getByLabel('Analytic definition (YAML)').fill(definition('salez'));
+    await page.getByRole('button', { name: 'Deploy' }).click();
+    await poll(() => page.getByTestId('deployed').textContent()).toContain(
+      `Deployed ${analytic}, version 1.`,
+    );
+    await page.getByRole('button', { name: `Test run ${analytic}` }).click();
+    await poll(() => page.getByTestId('test-run-error').textContent()).toMatch(
+      /relation "salez" does not exist/,
+    );
+
+    // Fixed and deployed again: version 2 runs.
+    await page.getByLabel('Analytic definition (YAML)').fill(definition('sales'));
+    await page.getByRole('button', { name: 'Deploy' }).click();
+    await poll(() => page.getByTestId('deployed').textContent()).toContain(
+      `Deployed ${analytic}, version 2.`,
+    );
+    await page.getByRole('button', { name: `Test run ${analytic}` }).click();
+    await poll(() => page.getByTestId('test-run-result').locator('tbody tr').count()).toBe(3);
+
+    // Published, with a description an attacker would write.
+    const listing = page.getByRole('form', { name: `Listing of ${analytic}` });
+    await listing.getByLabel('Description').fill(HOSTILE);
+    await listing.getByLabel('Category').fill('Sales');
+    await listing.getByRole('button', { name: 'Publish' }).click();
+    await poll(() => listing.locator('h4').textContent()).toBe('Listing (published)');
+
+    // Another account calls it three times through the API.
+    const caller = await fetch(`${gateway.url}/v1/accounts`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: `caller-${suffix}@example.com`, name: 'Cal Caller' }),
+    }).then((r) => r.json() as Promise<{ key: { secret: string } }>);
+    for (const year of [2023, 2024, 2025]) {
+      const call = await apiCall('POST', '/v1/query', caller.key.secret, {
+        source: analytic,
+        params: { year },
+      });
+      expect(call.status, JSON.stringify(call.json)).toBe(200);
+      expect(call.json.meta.credits).toBe(2);
+    }
+
+    await page.getByRole('link', { name: 'Statements', exact: true }).click();
+    await poll(() => page.getByTestId('statement-calls').textContent()).toBe('3');
+    expect(
+      await page.locator('table', { hasText: 'Per analytic' }).locator('tbody tr').allTextContents(),
+    ).toEqual([`${analytic}3633`]);
+    await poll(() => page.locator('canvas').count()).toBeGreaterThan(0);
+    await page.screenshot({ path: join(SCREENSHOTS, 'statement.png'), fullPage: true });
+  }, 120_000);
+
+  it('refuses a CSRF attempt from another origin, a session cookie replayed after logout, and never runs an owner’s <script>', async () => {
+    const page = await newPage();
+    const email = `victim-${suffix}@example.com`;
+    const key = await signUp(page, email, 'Vic Victim');
+    const keysBefore = (await apiCall('GET', '/v1/keys', key)).json.keys.length as number;
+
+    // Another origin (same site: 127.0.0.1 on another port, so SameSite alone would not stop it).
+    const evilPort = await freePort();
+    const target = `${gateway.url}/v1/keys`;
+    const evilPage = `<!doctype html><body><form id="f" method="POST" action="${target}" enctype="text/plain">
+      <input name='{"name":"csrf","x":"' value='"}'></form>
+      <script>
+        window.__results = [];
+        fetch(${JSON.stringify(target)}, { method: 'POST', credentials: 'include', mode: 'no-cors',
+          headers: { 'content-type': 'text/plain' }, body: '{"name":"csrf-fetch"}' })
+          .then(() => window.__results.push('fetch sent'), (e) => window.__results.push(String(e)));
+      </script></body>`;
+    const evil: Server = createServer((_req, res) =>
+      res.writeHead(200, { 'content-type': 'text/html' }).end(evilPage),
+    );
+    await new Promise<void>((resolve) => evil.listen(evilPort, '127.0.0.1', resolve));
+    try {
+      const csrfPage = await page.context().newPage();
+      await csrfPage.goto(`http://127.0.0.1:${evilPort}/`);
+      await poll(() => csrfPage.evaluate('window.__results.length')).toBe(1);
+      const refused = csrfPage.waitForResponse((r) => r.url() === target && r.request().method() === 'POST');
+      await csrfPage.evaluate("document.getElementById('f').submit()");
+      const answer = await refused;
+      expect(answer.status()).toBe(403);
+      expect(await answer.text()).toContain('FORBIDDEN');
+    } finally {
+      await new Promise((resolve) => evil.close(resolve));
+    }
+    expect((await apiCall('GET', '/v1/keys', key)).json.keys.length).toBe(keysBefore);
+
+    // The session cookie, copied, then the user logs out: the copy is dead on the server.
+    const [cookie] = (await page.context().cookies(gateway.url)).filter((c) => c.name === 'quarry_session');
+    expect(cookie?.httpOnly).toBe(true);
+    expect(cookie?.sameSite).toBe('Strict');
+    const replay = () =>
+      fetch(`${gateway.url}/v1/account`, { headers: { cookie: `quarry_session=${cookie?.value}` } }).then(
+        (r) => r.status,
+      );
+    expect(await replay()).toBe(200);
+    await page.goto(`${gateway.url}/#/keys`);
+    await page.getByRole('button', { name: 'Log out' }).click();
+    await poll(() => page.getByRole('heading', { name: 'Log in' }).count()).toBe(1);
+    expect(await replay()).toBe(401);
+    const thief = await browser.newContext();
+    contexts.push(thief);
+    await thief.addCookies([{ ...(cookie as NonNullable<typeof cookie>) }]);
+    const thiefPage = await thief.newPage();
+    await thiefPage.goto(`${gateway.url}/#/keys`);
+    await poll(() => thiefPage.getByRole('heading', { name: 'Log in' }).count()).toBe(1);
+
+    // The owner's description (published above) is shown as text: no script ran, no element made.
+    const reader = await newPage();
+    await reader.goto(`${gateway.url}/#/listing/${analytic}`);
+    const description = reader.getByTestId('description');
+    await poll(() => description.textContent()).toBe(HOSTILE);
+    expect(await description.locator('script, img').count()).toBe(0);
+    await reader.waitForTimeout(300);
+    expect(await reader.evaluate('typeof window.__pwned')).toBe('undefined');
+  }, 120_000);
+});
