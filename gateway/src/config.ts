@@ -66,6 +66,11 @@ const EnvSchema = z.object({
     .min(1024)
     .max(1024 * 1024 * 1024)
     .default(8 * 1024 * 1024),
+  QUARRY_WAREHOUSE_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),
+  QUARRY_BREAKER_FAILURES: z.coerce.number().int().min(1).max(10_000).default(5),
+  QUARRY_BREAKER_OPEN_MS: z.coerce.number().int().min(100).max(3_600_000).default(10_000),
+  QUARRY_STORE_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(5_000),
+  QUARRY_REDIS_TIMEOUT_MS: z.coerce.number().int().min(10).max(60_000).default(500),
   QUARRY_REAP_AFTER_MS: z.coerce.number().int().min(1_000).max(86_400_000).default(900_000),
   QUARRY_RESERVE_AHEAD: z.enum(['always', 'near-limit']).default('near-limit'),
   QUARRY_RESERVE_MARGIN: z.coerce.number().int().min(0).max(1_000_000_000).default(100),
@@ -150,6 +155,18 @@ export interface GatewayConfig {
    * fails with RESULT_TOO_LARGE before the rows are all held in memory where the connector can.
    */
   readonly maxResultBytes: number;
+  /**
+   * Time bounds on I/O outside the process: opening a warehouse session (whatever the
+   * connection's own connect timeout says); each control-plane store call (connect, and each
+   * statement client- and server-side); each Redis command and connect.
+   */
+  readonly timeouts: {
+    readonly warehouseConnectMs: number;
+    readonly storeMs: number;
+    readonly redisMs: number;
+  };
+  /** Per-connection circuit breakers: faults in a row that open one, and how long it stays open. */
+  readonly breaker: { readonly failures: number; readonly openMs: number };
   /** How long a verified key is trusted in process before the store is asked again (≤ 5 s). */
   readonly keyCacheMs: number;
   /**
@@ -296,6 +313,12 @@ export function loadConfig(
     reserveMargin: e.QUARRY_RESERVE_MARGIN,
     cacheMaxBytes: e.QUARRY_CACHE_MAX_BYTES,
     maxResultBytes: e.QUARRY_MAX_RESULT_BYTES,
+    timeouts: {
+      warehouseConnectMs: e.QUARRY_WAREHOUSE_CONNECT_TIMEOUT_MS,
+      storeMs: e.QUARRY_STORE_TIMEOUT_MS,
+      redisMs: e.QUARRY_REDIS_TIMEOUT_MS,
+    },
+    breaker: { failures: e.QUARRY_BREAKER_FAILURES, openMs: e.QUARRY_BREAKER_OPEN_MS },
   };
 }
 

@@ -22,7 +22,17 @@ export interface GatewayMetrics {
   setUsageWriteSource(source: () => readonly UsageWriteSnapshot[]): void;
   /** Registers the result cache's counters and sizes, read at scrape time. */
   setResultCacheSource(source: () => CacheStats): void;
+  /** Registers the source of each connection's circuit state, read at scrape time. */
+  setCircuitSource(source: () => readonly CircuitSnapshot[]): void;
 }
+
+/** One connection's circuit breaker state. */
+export interface CircuitSnapshot {
+  readonly connection: string;
+  readonly state: 'closed' | 'open' | 'half_open';
+}
+
+const CIRCUIT_STATES = ['closed', 'open', 'half_open'] as const;
 
 /** Group-commit counters of one kind of usage write (`reserve`, `commit`). */
 export interface UsageWriteSnapshot {
@@ -70,6 +80,20 @@ export function createMetrics(options: { readonly defaultMetrics?: boolean } = {
   gauge('quarry_pool_sessions_total', 'Open warehouse sessions per connection', (s) => s.total);
   gauge('quarry_pool_sessions_idle', 'Idle warehouse sessions per connection', (s) => s.idle);
   gauge('quarry_pool_waiting', 'Callers waiting for a warehouse session', (s) => s.waiting);
+  let circuitSource: () => readonly CircuitSnapshot[] = () => [];
+  new Gauge({
+    name: 'quarry_connection_circuit',
+    help: "Each connection's circuit breaker: 1 for its current state (closed, open, half_open), 0 for the others",
+    labelNames: ['connection', 'state'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const c of circuitSource()) {
+        for (const state of CIRCUIT_STATES)
+          this.set({ connection: c.connection, state }, c.state === state ? 1 : 0);
+      }
+    },
+  });
   let usageSource: () => readonly UsageWriteSnapshot[] = () => [];
   // Counters kept by the group-commit writers; copied in at scrape time.
   const usageCounter = (name: string, help: string, pick: (s: UsageWriteSnapshot) => number) =>
@@ -149,6 +173,9 @@ export function createMetrics(options: { readonly defaultMetrics?: boolean } = {
     },
     setResultCacheSource(source) {
       cacheSource = source;
+    },
+    setCircuitSource(source) {
+      circuitSource = source;
     },
   };
 }

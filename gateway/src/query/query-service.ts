@@ -11,6 +11,7 @@ import {
 } from '@quarry/sdk-connector';
 import type { Catalog, CatalogEntry } from '../catalog/catalog.js';
 import { shapeInsights } from '../catalog/insights.js';
+import type { ConnectionBreakers } from '../connections/connection-breakers.js';
 import { ApiError } from '../errors/api-error.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
 import { mayCall } from '../store/analytic-repository.js';
@@ -62,6 +63,8 @@ export interface QueryServiceDeps {
   readonly metrics?: GatewayMetrics;
   /** QUARRY_MAX_RESULT_BYTES: the bound on one result (unset: none). */
   readonly maxResultBytes?: number;
+  /** A circuit per connection: warehouse calls go through it (unset: none). */
+  readonly breakers?: ConnectionBreakers;
 }
 
 const DEFAULT_TIMEOUT_MS = 30_000;
@@ -138,15 +141,19 @@ export function createQueryService(deps: QueryServiceDeps): QueryService {
       const started = performance.now();
       let outcome = 'ok';
       try {
-        const result = await connector.query({
-          template: entry.template,
-          params,
-          timeoutMs: limits?.timeout_ms ?? DEFAULT_TIMEOUT_MS,
-          maxRows: Math.min(limits?.max_rows ?? DEFAULT_MAX_ROWS, maxRows ?? Number.POSITIVE_INFINITY),
-          ...(limits?.max_bytes_billed === undefined ? {} : { maxBytesBilled: limits.max_bytes_billed }),
-          ...(deps.maxResultBytes === undefined ? {} : { maxResultBytes: deps.maxResultBytes }),
-          ...(signal ? { signal } : {}),
-        });
+        const run = () =>
+          connector.query({
+            template: entry.template,
+            params,
+            timeoutMs: limits?.timeout_ms ?? DEFAULT_TIMEOUT_MS,
+            maxRows: Math.min(limits?.max_rows ?? DEFAULT_MAX_ROWS, maxRows ?? Number.POSITIVE_INFINITY),
+            ...(limits?.max_bytes_billed === undefined ? {} : { maxBytesBilled: limits.max_bytes_billed }),
+            ...(deps.maxResultBytes === undefined ? {} : { maxResultBytes: deps.maxResultBytes }),
+            ...(signal ? { signal } : {}),
+          });
+        const result = await (deps.breakers === undefined
+          ? run()
+          : deps.breakers.run(entry.connectionId, run));
         const insights = shapeInsights(entry.definition.insights, result.rows);
         return {
           source: entry.name,
