@@ -32,6 +32,9 @@ const types = {
   },
 };
 
+/** Its query fails with the same error, and the client is then released with it (destroyed). */
+function ignoreCheckedOutError(): void {}
+
 /** Connects a pool to `url` (a `postgres://` connection string); no I/O until the first query. */
 export function createPgClient(url: string, options: PgClientOptions = {}): SqlClient {
   const timeoutMs = options.timeoutMs;
@@ -44,10 +47,20 @@ export function createPgClient(url: string, options: PgClientOptions = {}): SqlC
   });
   pool.on('error', (error) => options.onError?.(error));
 
-  /** A connection from the pool; failing here, nothing was sent. */
+  /**
+   * A connection from the pool; failing here, nothing was sent. A checked-out client whose socket
+   * fails emits `error` even while a query is running (the query fails too): without a listener
+   * of ours that would crash the process, since the pool listens only while a client is idle.
+   */
+  const guarded = new WeakSet<pg.PoolClient>();
   const connect = async (): Promise<pg.PoolClient> => {
     try {
-      return await pool.connect();
+      const client = await pool.connect();
+      if (!guarded.has(client)) {
+        guarded.add(client);
+        client.on('error', ignoreCheckedOutError);
+      }
+      return client;
     } catch (error) {
       throw new StoreUnavailableError('the store cannot be reached', { inDoubt: false, cause: error });
     }
