@@ -1,6 +1,7 @@
 // The gateway's configuration: one zod schema, parsed once at start from the environment, failing
 // fast with every problem listed. No other module reads process.env.
 import path from 'node:path';
+import { getHeapStatistics } from 'node:v8';
 import { z } from 'zod';
 import { type Plan, parsePlans } from './billing/plan-catalog.js';
 import { parseRateLimitTable } from './rate-limit/plan-policies.js';
@@ -66,6 +67,12 @@ const EnvSchema = z.object({
     .min(1024)
     .max(1024 * 1024 * 1024)
     .default(8 * 1024 * 1024),
+  QUARRY_RESULT_BYTES_IN_FLIGHT: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .max(64 * 1024 * 1024 * 1024)
+    .optional(),
   QUARRY_WAREHOUSE_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),
   QUARRY_BREAKER_FAILURES: z.coerce.number().int().min(1).max(10_000).default(5),
   QUARRY_BREAKER_OPEN_MS: z.coerce.number().int().min(100).max(3_600_000).default(10_000),
@@ -156,6 +163,12 @@ export interface GatewayConfig {
    */
   readonly maxResultBytes: number;
   /**
+   * Warehouse result bytes in flight at once, process-wide (QUARRY_RESULT_BYTES_IN_FLIGHT): a
+   * query that does not fit waits briefly, then 503. Default: a third of the V8 heap cap above
+   * the result cache, and at least one result of `maxResultBytes`.
+   */
+  readonly resultBytesInFlight: number;
+  /**
    * Time bounds on I/O outside the process: opening a warehouse session (whatever the
    * connection's own connect timeout says); each control-plane store call (connect, and each
    * statement client- and server-side); each Redis command and connect.
@@ -228,6 +241,7 @@ function parseVariable<T>(problems: string[], name: string, parse: () => T): T |
 export function loadConfig(
   env: Readonly<Record<string, string | undefined>>,
   cwd = process.cwd(),
+  heapLimitBytes = getHeapStatistics().heap_size_limit,
 ): GatewayConfig {
   const parsed = EnvSchema.safeParse(env);
   const problems = parsed.success
@@ -313,6 +327,9 @@ export function loadConfig(
     reserveMargin: e.QUARRY_RESERVE_MARGIN,
     cacheMaxBytes: e.QUARRY_CACHE_MAX_BYTES,
     maxResultBytes: e.QUARRY_MAX_RESULT_BYTES,
+    resultBytesInFlight:
+      e.QUARRY_RESULT_BYTES_IN_FLIGHT ??
+      Math.max(e.QUARRY_MAX_RESULT_BYTES, Math.floor((heapLimitBytes - e.QUARRY_CACHE_MAX_BYTES) / 3)),
     timeouts: {
       warehouseConnectMs: e.QUARRY_WAREHOUSE_CONNECT_TIMEOUT_MS,
       storeMs: e.QUARRY_STORE_TIMEOUT_MS,

@@ -25,6 +25,7 @@ import { createLogger, type Logger } from './observability/logger.js';
 import { createMetrics } from './observability/metrics.js';
 import { createQueryCallHandler } from './query/query-call.js';
 import { createQueryService } from './query/query-service.js';
+import { createResultBudget } from './query/result-budget.js';
 import { createRateLimiter } from './rate-limit/create-rate-limiter.js';
 import { createFailureThrottle } from './rate-limit/failure-throttle.js';
 import { createMemoryRateLimiter } from './rate-limit/memory-rate-limiter.js';
@@ -195,12 +196,15 @@ export async function createGateway(
     });
     const billing = createBillingService(store, plans);
     const marketplace = createMarketplaceService(store);
+    const resultBudget = createResultBudget({ limitBytes: config.resultBytesInFlight });
+    metrics.setResultBudgetSource(() => resultBudget.stats());
     const queries = createQueryService({
       catalog,
       connectors: connections,
       metrics,
       maxResultBytes: config.maxResultBytes,
       breakers,
+      budget: resultBudget,
     });
     const analytics = createAnalyticsService({
       analytics: store.analytics,

@@ -22,8 +22,17 @@ export interface GatewayMetrics {
   setUsageWriteSource(source: () => readonly UsageWriteSnapshot[]): void;
   /** Registers the result cache's counters and sizes, read at scrape time. */
   setResultCacheSource(source: () => CacheStats): void;
+  /** Registers the result-bytes budget's figures, read at scrape time. */
+  setResultBudgetSource(source: () => ResultBudgetSnapshot): void;
   /** Registers the source of each connection's circuit state, read at scrape time. */
   setCircuitSource(source: () => readonly CircuitSnapshot[]): void;
+}
+
+/** The process-wide budget of warehouse result bytes in flight. */
+export interface ResultBudgetSnapshot {
+  readonly limitBytes: number;
+  readonly inFlightBytes: number;
+  readonly waiting: number;
 }
 
 /** One connection's circuit breaker state. */
@@ -94,6 +103,32 @@ export function createMetrics(options: { readonly defaultMetrics?: boolean } = {
       }
     },
   });
+  let budgetSource: (() => ResultBudgetSnapshot) | undefined;
+  const budgetGauge = (name: string, help: string, pick: (s: ResultBudgetSnapshot) => number) =>
+    new Gauge({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        const stats = budgetSource?.();
+        if (stats !== undefined) this.set(pick(stats));
+      },
+    });
+  budgetGauge(
+    'quarry_result_bytes_in_flight',
+    'Warehouse result bytes expected in flight now',
+    (s) => s.inFlightBytes,
+  );
+  budgetGauge(
+    'quarry_result_bytes_in_flight_limit',
+    'The budget of result bytes in flight (QUARRY_RESULT_BYTES_IN_FLIGHT)',
+    (s) => s.limitBytes,
+  );
+  budgetGauge(
+    'quarry_result_budget_waiting',
+    'Warehouse queries waiting for room in the result budget',
+    (s) => s.waiting,
+  );
   let usageSource: () => readonly UsageWriteSnapshot[] = () => [];
   // Counters kept by the group-commit writers; copied in at scrape time.
   const usageCounter = (name: string, help: string, pick: (s: UsageWriteSnapshot) => number) =>
@@ -176,6 +211,9 @@ export function createMetrics(options: { readonly defaultMetrics?: boolean } = {
     },
     setCircuitSource(source) {
       circuitSource = source;
+    },
+    setResultBudgetSource(source) {
+      budgetSource = source;
     },
   };
 }
