@@ -234,7 +234,7 @@ describe.runIf(up)('warehouse faults: time limits, circuit breakers', () => {
         expect(ready.body.checks[`connection:${connectionIds[which]}`].message).toMatch(/circuit open/);
         const anonymous = await http.request(gateway.url, 'GET', '/readyz');
         expect(anonymous.text).not.toContain(connectionIds[which]);
-        const metrics = await fetch(`${gateway.url}/metrics`).then((r) => r.text());
+        const metrics = (await http.request(gateway.url, 'GET', '/metrics', { key: ADMIN })).text;
         expect(metrics).toContain(
           `quarry_connection_circuit{connection="${connectionIds[which]}",state="open"} 1`,
         );
