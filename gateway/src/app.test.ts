@@ -146,11 +146,32 @@ describe('OpenAPI', () => {
     }
   });
 
-  it('serves the docs page as HTML', async () => {
+  it('serves the docs page as HTML from its own assets, under a CSP with no inline script', async () => {
     const res = await tg.call('GET', '/docs');
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^text\/html/);
-    expect(res.text).toContain('/v1/openapi.json');
+    const csp = res.headers.get('content-security-policy') ?? '';
+    expect(csp).toContain("frame-ancestors 'none'");
+    expect(csp).toContain("script-src 'self'");
+    expect(csp).not.toMatch(/script-src[^;]*unsafe-inline/);
+    // Nothing is loaded from another host (no CDN), and no script is inline.
+    const loads = [...res.text.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]!);
+    expect(loads.length).toBeGreaterThan(2);
+    for (const url of loads) expect(url).toMatch(/^\/docs\/assets\//);
+    expect(res.text).not.toMatch(/<script>/);
+    const init = await tg.call('GET', '/docs/assets/init.js');
+    expect(init.text).toContain('/v1/openapi.json');
+    const bundle = await tg.call('GET', '/docs/assets/swagger-ui-bundle.js');
+    expect(bundle.status).toBe(200);
+    expect(bundle.headers.get('content-type')).toMatch(/^text\/javascript/);
+    expect(bundle.text.length).toBeGreaterThan(100_000);
+    expect((await tg.call('GET', '/docs/assets/swagger-ui.css')).headers.get('content-type')).toMatch(
+      /^text\/css/,
+    );
+    // Only the page's own files: not the package's other files, and no path out of it.
+    for (const path of ['/docs/assets/package.json', '/docs/assets/..%2F..%2Fpackage.json']) {
+      expect((await tg.call('GET', path)).status).toBe(404);
+    }
   });
 });
 

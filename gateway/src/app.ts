@@ -1,7 +1,6 @@
 // Builds the Hono app from injected services. It never listens and never reads the
 // environment (server.ts does both), so tests drive it with app.request() and no server.
 
-import { swaggerUI } from '@hono/swagger-ui';
 import { OpenAPIHono, z } from '@hono/zod-openapi';
 import { bodyLimit } from 'hono/body-limit';
 import { routePath } from 'hono/route';
@@ -16,6 +15,7 @@ import { recordRequest } from './observability/metrics.js';
 import { registerAccountRoutes } from './routes/accounts.js';
 import { registerAdminRoutes } from './routes/admin.js';
 import { registerConnectorRoutes } from './routes/connectors.js';
+import { registerDocsRoutes } from './routes/docs.js';
 import { registerHealthRoutes } from './routes/health.js';
 import { registerKeyRoutes } from './routes/keys.js';
 import { registerMarketplaceRoutes } from './routes/marketplace.js';
@@ -125,9 +125,9 @@ export function createApp(services: GatewayServices): OpenAPIHono<AppEnv> {
     },
     servers: [{ url: services.config.publicUrl, description: 'This gateway (QUARRY_PUBLIC_URL)' }],
   });
-  app.get('/docs', swaggerUI({ url: '/v1/openapi.json' }));
-  // The two documentation routes are served outside route(), so they are described here: the
-  // document lists every route the app serves.
+  registerDocsRoutes(app, services.config.publicUrl);
+  // The document itself is served outside route(), so it is described here: the document lists
+  // every route the app serves.
   app.openAPIRegistry.registerPath({
     method: 'get',
     path: '/v1/openapi.json',
@@ -141,15 +141,6 @@ export function createApp(services: GatewayServices): OpenAPIHono<AppEnv> {
         content: { 'application/json': { schema: z.record(z.string(), z.unknown()) } },
       },
     },
-  });
-  app.openAPIRegistry.registerPath({
-    method: 'get',
-    path: '/docs',
-    operationId: operationIdOf('get', '/docs'),
-    security: [],
-    tags: ['Operations'],
-    summary: 'Interactive API documentation (Swagger UI)',
-    responses: { 200: { description: 'HTML page', content: { 'text/html': { schema: z.string() } } } },
   });
 
   app.notFound((c) => {

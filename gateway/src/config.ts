@@ -1,5 +1,6 @@
 // The gateway's configuration: one zod schema, parsed once at start from the environment, failing
 // fast with every problem listed. No other module reads process.env.
+
 import path from 'node:path';
 import { getHeapStatistics } from 'node:v8';
 import { z } from 'zod';
@@ -7,6 +8,7 @@ import { type Plan, parsePlans } from './billing/plan-catalog.js';
 import { parseRateLimitTable } from './rate-limit/plan-policies.js';
 import type { RateLimitPolicy } from './rate-limit/rate-limiter.js';
 import { type Keyring, parseKeyring } from './security/keyring.js';
+import type { AccountLimits } from './store/account-limits.js';
 
 const bool = z
   .enum(['true', 'false', '1', '0', 'yes', 'no', 'on', 'off', ''])
@@ -88,7 +90,13 @@ const EnvSchema = z.object({
     .optional(),
   QUARRY_OAUTH_TOKEN_TTL: z.coerce.number().int().min(60).max(86_400).default(900),
   QUARRY_MAX_LIVE_POOLS: z.coerce.number().int().min(1).max(100_000).default(200),
+  QUARRY_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(120_000).default(10_000),
   QUARRY_MAX_PRICE: z.coerce.number().int().min(1).max(1_000_000).default(100),
+  QUARRY_MAX_CONNECTIONS_PER_ACCOUNT: z.coerce.number().int().min(1).max(1_000_000).default(20),
+  QUARRY_MAX_ANALYTICS_PER_ACCOUNT: z.coerce.number().int().min(1).max(1_000_000).default(100),
+  QUARRY_MAX_VERSIONS_KEPT: z.coerce.number().int().min(1).max(1_000_000).default(50),
+  QUARRY_MAX_KEYS_PER_ACCOUNT: z.coerce.number().int().min(1).max(1_000_000).default(50),
+  QUARRY_MAX_OAUTH_CLIENTS_PER_ACCOUNT: z.coerce.number().int().min(1).max(1_000_000).default(20),
   QUARRY_PREVIEW_ROWS: z.coerce.number().int().min(1).max(10_000).default(10),
   QUARRY_PREVIEWS_PER_DAY: z.coerce.number().int().min(0).max(1_000_000).default(20),
   QUARRY_SIGNUPS_PER_HOUR: z.coerce.number().int().min(1).max(1_000_000_000).default(5),
@@ -191,8 +199,12 @@ export interface GatewayConfig {
   readonly oauthTokenTtlSeconds: number;
   /** Live connection pools kept at once; past it the least recently used is closed. */
   readonly maxLivePools: number;
+  /** How long a client may take to send its request headers (QUARRY_HEADERS_TIMEOUT_MS). */
+  readonly headersTimeoutMs: number;
   /** The highest price an analytic may charge, in credits a call (QUARRY_MAX_PRICE). */
   readonly maxPrice: number;
+  /** What one account may hold (QUARRY_MAX_*_PER_ACCOUNT, QUARRY_MAX_VERSIONS_KEPT). */
+  readonly accountLimits: AccountLimits;
   /** The most rows a marketplace preview answers (QUARRY_PREVIEW_ROWS). */
   readonly previewRows: number;
   /** Free previews an account may make a day, across its keys (QUARRY_PREVIEWS_PER_DAY; 0: none). */
@@ -313,7 +325,15 @@ export function loadConfig(
       `http://${e.HOST.includes(':') ? `[${e.HOST}]` : e.HOST}:${e.PORT}`,
     oauthTokenTtlSeconds: e.QUARRY_OAUTH_TOKEN_TTL,
     maxLivePools: e.QUARRY_MAX_LIVE_POOLS,
+    headersTimeoutMs: e.QUARRY_HEADERS_TIMEOUT_MS,
     maxPrice: e.QUARRY_MAX_PRICE,
+    accountLimits: {
+      connections: e.QUARRY_MAX_CONNECTIONS_PER_ACCOUNT,
+      analytics: e.QUARRY_MAX_ANALYTICS_PER_ACCOUNT,
+      versionsKept: e.QUARRY_MAX_VERSIONS_KEPT,
+      keys: e.QUARRY_MAX_KEYS_PER_ACCOUNT,
+      oauthClients: e.QUARRY_MAX_OAUTH_CLIENTS_PER_ACCOUNT,
+    },
     previewRows: e.QUARRY_PREVIEW_ROWS,
     previewsPerDay: e.QUARRY_PREVIEWS_PER_DAY,
     signupsPerHour: e.QUARRY_SIGNUPS_PER_HOUR,

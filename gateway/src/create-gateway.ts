@@ -2,11 +2,13 @@
 // store (PGlite or Postgres) with migrations, the secret box, services, the change feed and, in
 // demo mode, the demo data.
 // server.ts and the end-to-end tests both build gateways here; only server.ts listens.
+
 import { join } from 'node:path';
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { createApp } from './app.js';
 import { createAuthenticator } from './auth/authenticator.js';
 import { createKeyUsage } from './auth/key-usage.js';
+import { createKnownCredentials } from './auth/known-credentials.js';
 import { createTryTokens } from './auth/try-token.js';
 import { settleInDoubt } from './billing/in-doubt-metering.js';
 import { createMetering } from './billing/metering.js';
@@ -119,7 +121,7 @@ export async function createGateway(
     const keyring = await keyringFor(config);
     const secretBox = createSecretBox(keyring);
     const tryTokens = createTryTokens(keyring);
-    const store = createControlPlaneStore(sql, { secretBox });
+    const store = createControlPlaneStore(sql, { secretBox, limits: config.accountLimits });
     const connectorLogger = logger.child({ component: 'connector' });
     // The demo's DuckDB file is the operator's own (bootstrapDemo writes it and its connection
     // through the store): it opens trusted while every QUARRY_ALLOW_* switch is off.
@@ -241,10 +243,12 @@ export async function createGateway(
       breakers.all().map(({ connection, status }) => ({ connection, state: status.state })),
     );
     const credentialFailures = createFailureThrottle(createMemoryRateLimiter(), CREDENTIAL_FAILURE_POLICY);
+    const knownCredentials = createKnownCredentials();
     const queryCall = createQueryCallHandler({
       auth,
       rateLimiter,
       credentialFailures,
+      knownCredentials,
       queries,
       metering,
       resultCache,
@@ -273,6 +277,7 @@ export async function createGateway(
       policies,
       rateLimiter,
       credentialFailures,
+      knownCredentials,
       metering,
       resultCache,
       tryTokens,

@@ -51,6 +51,14 @@ async function main(): Promise<void> {
 
   let shuttingDown = false;
   const server = createServer(
+    {
+      // A client must send its headers within QUARRY_HEADERS_TIMEOUT_MS and its whole request
+      // within 30 s, or the socket is answered 408 and closed: a slow-drip client (slowloris)
+      // cannot hold sockets for minutes. Checked every second, not Node's default 30 s.
+      headersTimeout: config.headersTimeoutMs,
+      requestTimeout: Math.max(30_000, config.headersTimeoutMs),
+      connectionsCheckingInterval: 1_000,
+    },
     createGatewayListener(gateway.app, gateway.services, { shuttingDown: () => shuttingDown }),
   );
   await new Promise<void>((resolve, reject) => {

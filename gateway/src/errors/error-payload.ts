@@ -79,6 +79,8 @@ export function asApiError(error: unknown, logger: ErrorLogger): ApiError {
   if (isStoreError(error)) {
     if (error.code === 'CONFLICT') return new ApiError('CONFLICT', error.message);
     if (error.code === 'NOT_FOUND') return new ApiError('NOT_FOUND', error.message);
+    if (error.code === 'LIMIT') return new ApiError('CONFLICT', error.message, { details: error.details });
+    if (error.code === 'INVALID') return new ApiError('INVALID_REQUEST', error.message);
   }
   logger.error({ err: error }, 'unhandled error');
   return new ApiError('INTERNAL', 'An internal error occurred. It has been logged.');

@@ -2,8 +2,13 @@
 // something to a caller (a duplicate name, a missing row) into these codes, so the HTTP error
 // mapper can answer 409/404 without knowing any SQL.
 
-/** Why a store operation was refused. */
-export type StoreErrorCode = 'CONFLICT' | 'NOT_FOUND';
+import type { ApiErrorDetail } from './api-error.js';
+
+/**
+ * Why a store operation was refused. LIMIT: the account already holds as many of something as
+ * the operator allows. INVALID: a value the database cannot hold (text with a NUL character).
+ */
+export type StoreErrorCode = 'CONFLICT' | 'NOT_FOUND' | 'LIMIT' | 'INVALID';
 
 /** A refused store operation; `message` is safe to show to the caller. */
 export class StoreError extends Error {
@@ -11,10 +16,17 @@ export class StoreError extends Error {
   readonly code: StoreErrorCode;
   /** Store refusals are about the request, never transient. */
   readonly retryable = false;
+  /** Machine-readable specifics for the envelope's `details`. */
+  readonly details: readonly ApiErrorDetail[];
 
-  constructor(code: StoreErrorCode, message: string, options: { readonly cause?: unknown } = {}) {
+  constructor(
+    code: StoreErrorCode,
+    message: string,
+    options: { readonly cause?: unknown; readonly details?: readonly ApiErrorDetail[] } = {},
+  ) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.code = code;
+    this.details = options.details ?? [];
   }
 }
 
@@ -54,6 +66,16 @@ export async function withConstraintErrors<T>(
     }
     throw error;
   }
+}
+
+/**
+ * PostgreSQL's refusals of a caller's text: a NUL byte in text (22021) or a `\u0000` escape in
+ * jsonb (22P05). Both backends raise them before anything is written.
+ */
+export function asInvalidText(error: unknown): StoreError | undefined {
+  const state = sqlState(error);
+  if (state !== '22021' && state !== '22P05') return undefined;
+  return new StoreError('INVALID', 'Text may not contain the NUL character (\\u0000).', { cause: error });
 }
 
 /**

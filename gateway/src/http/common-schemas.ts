@@ -80,7 +80,11 @@ export const AUTHED_ERRORS = {
 } as const;
 
 export const NOT_FOUND_ERROR = { 404: errorResponse('Not found') } as const;
-export const CONFLICT_ERROR = { 409: errorResponse('Conflict (e.g. a duplicate name)') } as const;
+export const CONFLICT_ERROR = {
+  409: errorResponse("Conflict: a duplicate name, or the account's limit on such resources reached"),
+} as const;
+/** The account already holds as many of this resource as the operator allows. */
+export const LIMIT_ERROR = { 409: errorResponse("The account's limit on this resource is reached") } as const;
 export const BODY_ERRORS = {
   413: errorResponse('Body over the size limit', RATE_LIMIT_HEADERS),
   415: errorResponse('Body not sent as application/json', RATE_LIMIT_HEADERS),

@@ -50,6 +50,7 @@ export const OPERATION_IDS: Readonly<Record<string, string>> = {
   'GET /metrics': 'getMetrics',
   'GET /v1/openapi.json': 'getOpenApiDocument',
   'GET /docs': 'getApiDocs',
+  'GET /docs/assets/{file}': 'getApiDocsAsset',
 };
 
 /** The operationId of `method path`; throws for a route missing from the table. */

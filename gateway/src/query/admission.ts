@@ -7,6 +7,7 @@
 // When the credential's verdict is cached and the limiter is in-process, admission is
 // synchronous: a cache hit spends no await (and no microtask) on it.
 import type { Authenticator } from '../auth/authenticator.js';
+import type { KnownCredentials } from '../auth/known-credentials.js';
 import type { Principal, Scope } from '../auth/principal.js';
 import { ApiError } from '../errors/api-error.js';
 import type { FailureThrottle } from '../rate-limit/failure-throttle.js';
@@ -21,6 +22,8 @@ export interface AdmissionDeps {
   readonly rateLimiter: RateLimiter;
   /** Failed credentials counted per client address (credentialFailures in create-gateway.ts). */
   readonly credentialFailures: FailureThrottle;
+  /** Credentials verified lately: still authenticated from an address refused for failures. */
+  readonly knownCredentials?: KnownCredentials;
 }
 
 /** The headers of a decision; throws RATE_LIMIT_EXCEEDED (carrying them) when it is a refusal. */
@@ -95,7 +98,7 @@ function withScope(principal: Principal, scope: Scope): Principal {
  * with `spendRateLimit(rateLimiter, principal)`.
  */
 export function authorize(
-  deps: Pick<AdmissionDeps, 'auth' | 'credentialFailures'>,
+  deps: Pick<AdmissionDeps, 'auth' | 'credentialFailures' | 'knownCredentials'>,
   authorization: string | undefined,
   scope: Scope,
   address: string,
@@ -108,17 +111,18 @@ export function authorize(
 /**
  * A credential that is not a cached verdict, authenticated under its address's failure
  * allowance: an address that has sent too many bad credentials is refused (429) before any store
- * lookup, so a flood of guesses costs the store nothing; a valid key already verified is never
- * slowed (it is answered from the cache above).
+ * lookup, so a flood of guesses costs the store nothing. A credential verified lately (on this
+ * instance, within a day) is still authenticated as usual: whoever shares the address with the
+ * guesser is not locked out.
  */
 async function authenticate(
-  deps: Pick<AdmissionDeps, 'auth' | 'credentialFailures'>,
+  deps: Pick<AdmissionDeps, 'auth' | 'credentialFailures' | 'knownCredentials'>,
   authorization: string | undefined,
   address: string,
 ): Promise<Principal> {
   const bucket = `credential-failures:${address}`;
   const wait = await deps.credentialFailures.lockedFor(bucket);
-  if (wait > 0) {
+  if (wait > 0 && deps.knownCredentials?.has(authorization) !== true) {
     throw new ApiError(
       'RATE_LIMIT_EXCEEDED',
       `Too many failed credentials from your address; retry in ${Math.ceil(wait)} s.`,
@@ -126,7 +130,9 @@ async function authenticate(
     );
   }
   try {
-    return await deps.auth.authenticate(authorization);
+    const principal = await deps.auth.authenticate(authorization);
+    deps.knownCredentials?.add(authorization);
+    return principal;
   } catch (error) {
     if (error instanceof ApiError && error.code === 'UNAUTHENTICATED')
       await deps.credentialFailures.recordFailure(bucket);

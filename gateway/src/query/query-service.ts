@@ -1,5 +1,6 @@
 // The query path: resolve the analytic the caller may see, validate and type its params, run it
 // in place through the connection's connector, and shape the answer (DESIGN.md §2–3).
+
 import {
   type ColumnInfo,
   type Connector,
@@ -9,6 +10,7 @@ import {
   type ParamValues,
   validateParams,
 } from '@quarry/sdk-connector';
+import { ANALYTIC_NAME } from '../catalog/analytic-definition.js';
 import type { Catalog, CatalogEntry } from '../catalog/catalog.js';
 import { shapeInsights } from '../catalog/insights.js';
 import type { ConnectionBreakers } from '../connections/connection-breakers.js';
@@ -129,6 +131,8 @@ export function createQueryService(deps: QueryServiceDeps): QueryService {
 
   return {
     async resolve(caller, name) {
+      // A name no analytic can have is answered without a lookup.
+      if (!ANALYTIC_NAME.test(name)) throw notFound(name.length > 100 ? `${name.slice(0, 100)}…` : name);
       const entry = await deps.catalog.resolve(name);
       if (
         entry === undefined ||

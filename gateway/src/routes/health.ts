@@ -1,6 +1,8 @@
 // Liveness, readiness and Prometheus metrics.
 import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
 import type { AppEnv } from '../http/app-env.js';
+import { errorResponse } from '../http/common-schemas.js';
+import { operatorWhenConfigured } from '../http/middleware/admin-auth.js';
 import { route } from '../http/route.js';
 import { constantTimeEqual } from '../security/api-key.js';
 
@@ -68,10 +70,15 @@ export function registerHealthRoutes(app: OpenAPIHono<AppEnv>): void {
       path: '/metrics',
       tags: ['Operations'],
       summary: 'Prometheus metrics',
+      description:
+        'With QUARRY_ADMIN_TOKEN set, only that token (as bearer) reads the metrics; without it, anyone who reaches the port.',
       responses: {
         200: { description: 'Prometheus text format', content: { 'text/plain': { schema: z.string() } } },
+        401: errorResponse('QUARRY_ADMIN_TOKEN is set and the bearer is not it'),
+        429: errorResponse('Too many wrong operator tokens from this address'),
       },
     }),
+    operatorWhenConfigured(),
     async (c) => {
       const { registry } = c.var.services.metrics;
       return c.body(await registry.metrics(), 200, { 'content-type': registry.contentType });

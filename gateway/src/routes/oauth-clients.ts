@@ -4,7 +4,7 @@
 import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
 import { SCOPES } from '../auth/principal.js';
 import type { AppEnv } from '../http/app-env.js';
-import { AUTHED_ERRORS, BODY_ERRORS, NOT_FOUND_ERROR } from '../http/common-schemas.js';
+import { AUTHED_ERRORS, BODY_ERRORS, LIMIT_ERROR, NOT_FOUND_ERROR } from '../http/common-schemas.js';
 import { requireScope } from '../http/middleware/require-scope.js';
 import { readJson } from '../http/read-json.js';
 import { pathParam, route } from '../http/route.js';
@@ -75,6 +75,7 @@ export function registerOAuthClientRoutes(app: OpenAPIHono<AppEnv>): void {
         },
         ...AUTHED_ERRORS,
         ...BODY_ERRORS,
+        ...LIMIT_ERROR,
       },
     }),
     requireScope('keys'),

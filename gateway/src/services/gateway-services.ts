@@ -1,6 +1,7 @@
 // The services a running gateway injects into its app (typed context, STYLE.md).
 
 import type { Authenticator } from '../auth/authenticator.js';
+import type { KnownCredentials } from '../auth/known-credentials.js';
 import type { TryTokens } from '../auth/try-token.js';
 import type { Metering } from '../billing/metering.js';
 import type { PlanCatalog } from '../billing/plan-catalog.js';
@@ -60,6 +61,8 @@ export interface GatewayServices {
    * spraying addresses can only evict other failure counts, never callers' rate-limit buckets.
    */
   readonly credentialFailures: FailureThrottle;
+  /** Credentials verified lately, still authenticated from an address refused for failures. */
+  readonly knownCredentials: KnownCredentials;
   readonly metering: Metering;
   readonly resultCache: ResultCache;
   readonly tryTokens: TryTokens;

@@ -6,6 +6,12 @@
 // The definition (SQL, params, limits, …) is opaque JSON here: the catalog validates it.
 
 import { StoreError, withConstraintErrors } from '../errors/store-error.js';
+import {
+  type AccountBound,
+  type AccountLimits,
+  checkAccountBound,
+  DEFAULT_ACCOUNT_LIMITS,
+} from './account-limits.js';
 import { createChangeLogRepository } from './change-log-repository.js';
 import { newId } from './new-id.js';
 import type { SqlExecutor } from './sql-client.js';
@@ -139,7 +145,17 @@ function toAnalytic(row: AnalyticRow): Analytic {
 }
 
 /** Builds the analytic repository over `sql`. */
-export function createAnalyticRepository(sql: SqlExecutor): AnalyticRepository {
+export function createAnalyticRepository(
+  sql: SqlExecutor,
+  limits: AccountLimits = DEFAULT_ACCOUNT_LIMITS,
+): AnalyticRepository {
+  const names: AccountBound = {
+    what: 'analytics (names held, deleted ones included)',
+    max: limits.analytics,
+    setting: 'QUARRY_MAX_ANALYTICS_PER_ACCOUNT',
+    // Re-creating one of the account's own deleted names takes no new room.
+    countSql: 'SELECT count(*)::int AS n FROM analytic_names WHERE account_id = $1 AND name <> $2',
+  };
   const many = async (query: string, params: readonly unknown[]) =>
     (await sql.query<AnalyticRow>(query, params)).map(toAnalytic);
 
@@ -163,6 +179,7 @@ export function createAnalyticRepository(sql: SqlExecutor): AnalyticRepository {
         },
         () =>
           sql.transaction(async (tx) => {
+            await checkAccountBound(tx, input.accountId, names, [input.name]);
             // The first account to use a name holds it for good. A concurrent claim waits on this
             // row's insert and, once it commits, does nothing: the SELECT then sees the holder.
             await tx.query(
@@ -185,7 +202,7 @@ export function createAnalyticRepository(sql: SqlExecutor): AnalyticRepository {
               [id, JSON.stringify(input.definition)],
             );
             await createChangeLogRepository(tx).append('analytic', input.name);
-            return (await createAnalyticRepository(tx).get(input.name))!;
+            return (await createAnalyticRepository(tx, limits).get(input.name))!;
           }),
       );
     },
@@ -211,8 +228,13 @@ export function createAnalyticRepository(sql: SqlExecutor): AnalyticRepository {
           'INSERT INTO analytic_versions (analytic_id, version, definition) VALUES ($1, $2, $3::jsonb)',
           [row.id, row.current_version, JSON.stringify(change.definition)],
         );
+        // Only the newest versions are kept: an owner redeploying in a loop cannot grow the store.
+        await tx.query('DELETE FROM analytic_versions WHERE analytic_id = $1 AND version <= $2', [
+          row.id,
+          row.current_version - limits.versionsKept,
+        ]);
         await createChangeLogRepository(tx).append('analytic', name);
-        return (await createAnalyticRepository(tx).get(name))!;
+        return (await createAnalyticRepository(tx, limits).get(name))!;
       });
     },
 

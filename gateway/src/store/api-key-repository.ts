@@ -3,6 +3,12 @@
 // the change log in the same transaction, so every instance drops its cached copy.
 
 import { StoreError, withConstraintErrors } from '../errors/store-error.js';
+import {
+  type AccountBound,
+  type AccountLimits,
+  DEFAULT_ACCOUNT_LIMITS,
+  withinAccountBound,
+} from './account-limits.js';
 import type { Account } from './account-repository.js';
 import { createChangeLogRepository } from './change-log-repository.js';
 import { newId } from './new-id.js';
@@ -108,7 +114,17 @@ function toApiKey(row: ApiKeyRow): ApiKey {
 }
 
 /** Builds the API key repository over `sql`. */
-export function createApiKeyRepository(sql: SqlExecutor): ApiKeyRepository {
+export function createApiKeyRepository(
+  sql: SqlExecutor,
+  limits: AccountLimits = DEFAULT_ACCOUNT_LIMITS,
+): ApiKeyRepository {
+  const bound: AccountBound = {
+    what: 'live keys',
+    max: limits.keys,
+    setting: 'QUARRY_MAX_KEYS_PER_ACCOUNT',
+    countSql: `SELECT count(*)::int AS n FROM api_keys
+                WHERE account_id = $1 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())`,
+  };
   const one = async (query: string, params: readonly unknown[]) => {
     const [row] = await sql.query<ApiKeyRow>(query, params);
     return row === undefined ? null : toApiKey(row);
@@ -124,18 +140,20 @@ export function createApiKeyRepository(sql: SqlExecutor): ApiKeyRepository {
           missing: `account ${input.accountId} not found`,
         },
         () =>
-          sql.query<ApiKeyRow>(
-            `INSERT INTO api_keys (id, account_id, name, prefix, digest, scopes, expires_at)
+          withinAccountBound(sql, input.accountId, bound, (tx) =>
+            tx.query<ApiKeyRow>(
+              `INSERT INTO api_keys (id, account_id, name, prefix, digest, scopes, expires_at)
            VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${COLUMNS}`,
-            [
-              newId('key'),
-              input.accountId,
-              input.name,
-              input.prefix,
-              Buffer.from(input.digest),
-              [...(input.scopes ?? [])],
-              input.expiresAt ?? null,
-            ],
+              [
+                newId('key'),
+                input.accountId,
+                input.name,
+                input.prefix,
+                Buffer.from(input.digest),
+                [...(input.scopes ?? [])],
+                input.expiresAt ?? null,
+              ],
+            ),
           ),
       );
       return toApiKey(rows[0]!);

@@ -5,6 +5,12 @@
 
 import { StoreError, withConstraintErrors } from '../errors/store-error.js';
 import type { SecretBox } from '../security/secret-box.js';
+import {
+  type AccountBound,
+  type AccountLimits,
+  DEFAULT_ACCOUNT_LIMITS,
+  withinAccountBound,
+} from './account-limits.js';
 import { createChangeLogRepository } from './change-log-repository.js';
 import { newId } from './new-id.js';
 import type { SqlExecutor } from './sql-client.js';
@@ -78,7 +84,17 @@ function toConnection(row: ConnectionRow): Connection {
 }
 
 /** Builds the connection repository over `sql`, sealing secrets with `secretBox`. */
-export function createConnectionRepository(sql: SqlExecutor, secretBox: SecretBox): ConnectionRepository {
+export function createConnectionRepository(
+  sql: SqlExecutor,
+  secretBox: SecretBox,
+  limits: AccountLimits = DEFAULT_ACCOUNT_LIMITS,
+): ConnectionRepository {
+  const bound: AccountBound = {
+    what: 'connections',
+    max: limits.connections,
+    setting: 'QUARRY_MAX_CONNECTIONS_PER_ACCOUNT',
+    countSql: 'SELECT count(*)::int AS n FROM connections WHERE account_id = $1 AND deleted_at IS NULL',
+  };
   const one = async (query: string, params: readonly unknown[]) => {
     const [row] = await sql.query<ConnectionRow>(query, params);
     return row === undefined ? null : toConnection(row);
@@ -94,19 +110,21 @@ export function createConnectionRepository(sql: SqlExecutor, secretBox: SecretBo
           missing: `account ${input.accountId} not found`,
         },
         () =>
-          sql.query<ConnectionRow>(
-            `INSERT INTO connections (id, account_id, name, type, config, secrets, secrets_key_id, secret_fields)
+          withinAccountBound(sql, input.accountId, bound, (tx) =>
+            tx.query<ConnectionRow>(
+              `INSERT INTO connections (id, account_id, name, type, config, secrets, secrets_key_id, secret_fields)
            VALUES ($1, $2, $3, $4, $5::jsonb, $6, $7, $8) RETURNING ${COLUMNS}`,
-            [
-              newId('con'),
-              input.accountId,
-              input.name,
-              input.type,
-              JSON.stringify(input.config),
-              sealed,
-              sealed === null ? null : secretBox.currentKeyId,
-              fields,
-            ],
+              [
+                newId('con'),
+                input.accountId,
+                input.name,
+                input.type,
+                JSON.stringify(input.config),
+                sealed,
+                sealed === null ? null : secretBox.currentKeyId,
+                fields,
+              ],
+            ),
           ),
       );
       return toConnection(rows[0]!);

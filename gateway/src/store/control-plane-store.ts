@@ -2,7 +2,9 @@
 // one SQL client (PGlite embedded, or PostgreSQL with DATABASE_URL). `transaction` gives the
 // same store bound to one transaction, so multi-step writes (sign-up: account + first key)
 // are all-or-nothing.
+
 import type { SecretBox } from '../security/secret-box.js';
+import type { AccountLimits } from './account-limits.js';
 import { type AccountRepository, createAccountRepository } from './account-repository.js';
 import { type AnalyticRepository, createAnalyticRepository } from './analytic-repository.js';
 import { type ApiKeyRepository, createApiKeyRepository } from './api-key-repository.js';
@@ -23,6 +25,8 @@ import { createUsageRepository, type UsageRepository } from './usage-repository.
 export interface ControlPlaneStoreOptions {
   /** Seals connection secrets and OAuth signing keys at rest, and opens them. */
   readonly secretBox: SecretBox;
+  /** What one account may hold; the defaults of account-limits.ts when absent. */
+  readonly limits?: AccountLimits;
 }
 
 /** Every control-plane repository over one database. */
@@ -56,15 +60,15 @@ export function createControlPlaneStore(
 ): ControlPlaneStore {
   return {
     accounts: createAccountRepository(sql),
-    keys: createApiKeyRepository(sql),
-    connections: createConnectionRepository(sql, options.secretBox),
-    analytics: createAnalyticRepository(sql),
+    keys: createApiKeyRepository(sql, options.limits),
+    connections: createConnectionRepository(sql, options.secretBox, options.limits),
+    analytics: createAnalyticRepository(sql, options.limits),
     changes: createChangeLogRepository(sql),
     usage: createUsageRepository(sql),
     statements: createStatementRepository(sql),
     idempotency: createIdempotencyRepository(sql),
     listings: createListingRepository(sql),
-    oauthClients: createOAuthClientRepository(sql),
+    oauthClients: createOAuthClientRepository(sql, options.limits),
     signingKeys: createOAuthSigningKeyRepository(sql, options.secretBox),
     transaction: (fn) => sql.transaction((tx) => fn(createControlPlaneStore(tx, options))),
   };

@@ -3,6 +3,12 @@
 // drops its cached verdict and the client's tokens stop working within the key-cache bound.
 
 import { StoreError, withConstraintErrors } from '../errors/store-error.js';
+import {
+  type AccountBound,
+  type AccountLimits,
+  DEFAULT_ACCOUNT_LIMITS,
+  withinAccountBound,
+} from './account-limits.js';
 import { createChangeLogRepository } from './change-log-repository.js';
 import type { SqlExecutor } from './sql-client.js';
 
@@ -84,7 +90,16 @@ function toClient(row: OAuthClientRow): OAuthClient {
 }
 
 /** Builds the OAuth client repository over `sql`. */
-export function createOAuthClientRepository(sql: SqlExecutor): OAuthClientRepository {
+export function createOAuthClientRepository(
+  sql: SqlExecutor,
+  limits: AccountLimits = DEFAULT_ACCOUNT_LIMITS,
+): OAuthClientRepository {
+  const bound: AccountBound = {
+    what: 'OAuth clients',
+    max: limits.oauthClients,
+    setting: 'QUARRY_MAX_OAUTH_CLIENTS_PER_ACCOUNT',
+    countSql: 'SELECT count(*)::int AS n FROM oauth_clients WHERE account_id = $1 AND revoked_at IS NULL',
+  };
   return {
     async create(input) {
       const rows = await withConstraintErrors(
@@ -93,17 +108,19 @@ export function createOAuthClientRepository(sql: SqlExecutor): OAuthClientReposi
           missing: `account ${input.accountId} not found`,
         },
         () =>
-          sql.query<OAuthClientRow>(
-            `INSERT INTO oauth_clients (id, client_id, account_id, name, secret_digest, scopes)
+          withinAccountBound(sql, input.accountId, bound, (tx) =>
+            tx.query<OAuthClientRow>(
+              `INSERT INTO oauth_clients (id, client_id, account_id, name, secret_digest, scopes)
              VALUES ($1, $2, $3, $4, $5, $6) RETURNING ${COLUMNS}`,
-            [
-              input.id,
-              input.clientId,
-              input.accountId,
-              input.name,
-              Buffer.from(input.secretDigest),
-              [...input.scopes],
-            ],
+              [
+                input.id,
+                input.clientId,
+                input.accountId,
+                input.name,
+                Buffer.from(input.secretDigest),
+                [...input.scopes],
+              ],
+            ),
           ),
       );
       return toClient(rows[0]!);

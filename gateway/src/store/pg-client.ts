@@ -10,7 +10,12 @@
 // connection is destroyed, never reused. A statement's own error (a constraint, a syntax error)
 // is thrown as it is and its connection kept.
 import pg from 'pg';
-import { isConnectionFailure, isStoreUnavailable, StoreUnavailableError } from '../errors/store-error.js';
+import {
+  asInvalidText,
+  isConnectionFailure,
+  isStoreUnavailable,
+  StoreUnavailableError,
+} from '../errors/store-error.js';
 import { type QueryOptions, type SqlClient, type SqlExecutor, withSavepoint } from './sql-client.js';
 
 /** Options for {@link createPgClient}. */
@@ -66,11 +71,14 @@ export function createPgClient(url: string, options: PgClientOptions = {}): SqlC
     }
   };
 
-  /** A statement's error as callers see it: the connection's failure wrapped, the statement's own as is. */
+  /**
+   * A statement's error as callers see it: the connection's failure wrapped, text the database
+   * cannot hold (NUL) as INVALID, any other statement error as is.
+   */
   const failure = (error: unknown): unknown =>
     isConnectionFailure(error)
       ? new StoreUnavailableError('the store stopped answering', { inDoubt: true, cause: error })
-      : error;
+      : (asInvalidText(error) ?? error);
 
   const rows = async <R>(
     runner: pg.PoolClient,

@@ -2,7 +2,9 @@
 // connection: its own mutex already queues every query and transaction, so concurrent callers
 // wait for each other instead of interleaving statements inside someone else's transaction.
 // Parsers are set per query so bytea and int8 come back as they do from pg.
+
 import { PGlite, type PGliteInterface, type Transaction } from '@electric-sql/pglite';
+import { asInvalidText } from '../errors/store-error.js';
 import { type SqlClient, type SqlExecutor, withSavepoint } from './sql-client.js';
 
 const BYTEA_OID = 17;
@@ -32,12 +34,16 @@ export async function createPgliteClient(source?: string | PGliteInterface): Pro
       kind: 'pglite',
       // `options.name` is ignored: PGlite's query has no named prepared statements.
       query: async <R>(sql: string, params?: readonly unknown[]) => {
-        const result = await runner.query<R>(
-          sql,
-          params === undefined ? undefined : [...params],
-          queryOptions,
-        );
-        return result.rows;
+        try {
+          const result = await runner.query<R>(
+            sql,
+            params === undefined ? undefined : [...params],
+            queryOptions,
+          );
+          return result.rows;
+        } catch (error) {
+          throw asInvalidText(error) ?? error;
+        }
       },
       exec: async (script) => {
         await runner.exec(script, queryOptions);

@@ -46,3 +46,17 @@ export function adminAuth(): MiddlewareHandler<AppEnv> {
     await next();
   };
 }
+
+/**
+ * For operations data (/metrics): with QUARRY_ADMIN_TOKEN set, only the operator token reads it
+ * (it names routes, connections and cache sizes); without one, a single-machine gateway serves it
+ * to anyone who can reach the port, as before.
+ */
+export function operatorWhenConfigured(): MiddlewareHandler<AppEnv> {
+  const operator = adminAuth();
+  return async function operatorWhenConfiguredMiddleware(c, next) {
+    const token = c.var.services.config.adminToken;
+    if (token === undefined || token === '') return next();
+    return operator(c, next);
+  };
+}

@@ -20,14 +20,29 @@ afterAll(async () => {
 const from = (address: string, key: string, path = '/v1/account') =>
   tg.call('GET', path, { key, headers: { 'x-forwarded-for': address } });
 
+/**
+ * Sends unknown keys from `address` until one is refused, and checks at least 60 were answered
+ * 401 first (more may pass on a slow machine: the allowance refills one a second).
+ */
+async function floodUntilRefused(address: string, atLeast = 60) {
+  const { generateApiKey } = await import('../../security/api-key.js');
+  let unauthenticated = 0;
+  for (let i = 0; i < 500; i++) {
+    const res = await from(address, generateApiKey('live').secret);
+    if (res.status !== 401) {
+      expect(unauthenticated).toBeGreaterThanOrEqual(atLeast);
+      return res;
+    }
+    unauthenticated += 1;
+  }
+  throw new Error(`500 unknown keys from ${address} were never refused`);
+}
+
 describe('failed credentials, per address', () => {
   it('refuses an address after 60 unknown keys, and no other address or verified key', async () => {
     // Well-formed keys that exist nowhere: each costs a store lookup.
     const { generateApiKey } = await import('../../security/api-key.js');
-    for (let i = 0; i < 60; i++) {
-      expect((await from('203.0.113.7', generateApiKey('live').secret)).status).toBe(401);
-    }
-    const flooded = await from('203.0.113.7', generateApiKey('live').secret);
+    const flooded = await floodUntilRefused('203.0.113.7');
     expect(flooded.status).toBe(429);
     expect(flooded.json.error.code).toBe('RATE_LIMIT_EXCEEDED');
     expect(flooded.json.error.message).toMatch(/failed credentials from your address/);
@@ -42,6 +57,22 @@ describe('failed credentials, per address', () => {
     // Another address is not affected, and neither is a key already verified.
     expect((await from('198.51.100.9', alice.key)).status).toBe(200);
     expect((await from('203.0.113.7', alice.key)).status).toBe(200);
+  });
+
+  it('still serves a key verified lately once its cached verdict is gone, never a key new to it', async () => {
+    const bob = await tg.signUp('Bob');
+    const carol = await tg.signUp('Carol');
+    const fresh = await tg.call('POST', '/v1/keys', { key: carol.key, body: { name: 'unused' } });
+    const unused = fresh.json.key.secret as string;
+    // Bob's key verifies once, from anywhere; Carol's new key never has.
+    expect((await from('198.51.100.20', bob.key)).status).toBe(200);
+    expect((await floodUntilRefused('203.0.113.99')).status).toBe(429);
+    // Past the verdict cache (QUARRY_KEY_CACHE_MS, 1 s here): Bob is looked up again and served;
+    // the guesser cannot lock out whoever shares its address.
+    await new Promise((resolve) => setTimeout(resolve, 1_200));
+    expect((await floodUntilRefused('203.0.113.99', 0)).status).toBe(429);
+    expect((await from('203.0.113.99', bob.key)).status).toBe(200);
+    expect((await from('203.0.113.99', unused)).status).toBe(429);
   });
 
   it('refuses an address after too many wrong operator tokens, while the operator elsewhere gets in', async () => {

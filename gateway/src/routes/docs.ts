@@ -1,0 +1,123 @@
+// The interactive API documentation at /docs: Swagger UI from the swagger-ui-dist package the
+// gateway installs, served by the gateway itself, so it works with no internet and no CDN, and
+// under a Content-Security-Policy with no inline script (the page's one script of its own is a
+// file too).
+import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { type OpenAPIHono, z } from '@hono/zod-openapi';
+import { ApiError } from '../errors/api-error.js';
+import type { AppEnv } from '../http/app-env.js';
+import { errorResponse } from '../http/common-schemas.js';
+import { operationIdOf } from '../http/operation-ids.js';
+
+/** The files of swagger-ui-dist the page loads; nothing else of the package is served. */
+const ASSETS: Readonly<Record<string, string>> = {
+  'swagger-ui.css': 'text/css; charset=utf-8',
+  'swagger-ui-bundle.js': 'text/javascript; charset=utf-8',
+  'favicon-32x32.png': 'image/png',
+};
+
+/** Our own start-up script: a file, so the page needs no `unsafe-inline`. */
+const INIT_JS = `window.addEventListener('load', function () {
+  window.ui = SwaggerUIBundle({ url: '/v1/openapi.json', dom_id: '#swagger-ui', deepLinking: true });
+});
+`;
+
+const PAGE = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Quarry API</title>
+<link rel="icon" type="image/png" href="/docs/assets/favicon-32x32.png">
+<link rel="stylesheet" href="/docs/assets/swagger-ui.css">
+</head>
+<body>
+<div id="swagger-ui"></div>
+<script src="/docs/assets/swagger-ui-bundle.js"></script>
+<script src="/docs/assets/init.js"></script>
+</body>
+</html>
+`;
+
+/**
+ * The documentation page's policy: scripts and styles only from this gateway (Swagger UI sets
+ * inline style attributes, hence `unsafe-inline` for styles alone), never framed.
+ */
+export function docsContentSecurityPolicy(publicUrl: string): string {
+  const api = new URL(publicUrl).origin;
+  return [
+    "default-src 'none'",
+    "script-src 'self'",
+    "style-src 'self' 'unsafe-inline'",
+    "img-src 'self' data:",
+    "font-src 'self'",
+    `connect-src 'self' ${api}`,
+    "base-uri 'none'",
+    "form-action 'none'",
+    "frame-ancestors 'none'",
+  ].join('; ');
+}
+
+const packageDir = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
+const loaded = new Map<string, Promise<Buffer>>();
+
+/** A whitelisted asset, read once on first use and kept (about 1.5 MB in all). */
+function asset(name: string): Promise<Buffer> {
+  let file = loaded.get(name);
+  if (file === undefined) {
+    file = readFile(join(packageDir, name));
+    loaded.set(name, file);
+  }
+  return file;
+}
+
+/** Serves /docs and its assets, and describes both in the OpenAPI document. */
+export function registerDocsRoutes(app: OpenAPIHono<AppEnv>, publicUrl: string): void {
+  const policy = docsContentSecurityPolicy(publicUrl);
+  app.get('/docs', (c) => {
+    c.header('Content-Security-Policy', policy);
+    c.header('Cache-Control', 'no-cache');
+    return c.html(PAGE);
+  });
+  app.get('/docs/assets/:file', async (c) => {
+    const name = c.req.param('file');
+    c.header('Cache-Control', 'public, max-age=86400');
+    if (name === 'init.js') return c.body(INIT_JS, 200, { 'Content-Type': 'text/javascript; charset=utf-8' });
+    const type = Object.hasOwn(ASSETS, name) ? ASSETS[name] : undefined;
+    if (type === undefined) throw new ApiError('NOT_FOUND', 'No such documentation asset.');
+    const body = await asset(name);
+    return c.body(new Uint8Array(body), 200, { 'Content-Type': type });
+  });
+
+  app.openAPIRegistry.registerPath({
+    method: 'get',
+    path: '/docs',
+    operationId: operationIdOf('get', '/docs'),
+    security: [],
+    tags: ['Operations'],
+    summary: 'Interactive API documentation (Swagger UI, served offline)',
+    responses: { 200: { description: 'HTML page', content: { 'text/html': { schema: z.string() } } } },
+  });
+  app.openAPIRegistry.registerPath({
+    method: 'get',
+    path: '/docs/assets/{file}',
+    operationId: operationIdOf('get', '/docs/assets/{file}'),
+    security: [],
+    tags: ['Operations'],
+    summary: "The documentation page's scripts and styles",
+    request: { params: z.object({ file: z.string() }) },
+    responses: {
+      200: {
+        description: 'A script, stylesheet or icon',
+        content: {
+          'text/javascript': { schema: z.string() },
+          'text/css': { schema: z.string() },
+          'image/png': { schema: z.string() },
+        },
+      },
+      404: errorResponse('No such asset'),
+    },
+  });
+}
