@@ -16,15 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
-import {
-  ANALYTICS,
-  createBenchWorld,
-  gatewayEnv,
-  KV_ROWS,
-  provision,
-  SALES_YEAR,
-  withPg,
-} from './bench-world.js';
+import { createBenchWorld, gatewayEnv, KV_ROWS, provision, SALES_YEAR, withPg } from './bench-world.js';
 import { mib, readProcessMemory } from './proc-memory.js';
 import { REPO_ROOT, startService } from './service-process.js';
 
