@@ -97,7 +97,7 @@ describe.runIf(up)('metering across three gateway instances (real Postgres and R
       connection: 'pg',
       sql: 'SELECT 1 AS one',
       visibility: 'public',
-      price: 3,
+      price: 1,
     });
     await deployAnalytic(http, g1, owner.key, {
       name: SLOW,
@@ -148,7 +148,7 @@ describe.runIf(up)('metering across three gateway instances (real Postgres and R
     expect(new Set(servedIds).size).toBe(FREE_CALLS);
     for (const r of served) {
       expect(r.body.meta.request_id).toBe(r.headers.get('x-request-id'));
-      expect(r.body.meta.credits).toBe(3);
+      expect(r.body.meta.credits).toBe(1);
     }
 
     const ledger = await ledgerOf(store.schema, caller.id);
@@ -157,21 +157,22 @@ describe.runIf(up)('metering across three gateway instances (real Postgres and R
     expect(ok.map((e) => e.request_id).sort()).toEqual([...servedIds].sort());
     for (const event of ok) {
       expect(event).toMatchObject({
-        origin: 'api',
-        credits: 3,
-        owner_share: 2,
-        platform_share: 1,
+        origin: 'free',
+        millicredits: 1_000,
+        owner_millicredits: 800,
+        platform_millicredits: 200,
+        value_musd: 0,
         owner_id: owner.id,
         analytic_name: QUICK,
         key_id: caller.keyId,
         period: currentPeriod(),
       });
     }
-    expect(await quotaCounter(store.schema, caller.id)).toBe(FREE_CALLS);
+    expect(await quotaCounter(store.schema, caller.id)).toBe(FREE_CALLS * 1_000);
 
     // The 31st call, later and on any instance, is still refused: the quota is spent for the month.
     for (const g of gateways) expectErrorEnvelope(await query(g, caller.key, QUICK), 429, 'QUOTA_EXCEEDED');
-    expect(await quotaCounter(store.schema, caller.id)).toBe(FREE_CALLS);
+    expect(await quotaCounter(store.schema, caller.id)).toBe(FREE_CALLS * 1_000);
   });
 
   // Both ways of metering a call (billing/metering.ts): `always` reserves every call before the
@@ -193,6 +194,10 @@ describe.runIf(up)('metering across three gateway instances (real Postgres and R
       const caller = await signUp(http, g1, `payg-caller-${reserveAhead}`, suffix);
       // Pay as you Go: no cap, so every call the load makes is admitted and must be recorded.
       await setPlan(store.schema, caller.id, 'payg');
+      // A budget far above the load (10,000 USD: 20,000 credits), so every call is admitted.
+      await withPg((c) =>
+        c.query(`UPDATE ${store.schema}.accounts SET budget_musd = 10000000000 WHERE id = $1`, [caller.id]),
+      );
       // One key per instance: the ledger's key_id tells which instance each event came through.
       const keys = [
         { id: caller.keyId, secret: caller.key },
@@ -313,7 +318,7 @@ describe.runIf(up)('metering across three gateway instances (real Postgres and R
         expect(events).toHaveLength(ids.size);
         for (const event of events) expect(ids.has(event.request_id)).toBe(true);
       }
-      expect(await quotaCounter(store.schema, caller.id)).toBe(ledger.length);
+      expect(await quotaCounter(store.schema, caller.id)).toBe(ledger.length * 1_000);
     },
     60_000,
   );

@@ -12,6 +12,7 @@ import { type GatewayProcess, postgresStoreEnv } from './support/gateway-process
 import { createHttpClient, type HttpResponse, type RequestOptions } from './support/http-client.js';
 import {
   connectTestPostgres,
+  counterCalls,
   deployAnalytic,
   expectStatus,
   type LedgerEvent,
@@ -79,7 +80,7 @@ async function expectNeverFree(response: HttpResponse, what: string): Promise<vo
   const event = await eventOf(response);
   if (response.status === 200) {
     expect(response.body.meta.credits, what).toBe(PRICE);
-    expect(event, what).toMatchObject({ status: 'ok', origin: 'api', credits: PRICE });
+    expect(event, what).toMatchObject({ status: 'ok', origin: 'free', millicredits: PRICE * 1000 });
   } else {
     expect(response.status, `${what}: ${response.text}`).toBeGreaterThanOrEqual(400);
     expect(response.status, what).toBeLessThan(500);
@@ -122,7 +123,7 @@ describe.runIf(up)('marketplace try-tokens and forged free calls over HTTP (two 
   }, 60_000);
 
   it('a marketplace header, query flag or body field on an API-key call is charged normally', async () => {
-    const before = await quotaCounter(store.schema, caller.id);
+    const before = await counterCalls(store.schema, caller.id);
     const headers = {
       'x-quarry-origin': 'marketplace',
       'x-origin': 'marketplace',
@@ -145,7 +146,7 @@ describe.runIf(up)('marketplace try-tokens and forged free calls over HTTP (two 
     expectErrorEnvelope(byBody, 400, 'INVALID_REQUEST');
     await expectNeverFree(byBody, 'origin in the body');
     // Two charged calls (header, POST flag), plus the GET if it was served.
-    const after = await quotaCounter(store.schema, caller.id);
+    const after = await counterCalls(store.schema, caller.id);
     expect(after - before).toBeGreaterThanOrEqual(2);
     expect(after - before).toBe((await ledgerOf(store.schema, caller.id)).length);
   });
@@ -181,9 +182,9 @@ describe.runIf(up)('marketplace try-tokens and forged free calls over HTTP (two 
       expect(await eventOf(response)).toMatchObject({
         status: 'ok',
         origin: 'marketplace',
-        credits: 0,
-        owner_share: 0,
-        platform_share: 0,
+        millicredits: 0,
+        owner_millicredits: 0,
+        value_musd: 0,
         account_id: caller.id,
         analytic_name: SOURCE,
       });

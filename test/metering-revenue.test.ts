@@ -1,8 +1,9 @@
 // Owner revenue over real HTTP (issue 4, item 4), as a property: for random analytics prices
 // (0–50 credits, deployed through the owner API) and random sequences of calls, some of which
 // fail (bad params → 400, a warehouse error → 502), every served call leaves exactly one event
-// whose owner share is floor(0.8 × credits) and whose shares sum to the credits; failed calls
-// leave nothing; and the owner's statement (GET /v1/owner/statements) equals the ledger.
+// whose owner share is exactly 800 millicredits a credit and whose shares sum to the credits (the
+// caller is on the Free plan: its credits are worth 0 USD, so no money moves); failed calls leave
+// nothing; and the owner's statement (GET /v1/owner/statements) equals the ledger.
 // Each run uses a fresh owner and caller, so its statement and ledger are its own.
 import { randomBytes } from 'node:crypto';
 import fc from 'fast-check';
@@ -39,12 +40,26 @@ const PARAMS: Record<Outcome, Record<string, unknown>> = {
 
 interface Amounts {
   calls: number;
-  credits: number;
-  owner_share: number;
-  platform_share: number;
+  millicredits: number;
+  owner_share_millicredits: number;
+  platform_share_millicredits: number;
+  value_micro_usd: number;
 }
 
-const zero = (): Amounts => ({ calls: 0, credits: 0, owner_share: 0, platform_share: 0 });
+const zero = (): Amounts => ({
+  calls: 0,
+  millicredits: 0,
+  owner_share_millicredits: 0,
+  platform_share_millicredits: 0,
+  value_micro_usd: 0,
+});
+const amountsOf = (a: Amounts): Amounts => ({
+  calls: a.calls,
+  millicredits: a.millicredits,
+  owner_share_millicredits: a.owner_share_millicredits,
+  platform_share_millicredits: a.platform_share_millicredits,
+  value_micro_usd: a.value_micro_usd,
+});
 
 describe.runIf(up)('owner revenue: statements equal the ledger (property over HTTP)', () => {
   beforeAll(async () => {
@@ -59,7 +74,7 @@ describe.runIf(up)('owner revenue: statements equal the ledger (property over HT
     await store?.drop();
   }, 60_000);
 
-  it('for random prices and calls: owner share = floor(0.8 × credits), shares sum, statement = ledger', async () => {
+  it('for random prices and calls: owner share = 0.8 credit a credit, shares sum, statement = ledger', async () => {
     let run = 0;
     const seenPrices = new Set<number>();
     let servedInAll = 0;
@@ -67,7 +82,7 @@ describe.runIf(up)('owner revenue: statements equal the ledger (property over HT
     await fc.assert(
       fc.asyncProperty(
         // The edges (free, and prices whose 80% is fractional) weighted in, the rest uniform.
-        fc.array(fc.oneof(fc.constantFrom(0, 1, 49, 50), fc.integer({ min: 0, max: 50 })), {
+        fc.array(fc.oneof(fc.constantFrom(1, 49, 50), fc.integer({ min: 1, max: 50 })), {
           minLength: 1,
           maxLength: 3,
         }),
@@ -124,22 +139,25 @@ describe.runIf(up)('owner revenue: statements equal the ledger (property over HT
           const expected = new Map<string, Amounts>();
           for (const event of ledger) {
             const call = served.get(event.request_id)!;
-            const ownerShare = Math.floor((call.price * 8) / 10);
             expect(event).toMatchObject({
               status: 'ok',
-              origin: 'api',
+              origin: 'free',
+              plan: 'free',
               owner_id: owner.id,
               analytic_name: call.name,
-              credits: call.price,
-              owner_share: ownerShare,
-              platform_share: call.price - ownerShare,
+              millicredits: call.price * 1000,
+              owner_millicredits: call.price * 800,
+              platform_millicredits: call.price * 200,
+              value_musd: 0,
+              owner_musd: 0,
+              platform_musd: 0,
             });
-            expect(event.owner_share + event.platform_share).toBe(event.credits);
             const sums = expected.get(call.name) ?? zero();
             sums.calls += 1;
-            sums.credits += event.credits;
-            sums.owner_share += event.owner_share;
-            sums.platform_share += event.platform_share;
+            sums.millicredits += event.millicredits;
+            sums.owner_share_millicredits += event.owner_millicredits;
+            sums.platform_share_millicredits += event.platform_millicredits;
+            sums.value_micro_usd += event.value_musd;
             expected.set(call.name, sums);
           }
 
@@ -154,20 +172,18 @@ describe.runIf(up)('owner revenue: statements equal the ledger (property over HT
           const listed = new Map<string, Amounts>(
             (statement.analytics as (Amounts & { name: string })[])
               .filter((a) => a.calls > 0)
-              .map(({ name, ...amounts }) => [name, amounts]),
+              .map(({ name, ...amounts }) => [name, amountsOf(amounts)]),
           );
           expect(listed).toEqual(expected);
           const totals = [...expected.values()].reduce((t, a) => {
             t.calls += a.calls;
-            t.credits += a.credits;
-            t.owner_share += a.owner_share;
-            t.platform_share += a.platform_share;
+            t.millicredits += a.millicredits;
+            t.owner_share_millicredits += a.owner_share_millicredits;
+            t.platform_share_millicredits += a.platform_share_millicredits;
             return t;
           }, zero());
-          expect(statement.totals).toEqual(totals);
-          expect(statement.totals.owner_share + statement.totals.platform_share).toBe(
-            statement.totals.credits,
-          );
+          expect(amountsOf(statement.totals)).toEqual(totals);
+          expect(statement.totals.owner_share_usd).toBe(0);
         },
       ),
       { numRuns: 10 },

@@ -179,13 +179,14 @@ describe.runIf(up)('OAuth 2.0 client credentials across two gateway instances (r
         const res = await query(g, token);
         expect(res.status, res.text).toBe(200);
         expect(res.body.results).toEqual([{ one: 1 }]);
-        expect(res.body.meta.credits).toBe(PRICE);
+        // The client's account owns the analytic: its own calls are free (docs/money.md).
+        expect(res.body.meta.credits).toBe(0);
       }
     }
     const ledger = await ledgerOf(store.schema, owner.id);
     expect(ledger).toHaveLength(4);
     for (const event of ledger) {
-      expect(event).toMatchObject({ key_id: client.id, origin: 'api', credits: PRICE, status: 'ok' });
+      expect(event).toMatchObject({ key_id: client.id, origin: 'owner', millicredits: 0, status: 'ok' });
     }
   });
 

@@ -14,6 +14,7 @@ import { honoPath } from './http/route.js';
 import { recordRequest } from './observability/metrics.js';
 import { registerAccountRoutes } from './routes/accounts.js';
 import { registerAdminRoutes } from './routes/admin.js';
+import { registerBudgetRoutes } from './routes/budget.js';
 import { registerConnectorRoutes } from './routes/connectors.js';
 import { registerDocsRoutes } from './routes/docs.js';
 import { registerHealthRoutes } from './routes/health.js';
@@ -94,6 +95,7 @@ export function createApp(services: GatewayServices): OpenAPIHono<AppEnv> {
   registerOwnerAnalyticsRoutes(app);
   registerConnectorRoutes(app);
   registerUsageRoutes(app);
+  registerBudgetRoutes(app);
   registerStatementRoutes(app);
   registerOwnerListingRoutes(app);
   registerMarketplaceRoutes(app);

@@ -98,6 +98,11 @@ const EnvSchema = z.object({
   QUARRY_MAX_KEYS_PER_ACCOUNT: z.coerce.number().int().min(1).max(1_000_000).default(50),
   QUARRY_MAX_OAUTH_CLIENTS_PER_ACCOUNT: z.coerce.number().int().min(1).max(1_000_000).default(20),
   QUARRY_PREVIEW_ROWS: z.coerce.number().int().min(1).max(10_000).default(10),
+  QUARRY_MAX_BUDGET_USD: z.coerce.number().int().min(1).max(100_000_000).default(10_000),
+  QUARRY_DEFAULT_BUDGET_USD: z.coerce.number().int().min(0).max(100_000_000).default(100),
+  // Test-only: holds every served query call this long after its charge is durable and before
+  // it answers, so an end-to-end test can kill the process in that window. Never set it in use.
+  QUARRY_TEST_PAUSE_AFTER_CHARGE_MS: z.coerce.number().int().min(0).max(600_000).default(0),
   QUARRY_PREVIEWS_PER_DAY: z.coerce.number().int().min(0).max(1_000_000).default(20),
   QUARRY_SIGNUPS_PER_HOUR: z.coerce.number().int().min(1).max(1_000_000_000).default(5),
   // `true` = 1 proxy, `false` = none, or how many proxies stand in front of the gateway.
@@ -207,6 +212,10 @@ export interface GatewayConfig {
   readonly accountLimits: AccountLimits;
   /** The most rows a marketplace preview answers (QUARRY_PREVIEW_ROWS). */
   readonly previewRows: number;
+  /** Pay as you Go budgets, in micro-USD: the default an account starts with, and the operator's cap. */
+  readonly budgets: { readonly defaultMicroUsd: number; readonly maxMicroUsd: number };
+  /** Test-only (QUARRY_TEST_PAUSE_AFTER_CHARGE_MS): pause between a call's charge and its answer. */
+  readonly testPauseAfterChargeMs: number;
   /** Free previews an account may make a day, across its keys (QUARRY_PREVIEWS_PER_DAY; 0: none). */
   readonly previewsPerDay: number;
   /** Sign-ups allowed per client address an hour, at most that many at once (GCRA). */
@@ -335,6 +344,11 @@ export function loadConfig(
       oauthClients: e.QUARRY_MAX_OAUTH_CLIENTS_PER_ACCOUNT,
     },
     previewRows: e.QUARRY_PREVIEW_ROWS,
+    budgets: {
+      defaultMicroUsd: Math.min(e.QUARRY_DEFAULT_BUDGET_USD, e.QUARRY_MAX_BUDGET_USD) * 1_000_000,
+      maxMicroUsd: e.QUARRY_MAX_BUDGET_USD * 1_000_000,
+    },
+    testPauseAfterChargeMs: e.QUARRY_TEST_PAUSE_AFTER_CHARGE_MS,
     previewsPerDay: e.QUARRY_PREVIEWS_PER_DAY,
     signupsPerHour: e.QUARRY_SIGNUPS_PER_HOUR,
     trustProxyHops: e.QUARRY_TRUST_PROXY,

@@ -196,7 +196,7 @@ export async function createGateway(
       onPlanChanged: () => auth.forgetAll(),
       onKeyChanged: (keyId) => auth.forgetKey(keyId),
     });
-    const billing = createBillingService(store, plans);
+    const billing = createBillingService(store, plans, config.budgets);
     const marketplace = createMarketplaceService(store);
     const resultBudget = createResultBudget({ limitBytes: config.resultBytesInFlight });
     metrics.setResultBudgetSource(() => resultBudget.stats());
@@ -222,6 +222,7 @@ export async function createGateway(
       createMetering({
         usage: store.usage,
         plans,
+        budgets: config.budgets,
         reserveAhead: config.reserveAhead,
         reserveMargin: config.reserveMargin,
       }),
@@ -256,6 +257,7 @@ export async function createGateway(
       idempotency: store.idempotency,
       logger,
       previews: { rows: config.previewRows, perDay: config.previewsPerDay },
+      pauseAfterChargeMs: config.testPauseAfterChargeMs,
     });
     const services: GatewayServices = {
       config,

@@ -129,10 +129,16 @@ export interface LedgerEvent {
   readonly period: string;
   readonly analytic_name: string;
   readonly owner_id: string;
-  readonly origin: 'api' | 'marketplace';
-  readonly credits: number;
-  readonly owner_share: number;
-  readonly platform_share: number;
+  readonly origin: 'paid' | 'free' | 'marketplace' | 'owner';
+  /** The payer's plan. */
+  readonly plan: string | null;
+  readonly millicredits: number;
+  readonly owner_millicredits: number;
+  readonly platform_millicredits: number;
+  /** What the payer paid for the credits, and its split, in micro-USD. */
+  readonly value_musd: number;
+  readonly owner_musd: number;
+  readonly platform_musd: number;
   readonly status: 'pending' | 'ok';
   /** Milliseconds since the epoch, by the Postgres clock, when the call was reserved. */
   readonly reserved_ms: number;
@@ -142,9 +148,10 @@ export interface LedgerEvent {
 export function ledgerOf(schema: string, accountId: string): Promise<LedgerEvent[]> {
   return withPg(async (c) => {
     const result = await c.query<LedgerEvent>(
-      `SELECT request_id, account_id, key_id, period, analytic_name, owner_id, origin,
-              credits::integer AS credits, owner_share::integer AS owner_share,
-              platform_share::integer AS platform_share, status,
+      `SELECT request_id, account_id, key_id, period, analytic_name, owner_id, origin, plan,
+              millicredits::integer AS millicredits, owner_millicredits::integer AS owner_millicredits,
+              platform_millicredits::integer AS platform_millicredits, value_musd::integer AS value_musd,
+              owner_musd::integer AS owner_musd, platform_musd::integer AS platform_musd, status,
               (extract(epoch FROM reserved_at) * 1000)::double precision AS reserved_ms
          FROM ${schema}.usage_events WHERE account_id = $1 ORDER BY reserved_at, request_id`,
       [accountId],
@@ -153,8 +160,19 @@ export function ledgerOf(schema: string, accountId: string): Promise<LedgerEvent
   });
 }
 
-/** The quota counter of `accountId` in `period` (0 when it has no row). */
+/** The quota counter of `accountId` in `period`, in millicredits (0 when it has no row). */
 export function quotaCounter(schema: string, accountId: string, period = currentPeriod()): Promise<number> {
+  return withPg(async (c) => {
+    const result = await c.query<{ millicredits: number }>(
+      `SELECT millicredits::integer AS millicredits FROM ${schema}.usage_counters WHERE account_id = $1 AND period = $2`,
+      [accountId, period],
+    );
+    return result.rows[0]?.millicredits ?? 0;
+  });
+}
+
+/** The calls the quota counter of `accountId` holds in `period` (0 when it has no row). */
+export function counterCalls(schema: string, accountId: string, period = currentPeriod()): Promise<number> {
   return withPg(async (c) => {
     const result = await c.query<{ calls: number }>(
       `SELECT calls FROM ${schema}.usage_counters WHERE account_id = $1 AND period = $2`,

@@ -28,6 +28,7 @@ function flaky(failures: unknown[]): Metering & { attempts: string[] } {
     async begin() {
       throw new Error('unused');
     },
+    creditsOf: () => 1,
     drain: async () => {},
     stats: () => ({}) as ReturnType<Metering['stats']>,
   };

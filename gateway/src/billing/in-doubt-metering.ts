@@ -67,26 +67,27 @@ export function settleInDoubt(inner: Metering, options: InDoubtOptions): Meterin
       const wrapped: PendingCharge = {
         credits: pending.credits,
         reserved: pending.reserved,
-        commit(latencyMs) {
+        commit(latencyMs, completion) {
           let first = true;
           return settled(requestId, () => {
             if (first) {
               first = false;
-              return pending.commit(latencyMs);
+              return pending.commit(latencyMs, completion);
             }
             // A reserved call's commit is idempotent; a charged-after call's commit is the same
             // write as a cache hit's charge, which replays by request id.
             return pending.reserved
-              ? pending.commit(latencyMs)
-              : inner.chargeServed(principal, entry, requestId, latencyMs);
+              ? pending.commit(latencyMs, completion)
+              : inner.chargeServed(principal, entry, requestId, latencyMs, completion);
           });
         },
         release: () => pending.release(),
       };
       return wrapped;
     },
-    chargeServed: (principal, entry, requestId, latencyMs) =>
-      settled(requestId, () => inner.chargeServed(principal, entry, requestId, latencyMs)),
+    chargeServed: (principal, entry, requestId, latencyMs, completion) =>
+      settled(requestId, () => inner.chargeServed(principal, entry, requestId, latencyMs, completion)),
+    creditsOf: (principal, entry) => inner.creditsOf(principal, entry),
     drain: () => inner.drain(),
     stats: () => inner.stats(),
   };

@@ -92,12 +92,15 @@ async function main(): Promise<void> {
           accountId: account.id,
           keyId: null,
           period,
+          plan: 'enterprise',
           limit: 1_000_000_000,
+          budget: null,
+          creditValueMicroUsd: 99_500,
           analyticId: analytic.id,
           analyticName: analytic.name,
           version: analytic.version,
           ownerId: account.id,
-          origin: 'api',
+          origin: 'paid',
           credits: 1,
         });
         await store.usage.commit(requestId, { latencyMs: 1, status: 'ok' });

@@ -28,7 +28,12 @@ const plan = (id: string, includedCalls: number | null): Plan => ({
   monthly_price_cents: 0,
   per_call_cents: 0,
 });
-const PLANS = createPlanCatalog([plan('free', 3), plan('big', 1_000), plan('edge', 120), plan('payg', null)]);
+const PLANS = createPlanCatalog([
+  plan('free', 3),
+  plan('big', 1_000),
+  plan('edge', 120),
+  { ...plan('payg', null), per_call_cents: 50 },
+]);
 
 for (const { backend, available } of backends) {
   describe.skipIf(!available)(`metering on ${backend.name}`, () => {
@@ -45,7 +50,7 @@ for (const { backend, available } of backends) {
     const meteringWith = (options: Partial<MeteringOptions> = {}): Metering =>
       createMetering({ usage: store.usage, plans: PLANS, now: () => NOW, ...options });
 
-    /** A caller on `planId` with a key, and an analytic of another account priced at 10 credits. */
+    /** A caller on `planId` with a key, and an analytic of another account priced at 1 credit. */
     const world = async (planId: string) => {
       const caller = await store.accounts.create({ email: `c-${unique()}@example.com`, name: 'caller' });
       const owner = await store.accounts.create({ email: `o-${unique()}@example.com`, name: 'owner' });
@@ -70,7 +75,7 @@ for (const { backend, available } of backends) {
         name: analytic.name,
         version: analytic.version,
         ownerId: owner.id,
-        definition: { sql: 'SELECT 1', params: {}, price: 10 },
+        definition: { sql: 'SELECT 1', params: {}, price: 1 },
       } as unknown as CatalogEntry;
       return { caller, principal, entry };
     };
@@ -78,7 +83,7 @@ for (const { backend, available } of backends) {
     const ledger = async (accountId: string) =>
       (
         await sql.query<{ request_id: string; status: string; credits: number }>(
-          'SELECT request_id, status, credits FROM usage_events WHERE account_id = $1 ORDER BY request_id',
+          'SELECT request_id, status, millicredits / 1000 AS credits FROM usage_events WHERE account_id = $1 ORDER BY request_id',
           [accountId],
         )
       ).map((e) => ({ ...e, credits: Number(e.credits) }));
@@ -91,9 +96,9 @@ for (const { backend, available } of backends) {
       const first = await metering.begin(principal, entry, firstId);
       expect(first.reserved).toBe(true);
       // Reserved before the warehouse: a pending event and a counted unit.
-      expect(await ledger(caller.id)).toEqual([{ request_id: firstId, status: 'pending', credits: 10 }]);
+      expect(await ledger(caller.id)).toEqual([{ request_id: firstId, status: 'pending', credits: 1 }]);
       expect(await counter(caller.id)).toBe(1);
-      expect(await first.commit(5)).toMatchObject({ credits: 10, limit: 1_000, remaining: 999 });
+      expect(await first.commit(5)).toMatchObject({ credits: 1, limit: 1_000, remaining: 999 });
 
       const secondId = requestId();
       const second = await metering.begin(principal, entry, secondId);
@@ -101,29 +106,34 @@ for (const { backend, available } of backends) {
       // Nothing written while the warehouse runs.
       expect((await ledger(caller.id)).map((e) => e.request_id)).toEqual([firstId]);
       expect(await counter(caller.id)).toBe(1);
-      expect(await second.commit(7)).toMatchObject({ credits: 10, limit: 1_000, remaining: 998 });
+      expect(await second.commit(7)).toMatchObject({ credits: 1, limit: 1_000, remaining: 998 });
       // One write made it final and counted.
-      expect(await ledger(caller.id)).toContainEqual({ request_id: secondId, status: 'ok', credits: 10 });
+      expect(await ledger(caller.id)).toContainEqual({ request_id: secondId, status: 'ok', credits: 1 });
       expect(await counter(caller.id)).toBe(2);
     });
 
     it('a charged-after call that fails writes nothing and takes no unit', async () => {
       const metering = meteringWith();
       const { caller, principal, entry } = await world('payg');
+      await (await metering.begin(principal, entry, requestId())).commit(1); // learns the budget's headroom
       const call = await metering.begin(principal, entry, requestId());
       expect(call.reserved).toBe(false);
       await call.release();
       await call.release();
-      expect(await ledger(caller.id)).toEqual([]);
-      expect(await counter(caller.id)).toBe(0);
+      expect(await ledger(caller.id)).toHaveLength(1);
+      expect(await counter(caller.id)).toBe(1);
       // And it cannot be charged after its release.
       await expect(call.commit(1)).rejects.toThrow(/settled/);
-      expect(await ledger(caller.id)).toEqual([]);
+      expect(await ledger(caller.id)).toHaveLength(1);
     });
 
-    it('Pay as you Go is charged after from the first call; Free always reserves first', async () => {
+    it('Pay as you Go is charged after once its budget leaves ample headroom; Free always reserves first', async () => {
       const metering = meteringWith();
       const payg = await world('payg');
+      // The default budget (100 USD) buys 200 credits: after the first call, 199 ≥ the margin.
+      const first = await metering.begin(payg.principal, payg.entry, requestId());
+      expect(first.reserved).toBe(true);
+      expect(await first.commit(1)).toMatchObject({ credits: 1, limit: 200, remaining: 199 });
       expect((await metering.begin(payg.principal, payg.entry, requestId())).reserved).toBe(false);
       const free = await world('free');
       for (let i = 0; i < 3; i++) {

@@ -1,7 +1,10 @@
-// Metering on the query path (DESIGN.md §4). Every served call has exactly one final usage
-// event, written before its answer leaves; a failed call is never charged and never counted; the
-// plan's monthly quota is never over-admitted, across any number of instances. Two ways to get
-// there, chosen per call:
+// Metering on the query path (DESIGN.md §4, docs/money.md). Every served call has exactly one
+// final usage event, written before its answer leaves; a failed call is never charged and never
+// counted; the plan's monthly credits (a Pay as you Go account's budget) are never over-admitted,
+// across any number of instances. A call's origin decides what it costs: `paid` and `free` calls
+// spend the analytic's price in credits, `marketplace` previews and an owner's calls of its own
+// analytics (`owner`) spend nothing and stay outside the quota. Two ways to get there, chosen
+// per call:
 //
 // - Reserve first (an account near its limit, or whose headroom this instance does not know
 //   yet): before the warehouse is asked, one call of the quota is reserved atomically in the
@@ -15,8 +18,8 @@
 //   guarded by the limit in the store, so the quota is never over-admitted; the only price is
 //   that a call racing the last units past the limit has run its warehouse query before it is
 //   refused with QUOTA_EXCEEDED (uncharged). A failed call writes nothing at all.
-//   "Ample" is the account's remaining calls as of this instance's last write for it, less the
-//   calls it has in flight, at least `reserveMargin` (default 100): a Free account (30 calls)
+//   "Ample" is the account's remaining credits as of this instance's last write for it, less the
+//   credits it has in flight, at least `reserveMargin` (default 100): a Free account (30 credits)
 //   always reserves first.
 //
 // Reservations, charges and commits are group-committed (billing/group-commit.ts): concurrent
@@ -27,22 +30,27 @@ import type { Principal } from '../auth/principal.js';
 import type { CatalogEntry } from '../catalog/catalog.js';
 import { ApiError } from '../errors/api-error.js';
 import { isStoreUnavailable } from '../errors/store-error.js';
+import type { UsageOrigin } from '../store/revenue-split.js';
 import type {
+  BudgetPolicy,
   CommitRequest,
   CommitResult,
+  IdempotentCompletion,
   ReserveRequest,
   ReserveResult,
   UsageRepository,
 } from '../store/usage-repository.js';
 import { createPeriodClock } from './billing-period.js';
 import { createGroupCommit, type GroupCommitStats } from './group-commit.js';
-import type { PlanCatalog } from './plan-catalog.js';
+import { creditValueMicroUsd, isBudgeted, type Plan, type PlanCatalog } from './plan-catalog.js';
+
+export type { IdempotentCompletion } from '../store/usage-repository.js';
 
 /** A call charged: what its answer tells the caller about the quota. */
 export interface Charge {
-  /** Credits this call spends (0 from the marketplace). */
+  /** Credits this call spends (0 for previews and an owner's own calls). */
   readonly credits: number;
-  /** Calls left in the period after this one; null when the plan has no cap. */
+  /** Credits left in the period after this one (what the budget still buys); null without a cap. */
   readonly remaining: number | null;
   readonly limit: number | null;
   /** Seconds until the period (and so the quota) resets. */
@@ -51,16 +59,17 @@ export interface Charge {
 
 /** A call admitted to the warehouse, not yet charged. */
 export interface PendingCharge {
-  /** Credits this call spends (0 from the marketplace). */
+  /** Credits this call spends (0 for previews and an owner's own calls). */
   readonly credits: number;
   /** Whether a quota unit and a pending event were reserved before the warehouse was asked. */
   readonly reserved: boolean;
   /**
    * The call was served: makes its usage event final (reserved first) or reserves and finalises
    * it in one write (charged after). Resolves once it is durable; throws QUOTA_EXCEEDED when a
-   * charged-after call lost the race for the last units, and then records nothing.
+   * charged-after call lost the race for the last units, and then records nothing. An
+   * idempotent call's `completion` (its stored answer) commits in the same transaction.
    */
-  commit(latencyMs: number): Promise<Charge>;
+  commit(latencyMs: number, completion?: IdempotentCompletion): Promise<Charge>;
   /** The call failed: a reserved event and quota unit are given back. Idempotent. */
   release(): Promise<void>;
 }
@@ -81,7 +90,10 @@ export interface Metering {
     entry: CatalogEntry,
     requestId: string,
     latencyMs: number,
+    completion?: IdempotentCompletion,
   ): Promise<Charge>;
+  /** The credits a call of `principal` on `entry` spends (known before it runs). */
+  creditsOf(principal: Principal, entry: CatalogEntry): number;
   /** Waits until every write submitted so far is durable (shutdown). */
   drain(): Promise<void>;
   /** Batching counters, for metrics and the benchmark. */
@@ -91,6 +103,8 @@ export interface Metering {
 export interface MeteringOptions {
   readonly usage: UsageRepository;
   readonly plans: PlanCatalog;
+  /** Pay as you Go budgets (default 100 USD, capped at 10,000 USD). */
+  readonly budgets?: BudgetPolicy;
   readonly now?: () => Date;
   /** Most calls per group-committed write (default 512). */
   readonly maxBatch?: number;
@@ -99,7 +113,7 @@ export interface MeteringOptions {
    * are charged after they are served; `always`: every call reserves its unit first.
    */
   readonly reserveAhead?: 'always' | 'near-limit';
-  /** Headroom below which calls reserve first (default 100). */
+  /** Headroom in credits below which calls reserve first (default 100). */
   readonly reserveMargin?: number;
 }
 
@@ -129,8 +143,8 @@ export function createMetering(options: MeteringOptions): Metering {
   });
   const reserveAhead = options.reserveAhead ?? 'near-limit';
   const margin = Math.max(0, options.reserveMargin ?? DEFAULT_RESERVE_MARGIN);
-  // Per `account period`: calls left as of this instance's last write for it, and its calls
-  // admitted to charge after that are not charged yet.
+  // Per `account period`: credits left as of this instance's last write for it, and the credits
+  // of its calls admitted to charge after that are not charged yet.
   const remainingSeen = new Map<string, number>();
   const chargingAfter = new Map<string, number>();
   const counterKey = (accountId: string, period: string) => `${accountId} ${period}`;
@@ -144,82 +158,134 @@ export function createMetering(options: MeteringOptions): Metering {
     else chargingAfter.set(key, n);
   };
 
+  const budgets: BudgetPolicy = options.budgets ?? {
+    defaultMicroUsd: 100_000_000,
+    maxMicroUsd: 10_000_000_000,
+  };
+
+  /** Who pays for a call (docs/money.md). */
+  const originOf = (principal: Principal, entry: CatalogEntry, plan: Plan): UsageOrigin => {
+    if (principal.origin === 'marketplace') return 'marketplace';
+    if (principal.accountId === entry.ownerId) return 'owner';
+    return creditValueMicroUsd(plan) === 0 ? 'free' : 'paid';
+  };
+  const counted = (origin: UsageOrigin) => origin === 'paid' || origin === 'free';
   const creditsOf = (principal: Principal, entry: CatalogEntry) =>
-    principal.origin === 'marketplace' ? 0 : entry.definition.price;
+    counted(originOf(principal, entry, plans.resolve(principal.plan))) ? entry.definition.price : 0;
 
   /** Whether this call may run before it is charged (see the head of this file). */
-  function mayChargeAfter(principal: Principal, key: string): boolean {
+  function mayChargeAfter(principal: Principal, entry: CatalogEntry, key: string): boolean {
     if (reserveAhead === 'always') return false;
-    if (principal.origin === 'marketplace') return true;
-    if (plans.resolve(principal.plan).included_calls === null) return true;
+    if (!counted(originOf(principal, entry, plans.resolve(principal.plan)))) return true;
     const left = remainingSeen.get(key);
     return left !== undefined && left - (chargingAfter.get(key) ?? 0) >= margin;
   }
 
+  /** QUOTA_EXCEEDED for a refused call: the plan's credits or the budget, with what is needed and left. */
+  function quotaExceeded(
+    plan: Plan,
+    period: string,
+    credits: number,
+    result: ReserveResult,
+    resetSeconds: number,
+  ) {
+    const left = result.remaining ?? 0;
+    const budget = result.budgetMicroUsd;
+    const message =
+      budget !== null
+        ? `The ${plan.name} budget of ${(budget / 1_000_000).toFixed(2)} USD for ${period} is used up ` +
+          `(${(result.usedMicroUsd / 1_000_000).toFixed(2)} USD spent); this call needs ${credits} credits ` +
+          `(${((credits * creditValueMicroUsd(plan)) / 1_000_000).toFixed(2)} USD). Raise it with PUT /v1/account/budget, or wait for next month (UTC).`
+        : `The ${plan.name} plan's ${plan.included_calls ?? 0} credits for ${period} are used up: this call needs ${credits} ` +
+          `credits and ${left} are left. The quota resets at the start of next month (UTC).`;
+    return new ApiError('QUOTA_EXCEEDED', message, {
+      retryAfter: resetSeconds,
+      details: [
+        { field: 'credits_needed', value: credits, message: `This call costs ${credits} credits.` },
+        { field: 'credits_left', value: left, message: `${left} credits are left this period.` },
+      ],
+    });
+  }
+
   /** Reserves (or, with `served`, charges) one call; QUOTA_EXCEEDED or CONFLICT when refused. */
-  async function reserve(principal: Principal, entry: CatalogEntry, requestId: string, served?: number) {
+  async function reserve(
+    principal: Principal,
+    entry: CatalogEntry,
+    requestId: string,
+    served?: number,
+    completion?: IdempotentCompletion,
+  ) {
     const ms = nowMs();
     const period = clock.period(ms);
     const resetSeconds = clock.secondsToEnd(ms);
-    const marketplace = principal.origin === 'marketplace';
     const plan = plans.resolve(principal.plan);
-    const limit = marketplace ? null : plan.included_calls;
-    const credits = creditsOf(principal, entry);
+    const origin = originOf(principal, entry, plan);
+    const isCounted = counted(origin);
+    const budgeted = isCounted && isBudgeted(plan);
+    const limit = isCounted && !budgeted ? plan.included_calls : null;
+    const credits = isCounted ? entry.definition.price : 0;
+    const value = creditValueMicroUsd(plan);
     let result: ReserveResult;
     try {
-      // One literal shape for both kinds (an absent `served` is undefined): no spread per call.
+      // One literal shape for every kind (absent fields are undefined): no spread per call.
       result = await reserves.submit({
         requestId,
         accountId: principal.accountId,
-        keyId: marketplace ? null : principal.keyId,
+        keyId: origin === 'marketplace' ? null : principal.keyId,
         period,
+        plan: plan.id,
         limit,
+        budget: budgeted ? budgets : null,
+        creditValueMicroUsd: value,
         analyticId: entry.analyticId,
         analyticName: entry.name,
         version: entry.version,
         ownerId: entry.ownerId,
-        origin: principal.origin,
+        origin,
         credits,
         served: served === undefined ? undefined : { latencyMs: served },
+        completion,
       });
     } catch (error) {
       remainingSeen.delete(counterKey(principal.accountId, period));
       throw error;
     }
-    if (limit !== null) {
-      seen(counterKey(principal.accountId, period), result.ok ? (result.remaining ?? 0) : 0);
+    if (isCounted && result.remaining !== null) {
+      seen(counterKey(principal.accountId, period), result.ok ? result.remaining : 0);
     }
     if (!result.ok) {
-      if (result.reason === 'quota_exceeded') {
-        throw new ApiError(
-          'QUOTA_EXCEEDED',
-          `The ${plan.name} plan's ${limit ?? 0} calls for ${period} are used up; the quota resets at the start of next month (UTC).`,
-          { retryAfter: resetSeconds },
-        );
-      }
+      if (result.reason === 'quota_exceeded')
+        throw quotaExceeded(plan, period, credits, result, resetSeconds);
       throw new ApiError('CONFLICT', `The billing period ${period} is closed.`);
     }
-    return { credits, remaining: result.remaining, limit, resetSeconds };
+    const cap =
+      limit !== null
+        ? limit
+        : result.budgetMicroUsd !== null && value > 0
+          ? Math.floor(result.budgetMicroUsd / value)
+          : null;
+    return { credits, remaining: cap === null ? null : result.remaining, limit: cap, resetSeconds };
   }
 
   return {
     async begin(principal, entry, requestId) {
       const key = counterKey(principal.accountId, clock.period(nowMs()));
-      if (mayChargeAfter(principal, key)) {
-        adjust(key, 1);
+      if (mayChargeAfter(principal, entry, key)) {
+        const credits = creditsOf(principal, entry);
+        adjust(key, credits);
         let settled = false;
         const settle = () => {
           if (settled) return false;
           settled = true;
-          adjust(key, -1);
+          adjust(key, -credits);
           return true;
         };
         return {
-          credits: creditsOf(principal, entry),
+          credits,
           reserved: false,
-          async commit(latencyMs) {
+          async commit(latencyMs, completion) {
             if (!settle()) throw new Error('this call is already settled');
-            return reserve(principal, entry, requestId, Math.round(latencyMs * 1000) / 1000);
+            return reserve(principal, entry, requestId, Math.round(latencyMs * 1000) / 1000, completion);
           },
           async release() {
             settle();
@@ -231,9 +297,13 @@ export function createMetering(options: MeteringOptions): Metering {
       return {
         credits: reserved.credits,
         reserved: true,
-        async commit(latencyMs) {
+        async commit(latencyMs, completion) {
           settled = true;
-          const outcome = await commits.submit({ requestId, latencyMs: Math.round(latencyMs * 1000) / 1000 });
+          const outcome = await commits.submit({
+            requestId,
+            latencyMs: Math.round(latencyMs * 1000) / 1000,
+            completion,
+          });
           // 'missing': the reservation was reaped (the call outlived the reaper's bound). The
           // answer must not leave without its event, so the call fails uncharged.
           if (outcome === 'missing') {
@@ -248,7 +318,9 @@ export function createMetering(options: MeteringOptions): Metering {
         },
       };
     },
-    chargeServed: (principal, entry, requestId, latencyMs) => reserve(principal, entry, requestId, latencyMs),
+    chargeServed: (principal, entry, requestId, latencyMs, completion) =>
+      reserve(principal, entry, requestId, latencyMs, completion),
+    creditsOf,
     async drain() {
       await Promise.all([reserves.drain(), commits.drain()]);
     },

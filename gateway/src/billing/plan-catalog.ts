@@ -1,5 +1,8 @@
-// The plan catalog (DESIGN.md §4): calls included per calendar month (UTC), the monthly price,
-// and for Pay as you Go the price per call. Money is integer minor units (US cents). The
+// The plan catalog (docs/money.md): credits included per calendar month (UTC) and the monthly
+// price, or for Pay as you Go the price of a credit. With the default analytic price of 1 credit
+// a call, a plan's credits are the price list's "calls a month", hence the field names
+// (`included_calls`, `per_call_cents`), kept for QUARRY_PLANS. Prices are integer US cents here;
+// what one credit is worth to the payer (`creditValueMicroUsd`) is integer micro-USD. The
 // defaults follow the price list; the operator overrides them through configuration.
 import { z } from 'zod';
 
@@ -7,16 +10,36 @@ export const PlanSchema = z
   .object({
     id: z.string().regex(/^[a-z][a-z0-9_-]{0,31}$/),
     name: z.string().min(1),
-    /** Calls included per month; null means no cap (billed per call). */
+    /** Credits included per month; null means none included (Pay as you Go: billed per credit). */
     included_calls: z.number().int().min(0).nullable(),
     /** Subscription price per month, in cents. */
     monthly_price_cents: z.number().int().min(0),
-    /** Price per call, in cents (Pay as you Go). */
+    /** Price of a credit, in cents (Pay as you Go). */
     per_call_cents: z.number().int().min(0),
   })
   .strict();
 
 export type Plan = z.infer<typeof PlanSchema>;
+
+/** Millicredits in a credit: credits are stored as integer millicredits. */
+export const MILLICREDITS = 1_000;
+/** Micro-USD in a cent. */
+export const MICRO_USD_PER_CENT = 10_000;
+
+/**
+ * What one credit is worth to a payer on `plan`, in micro-USD: the plan's price ÷ its included
+ * credits, rounded down (SMB 49 USD / 250 = 196,000; Enterprise 199 USD / 2,000 = 99,500), the
+ * Pay as you Go price of a credit (0.50 USD = 500,000), 0 for a plan that costs nothing (Free).
+ * Rounded down, a credit is never worth more than its payer paid for it.
+ */
+export function creditValueMicroUsd(plan: Plan): number {
+  if (plan.included_calls === null) return plan.per_call_cents * MICRO_USD_PER_CENT;
+  if (plan.included_calls === 0) return 0;
+  return Math.floor((plan.monthly_price_cents * MICRO_USD_PER_CENT) / plan.included_calls);
+}
+
+/** Whether a plan's calls stop at a monthly budget instead of its included credits (Pay as you Go). */
+export const isBudgeted = (plan: Plan): boolean => plan.included_calls === null;
 
 export interface PlanCatalog {
   get(id: string): Plan | undefined;

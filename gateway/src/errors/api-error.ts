@@ -5,6 +5,8 @@ import type { ErrorCode } from './error-codes.js';
 export interface ApiErrorDetail {
   readonly param?: string;
   readonly field?: string;
+  /** A number the detail is about (QUOTA_EXCEEDED: `credits_needed`, `credits_left`). */
+  readonly value?: number;
   readonly message: string;
 }
 

@@ -10,7 +10,15 @@ export const ErrorEnvelopeSchema = z
       request_id: z.string(),
       retry_after: z.number().optional().openapi({ description: 'Seconds until a retry may succeed' }),
       details: z.array(
-        z.object({ param: z.string().optional(), field: z.string().optional(), message: z.string() }),
+        z.object({
+          param: z.string().optional(),
+          field: z.string().optional(),
+          value: z
+            .number()
+            .optional()
+            .openapi({ description: 'QUOTA_EXCEEDED: the credits the call needs and those left' }),
+          message: z.string(),
+        }),
       ),
     }),
   })

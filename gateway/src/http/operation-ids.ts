@@ -9,6 +9,8 @@ export const OPERATION_IDS: Readonly<Record<string, string>> = {
   'POST /v1/accounts': 'signUp',
   'GET /v1/account': 'getAccount',
   'GET /v1/account/usage': 'getUsage',
+  'GET /v1/account/budget': 'getBudget',
+  'PUT /v1/account/budget': 'setBudget',
   'POST /v1/keys': 'createKey',
   'GET /v1/keys': 'listKeys',
   'DELETE /v1/keys/{id}': 'revokeKey',

@@ -1,6 +1,9 @@
 // Idempotency-Key on POST /v1/query: a replay of a completed call returns the stored answer and
 // is not charged again; the same key with a different body, or while the first is still running,
-// is refused. Failed calls are not stored, so a retry runs (and is charged) once.
+// is refused. Failed calls are not stored, so a retry runs (and is charged) once. The answer is
+// stored by the call's charge itself, in the same store transaction (billing/metering.ts), so a
+// process that dies after the charge leaves the answer for the retry to replay: never a charged
+// call whose retry runs, and is charged, again.
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { ApiError } from '../errors/api-error.js';
@@ -15,16 +18,23 @@ export const IdempotencyKeySchema = z
 /** Longer than any query may run (10 minutes), so a crashed instance's claim can be taken over. */
 const IDEMPOTENCY_LEASE_MS = 15 * 60_000;
 
+/** The claimed key a served call stores its answer under, with its charge. */
+export interface IdempotencyClaimed {
+  readonly accountId: string;
+  readonly key: string;
+}
+
 /**
  * Runs `run` at most once per (account, key): replays a completed reply, refuses a running or
- * mismatching one, and stores what `run` answered; a call that throws is not kept.
+ * mismatching one. `run` stores its answer under the claim in its charge's transaction; when it
+ * throws, the claim is dropped so a retry may run.
  */
 export async function withIdempotency(
   idempotency: IdempotencyRepository,
   accountId: string,
   key: string,
   body: string | Uint8Array,
-  run: () => Promise<QueryReply>,
+  run: (claimed: IdempotencyClaimed) => Promise<QueryReply>,
 ): Promise<
   { readonly replay: { readonly status: number; readonly body: string } } | { readonly reply: QueryReply }
 > {
@@ -48,11 +58,10 @@ export async function withIdempotency(
   }
   let reply: QueryReply;
   try {
-    reply = await run();
+    reply = await run({ accountId, key });
   } catch (error) {
     await idempotency.abandon(accountId, key);
     throw error;
   }
-  await idempotency.complete(accountId, key, { statusCode: reply.status, body: reply.body ?? '' });
   return { reply };
 }

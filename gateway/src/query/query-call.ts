@@ -21,7 +21,7 @@ import {
   spendPreview,
   spendRateLimit,
 } from './admission.js';
-import { withIdempotency } from './idempotency.js';
+import { type IdempotencyClaimed, withIdempotency } from './idempotency.js';
 import type { QueryReply } from './query-reply.js';
 import type { QueryService } from './query-service.js';
 import { quotaHeaders, type RunQueryDeps, resultCacheKey, runQuery } from './run-query.js';
@@ -47,6 +47,8 @@ export interface QueryCallDeps extends AdmissionDeps, RunQueryDeps {
   readonly queries: QueryService;
   readonly idempotency: IdempotencyRepository;
   readonly previews: PreviewLimits;
+  /** Test-only: hold each served call this long after its charge is durable (see config.ts). */
+  readonly pauseAfterChargeMs?: number;
   readonly logger: ErrorLogger & { child(bindings: object): ErrorLogger };
 }
 
@@ -179,7 +181,13 @@ export function createQueryCallHandler(deps: QueryCallDeps): QueryCallHandler {
   }
 
   /** The pipeline for an admitted, decided call; throws ApiError (or any error) on refusal or failure. */
-  async function serve(call: QueryCall, principal: Principal, limits: LimitHeaders, decision: Decided) {
+  async function serve(
+    call: QueryCall,
+    principal: Principal,
+    limits: LimitHeaders,
+    decision: Decided,
+    idempotency?: IdempotencyClaimed,
+  ) {
     const { headers } = call;
     const { answer, charge } = await runQuery(deps, {
       principal,
@@ -192,7 +200,9 @@ export function createQueryCallHandler(deps: QueryCallDeps): QueryCallHandler {
       ifNoneMatch: headers['if-none-match'],
       signal: call.signal,
       previewRows: isPreview(principal) ? deps.previews.rows : undefined,
+      idempotency,
     });
+    if (deps.pauseAfterChargeMs) await new Promise((resolve) => setTimeout(resolve, deps.pauseAfterChargeMs));
     const out = answer.headers;
     out['x-request-id'] = call.requestId;
     const limitHeaders = quotaHeaders(deps, principal, limits, charge);
@@ -250,8 +260,8 @@ export function createQueryCallHandler(deps: QueryCallDeps): QueryCallHandler {
       if (key === undefined || request.method !== 'POST')
         return await serve(call, principal, limits, decision);
       const who = principal;
-      const outcome = await withIdempotency(deps.idempotency, who.accountId, key, request.body, () =>
-        serve(call, who, limits, decision),
+      const outcome = await withIdempotency(deps.idempotency, who.accountId, key, request.body, (claimed) =>
+        serve(call, who, limits, decision, claimed),
       );
       if ('reply' in outcome) return outcome.reply;
       const { status, body } = outcome.replay;

@@ -2,11 +2,12 @@
 // warehouse, then the 200 (or 304) with its cache headers. A cache hit is charged with one write
 // that reserves and finalises its usage event; a miss reserves → runs the warehouse query
 // (concurrent misses coalesced) → commits. Either way the answer leaves only once its usage
-// event is durable, and a cached call is charged like any other. Refusals and failures throw
+// event is durable, and a cached call is charged like any other. An idempotent call's answer is
+// built before its charge and stored with it, in the charge's transaction. Refusals and failures throw
 // (QUOTA_EXCEEDED, connector errors); a failed call is never charged.
 import type { ParamValues } from '@quarry/sdk-connector';
 import type { Principal } from '../auth/principal.js';
-import type { Charge, Metering, PendingCharge } from '../billing/metering.js';
+import type { Charge, IdempotentCompletion, Metering, PendingCharge } from '../billing/metering.js';
 import type { PlanCatalog } from '../billing/plan-catalog.js';
 import { cacheKey } from '../cache/cache-key.js';
 import { matchesIfNoneMatch } from '../cache/etag.js';
@@ -42,6 +43,8 @@ export interface PipelineCall {
   readonly signal: () => AbortSignal | undefined;
   /** A marketplace preview: at most this many rows, and `meta.preview: true`. */
   readonly previewRows: number | undefined;
+  /** An Idempotency-Key claimed for this call: its answer is stored with its charge. */
+  readonly idempotency?: { readonly accountId: string; readonly key: string } | undefined;
 }
 
 /** A served call: its 200 or 304 (body undefined) and its charge. */
@@ -75,7 +78,7 @@ export function resultCacheKey(
 }
 
 /** The 200 (or 304) of a served call: cache headers, ETag, and the stored body with this request's meta. */
-function servedAnswer(call: PipelineCall, lookup: CacheLookup, charge: Charge): Served['answer'] {
+function servedAnswer(call: PipelineCall, lookup: CacheLookup, credits: number): Served['answer'] {
   const headers: Record<string, string> = {
     'x-cache': lookup.outcome,
     etag: lookup.answer.etag,
@@ -87,7 +90,7 @@ function servedAnswer(call: PipelineCall, lookup: CacheLookup, charge: Charge): 
     requestId: call.requestId,
     cached: lookup.outcome !== 'MISS',
     durationMs: performance.now() - call.started,
-    credits: charge.credits,
+    credits,
     version: call.entry.version,
     preview: call.previewRows !== undefined,
   });
@@ -115,8 +118,20 @@ export async function runQuery(deps: RunQueryDeps, call: PipelineCall): Promise<
     );
   const stored = key !== undefined && !call.bypassCache ? resultCache.peek(key, policy, load) : undefined;
   if (stored !== undefined) {
-    const charge = await metering.chargeServed(principal, entry, requestId, performance.now() - started);
-    return { answer: servedAnswer(call, stored, charge), charge };
+    if (call.idempotency === undefined) {
+      const charge = await metering.chargeServed(principal, entry, requestId, performance.now() - started);
+      return { answer: servedAnswer(call, stored, charge.credits), charge };
+    }
+    const answer = servedAnswer(call, stored, metering.creditsOf(principal, entry));
+    const latency = performance.now() - started;
+    const charge = await metering.chargeServed(
+      principal,
+      entry,
+      requestId,
+      latency,
+      completionOf(call, answer),
+    );
+    return { answer, charge };
   }
   const pending: PendingCharge = await metering.begin(principal, entry, requestId);
   let lookup: CacheLookup;
@@ -129,8 +144,19 @@ export async function runQuery(deps: RunQueryDeps, call: PipelineCall): Promise<
     await pending.release();
     throw error;
   }
-  const charge = await pending.commit(performance.now() - started);
-  return { answer: servedAnswer(call, lookup, charge), charge };
+  if (call.idempotency === undefined) {
+    const charge = await pending.commit(performance.now() - started);
+    return { answer: servedAnswer(call, lookup, charge.credits), charge };
+  }
+  const answer = servedAnswer(call, lookup, pending.credits);
+  const charge = await pending.commit(performance.now() - started, completionOf(call, answer));
+  return { answer, charge };
+}
+
+/** The answer an idempotent call stores with its charge. */
+function completionOf(call: PipelineCall, answer: Served['answer']): IdempotentCompletion | undefined {
+  if (call.idempotency === undefined) return undefined;
+  return { ...call.idempotency, statusCode: answer.status, body: answer.body ?? '' };
 }
 
 /** `current` rate-limit headers with the monthly quota appended (IETF RateLimit-Policy / RateLimit). */

@@ -177,12 +177,15 @@ describe('closing a period', () => {
       accountId: alice.accountId,
       keyId: alice.keyId,
       period,
+      plan: 'smb',
       limit: null,
+      budget: null,
+      creditValueMicroUsd: 196_000,
       analyticId: entry.analyticId,
       analyticName: entry.name,
       version: entry.version,
       ownerId: entry.ownerId,
-      origin: 'api',
+      origin: 'paid',
       credits: 5,
     });
     if (reserved.ok && commit)
@@ -197,8 +200,18 @@ describe('closing a period', () => {
     const open = await statement('2020-01');
     expect(open.closed_at).toBeNull();
     expect(open.analytics).toEqual([
-      { name: 'sales-by-region', calls: 1, credits: 5, owner_share: 4, platform_share: 1 },
+      expect.objectContaining({
+        name: 'sales-by-region',
+        calls: 1,
+        credits: 5,
+        owner_share: 4,
+        platform_share: 1,
+        value_micro_usd: 980_000,
+        owner_share_micro_usd: 784_000,
+        platform_share_micro_usd: 196_000,
+      }),
     ]);
+    expect(open.payout).toBeNull();
     const closed = await admin('POST', '/v1/admin/periods/2020-01/close');
     expect(closed.status, closed.text).toBe(200);
     expect(closed.json).toMatchObject({ period: '2020-01', already_closed: false });
@@ -206,6 +219,14 @@ describe('closing a period', () => {
     expect(frozen.closed_at).toBe(closed.json.closed_at);
     expect((await record('2020-01')).reserved).toMatchObject({ ok: false, reason: 'period_closed' });
     expect((await statement('2020-01')).analytics).toEqual(open.analytics);
+    // The payout: 0.784 USD in whole cents, the 0.4 cent rest carried on.
+    expect(frozen.payout).toEqual({
+      carried_in_micro_usd: 0,
+      earned_micro_usd: 784_000,
+      payout_cents: 78,
+      payout_usd: 0.78,
+      carried_out_micro_usd: 4_000,
+    });
     const again = await admin('POST', '/v1/admin/periods/2020-01/close');
     expect(again.json).toEqual({ period: '2020-01', closed_at: closed.json.closed_at, already_closed: true });
   });

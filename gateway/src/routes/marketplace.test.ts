@@ -263,9 +263,19 @@ describe('try-tokens', () => {
     expect(after.totals).toEqual({
       ...before.totals,
       marketplace_calls: before.totals.marketplace_calls + 2,
+      calls_by_origin: {
+        ...before.totals.calls_by_origin,
+        marketplace: before.totals.calls_by_origin.marketplace + 2,
+      },
     });
     expect(after.by_analytic).toEqual(before.by_analytic);
-    expect(await ownerEarnings('mkt-alpha')).toEqual(earnedBefore);
+    // Counted on the owner's statement as previews, earning nothing.
+    const earnedAfter = await ownerEarnings('mkt-alpha');
+    expect(earnedAfter.owner_share_millicredits ?? 0).toBe(earnedBefore.owner_share_millicredits ?? 0);
+    expect(earnedAfter.owner_share_micro_usd ?? 0).toBe(earnedBefore.owner_share_micro_usd ?? 0);
+    expect(earnedAfter.calls_by_origin.marketplace).toBe(
+      (earnedBefore.calls_by_origin?.marketplace ?? 0) + 2,
+    );
     // The token only queries: it can neither mint another token nor read the account.
     const again = await tg.call('POST', '/v1/marketplace/try-token', {
       key: token,

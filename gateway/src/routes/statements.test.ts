@@ -1,5 +1,6 @@
-// Owner statements over HTTP: the exact 80/20 split rounded down per call (price 7 → owner 5,
-// platform 2; price 1 → owner 0, platform 1), JSON and CSV, another owner's calls never mixed in.
+// Owner statements over HTTP: exactly 0.8 credit a credit to the owner (price 7 → owner 5.6,
+// platform 1.4; price 1 → owner 0.8, not 0), Free-plan credits worth 0 USD, JSON and CSV, another
+// owner's calls never mixed in.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { periodOf } from '../billing/billing-period.js';
 import { createTestGateway, type SignedUp, type TestGateway } from '../testing/test-gateway.js';
@@ -36,45 +37,54 @@ afterAll(async () => {
 });
 
 describe('GET /v1/owner/statements', () => {
-  it('splits every call 80/20 rounded down for the owner, the platform keeping the rest', async () => {
+  it('gives the owner 0.8 of every credit (0.8 of a 1-credit call, not 0) and Free credits no USD', async () => {
     const res = await tg.call('GET', '/v1/owner/statements', { key: tg.ownerKey });
     expect(res.status, res.text).toBe(200);
     expect(res.json.period).toBe(period);
     expect(res.json.closed_at).toBeNull();
     const rows = res.json.analytics as { name: string }[];
-    expect(rows.find((a) => a.name === 'stmt-test-seven')).toEqual({
+    expect(rows.find((a) => a.name === 'stmt-test-seven')).toMatchObject({
       name: 'stmt-test-seven',
       calls: 3,
+      calls_by_origin: { paid: 0, free: 3, marketplace: 0, owner: 0 },
       credits: 21,
-      owner_share: 15,
-      platform_share: 6,
+      owner_share: 16.8,
+      platform_share: 4.2,
+      owner_share_millicredits: 16_800,
+      platform_share_millicredits: 4_200,
+      value_micro_usd: 0,
+      owner_share_usd: 0,
     });
-    expect(rows.find((a) => a.name === 'stmt-test-one')).toEqual({
+    expect(rows.find((a) => a.name === 'stmt-test-one')).toMatchObject({
       name: 'stmt-test-one',
       calls: 2,
       credits: 2,
-      owner_share: 0,
-      platform_share: 2,
+      owner_share_millicredits: 1_600,
+      platform_share_millicredits: 400,
     });
     const sum = (field: string) =>
       (res.json.analytics as Record<string, number>[]).reduce((total, a) => total + (a[field] ?? 0), 0);
-    expect(res.json.totals).toEqual({
+    expect(res.json.totals).toMatchObject({
       calls: sum('calls'),
-      credits: sum('credits'),
-      owner_share: sum('owner_share'),
-      platform_share: sum('platform_share'),
+      millicredits: sum('millicredits'),
+      owner_share_millicredits: sum('owner_share_millicredits'),
+      platform_share_millicredits: sum('platform_share_millicredits'),
     });
-    expect(res.json.totals.owner_share + res.json.totals.platform_share).toBe(res.json.totals.credits);
+    expect(res.json.totals.owner_share_millicredits + res.json.totals.platform_share_millicredits).toBe(
+      res.json.totals.millicredits,
+    );
+    expect(res.json.payout).toBeNull();
   });
 
   it('shows nothing of other owners', async () => {
     const res = await tg.call('GET', '/v1/owner/statements', { key: consumer.key });
     expect(res.status).toBe(200);
-    expect(res.json).toEqual({
+    expect(res.json).toMatchObject({
       period,
       closed_at: null,
       analytics: [],
-      totals: { calls: 0, credits: 0, owner_share: 0, platform_share: 0 },
+      totals: { calls: 0, credits: 0, owner_share: 0, platform_share: 0, value_usd: 0 },
+      payout: null,
     });
   });
 
@@ -89,12 +99,16 @@ describe('GET /v1/owner/statements', () => {
       `attachment; filename=quarry-statement-${period}.csv`,
     );
     const lines = res.text.split('\r\n');
-    expect(lines[0]).toBe('period,analytic,calls,credits,owner_share,platform_share,closed_at');
-    expect(lines).toContain(`${period},stmt-test-seven,3,21,15,6,`);
-    expect(lines).toContain(`${period},stmt-test-one,2,2,0,2,`);
+    expect(lines[0]).toBe(
+      'period,analytic,calls,credits,owner_share,platform_share,closed_at,paid_calls,free_calls,marketplace_calls,owner_calls,value_usd,owner_share_usd,platform_share_usd',
+    );
+    expect(lines).toContain(`${period},stmt-test-seven,3,21,16.8,4.2,,0,3,0,0,0,0,0`);
+    expect(lines).toContain(`${period},stmt-test-one,2,2,1.6,0.4,,0,2,0,0,0,0,0`);
     const json = (await tg.call('GET', '/v1/owner/statements', { key: tg.ownerKey })).json;
     const t = json.totals;
-    expect(lines.at(-2)).toBe(`${period},,${t.calls},${t.credits},${t.owner_share},${t.platform_share},`);
+    expect(lines.at(-2)).toMatch(
+      new RegExp(`^${period},,${t.calls},${t.credits},${t.owner_share},${t.platform_share},,`),
+    );
     expect(lines.at(-1)).toBe('');
   });
 

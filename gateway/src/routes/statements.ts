@@ -1,5 +1,6 @@
-// GET /v1/owner/statements: an owner's earnings in one billing period, per analytic, as JSON or
-// CSV. Live from the ledger while the period is open; the frozen snapshot once it is closed.
+// GET /v1/owner/statements: an owner's earnings in one billing period, per analytic and origin,
+// in credits and USD, as JSON or CSV (docs/money.md). Live from the ledger while the period is
+// open; the frozen snapshot, with the owner's payout, once it is closed.
 import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
 import type { AppEnv } from '../http/app-env.js';
 import { AUTHED_ERRORS, BEARER } from '../http/common-schemas.js';
@@ -7,14 +8,35 @@ import { csvResponse, toCsv, wantsCsv } from '../http/csv.js';
 import { requireScope } from '../http/middleware/require-scope.js';
 import { jsonOrCsv, periodParam, ReportQuerySchema } from '../http/period-param.js';
 import { route } from '../http/route.js';
-import type { OwnerStatement, StatementAmounts } from '../store/statement-repository.js';
+import type { OwnerStatement, Payout, StatementAmounts } from '../store/statement-repository.js';
+import { CallsByOriginSchema, usd } from './money-schemas.js';
 
 const Amounts = z.object({
-  calls: z.number().int(),
-  credits: z.number().int(),
-  owner_share: z.number().int().openapi({ description: "80% of each call's credits, rounded down per call" }),
-  platform_share: z.number().int().openapi({ description: 'The remainder: the two sum to `credits`' }),
+  calls: z.number().int().openapi({ description: 'Served calls of every origin' }),
+  calls_by_origin: CallsByOriginSchema,
+  credits: z.number().openapi({ description: 'Credits the callers spent' }),
+  owner_share: z.number().openapi({ description: 'Your credits: exactly 0.8 of each credit spent' }),
+  platform_share: z.number().openapi({ description: 'The rest: the two sum to `credits`' }),
+  millicredits: z.number().int(),
+  owner_share_millicredits: z.number().int(),
+  platform_share_millicredits: z.number().int(),
+  value_usd: z.number().openapi({ description: 'What the callers paid for those credits (Free plan: 0)' }),
+  owner_share_usd: z.number().openapi({ description: '80% of each call’s value, rounded down to the µUSD' }),
+  platform_share_usd: z.number(),
+  value_micro_usd: z.number().int(),
+  owner_share_micro_usd: z.number().int(),
+  platform_share_micro_usd: z.number().int(),
 });
+
+const PayoutSchema = z
+  .object({
+    carried_in_micro_usd: z.number().int().openapi({ description: 'Sub-cent rest of your previous payout' }),
+    earned_micro_usd: z.number().int(),
+    payout_cents: z.number().int().openapi({ description: 'Paid out: whole cents, rounded down' }),
+    payout_usd: z.number(),
+    carried_out_micro_usd: z.number().int().openapi({ description: 'Carried into your next payout' }),
+  })
+  .openapi('Payout');
 
 export const StatementSchema = z
   .object({
@@ -22,6 +44,9 @@ export const StatementSchema = z
     closed_at: z.string().nullable().openapi({ description: 'Set once the period is closed (frozen)' }),
     analytics: z.array(Amounts.extend({ name: z.string() })),
     totals: Amounts,
+    payout: PayoutSchema.nullable().openapi({
+      description: 'Once the period is closed: what is paid out (null while open, or without earnings)',
+    }),
   })
   .openapi('OwnerStatement');
 
@@ -34,20 +59,63 @@ export const STATEMENT_CSV_COLUMNS = [
   'owner_share',
   'platform_share',
   'closed_at',
+  'paid_calls',
+  'free_calls',
+  'marketplace_calls',
+  'owner_calls',
+  'value_usd',
+  'owner_share_usd',
+  'platform_share_usd',
 ] as const;
 
 const amountsJson = (a: StatementAmounts) => ({
-  calls: Number(a.calls),
-  credits: Number(a.credits),
-  owner_share: Number(a.ownerShare),
-  platform_share: Number(a.platformShare),
+  calls: a.calls,
+  calls_by_origin: a.callsByOrigin,
+  credits: a.millicredits / 1_000,
+  owner_share: a.ownerMillicredits / 1_000,
+  platform_share: a.platformMillicredits / 1_000,
+  millicredits: a.millicredits,
+  owner_share_millicredits: a.ownerMillicredits,
+  platform_share_millicredits: a.platformMillicredits,
+  value_usd: usd(a.valueMicroUsd),
+  owner_share_usd: usd(a.ownerMicroUsd),
+  platform_share_usd: usd(a.platformMicroUsd),
+  value_micro_usd: a.valueMicroUsd,
+  owner_share_micro_usd: a.ownerMicroUsd,
+  platform_share_micro_usd: a.platformMicroUsd,
 });
+
+const payoutJson = (p: Payout | null) =>
+  p === null
+    ? null
+    : {
+        carried_in_micro_usd: p.carriedInMicroUsd,
+        earned_micro_usd: p.earnedMicroUsd,
+        payout_cents: p.payoutCents,
+        payout_usd: p.payoutCents / 100,
+        carried_out_micro_usd: p.carriedOutMicroUsd,
+      };
 
 function statementCsv(s: OwnerStatement): string {
   const closedAt = s.closedAt?.toISOString() ?? '';
   const row = (name: string, a: StatementAmounts) => {
     const j = amountsJson(a);
-    return [s.period, name, j.calls, j.credits, j.owner_share, j.platform_share, closedAt];
+    return [
+      s.period,
+      name,
+      j.calls,
+      j.credits,
+      j.owner_share,
+      j.platform_share,
+      closedAt,
+      a.callsByOrigin.paid,
+      a.callsByOrigin.free,
+      a.callsByOrigin.marketplace,
+      a.callsByOrigin.owner,
+      j.value_usd,
+      j.owner_share_usd,
+      j.platform_share_usd,
+    ];
   };
   return toCsv(STATEMENT_CSV_COLUMNS, [...s.analytics.map((a) => row(a.name, a)), row('', s.totals)]);
 }
@@ -61,10 +129,12 @@ export function registerStatementRoutes(app: OpenAPIHono<AppEnv>): void {
       tags: ['Owner'],
       summary: 'Your earnings in a billing period, per analytic (JSON, or CSV)',
       description: [
-        "The owner earns 80% of every credit spent on the owner's analytics, rounded down per call;",
-        'the platform keeps the remainder. Free marketplace try-it calls earn nothing. CSV with',
-        '`?format=csv` or `Accept: text/csv`; columns `period,analytic,calls,credits,owner_share,',
-        'platform_share,closed_at`, one row per analytic, then the total row with a blank `analytic`.',
+        'For every credit a caller spends on your analytics you earn 0.8 credit and 80% of what the',
+        'caller paid for it (rounded down to the micro-USD); the platform keeps the rest. Free-plan',
+        'credits earn credits and 0 USD; previews and your own calls earn nothing. Calls are shown by',
+        'origin. Closing a period freezes it and sets `payout`: your earnings plus the sub-cent rest',
+        'carried from your previous payout, in whole cents; the new rest is carried on. CSV with',
+        '`?format=csv` or `Accept: text/csv`: one row per analytic, then the total row (blank `analytic`).',
       ].join(' '),
       security: BEARER,
       request: { query: ReportQuerySchema },
@@ -84,6 +154,7 @@ export function registerStatementRoutes(app: OpenAPIHono<AppEnv>): void {
         closed_at: statement.closedAt?.toISOString() ?? null,
         analytics: statement.analytics.map((a) => ({ name: a.name, ...amountsJson(a) })),
         totals: amountsJson(statement.totals),
+        payout: payoutJson(statement.payout),
       });
     },
   );

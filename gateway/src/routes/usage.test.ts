@@ -60,13 +60,33 @@ describe('GET /v1/account/usage', () => {
     expect(res.status, res.text).toBe(200);
     expect(res.json).toEqual({
       period,
-      plan: { id: 'smb', name: 'SMB', included_calls: 250, monthly_price_cents: 4_900, per_call_cents: 0 },
-      totals: { calls: 3, credits: 4, marketplace_calls: 0, remaining_calls: 247, amount_due_cents: 4_900 },
+      plan: {
+        id: 'smb',
+        name: 'SMB',
+        included_calls: 250,
+        included_credits: 250,
+        monthly_price_cents: 4_900,
+        per_call_cents: 0,
+        credit_value_usd: 0.196,
+      },
+      totals: {
+        calls: 3,
+        calls_by_origin: { paid: 3, free: 0, marketplace: 0, owner: 0 },
+        credits: 4,
+        credits_used: 4,
+        credits_left: 246,
+        marketplace_calls: 0,
+        remaining_calls: 246,
+        amount_due_usd: 49,
+        amount_due_micro_usd: 49_000_000,
+        amount_due_cents: 4_900,
+      },
+      budget: null,
       by_analytic: [
-        { name: 'sales-by-region', calls: 2, credits: 2 },
-        { name: 'usage-test-priced', calls: 1, credits: 2 },
+        { name: 'sales-by-region', calls: 2, credits: 2, value_usd: 0.392 },
+        { name: 'usage-test-priced', calls: 1, credits: 2, value_usd: 0.392 },
       ],
-      by_day: [{ date: today, calls: 3, credits: 4 }],
+      by_day: [{ date: today, calls: 3, credits: 4, value_usd: 0.784 }],
     });
   });
 
@@ -99,12 +119,14 @@ describe('GET /v1/account/usage', () => {
     }
     expect(byAccept.text).toBe(byQuery.text);
     expect(byQuery.text.split('\r\n')).toEqual([
-      'period,date,analytic,origin,calls,credits',
-      `${period},,,api,3,4`,
-      `${period},,,marketplace,0,0`,
-      `${period},,sales-by-region,api,2,2`,
-      `${period},,usage-test-priced,api,1,2`,
-      `${period},${today},,api,3,4`,
+      'period,date,analytic,origin,calls,credits,value_usd',
+      `${period},,,paid,3,4,0.784`,
+      `${period},,,free,0,0,0`,
+      `${period},,,marketplace,0,0,0`,
+      `${period},,,owner,0,0,0`,
+      `${period},,sales-by-region,,2,2,0.392`,
+      `${period},,usage-test-priced,,1,2,0.392`,
+      `${period},${today},,,3,4,0.784`,
       '',
     ]);
     expect((await tg.call('GET', '/v1/account/usage?format=xml', { key: smb.key })).status).toBe(400);
@@ -150,21 +172,29 @@ describe('quota', () => {
     expect((await sales(free.key)).status).toBe(429);
   });
 
-  it('never refuses Pay as you Go, and bills it per call', async () => {
+  it('bills Pay as you Go per credit, within its monthly budget (default 100 USD: 200 credits)', async () => {
     const payg = await onPlan('payg');
     for (let i = 0; i < 5; i++) {
       const res = await sales(payg.key);
       expect(res.status, res.text).toBe(200);
-      expect(res.headers.get('ratelimit') ?? '').not.toContain('"monthly"');
+      expect(res.headers.get('ratelimit') ?? '').toMatch(new RegExp(`"monthly";r=${199 - i}(;|$)`));
     }
     const usage = (await tg.call('GET', '/v1/account/usage', { key: payg.key })).json;
-    expect(usage.plan).toMatchObject({ id: 'payg', included_calls: null, per_call_cents: 50 });
-    expect(usage.totals).toEqual({
+    expect(usage.plan).toMatchObject({
+      id: 'payg',
+      included_calls: null,
+      per_call_cents: 50,
+      credit_value_usd: 0.5,
+    });
+    expect(usage.totals).toMatchObject({
       calls: 5,
       credits: 5,
+      credits_left: 195,
       marketplace_calls: 0,
-      remaining_calls: null,
+      remaining_calls: 195,
+      amount_due_usd: 2.5,
       amount_due_cents: 250,
     });
+    expect(usage.budget).toMatchObject({ budget_usd: 100, spent_usd: 2.5, left_usd: 97.5 });
   });
 });

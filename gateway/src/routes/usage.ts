@@ -1,69 +1,164 @@
-// GET /v1/account/usage: the caller's account usage in one billing period (calls, credits, what
-// the plan leaves and what is due), by analytic and by day, as JSON or CSV.
+// GET /v1/account/usage: the caller's account usage in one billing period (docs/money.md): calls
+// by origin, credits used and left, what the plan or the Pay as you Go budget leaves and what is
+// due, by analytic and by day, as JSON or CSV.
 import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
-import type { Plan } from '../billing/plan-catalog.js';
+import { creditValueMicroUsd, isBudgeted, MICRO_USD_PER_CENT, type Plan } from '../billing/plan-catalog.js';
 import type { AppEnv } from '../http/app-env.js';
 import { AUTHED_ERRORS, BEARER } from '../http/common-schemas.js';
 import { csvResponse, toCsv, wantsCsv } from '../http/csv.js';
 import { requireScope } from '../http/middleware/require-scope.js';
 import { jsonOrCsv, periodParam, ReportQuerySchema } from '../http/period-param.js';
 import { route } from '../http/route.js';
-import type { UsageReport } from '../store/usage-repository.js';
+import type { AccountUsage } from '../services/billing-service.js';
+import type { UsageTotals } from '../store/usage-repository.js';
+import { BudgetStateSchema, budgetJson, CallsByOriginSchema, usd } from './money-schemas.js';
 
-const Totals = z.object({ calls: z.number().int(), credits: z.number().int() });
+const Totals = z.object({
+  calls: z.number().int(),
+  credits: z.number().openapi({ description: 'Credits spent' }),
+  value_usd: z.number().openapi({ description: 'What those credits cost the account, in USD' }),
+});
+
+export const PlanSchema = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    included_calls: z
+      .number()
+      .int()
+      .nullable()
+      .openapi({ description: 'Credits included a month (calls at 1 credit each); null: Pay as you Go' }),
+    included_credits: z.number().int().nullable().openapi({ description: 'The same, by its name' }),
+    monthly_price_cents: z.number().int(),
+    per_call_cents: z.number().int().openapi({ description: 'Pay as you Go: the price of a credit' }),
+    credit_value_usd: z
+      .number()
+      .openapi({ description: 'What one credit costs on this plan: price ÷ included credits (Free: 0)' }),
+  })
+  .openapi('Plan');
 
 export const UsageSchema = z
   .object({
     period: z.string(),
-    plan: z.object({
-      id: z.string(),
-      name: z.string(),
-      included_calls: z.number().int().nullable().openapi({ description: 'null: no cap' }),
-      monthly_price_cents: z.number().int(),
-      per_call_cents: z.number().int(),
-    }),
+    plan: PlanSchema,
     totals: z.object({
-      calls: z.number().int().openapi({ description: 'Served API calls (failed calls are never counted)' }),
-      credits: z.number().int(),
+      calls: z
+        .number()
+        .int()
+        .openapi({ description: 'Served calls that spent credits (failed calls are never counted)' }),
+      calls_by_origin: CallsByOriginSchema,
+      credits: z.number().openapi({ description: 'Credits spent by served calls (same as `credits_used`)' }),
+      credits_used: z.number(),
+      credits_left: z.number().int().nullable().openapi({
+        description:
+          'Credits a call can still spend this period (calls in flight counted): what the plan leaves, or what the Pay as you Go budget still buys',
+      }),
       marketplace_calls: z
         .number()
         .int()
-        .openapi({ description: 'Free try-it calls from the marketplace (not in `calls`)' }),
+        .openapi({ description: 'Free marketplace previews (not in `calls`)' }),
       remaining_calls: z
         .number()
         .int()
         .nullable()
-        .openapi({ description: 'Calls the plan still allows this period; null without a cap' }),
-      amount_due_cents: z
+        .openapi({ description: '`credits_left`, kept under its old name (calls of 1 credit)' }),
+      amount_due_usd: z
         .number()
-        .int()
-        .openapi({ description: 'Subscription price, plus calls × per-call price (Pay as you Go)' }),
+        .openapi({ description: 'Subscription price, or Pay as you Go: the credits spent × their price' }),
+      amount_due_micro_usd: z.number().int(),
+      amount_due_cents: z.number().int().openapi({ description: '`amount_due_usd` in cents, rounded up' }),
     }),
+    budget: BudgetStateSchema.nullable().openapi({ description: 'Pay as you Go only' }),
     by_analytic: z.array(Totals.extend({ name: z.string() })),
     by_day: z.array(Totals.extend({ date: z.string().openapi({ description: 'YYYY-MM-DD, UTC' }) })),
   })
   .openapi('Usage');
 
 /** The columns of the usage CSV (blank `date`/`analytic`: every day/analytic). */
-export const USAGE_CSV_COLUMNS = ['period', 'date', 'analytic', 'origin', 'calls', 'credits'] as const;
+export const USAGE_CSV_COLUMNS = [
+  'period',
+  'date',
+  'analytic',
+  'origin',
+  'calls',
+  'credits',
+  'value_usd',
+] as const;
 
-function usageCsv(report: UsageReport): string {
-  const { period, totals } = report;
+const credits = (millicredits: number) => millicredits / 1_000;
+const ORIGINS = ['paid', 'free', 'marketplace', 'owner'] as const;
+
+function usageCsv(period: string, usage: AccountUsage): string {
+  const { report } = usage;
+  const t = report.totals;
+  const line = (date: string, name: string, origin: string, a: UsageTotals) => [
+    period,
+    date,
+    name,
+    origin,
+    a.calls,
+    credits(a.millicredits),
+    usd(a.valueMicroUsd),
+  ];
   return toCsv(USAGE_CSV_COLUMNS, [
-    [period, '', '', 'api', totals.calls, totals.credits],
-    [period, '', '', 'marketplace', totals.marketplaceCalls, 0],
-    ...report.byAnalytic.map((a) => [period, '', a.name, 'api', a.calls, a.credits]),
-    ...report.byDay.map((d) => [period, d.date, '', 'api', d.calls, d.credits]),
+    ...ORIGINS.map((origin) => line('', '', origin, t.perOrigin[origin])),
+    ...report.byAnalytic.map((a) => line('', a.name, '', a)),
+    ...report.byDay.map((d) => line(d.date, '', '', d)),
   ]);
 }
 
-function planJson(plan: Plan) {
+export function planJson(plan: Plan) {
   return {
     id: plan.id,
     name: plan.name,
     included_calls: plan.included_calls,
+    included_credits: plan.included_calls,
     monthly_price_cents: plan.monthly_price_cents,
     per_call_cents: plan.per_call_cents,
+    credit_value_usd: usd(creditValueMicroUsd(plan)),
+  };
+}
+
+const totalsJson = (t: UsageTotals) => ({
+  calls: t.calls,
+  credits: credits(t.millicredits),
+  value_usd: usd(t.valueMicroUsd),
+});
+
+function usageJson(period: string, usage: AccountUsage) {
+  const { plan, report, counted, budgetMicroUsd } = usage;
+  const value = creditValueMicroUsd(plan);
+  // The counter includes calls in flight: what is left is what a call can still get.
+  const left =
+    budgetMicroUsd !== null
+      ? value === 0
+        ? null
+        : Math.max(0, Math.floor((budgetMicroUsd - counted.valueMicroUsd) / value))
+      : plan.included_calls === null
+        ? null
+        : Math.max(0, Math.floor((plan.included_calls * 1_000 - counted.millicredits) / 1_000));
+  const dueMicroUsd =
+    plan.monthly_price_cents * MICRO_USD_PER_CENT + (isBudgeted(plan) ? report.totals.valueMicroUsd : 0);
+  const used = credits(report.totals.millicredits);
+  return {
+    period,
+    plan: planJson(plan),
+    totals: {
+      calls: report.totals.calls,
+      calls_by_origin: report.totals.byOrigin,
+      credits: used,
+      credits_used: used,
+      credits_left: left,
+      marketplace_calls: report.totals.byOrigin.marketplace,
+      remaining_calls: left,
+      amount_due_usd: usd(dueMicroUsd),
+      amount_due_micro_usd: dueMicroUsd,
+      amount_due_cents: Math.ceil(dueMicroUsd / MICRO_USD_PER_CENT),
+    },
+    budget:
+      budgetMicroUsd === null ? null : budgetJson({ budgetMicroUsd, spentMicroUsd: counted.valueMicroUsd }),
+    by_analytic: report.byAnalytic.map((a) => ({ name: a.name, ...totalsJson(a) })),
+    by_day: report.byDay.map((d) => ({ date: d.date, ...totalsJson(d) })),
   };
 }
 
@@ -76,10 +171,12 @@ export function registerUsageRoutes(app: OpenAPIHono<AppEnv>): void {
       tags: ['Accounts'],
       summary: "The account's usage in a billing period (JSON, or CSV)",
       description: [
-        'Served calls only: a call that failed is never charged and never appears. CSV with',
-        '`?format=csv` or `Accept: text/csv`; its columns are `period,date,analytic,origin,calls,credits`:',
-        'a blank `date` sums every day and a blank `analytic` every analytic, so the first two rows are',
-        'the totals of API calls and of free marketplace calls, then one row per analytic, then one per day.',
+        'Served calls only: a call that failed is never charged and never appears. `calls` and',
+        '`credits` count the calls that spent credits (origin `paid` or `free`); previews',
+        '(`marketplace`) and calls of your own analytics (`owner`) are free and counted apart in',
+        '`calls_by_origin`. CSV with `?format=csv` or `Accept: text/csv`; columns',
+        '`period,date,analytic,origin,calls,credits,value_usd`: one row per origin (the totals),',
+        'then one per analytic and one per day of the calls that spent credits (blank `origin`).',
       ].join(' '),
       security: BEARER,
       request: { query: ReportQuerySchema },
@@ -93,35 +190,9 @@ export function registerUsageRoutes(app: OpenAPIHono<AppEnv>): void {
       const csv = wantsCsv(c);
       const period = periodParam(c);
       const { principal } = c.var;
-      const { plan, report, counted } = await c.var.services.billing.usage(
-        principal.accountId,
-        principal.plan,
-        period,
-      );
-      if (csv) return csvResponse(c, `quarry-usage-${period}.csv`, usageCsv(report));
-      const calls = Number(report.totals.calls);
-      return c.json({
-        period,
-        plan: planJson(plan),
-        totals: {
-          calls,
-          credits: Number(report.totals.credits),
-          marketplace_calls: Number(report.totals.marketplaceCalls),
-          // The quota counter includes calls in flight: what is left is what a call can still get.
-          remaining_calls: plan.included_calls === null ? null : Math.max(0, plan.included_calls - counted),
-          amount_due_cents: plan.monthly_price_cents + calls * plan.per_call_cents,
-        },
-        by_analytic: report.byAnalytic.map((a) => ({
-          name: a.name,
-          calls: Number(a.calls),
-          credits: Number(a.credits),
-        })),
-        by_day: report.byDay.map((d) => ({
-          date: d.date,
-          calls: Number(d.calls),
-          credits: Number(d.credits),
-        })),
-      });
+      const usage = await c.var.services.billing.usage(principal.accountId, principal.plan, period);
+      if (csv) return csvResponse(c, `quarry-usage-${period}.csv`, usageCsv(period, usage));
+      return c.json(usageJson(period, usage));
     },
   );
 }

@@ -1,38 +1,90 @@
-// Reports of the money side for routes: a caller's usage in a period with its plan, an owner's
-// statement, and the operator's closing of a period (DESIGN.md §4).
-import type { Plan, PlanCatalog } from '../billing/plan-catalog.js';
+// Reports of the money side for routes (docs/money.md): a caller's usage in a period with its
+// plan and budget, an owner's statement, a Pay as you Go account's budget, and the operator's
+// closing of a period.
+import { isBudgeted, type Plan, type PlanCatalog } from '../billing/plan-catalog.js';
+import { ApiError } from '../errors/api-error.js';
 import type { ControlPlaneStore } from '../store/control-plane-store.js';
 import type { ClosedPeriod, OwnerStatement } from '../store/statement-repository.js';
-import type { UsageReport } from '../store/usage-repository.js';
+import type { BudgetPolicy, CounterTotals, UsageReport } from '../store/usage-repository.js';
 
 export interface AccountUsage {
   /** The account's stored plan (an operator's change shows at once, whatever credentials cached). */
   readonly plan: Plan;
   readonly report: UsageReport;
-  /** Calls the quota counter holds for the period, those in flight included. */
-  readonly counted: number;
+  /** What the quota counter holds for the period, calls in flight included. */
+  readonly counted: CounterTotals;
+  /** The Pay as you Go budget in micro-USD; null on other plans. */
+  readonly budgetMicroUsd: number | null;
+}
+
+/** An account's Pay as you Go budget, in micro-USD. */
+export interface Budget {
+  readonly budgetMicroUsd: number;
+  /** The operator's cap (QUARRY_MAX_BUDGET_USD). */
+  readonly maxMicroUsd: number;
+  /** Whether the account set it (false: the operator's default). */
+  readonly custom: boolean;
+  /** Spent this period, calls in flight included. */
+  readonly spentMicroUsd: number;
+  readonly period: string;
 }
 
 export interface BillingService {
   /** The account's usage in `period`; `fallbackPlan` when the account row is gone. */
   usage(accountId: string, fallbackPlan: string, period: string): Promise<AccountUsage>;
   ownerStatement(ownerId: string, period: string): Promise<OwnerStatement>;
-  /** Freezes every owner statement of an ended period (idempotent; CONFLICT while calls are in flight). */
+  /** Freezes every owner statement of an ended period and computes payouts (idempotent; CONFLICT while calls are in flight). */
   closePeriod(period: string): Promise<ClosedPeriod>;
+  /** The account's budget and what it spent in `period`. */
+  budget(accountId: string, period: string): Promise<Budget>;
+  /** Sets the budget (micro-USD); INVALID_REQUEST above the operator's cap. */
+  setBudget(accountId: string, microUsd: number, period: string): Promise<Budget>;
 }
 
-export function createBillingService(store: ControlPlaneStore, plans: PlanCatalog): BillingService {
+export function createBillingService(
+  store: ControlPlaneStore,
+  plans: PlanCatalog,
+  budgets: BudgetPolicy,
+): BillingService {
+  const effective = (own: number | null) => Math.min(own ?? budgets.defaultMicroUsd, budgets.maxMicroUsd);
+  const budget = async (accountId: string, period: string): Promise<Budget> => {
+    const [own, counted] = await Promise.all([
+      store.usage.budgetOf(accountId),
+      store.usage.counters(accountId, period),
+    ]);
+    return {
+      budgetMicroUsd: effective(own),
+      maxMicroUsd: budgets.maxMicroUsd,
+      custom: own !== null,
+      spentMicroUsd: counted.valueMicroUsd,
+      period,
+    };
+  };
   return {
     async usage(accountId, fallbackPlan, period) {
       const account = await store.accounts.get(accountId);
       const plan = plans.resolve(account?.plan ?? fallbackPlan);
-      const [report, counted] = await Promise.all([
+      const [report, counted, own] = await Promise.all([
         store.usage.usageFor(accountId, period),
-        store.usage.counter(accountId, period),
+        store.usage.counters(accountId, period),
+        isBudgeted(plan) ? store.usage.budgetOf(accountId) : Promise.resolve(null),
       ]);
-      return { plan, report, counted: Number(counted) };
+      return { plan, report, counted, budgetMicroUsd: isBudgeted(plan) ? effective(own) : null };
     },
     ownerStatement: (ownerId, period) => store.statements.ownerStatement(ownerId, period),
     closePeriod: (period) => store.statements.closePeriod(period),
+    budget,
+    async setBudget(accountId, microUsd, period) {
+      if (microUsd > budgets.maxMicroUsd) {
+        const max = budgets.maxMicroUsd / 1_000_000;
+        throw new ApiError('INVALID_REQUEST', `A budget may be at most ${max} USD on this gateway.`, {
+          details: [{ field: 'budget_usd', message: `at most ${max}` }],
+        });
+      }
+      if (!(await store.usage.setBudget(accountId, microUsd))) {
+        throw new ApiError('NOT_FOUND', 'The account is gone.');
+      }
+      return budget(accountId, period);
+    },
   };
 }

@@ -10,7 +10,7 @@ import { createSecretBox } from '../security/secret-box.js';
 import type { Analytic } from './analytic-repository.js';
 import { type ControlPlaneStore, createControlPlaneStore } from './control-plane-store.js';
 import { migrate } from './migrate.js';
-import { splitCredits } from './revenue-split.js';
+import { priceCall } from './revenue-split.js';
 import type { SqlClient, SqlExecutor } from './sql-client.js';
 import { storeBackends } from './testing/store-backends.js';
 import {
@@ -19,6 +19,7 @@ import {
   type ReserveRequest,
   type ReserveResult,
   type UsageOrigin,
+  type UsageRepository,
 } from './usage-repository.js';
 
 const backends = await storeBackends('metering store', 'quarry_metering');
@@ -28,7 +29,27 @@ const PERIOD = '2031-05';
 /** A period no other test uses, for tests that close one (closing is global). */
 let periodSeq = 0;
 const freshPeriod = () => `${3000 + periodSeq++}-07`;
-const floor80 = (credits: number) => Number((BigInt(credits) * 80n) / 100n);
+const floor80 = (amount: number) => Number((BigInt(amount) * 80n) / 100n);
+/** SMB: 49 USD for 250 credits. */
+const SMB_CREDIT = 196_000;
+
+/** A reservation's result with its counter in whole credits (`used`), as these tests count. */
+type Counted =
+  | Error
+  | { ok: true; used: number; remaining: number | null; replayed: boolean }
+  | { ok: false; reason: string; used: number };
+const inCredits = (r: ReserveResult | Error): Counted =>
+  r instanceof Error
+    ? r
+    : r.ok
+      ? { ok: true, used: r.usedMillicredits / 1_000, remaining: r.remaining, replayed: r.replayed }
+      : { ok: false, reason: r.reason, used: r.usedMillicredits / 1_000 };
+/** `usage` with reserve and reserveMany answering in {@link Counted} terms. */
+const counting = (usage: UsageRepository) => ({
+  ...usage,
+  reserve: async (input: Reservation) => inCredits(await usage.reserve(input)) as Exclude<Counted, Error>,
+  reserveMany: async (inputs: readonly ReserveRequest[]) => (await usage.reserveMany(inputs)).map(inCredits),
+});
 
 for (const { backend, available } of backends) {
   describe.skipIf(!available)(`metering store on ${backend.name}`, () => {
@@ -67,13 +88,16 @@ for (const { backend, available } of backends) {
       accountId,
       keyId: null,
       period: PERIOD,
+      plan: 'smb',
       limit: 3,
+      budget: null,
+      creditValueMicroUsd: SMB_CREDIT,
       analyticId: analytic.id,
       analyticName: analytic.name,
       version: analytic.version,
       ownerId: analytic.accountId,
-      origin: 'api',
-      credits: 5,
+      origin: 'paid',
+      credits: 1,
       ...overrides,
     });
     const eventsOf = (accountId: string) =>
@@ -87,7 +111,8 @@ for (const { backend, available } of backends) {
         completed_at: Date | null;
         latency_ms: number | null;
       }>(
-        `SELECT request_id, status, origin, credits, owner_share, platform_share, completed_at, latency_ms
+        `SELECT request_id, status, origin, millicredits / 1000 AS credits, owner_millicredits AS owner_share,
+                platform_millicredits AS platform_share, completed_at, latency_ms
            FROM usage_events WHERE account_id = $1 ORDER BY reserved_at, request_id`,
         [accountId],
       );
@@ -102,7 +127,8 @@ for (const { backend, available } of backends) {
       it('admits calls up to the limit, then refuses without recording anything', async () => {
         const { caller, analytic } = await world();
         const results = [];
-        for (let i = 0; i < 5; i++) results.push(await store.usage.reserve(reservation(caller.id, analytic)));
+        for (let i = 0; i < 5; i++)
+          results.push(await counting(store.usage).reserve(reservation(caller.id, analytic)));
         expect(results.map((r) => r.ok)).toEqual([true, true, true, false, false]);
         expect(results[0]).toEqual({ ok: true, used: 1, remaining: 2, replayed: false });
         expect(results[2]).toEqual({ ok: true, used: 3, remaining: 0, replayed: false });
@@ -110,22 +136,24 @@ for (const { backend, available } of backends) {
         expect(await store.usage.counter(caller.id, PERIOD)).toBe(3);
         const events = await eventsOf(caller.id);
         expect(events).toHaveLength(3);
-        expect(events.every((e) => e.status === 'pending' && e.credits === 5)).toBe(true);
-        expect(events[0]).toMatchObject({ owner_share: 4, platform_share: 1 });
+        expect(events.every((e) => e.status === 'pending' && e.credits === 1)).toBe(true);
+        expect(events[0]).toMatchObject({ owner_share: 800, platform_share: 200 });
         // Another period has its own counter.
-        expect((await store.usage.reserve(reservation(caller.id, analytic, { period: '2031-06' }))).ok).toBe(
-          true,
-        );
+        expect(
+          (await counting(store.usage).reserve(reservation(caller.id, analytic, { period: '2031-06' }))).ok,
+        ).toBe(true);
       });
 
       it('never caps Pay as you Go but still counts it; a zero limit admits nothing', async () => {
         const { caller, analytic } = await world();
         for (let i = 0; i < 7; i++) {
-          const result = await store.usage.reserve(reservation(caller.id, analytic, { limit: null }));
+          const result = await counting(store.usage).reserve(
+            reservation(caller.id, analytic, { limit: null }),
+          );
           expect(result).toEqual({ ok: true, used: i + 1, remaining: null, replayed: false });
         }
         const broke = await newAccount();
-        expect(await store.usage.reserve(reservation(broke.id, analytic, { limit: 0 }))).toEqual({
+        expect(await counting(store.usage).reserve(reservation(broke.id, analytic, { limit: 0 }))).toEqual({
           ok: false,
           reason: 'quota_exceeded',
           used: 0,
@@ -135,17 +163,15 @@ for (const { backend, available } of backends) {
 
       it('records marketplace calls free and outside the quota, whatever price was passed', async () => {
         const { caller, analytic } = await world();
-        await store.usage.reserve(reservation(caller.id, analytic, { limit: 1 }));
+        await counting(store.usage).reserve(reservation(caller.id, analytic, { limit: 1 }));
         const tries = [];
         for (let i = 0; i < 3; i++) {
           tries.push(
-            await store.usage.reserve(
+            await counting(store.usage).reserve(
               reservation(caller.id, analytic, {
                 limit: 1,
                 origin: 'marketplace',
                 credits: 9,
-                ownerShare: 9,
-                platformShare: 0,
               }),
             ),
           );
@@ -162,33 +188,139 @@ for (const { backend, available } of backends) {
       it('is idempotent per request id: a retry counts nothing and makes no second event', async () => {
         const { caller, analytic } = await world();
         const input = reservation(caller.id, analytic);
-        expect(await store.usage.reserve(input)).toMatchObject({ ok: true, used: 1, replayed: false });
-        expect(await store.usage.reserve(input)).toEqual({ ok: true, used: 1, remaining: 2, replayed: true });
+        expect(await counting(store.usage).reserve(input)).toMatchObject({
+          ok: true,
+          used: 1,
+          replayed: false,
+        });
+        expect(await counting(store.usage).reserve(input)).toEqual({
+          ok: true,
+          used: 1,
+          remaining: 2,
+          replayed: true,
+        });
         await store.usage.commit(input.requestId, { latencyMs: 3, status: 'ok' });
-        expect(await store.usage.reserve(input)).toMatchObject({ ok: true, used: 1, replayed: true });
+        expect(await counting(store.usage).reserve(input)).toMatchObject({
+          ok: true,
+          used: 1,
+          replayed: true,
+        });
         expect(await eventsOf(caller.id)).toHaveLength(1);
         expect(await store.usage.counter(caller.id, PERIOD)).toBe(1);
         const stranger = await newAccount();
-        await expect(store.usage.reserve({ ...input, accountId: stranger.id })).rejects.toSatisfy((e) =>
-          isStoreError(e, 'CONFLICT'),
+        await expect(counting(store.usage).reserve({ ...input, accountId: stranger.id })).rejects.toSatisfy(
+          (e) => isStoreError(e, 'CONFLICT'),
         );
       });
 
-      it('refuses a split that does not sum to the price (no event, no count)', async () => {
+      it('records the payer’s plan, credits and money exactly, and refuses bad input (no event, no count)', async () => {
         const { caller, analytic } = await world();
-        await expect(
-          store.usage.reserve(
-            reservation(caller.id, analytic, { credits: 10, ownerShare: 9, platformShare: 2 }),
-          ),
-        ).rejects.toThrow();
-        await expect(store.usage.reserve(reservation(caller.id, analytic, { credits: 1.5 }))).rejects.toThrow(
-          RangeError,
+        const smb = reservation(caller.id, analytic, { credits: 1, limit: 250 });
+        await counting(store.usage).reserve(smb);
+        const [event] = await sql.query<Record<string, unknown>>(
+          `SELECT plan, origin, millicredits, owner_millicredits, platform_millicredits, value_musd, owner_musd,
+                  platform_musd FROM usage_events WHERE request_id = $1`,
+          [smb.requestId],
         );
+        expect(event).toEqual({
+          plan: 'smb',
+          origin: 'paid',
+          millicredits: 1_000,
+          owner_millicredits: 800,
+          platform_millicredits: 200,
+          value_musd: 196_000,
+          owner_musd: 156_800,
+          platform_musd: 39_200,
+        });
+        // The store's own constraints refuse an owner share above 80%, or shares that do not add up.
+        for (const [owner, platform] of [
+          [196_000, 0],
+          [156_800, 39_199],
+        ]) {
+          await expect(
+            sql.query('UPDATE usage_events SET owner_musd = $2, platform_musd = $3 WHERE request_id = $1', [
+              smb.requestId,
+              owner,
+              platform,
+            ]),
+          ).rejects.toThrow(/usage_events_/);
+        }
+        await store.usage.release(smb.requestId);
         await expect(
-          store.usage.reserve(reservation(caller.id, analytic, { period: '2031-13' })),
+          counting(store.usage).reserve(reservation(caller.id, analytic, { credits: 1.5 })),
+        ).rejects.toThrow(RangeError);
+        await expect(
+          counting(store.usage).reserve(reservation(caller.id, analytic, { period: '2031-13' })),
         ).rejects.toThrow(RangeError);
         expect(await eventsOf(caller.id)).toEqual([]);
         expect(await store.usage.counter(caller.id, PERIOD)).toBe(0);
+      });
+
+      it('counts credits, not calls: a 5-credit call needs 5 credits left', async () => {
+        const { caller, analytic } = await world();
+        const five = (limit: number) =>
+          reservation(caller.id, analytic, {
+            credits: 5,
+            limit,
+            plan: 'free',
+            creditValueMicroUsd: 0,
+            origin: 'free',
+          });
+        const results = [];
+        for (let i = 0; i < 8; i++) results.push(await counting(store.usage).reserve(five(30)));
+        expect(results.map((r) => r.ok)).toEqual([true, true, true, true, true, true, false, false]);
+        expect(results[5]).toEqual({ ok: true, used: 30, remaining: 0, replayed: false });
+        expect(results[6]).toEqual({ ok: false, reason: 'quota_exceeded', used: 30 });
+        // 3 credits left do not admit a 5-credit call, but admit a 3-credit one.
+        const other = await newAccount();
+        const at = (credits: number) => reservation(other.id, analytic, { credits, limit: 8 });
+        expect((await counting(store.usage).reserve(at(5))).ok).toBe(true);
+        expect(await store.usage.reserve(at(5))).toMatchObject({
+          ok: false,
+          usedMillicredits: 5_000,
+          remaining: 3,
+        });
+        expect(await counting(store.usage).reserve(at(3))).toMatchObject({ ok: true, used: 8, remaining: 0 });
+        const events = await eventsOf(caller.id);
+        expect(events).toHaveLength(6);
+        expect(events.every((e) => e.origin === 'free' && e.credits === 5 && e.owner_share === 4_000)).toBe(
+          true,
+        );
+      });
+
+      it('stops a budgeted account at its budget, read from the account under the counter lock', async () => {
+        const { caller, analytic } = await world();
+        const budget = { defaultMicroUsd: 100_000_000, maxMicroUsd: 1_000_000_000 };
+        const payg = () =>
+          reservation(caller.id, analytic, {
+            plan: 'payg',
+            limit: null,
+            budget,
+            creditValueMicroUsd: 500_000,
+            credits: 2,
+          });
+        expect(await store.usage.setBudget(caller.id, 2_500_000)).toBe(true); // 2.50 USD: two 1-USD calls
+        const results = [];
+        for (let i = 0; i < 4; i++) results.push(await store.usage.reserve(payg()));
+        expect(results.map((r) => r.ok)).toEqual([true, true, false, false]);
+        expect(results[1]).toMatchObject({
+          usedMicroUsd: 2_000_000,
+          budgetMicroUsd: 2_500_000,
+          remaining: 1,
+        });
+        // The operator's cap wins over a larger budget; raising the budget admits again at once.
+        expect(await store.usage.setBudget(caller.id, 3_000_000)).toBe(true);
+        expect((await store.usage.reserve(payg())).ok).toBe(true);
+        expect(await store.usage.counters(caller.id, PERIOD)).toEqual({
+          calls: 3,
+          millicredits: 6_000,
+          valueMicroUsd: 3_000_000,
+        });
+        const capped = await store.usage.reserve({
+          ...payg(),
+          budget: { defaultMicroUsd: 0, maxMicroUsd: 3_000_000 },
+        });
+        expect(capped).toMatchObject({ ok: false, reason: 'quota_exceeded', budgetMicroUsd: 3_000_000 });
       });
     });
 
@@ -213,12 +345,12 @@ for (const { backend, available } of backends) {
           exec: (script) => sql.exec(script),
           transaction: (fn) => sql.transaction(fn),
         };
-        return { usage: createUsageRepository(recording), calls, args };
+        return { usage: counting(createUsageRepository(recording)), calls, args };
       };
 
       it('decides a batch in order: admitted up to the limit, the rest refused, nothing extra recorded', async () => {
         const { caller, analytic } = await world();
-        const results = await store.usage.reserveMany(
+        const results = await counting(store.usage).reserveMany(
           Array.from({ length: 5 }, () => reservation(caller.id, analytic, { limit: 3 })),
         );
         expect(results).toEqual([
@@ -237,7 +369,7 @@ for (const { backend, available } of backends) {
         const stranger = await newAccount();
         const served = { ...reservation(caller.id, analytic), served: { latencyMs: 2.5 } };
         const pending = reservation(caller.id, analytic);
-        const results = await store.usage.reserveMany([
+        const results = await counting(store.usage).reserveMany([
           served,
           reservation(caller.id, analytic, { period: '2031-13' }),
           pending,
@@ -341,7 +473,7 @@ for (const { backend, available } of backends) {
         const base = (more: Partial<ReserveRequest> = {}): Spec => [
           a.id,
           x,
-          { limit: 100, keyId: 'key_1', credits: 5, ...hit(1), ...more },
+          { limit: 100, keyId: 'key_1', credits: 1, ...hit(1), ...more },
         ];
         // `P2` marks the batch's second period. Each field of a call but its request id and
         // latency tells some call from the one before it by itself (the groups as the Map and
@@ -350,13 +482,13 @@ for (const { backend, available } of backends) {
         const P2 = 'P2';
         const specs: Spec[] = [
           base(hit(1.23456)),
-          [b.id, x, { limit: 100, keyId: 'key_1', credits: 5, ...hit(2) }], // only the account
+          [b.id, x, { limit: 100, keyId: 'key_1', credits: 1, ...hit(2) }], // only the account
           base(),
           base({ keyId: 'key_2' }), // only the key
           [c.id, x, market({ keyId: 'key_c', ...hit(3) })],
           base(hit(0.5)),
           base({ keyId: null }), // no key
-          [d.id, y, market({ period: P2, credits: 9, ownerShare: 9, platformShare: 0 })],
+          [d.id, y, market({ period: P2, credits: 9 })],
           base(),
           base({ limit: 50 }), // only the limit
           base(),
@@ -373,7 +505,7 @@ for (const { backend, available } of backends) {
           base({ ownerId: b.id }), // only the owner
           [c.id, x, market({ keyId: 'key_c', ...hit(3) })],
           base(),
-          base({ ownerShare: 3, platformShare: 2 }), // only the split
+          base({ plan: 'enterprise', creditValueMicroUsd: 99_500 }), // only the plan (and its credit's value)
           base(),
           base({ served: undefined }), // only served or not
           [a.id, x, market({ keyId: 'key_1', limit: 100, ...hit(4) })],
@@ -382,12 +514,7 @@ for (const { backend, available } of backends) {
           base({ period: P2, limit: null, served: undefined }),
         ];
         /** What the repository charges for a call (marketplace calls are free). */
-        const moneyOf = (r: ReserveRequest) =>
-          r.origin === 'marketplace'
-            ? { credits: 0, ownerShare: 0, platformShare: 0 }
-            : r.ownerShare === undefined
-              ? { credits: r.credits, ...splitCredits(r.credits) }
-              : { credits: r.credits, ownerShare: r.ownerShare, platformShare: r.platformShare as number };
+        const moneyOf = (r: ReserveRequest) => priceCall(r.origin, r.credits, r.creditValueMicroUsd);
         /** The batch in its own two fresh periods, with fresh request ids; the same state before it. */
         const prepare = async () => {
           const tag = unique();
@@ -445,47 +572,45 @@ for (const { backend, available } of backends) {
         // Sent grouped: one group per distinct combination of a call's fields but its request id
         // and latency, and through its group every call reads back exactly its own fields.
         const [g, e] = [
-          (charging.args[1] as unknown[][]).slice(0, 14),
-          (charging.args[1] as unknown[][]).slice(14),
+          (charging.args[1] as unknown[][]).slice(0, 19),
+          (charging.args[1] as unknown[][]).slice(19, 22),
         ];
         const fieldsOf = (r: ReserveRequest) => {
-          const money = moneyOf(r);
+          const m = moneyOf(r);
           // biome-ignore format: in the order of quarry_charge_calls' arguments
-          return [r.accountId, r.keyId, r.period, r.limit, r.analyticId, r.analyticName, r.version, r.ownerId,
-                  r.origin, money.credits, money.ownerShare, money.platformShare, r.served !== undefined];
+          return [r.accountId, r.keyId, r.period, r.plan, r.limit === null ? null : r.limit * 1_000, r.budget !== null,
+                  r.analyticId, r.analyticName, r.version, r.ownerId, r.origin, m.millicredits, m.ownerMillicredits,
+                  m.platformMillicredits, m.valueMicroUsd, m.ownerMicroUsd, m.platformMicroUsd, r.served !== undefined];
         };
         const keys = grouped.batch.map((r) => JSON.stringify(fieldsOf(r)));
         const distinct = [...new Set(keys)];
         expect(distinct).toHaveLength(19);
         expect(g.every((column) => column.length === distinct.length)).toBe(true);
-        expect(g[13]).toEqual(distinct.map((key) => keys.filter((other) => other === key).length));
+        expect(g[18]).toEqual(distinct.map((key) => keys.filter((other) => other === key).length));
         expect(e[0]).toEqual(grouped.batch.map((r) => r.requestId));
         // biome-ignore format: one latency per call, rounded to the microsecond
         expect(e[2]).toEqual([1.235, 2, 1, 1, 3, 0.5, 1, null, 1, 1, 1, 1, 1.235, 1, null, 1, 1, 1, 1, null, 1, 1, 3, 1, 1, 1, null, 4, 1, null, null]);
         grouped.batch.forEach((r, i) => {
           const group = (e[1] as number[])[i] as number;
-          expect(g.slice(0, 13).map((column) => column[group - 1])).toEqual(fieldsOf(r));
+          expect(g.slice(0, 18).map((column) => column[group - 1])).toEqual(fieldsOf(r));
         });
 
         // Exact, through quarry_reserve_calls (an instance that knows no headroom goes exact).
         const exact = await prepare();
-        await store.usage.reserveMany(exact.earlier);
+        await counting(store.usage).reserveMany(exact.earlier);
         const deciding = instance();
         const exactResults = await deciding.usage.reserveMany(exact.batch);
         expect(deciding.calls).toEqual(['quarry_reserve_calls']);
 
-        // Every call's result, and for api calls as the exact path decides it. Marketplace calls
-        // are where the optimistic and exact paths differ: the optimistic path gives the
-        // account's counter after the batch (NULL, remaining = the limit, without a counter
-        // row), the exact one its counter at the call's turn (0 without a counter row, which it
-        // creates).
-        const usedOf = (results: readonly (ReserveResult | Error)[]) =>
-          results.map((r) => (r instanceof Error ? r : r.used));
+        // Every call's result: the account's counter in credits at the call's turn, the same on both
+        // paths (a call of 0 credits, like a preview, leaves it as it was). A preview of an account
+        // without a counter row reads 0.
+        const usedOf = (results: readonly Counted[]) => results.map((r) => (r instanceof Error ? r : r.used));
         // biome-ignore format: one number per call
-        expect(usedOf(groupedResults)).toEqual([2, 2, 3, 4, 1, 5, 6, null, 7, 8, 9, 2, 10, 11, null, 12, 13, 14, 15, 22, 16, 17, 1, 18, 19, 20, 21, 22, 22, 3, 3]);
-        // biome-ignore format: one number per call
-        expect(usedOf(exactResults)).toEqual([2, 2, 3, 4, 1, 5, 6, 0, 7, 8, 9, 2, 10, 11, 0, 12, 13, 14, 15, 15, 16, 17, 1, 18, 19, 20, 21, 21, 22, 3, 3]);
-        const apiCalls = (results: readonly (ReserveResult | Error)[]) =>
+        const expected = [2, 2, 3, 4, 1, 5, 6, 0, 7, 8, 9, 2, 10, 11, 0, 12, 13, 14, 15, 15, 16, 17, 1, 18, 19, 20, 21, 21, 21, 9, 3];
+        expect(usedOf(groupedResults)).toEqual(expected);
+        expect(usedOf(exactResults)).toEqual(expected);
+        const apiCalls = (results: readonly Counted[]) =>
           results.map((r, i) => ((specs[i] as Spec)[2].origin === 'marketplace' ? 'marketplace' : r));
         expect(apiCalls(groupedResults)).toEqual(apiCalls(exactResults));
         expect(groupedResults.every((r) => !(r instanceof Error) && r.ok && !r.replayed)).toBe(true);
@@ -501,7 +626,7 @@ for (const { backend, available } of backends) {
       it('commit finalises once; release never undoes it', async () => {
         const { caller, analytic } = await world();
         const input = reservation(caller.id, analytic);
-        await store.usage.reserve(input);
+        await counting(store.usage).reserve(input);
         expect(await store.usage.commit(input.requestId, { latencyMs: 12.5, status: 'ok' })).toBe(
           'committed',
         );
@@ -519,8 +644,10 @@ for (const { backend, available } of backends) {
       it('release frees the slot and drops the event; a second release or a late commit finds nothing', async () => {
         const { caller, analytic } = await world();
         const input = reservation(caller.id, analytic, { limit: 1 });
-        await store.usage.reserve(input);
-        expect((await store.usage.reserve(reservation(caller.id, analytic, { limit: 1 }))).ok).toBe(false);
+        await counting(store.usage).reserve(input);
+        expect((await counting(store.usage).reserve(reservation(caller.id, analytic, { limit: 1 }))).ok).toBe(
+          false,
+        );
         expect(await store.usage.release(input.requestId)).toBe('released');
         expect(await store.usage.counter(caller.id, PERIOD)).toBe(0);
         expect(await eventsOf(caller.id)).toEqual([]);
@@ -528,14 +655,16 @@ for (const { backend, available } of backends) {
         expect(await store.usage.commit(input.requestId, { latencyMs: 1, status: 'ok' })).toBe('missing');
         expect(await store.usage.counter(caller.id, PERIOD)).toBe(0);
         // The freed slot is usable again.
-        expect((await store.usage.reserve(reservation(caller.id, analytic, { limit: 1 }))).ok).toBe(true);
+        expect((await counting(store.usage).reserve(reservation(caller.id, analytic, { limit: 1 }))).ok).toBe(
+          true,
+        );
       });
 
       it('releasing a marketplace call leaves the quota counter alone', async () => {
         const { caller, analytic } = await world();
-        await store.usage.reserve(reservation(caller.id, analytic));
+        await counting(store.usage).reserve(reservation(caller.id, analytic));
         const trial = reservation(caller.id, analytic, { origin: 'marketplace' });
-        await store.usage.reserve(trial);
+        await counting(store.usage).reserve(trial);
         expect(await store.usage.release(trial.requestId)).toBe('released');
         expect(await store.usage.counter(caller.id, PERIOD)).toBe(1);
       });
@@ -543,7 +672,7 @@ for (const { backend, available } of backends) {
       it('racing commit and release of each call: every call ends one way, and counter = events', async () => {
         const { caller, analytic } = await world();
         const inputs = Array.from({ length: 20 }, () => reservation(caller.id, analytic, { limit: null }));
-        for (const input of inputs) await store.usage.reserve(input);
+        for (const input of inputs) await counting(store.usage).reserve(input);
         const outcomes = await Promise.all(
           inputs.map((input) =>
             Promise.all([
@@ -568,7 +697,7 @@ for (const { backend, available } of backends) {
       it('releases only reservations pending longer than the bound', async () => {
         const { caller, analytic } = await world();
         const [stale, fresh, served] = Array.from({ length: 3 }, () => reservation(caller.id, analytic));
-        for (const input of [stale!, fresh!, served!]) await store.usage.reserve(input);
+        for (const input of [stale!, fresh!, served!]) await counting(store.usage).reserve(input);
         await store.usage.commit(served!.requestId, { latencyMs: 1, status: 'ok' });
         await backdate(stale!.requestId, 3_600_000);
         await backdate(served!.requestId, 3_600_000);
@@ -599,7 +728,7 @@ for (const { backend, available } of backends) {
         );
         expect(results.filter((r) => r.ok)).toHaveLength(limit);
         expect(results.filter((r) => !r.ok && r.reason === 'quota_exceeded')).toHaveLength(racers - limit);
-        const used = results.flatMap((r) => (r.ok ? [r.used] : []));
+        const used = results.flatMap((r) => (r.ok ? [r.usedMillicredits / 1_000] : []));
         expect(used.sort((a, b) => a - b)).toEqual(Array.from({ length: limit }, (_, i) => i + 1));
         expect(await store.usage.counter(caller.id, PERIOD)).toBe(limit);
         expect(await eventsOf(caller.id)).toHaveLength(limit);
@@ -662,7 +791,8 @@ for (const { backend, available } of backends) {
         expect(statement.closedAt).toBeInstanceOf(Date);
         expect(served.length + refused).toBe(50);
         expect(statement.totals.calls).toBe(served.length);
-        expect(statement.totals.credits).toBe(3 * served.length);
+        expect(statement.totals.millicredits).toBe(3_000 * served.length);
+        expect(statement.totals.ownerMicroUsd).toBe(3 * floor80(SMB_CREDIT) * served.length);
         expect((await eventsOf(caller.id)).filter((e) => e.status === 'ok')).toHaveLength(served.length);
       });
     });
@@ -672,7 +802,7 @@ for (const { backend, available } of backends) {
         const { caller, owner, analytic } = await world();
         const other = await newAnalytic(owner.id);
         const serve = async (input: Reservation) => {
-          await store.usage.reserve(input);
+          await counting(store.usage).reserve(input);
           await store.usage.commit(input.requestId, { latencyMs: 2, status: 'ok' });
         };
         const period = new Date().toISOString().slice(0, 7);
@@ -686,22 +816,35 @@ for (const { backend, available } of backends) {
             limit: null,
           }),
         );
-        await store.usage.reserve(reservation(caller.id, other, { period, credits: 100, limit: null }));
+        await counting(store.usage).reserve(
+          reservation(caller.id, other, { period, credits: 100, limit: null }),
+        );
         const report = await store.usage.usageFor(caller.id, period);
-        expect(report.totals).toEqual({ calls: 3, credits: 13, marketplaceCalls: 1 });
+        const v = (credits: number) => credits * SMB_CREDIT;
+        expect(report.totals).toMatchObject({
+          calls: 3,
+          millicredits: 13_000,
+          valueMicroUsd: v(13),
+          byOrigin: { paid: 3, free: 0, marketplace: 1, owner: 0 },
+        });
         expect(report.byAnalytic).toEqual(
           [
-            { name: analytic.name, calls: 2, credits: 12 },
-            { name: other.name, calls: 1, credits: 1 },
+            { name: analytic.name, calls: 2, millicredits: 12_000, valueMicroUsd: v(12) },
+            { name: other.name, calls: 1, millicredits: 1_000, valueMicroUsd: v(1) },
           ].sort((a, b) => (a.name < b.name ? -1 : 1)),
         );
         expect(report.byDay).toEqual([
-          { date: new Date().toISOString().slice(0, 10), calls: 3, credits: 13 },
+          {
+            date: new Date().toISOString().slice(0, 10),
+            calls: 3,
+            millicredits: 13_000,
+            valueMicroUsd: v(13),
+          },
         ]);
         const empty = await store.usage.usageFor(caller.id, '2001-01');
-        expect(empty).toEqual({
+        expect(empty).toMatchObject({
           period: '2001-01',
-          totals: { calls: 0, credits: 0, marketplaceCalls: 0 },
+          totals: { calls: 0, millicredits: 0, byOrigin: { paid: 0, free: 0, marketplace: 0, owner: 0 } },
           byAnalytic: [],
           byDay: [],
         });
@@ -710,7 +853,7 @@ for (const { backend, available } of backends) {
 
     describe('owner statements', () => {
       const serve = async (input: Reservation) => {
-        await store.usage.reserve(input);
+        await counting(store.usage).reserve(input);
         await store.usage.commit(input.requestId, { latencyMs: 2, status: 'ok' });
       };
 
@@ -719,24 +862,46 @@ for (const { backend, available } of backends) {
         const second = await newAnalytic(owner.id);
         const rival = await newAnalytic((await newAccount('rival')).id);
         const period = freshPeriod();
-        const at = (a: Analytic, credits: number, origin: UsageOrigin = 'api') =>
+        const at = (a: Analytic, credits: number, origin: UsageOrigin = 'paid') =>
           reservation(caller.id, a, { period, credits, limit: null, origin });
         await serve(at(analytic, 7));
         await serve(at(analytic, 3));
         await serve(at(second, 1));
         await serve(at(second, 0, 'marketplace'));
         await serve(at(rival, 50));
-        await store.usage.reserve(at(second, 1000));
+        await counting(store.usage).reserve(at(second, 1000));
         const statement = await store.statements.ownerStatement(owner.id, period);
         expect(statement.closedAt).toBeNull();
+        const v = (credits: number) => credits * SMB_CREDIT;
         expect(statement.analytics).toEqual(
           [
-            { name: analytic.name, calls: 2, credits: 10, ownerShare: 7, platformShare: 3 },
-            { name: second.name, calls: 1, credits: 1, ownerShare: 0, platformShare: 1 },
+            {
+              name: analytic.name,
+              calls: 2,
+              callsByOrigin: { paid: 2, free: 0, marketplace: 0, owner: 0 },
+              millicredits: 10_000,
+              ownerMillicredits: 8_000,
+              platformMillicredits: 2_000,
+              valueMicroUsd: v(10),
+              ownerMicroUsd: floor80(v(7)) + floor80(v(3)),
+              platformMicroUsd: v(10) - floor80(v(7)) - floor80(v(3)),
+            },
+            {
+              name: second.name,
+              calls: 2,
+              callsByOrigin: { paid: 1, free: 0, marketplace: 1, owner: 0 },
+              millicredits: 1_000,
+              ownerMillicredits: 800,
+              platformMillicredits: 200,
+              valueMicroUsd: v(1),
+              ownerMicroUsd: 156_800,
+              platformMicroUsd: 39_200,
+            },
           ].sort((a, b) => (a.name < b.name ? -1 : 1)),
         );
-        // Split per event, summed: floor(0.8·7) + floor(0.8·3) = 5 + 2, not floor(0.8·10) = 8.
-        expect(statement.totals).toEqual({ calls: 3, credits: 11, ownerShare: 7, platformShare: 4 });
+        // Exactly 800 millicredits a credit: a 1-credit call earns its owner 0.8 credit, not 0.
+        expect(statement.totals).toMatchObject({ calls: 4, millicredits: 11_000, ownerMillicredits: 8_800 });
+        expect(statement.payout).toBeNull();
       });
 
       it('are frozen by closing the period, which then refuses reservations', async () => {
@@ -745,7 +910,7 @@ for (const { backend, available } of backends) {
         const input = reservation(caller.id, analytic, { period, credits: 10, limit: null });
         await serve(input);
         const inFlight = reservation(caller.id, analytic, { period, credits: 10, limit: null });
-        await store.usage.reserve(inFlight);
+        await counting(store.usage).reserve(inFlight);
         await expect(store.statements.closePeriod(period)).rejects.toSatisfy((e) =>
           isStoreError(e, 'CONFLICT'),
         );
@@ -760,18 +925,39 @@ for (const { backend, available } of backends) {
 
         const frozen = await store.statements.ownerStatement(owner.id, period);
         expect(frozen.closedAt).toEqual(closed.closedAt);
-        expect(frozen.totals).toEqual({ calls: 1, credits: 10, ownerShare: 8, platformShare: 2 });
-        const refused = await store.usage.reserve(reservation(caller.id, analytic, { period, limit: null }));
-        expect(refused).toEqual({ ok: false, reason: 'period_closed', used: 1 });
+        expect(frozen.totals).toMatchObject({ calls: 1, millicredits: 10_000, ownerMillicredits: 8_000 });
+        // 10 SMB credits: 1.96 USD paid, 1.568 USD earned: 156 cents paid out, 0.8 cent carried on.
+        expect(frozen.payout).toEqual({
+          carriedInMicroUsd: 0,
+          earnedMicroUsd: 1_568_000,
+          payoutCents: 156,
+          carriedOutMicroUsd: 8_000,
+        });
+        const refused = await counting(store.usage).reserve(
+          reservation(caller.id, analytic, { period, limit: null }),
+        );
+        expect(refused).toEqual({ ok: false, reason: 'period_closed', used: 10 });
         // A late correction of the ledger does not reach the frozen statement.
         await sql.query(
-          `UPDATE usage_events SET credits = 100, owner_share = 80, platform_share = 20 WHERE request_id = $1`,
+          `UPDATE usage_events SET millicredits = 100000, owner_millicredits = 80000, platform_millicredits = 20000
+            WHERE request_id = $1`,
           [input.requestId],
         );
         expect(await store.statements.ownerStatement(owner.id, period)).toEqual(frozen);
+        // The next payout carries the 0.8 cent in: 0.8 + 15.68 cents → 16 cents, 0.48 cent on.
+        const next = freshPeriod();
+        await serve(reservation(caller.id, analytic, { period: next, credits: 1, limit: null }));
+        await store.statements.closePeriod(next);
+        expect((await store.statements.ownerStatement(owner.id, next)).payout).toEqual({
+          carriedInMicroUsd: 8_000,
+          earnedMicroUsd: 156_800,
+          payoutCents: 16,
+          carriedOutMicroUsd: 4_800,
+        });
         // Other periods stay open.
         expect(
-          (await store.usage.reserve(reservation(caller.id, analytic, { period: freshPeriod() }))).ok,
+          (await counting(store.usage).reserve(reservation(caller.id, analytic, { period: freshPeriod() })))
+            .ok,
         ).toBe(true);
       });
     });
@@ -937,14 +1123,15 @@ for (const { backend, available } of backends) {
         const serve = async (analytic: Analytic, n: number) => {
           for (let i = 0; i < n; i++) {
             const input = reservation(caller.id, analytic, { limit: null });
-            await store.usage.reserve(input);
+            await counting(store.usage).reserve(input);
             await store.usage.commit(input.requestId, { latencyMs: 1, status: 'ok' });
           }
         };
         await serve(b!, 3);
         await serve(a!, 1);
         // Pending calls do not make a listing popular.
-        for (let i = 0; i < 5; i++) await store.usage.reserve(reservation(caller.id, c!, { limit: null }));
+        for (let i = 0; i < 5; i++)
+          await counting(store.usage).reserve(reservation(caller.id, c!, { limit: null }));
 
         const popular = await store.listings.search({ category, sort: 'popular' });
         expect(popular.items.map((l) => [l.name, l.calls30d])).toEqual([
@@ -973,13 +1160,22 @@ for (const { backend, available } of backends) {
     });
 
     describe('ledger properties', () => {
+      /** The plans an account may be on, as the gateway prices them (billing/plan-catalog.ts). */
+      const PLANS = {
+        free: { limit: 30, value: 0, budgeted: false },
+        smb: { limit: 250, value: 196_000, budgeted: false },
+        enterprise: { limit: 2_000, value: 99_500, budgeted: false },
+        payg: { limit: null, value: 500_000, budgeted: true },
+      } as const;
+      type PlanId = keyof typeof PLANS;
+      const BUDGET = { defaultMicroUsd: 20_000_000, maxMicroUsd: 1_000_000_000 }; // 20 USD: 40 credits
       type Op =
         | {
             readonly t: 'reserve';
-            readonly account: 0 | 1;
+            readonly account: 0 | 1 | 2;
             readonly analytic: 0 | 1 | 2;
             readonly credits: number;
-            readonly origin: UsageOrigin;
+            readonly kind: 'counted' | 'marketplace' | 'owner';
           }
         | { readonly t: 'commit' | 'release' | 'stale'; readonly pick: number }
         | { readonly t: 'reap' };
@@ -988,10 +1184,15 @@ for (const { backend, available } of backends) {
           weight: 4,
           arbitrary: fc.record({
             t: fc.constant('reserve' as const),
-            account: fc.constantFrom(0 as const, 1 as const),
+            account: fc.constantFrom(0 as const, 1 as const, 2 as const),
             analytic: fc.constantFrom(0 as const, 1 as const, 2 as const),
-            credits: fc.oneof(fc.integer({ min: 0, max: 9 }), fc.integer({ min: 0, max: 1_000_000_000 })),
-            origin: fc.constantFrom<UsageOrigin>('api', 'api', 'api', 'marketplace'),
+            credits: fc.oneof(fc.integer({ min: 1, max: 9 }), fc.integer({ min: 1, max: 100 })),
+            kind: fc.constantFrom(
+              'counted' as const,
+              'counted' as const,
+              'marketplace' as const,
+              'owner' as const,
+            ),
           }),
         },
         {
@@ -1003,15 +1204,16 @@ for (const { backend, available } of backends) {
         },
         { weight: 1, arbitrary: fc.constant({ t: 'reap' as const }) },
       );
-      const LIMITS = [4, null] as const;
+      const planArb = fc.constantFrom<PlanId>('free', 'smb', 'enterprise', 'payg');
 
-      it('split, counters and statements always agree with the ledger', async () => {
+      it('for random plans, prices, origins and call sequences: splits sum, counters, statements and payouts agree, owners get at most 80% of what callers paid, Free moves no money', async () => {
         await fc.assert(
           fc.asyncProperty(
+            fc.tuple(planArb, planArb, planArb),
             fc.array(opArb, { minLength: 1, maxLength: backend.name === 'postgres' ? 25 : 40 }),
-            async (ops) => {
+            async (plans, ops) => {
               const period = freshPeriod();
-              const accounts = [await newAccount('free'), await newAccount('payg')];
+              const accounts = await Promise.all(plans.map((plan) => newAccount(plan)));
               const owners = [await newAccount('o1'), await newAccount('o2')];
               const analytics = [
                 await newAnalytic(owners[0]!.id),
@@ -1024,25 +1226,36 @@ for (const { backend, available } of backends) {
                 stale: boolean;
               }
               const model: Modelled[] = [];
+              const counted = (m: Modelled) => m.input.origin === 'paid' || m.input.origin === 'free';
               const live = (account: number) =>
                 model.filter(
-                  (m) =>
-                    m.state !== 'gone' &&
-                    m.input.origin === 'api' &&
-                    m.input.accountId === accounts[account]!.id,
+                  (m) => m.state !== 'gone' && counted(m) && m.input.accountId === accounts[account]!.id,
                 );
+              const sum = (ms: readonly Modelled[], f: (m: Modelled) => number) =>
+                ms.reduce((t, m) => t + f(m), 0);
               for (const op of ops) {
                 if (op.t === 'reserve') {
+                  const planId = plans[op.account];
+                  const plan = PLANS[planId];
+                  const origin: UsageOrigin =
+                    op.kind === 'counted' ? (plan.value === 0 ? 'free' : 'paid') : op.kind;
                   const input = reservation(accounts[op.account]!.id, analytics[op.analytic]!, {
                     period,
-                    limit: LIMITS[op.account],
+                    plan: planId,
+                    limit: plan.limit,
+                    budget: plan.budgeted ? BUDGET : null,
+                    creditValueMicroUsd: plan.value,
                     credits: op.credits,
-                    origin: op.origin,
+                    origin,
                   });
-                  const limit = LIMITS[op.account];
+                  const mine = live(op.account);
                   const admit =
-                    op.origin === 'marketplace' || limit === null || live(op.account).length < limit;
-                  const result = await store.usage.reserve(input);
+                    op.kind !== 'counted' ||
+                    (plan.limit !== null
+                      ? sum(mine, (m) => m.input.credits) + op.credits <= plan.limit
+                      : sum(mine, (m) => m.input.credits * plan.value) + op.credits * plan.value <=
+                        BUDGET.defaultMicroUsd);
+                  const result = await counting(store.usage).reserve(input);
                   expect(result.ok).toBe(admit);
                   if (admit) model.push({ input, state: 'pending', stale: false });
                 } else if (op.t === 'reap') {
@@ -1069,18 +1282,24 @@ for (const { backend, available } of backends) {
                   }
                 }
               }
-              const ledger = await sql.query<{
+              interface Event {
                 request_id: string;
+                account_id: string;
                 owner_id: string;
-                analytic_name: string;
                 status: string;
                 origin: UsageOrigin;
-                credits: number;
-                owner_share: number;
-                platform_share: number;
-              }>(
-                `SELECT request_id, owner_id, analytic_name, status, origin, credits, owner_share, platform_share
-                 FROM usage_events WHERE period = $1 ORDER BY request_id`,
+                plan: string;
+                millicredits: number;
+                owner_millicredits: number;
+                platform_millicredits: number;
+                value_musd: number;
+                owner_musd: number;
+                platform_musd: number;
+              }
+              const ledger = await sql.query<Event>(
+                `SELECT request_id, account_id, owner_id, status, origin, plan, millicredits, owner_millicredits,
+                        platform_millicredits, value_musd, owner_musd, platform_musd
+                   FROM usage_events WHERE period = $1 ORDER BY request_id`,
                 [period],
               );
               // Exactly the modelled events, with the modelled status.
@@ -1091,36 +1310,76 @@ for (const { backend, available } of backends) {
                   .sort((x, y) => (x[0]! < y[0]! ? -1 : 1)),
               );
               for (const event of ledger) {
-                expect(event.owner_share + event.platform_share).toBe(event.credits);
-                expect(event.owner_share).toBe(floor80(event.credits));
-                if (event.origin === 'marketplace') expect(event.credits).toBe(0);
+                // Per event: owner + platform = value, in credits and in money.
+                expect(event.owner_millicredits + event.platform_millicredits).toBe(event.millicredits);
+                expect(event.owner_musd + event.platform_musd).toBe(event.value_musd);
+                expect(event.owner_millicredits * 10).toBe(event.millicredits * 8);
+                expect(event.owner_musd).toBe(floor80(event.value_musd));
+                if (event.origin !== 'paid') expect(event.value_musd).toBe(0);
+                if (event.origin === 'marketplace' || event.origin === 'owner')
+                  expect(event.millicredits).toBe(0);
+                const planOf = PLANS[event.plan as PlanId];
+                if (event.origin === 'paid')
+                  expect(event.value_musd).toBe((event.millicredits / 1000) * planOf.value);
               }
               for (const [i, account] of accounts.entries()) {
-                expect(await store.usage.counter(account.id, period)).toBe(live(i).length);
+                expect(await store.usage.counters(account.id, period)).toEqual({
+                  calls: live(i).length,
+                  millicredits: sum(live(i), (m) => m.input.credits * 1000),
+                  valueMicroUsd: sum(live(i), (m) =>
+                    m.input.origin === 'paid' ? m.input.credits * m.input.creditValueMicroUsd : 0,
+                  ),
+                });
+                // A Free account never moves money.
+                if (plans[i] === 'free') {
+                  expect(
+                    ledger.filter((e) => e.account_id === account.id).every((e) => e.value_musd === 0),
+                  ).toBe(true);
+                }
               }
-              const served = ledger.filter((e) => e.status === 'ok' && e.origin === 'api');
+              const served = ledger.filter((e) => e.status === 'ok');
               const sumOf = (ownerId: string) => {
                 const rows = served.filter((e) => e.owner_id === ownerId);
                 return {
                   calls: rows.length,
-                  credits: rows.reduce((s, e) => s + e.credits, 0),
-                  ownerShare: rows.reduce((s, e) => s + e.owner_share, 0),
-                  platformShare: rows.reduce((s, e) => s + e.platform_share, 0),
+                  millicredits: rows.reduce((t, e) => t + e.millicredits, 0),
+                  ownerMillicredits: rows.reduce((t, e) => t + e.owner_millicredits, 0),
+                  valueMicroUsd: rows.reduce((t, e) => t + e.value_musd, 0),
+                  ownerMicroUsd: rows.reduce((t, e) => t + e.owner_musd, 0),
+                  platformMicroUsd: rows.reduce((t, e) => t + e.platform_musd, 0),
                 };
               };
               for (const owner of owners) {
-                expect((await store.statements.ownerStatement(owner.id, period)).totals).toEqual(
+                expect((await store.statements.ownerStatement(owner.id, period)).totals).toMatchObject(
                   sumOf(owner.id),
                 );
               }
-              // Close the period once nothing is in flight: the frozen statement is the ledger's.
+              // Close the period once nothing is in flight: the frozen statement is the ledger's,
+              // and the payouts never exceed 80% of what callers paid.
               for (const m of model) if (m.state === 'pending') await store.usage.release(m.input.requestId);
               await store.statements.closePeriod(period);
+              let paidOut = 0;
+              let earned = 0;
               for (const owner of owners) {
                 const frozen = await store.statements.ownerStatement(owner.id, period);
                 expect(frozen.closedAt).toBeInstanceOf(Date);
-                expect(frozen.totals).toEqual(sumOf(owner.id));
+                expect(frozen.totals).toMatchObject(sumOf(owner.id));
+                const payout = frozen.payout ?? {
+                  carriedInMicroUsd: 0,
+                  earnedMicroUsd: 0,
+                  payoutCents: 0,
+                  carriedOutMicroUsd: 0,
+                };
+                expect(payout.carriedInMicroUsd + payout.earnedMicroUsd).toBe(
+                  payout.payoutCents * 10_000 + payout.carriedOutMicroUsd,
+                );
+                expect(payout.earnedMicroUsd).toBe(sumOf(owner.id).ownerMicroUsd);
+                paidOut += payout.payoutCents * 10_000;
+                earned += payout.earnedMicroUsd;
               }
+              const callersPaid = served.reduce((t, e) => t + e.value_musd, 0);
+              expect(paidOut).toBeLessThanOrEqual(earned);
+              expect(paidOut * 100).toBeLessThanOrEqual(callersPaid * 80);
             },
           ),
           { numRuns: backend.name === 'postgres' ? 12 : 25 },

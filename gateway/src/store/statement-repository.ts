@@ -1,18 +1,35 @@
-// Owner revenue statements and closing a billing period. Until a period is closed an owner's
-// statement is summed live from the ledger (served, api-origin calls of the owner's
-// analytics); closing it writes a snapshot of every owner's rows and refuses new reservations
-// for the period, so nothing can change a closed statement afterwards.
+// Owner statements, payouts and closing a billing period (docs/money.md). Until a period is
+// closed an owner's statement is summed live from the ledger (served calls of the owner's
+// analytics, by analytic and origin); closing it writes a snapshot of every owner's lines,
+// computes each owner's payout in whole cents (the sub-cent remainder carried into the owner's
+// next payout) and refuses new reservations for the period, so nothing can change a closed
+// statement afterwards.
 
 import { StoreError } from '../errors/store-error.js';
+import type { UsageOrigin } from './revenue-split.js';
 import type { SqlExecutor } from './sql-client.js';
 import { assertPeriod, PERIOD_LOCK_KEY } from './usage-repository.js';
 
-/** Calls, credits and their split, for one analytic or in total. */
+/** Calls, credits, money and their splits, for one analytic or in total. */
 export interface StatementAmounts {
+  /** Served calls of every origin. */
   readonly calls: number;
-  readonly credits: number;
-  readonly ownerShare: number;
-  readonly platformShare: number;
+  readonly callsByOrigin: Readonly<Record<UsageOrigin, number>>;
+  readonly millicredits: number;
+  readonly ownerMillicredits: number;
+  readonly platformMillicredits: number;
+  /** What the callers paid for those credits, in micro-USD. */
+  readonly valueMicroUsd: number;
+  readonly ownerMicroUsd: number;
+  readonly platformMicroUsd: number;
+}
+
+/** An owner's payout of a closed period: whole cents, the sub-cent rest carried on. */
+export interface Payout {
+  readonly carriedInMicroUsd: number;
+  readonly earnedMicroUsd: number;
+  readonly payoutCents: number;
+  readonly carriedOutMicroUsd: number;
 }
 
 /** An owner's earnings in one period. */
@@ -24,6 +41,8 @@ export interface OwnerStatement {
   /** By analytic name. */
   readonly analytics: readonly (StatementAmounts & { readonly name: string })[];
   readonly totals: StatementAmounts;
+  /** Once closed (and the owner earned or carried something): the payout. */
+  readonly payout: Payout | null;
 }
 
 /** What {@link StatementRepository.closePeriod} did. */
@@ -38,34 +57,59 @@ export interface ClosedPeriod {
 export interface StatementRepository {
   ownerStatement(ownerId: string, period: string): Promise<OwnerStatement>;
   /**
-   * Freezes every owner's statement of `period` and refuses later reservations in it.
-   * Idempotent. CONFLICT while calls of the period are still in flight (pending reservations):
-   * retry once they finish or are reaped.
+   * Freezes every owner's statement of `period`, computes their payouts and refuses later
+   * reservations in it. Idempotent. CONFLICT while calls of the period are still in flight
+   * (pending reservations): retry once they finish or are reaped.
    */
   closePeriod(period: string): Promise<ClosedPeriod>;
   /** When the period was closed, or null when it is open. */
   closedAt(period: string): Promise<Date | null>;
 }
 
-interface AmountRow {
+interface LineRow {
   readonly name: string;
+  readonly origin: UsageOrigin;
   readonly calls: number;
-  readonly credits: number;
-  readonly owner_share: number;
-  readonly platform_share: number;
+  readonly millicredits: number;
+  readonly owner_millicredits: number;
+  readonly platform_millicredits: number;
+  readonly value_musd: number;
+  readonly owner_musd: number;
+  readonly platform_musd: number;
 }
 
-const toAmounts = (row: Omit<AmountRow, 'name'>): StatementAmounts => ({
-  calls: row.calls,
-  credits: row.credits,
-  ownerShare: row.owner_share,
-  platformShare: row.platform_share,
+const ORIGINS: readonly UsageOrigin[] = ['paid', 'free', 'marketplace', 'owner'];
+
+const zero = (): StatementAmounts => ({
+  calls: 0,
+  callsByOrigin: { paid: 0, free: 0, marketplace: 0, owner: 0 },
+  millicredits: 0,
+  ownerMillicredits: 0,
+  platformMillicredits: 0,
+  valueMicroUsd: 0,
+  ownerMicroUsd: 0,
+  platformMicroUsd: 0,
 });
 
-/** Sums of the served, charged calls of `$1`'s period per owner and analytic. */
-const LEDGER_SUMS = `SELECT owner_id, analytic_name AS name, count(*)::integer AS calls, sum(credits)::bigint AS credits,
-                            sum(owner_share)::bigint AS owner_share, sum(platform_share)::bigint AS platform_share
-                       FROM usage_events WHERE period = $1 AND status = 'ok' AND origin = 'api'`;
+const add = (a: StatementAmounts, row: LineRow): StatementAmounts => ({
+  calls: a.calls + Number(row.calls),
+  callsByOrigin: { ...a.callsByOrigin, [row.origin]: a.callsByOrigin[row.origin] + Number(row.calls) },
+  millicredits: a.millicredits + Number(row.millicredits),
+  ownerMillicredits: a.ownerMillicredits + Number(row.owner_millicredits),
+  platformMillicredits: a.platformMillicredits + Number(row.platform_millicredits),
+  valueMicroUsd: a.valueMicroUsd + Number(row.value_musd),
+  ownerMicroUsd: a.ownerMicroUsd + Number(row.owner_musd),
+  platformMicroUsd: a.platformMicroUsd + Number(row.platform_musd),
+});
+
+/** Sums of the served calls of `$1`'s period per owner, analytic and origin. */
+const LEDGER_SUMS = `SELECT owner_id, analytic_name AS name, origin, count(*)::integer AS calls,
+                            sum(millicredits)::bigint AS millicredits,
+                            sum(owner_millicredits)::bigint AS owner_millicredits,
+                            sum(platform_millicredits)::bigint AS platform_millicredits,
+                            sum(value_musd)::bigint AS value_musd, sum(owner_musd)::bigint AS owner_musd,
+                            sum(platform_musd)::bigint AS platform_musd
+                       FROM usage_events WHERE period = $1 AND status = 'ok'`;
 
 /** Builds the statement repository over `sql`. */
 export function createStatementRepository(sql: SqlExecutor): StatementRepository {
@@ -83,24 +127,50 @@ export function createStatementRepository(sql: SqlExecutor): StatementRepository
       // One transaction so a close landing in between cannot mix live rows and the snapshot.
       return sql.transaction(async (tx) => {
         const closedAt = await closedAtIn(tx, period);
-        const rows = await tx.query<AmountRow>(
+        const rows = await tx.query<LineRow>(
           closedAt === null
-            ? `${LEDGER_SUMS} AND owner_id = $2 GROUP BY owner_id, analytic_name ORDER BY analytic_name`
-            : `SELECT analytic_name AS name, calls, credits, owner_share, platform_share FROM owner_statements
-                WHERE period = $1 AND owner_id = $2 ORDER BY analytic_name`,
+            ? `${LEDGER_SUMS} AND owner_id = $2 GROUP BY owner_id, analytic_name, origin ORDER BY analytic_name, origin`
+            : `SELECT analytic_name AS name, origin, calls, millicredits, owner_millicredits, platform_millicredits,
+                      value_musd, owner_musd, platform_musd
+                 FROM owner_statement_lines WHERE period = $1 AND owner_id = $2 ORDER BY analytic_name, origin`,
           [period, ownerId],
         );
-        const analytics = rows.map((row) => ({ name: row.name, ...toAmounts(row) }));
-        const totals = analytics.reduce(
-          (sum, row) => ({
-            calls: sum.calls + row.calls,
-            credits: sum.credits + row.credits,
-            ownerShare: sum.ownerShare + row.ownerShare,
-            platformShare: sum.platformShare + row.platformShare,
-          }),
-          { calls: 0, credits: 0, ownerShare: 0, platformShare: 0 },
-        );
-        return { period, ownerId, closedAt, analytics, totals };
+        const byName = new Map<string, StatementAmounts>();
+        let totals = zero();
+        for (const row of rows) {
+          if (!ORIGINS.includes(row.origin)) continue;
+          byName.set(row.name, add(byName.get(row.name) ?? zero(), row));
+          totals = add(totals, row);
+        }
+        let payout: Payout | null = null;
+        if (closedAt !== null) {
+          const [p] = await tx.query<{
+            carried_in_musd: number;
+            earned_musd: number;
+            payout_cents: number;
+            carried_out_musd: number;
+          }>(
+            `SELECT carried_in_musd, earned_musd, payout_cents, carried_out_musd FROM owner_payouts
+              WHERE period = $1 AND owner_id = $2`,
+            [period, ownerId],
+          );
+          if (p !== undefined) {
+            payout = {
+              carriedInMicroUsd: Number(p.carried_in_musd),
+              earnedMicroUsd: Number(p.earned_musd),
+              payoutCents: Number(p.payout_cents),
+              carriedOutMicroUsd: Number(p.carried_out_musd),
+            };
+          }
+        }
+        return {
+          period,
+          ownerId,
+          closedAt,
+          analytics: [...byName].map(([name, amounts]) => ({ name, ...amounts })),
+          totals,
+          payout,
+        };
       });
     },
 
@@ -121,14 +191,35 @@ export function createStatementRepository(sql: SqlExecutor): StatementRepository
             `period ${period} still has ${pending?.n} calls in flight; retry shortly`,
           );
         }
+        // One close at a time computes payouts: each carries in the owner's previous carry.
+        await tx.query(
+          `SELECT pg_advisory_xact_lock(hashtext('quarry.payouts:' || coalesce(current_schema(), '')))`,
+        );
         const [closed] = await tx.query<{ closed_at: Date }>(
           'INSERT INTO closed_periods (period) VALUES ($1) RETURNING closed_at',
           [period],
         );
         await tx.query(
-          `INSERT INTO owner_statements (period, owner_id, analytic_name, calls, credits, owner_share, platform_share)
-           SELECT $1, owner_id, name, calls, credits, owner_share, platform_share
-             FROM (${LEDGER_SUMS} GROUP BY owner_id, analytic_name) sums`,
+          `INSERT INTO owner_statement_lines (period, owner_id, analytic_name, origin, calls, millicredits,
+                                             owner_millicredits, platform_millicredits, value_musd, owner_musd,
+                                             platform_musd)
+           SELECT $1, owner_id, name, origin, calls, millicredits, owner_millicredits, platform_millicredits,
+                  value_musd, owner_musd, platform_musd
+             FROM (${LEDGER_SUMS} GROUP BY owner_id, analytic_name, origin) sums`,
+          [period],
+        );
+        // Payable = what the owner carried from its last payout + what it earned now; paid in
+        // whole cents (10,000 µUSD), the rest carried on.
+        await tx.query(
+          `INSERT INTO owner_payouts (period, owner_id, carried_in_musd, earned_musd, payout_cents, carried_out_musd)
+           SELECT $1, e.owner_id, coalesce(prev.carried_out_musd, 0), e.earned,
+                  (coalesce(prev.carried_out_musd, 0) + e.earned) / 10000,
+                  (coalesce(prev.carried_out_musd, 0) + e.earned) % 10000
+             FROM (SELECT owner_id, sum(owner_musd)::bigint AS earned FROM owner_statement_lines
+                    WHERE period = $1 GROUP BY owner_id) e
+             LEFT JOIN LATERAL (SELECT p.carried_out_musd FROM owner_payouts p
+                                 WHERE p.owner_id = e.owner_id ORDER BY p.seq DESC LIMIT 1) prev ON true
+            ORDER BY e.owner_id`,
           [period],
         );
         return { period, closedAt: closed!.closed_at, alreadyClosed: false };

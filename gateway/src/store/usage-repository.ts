@@ -1,17 +1,35 @@
-// Metering: quota reserved before the warehouse is asked, and the usage ledger. A call first
-// `reserve`s (one transaction: a pending usage event keyed by its request id, and one slot of
-// the account's monthly counter, taken only while it is below the plan's limit), then either
-// `commit`s (served: the event becomes final) or is `release`d (failed: event deleted, slot
+// Metering: quota reserved before the warehouse is asked, and the usage ledger (docs/money.md).
+// A call first `reserve`s (one transaction: a pending usage event keyed by its request id, and
+// its credits taken from the account's monthly counter, only while they fit under the plan's
+// limit, or for Pay as you Go while their value fits in the account's budget), then either
+// `commit`s (served: the event becomes final) or is `release`d (failed: event deleted, credits
 // given back). `reapStale` releases the reservations of an instance that died in between.
-// The counter always equals the account's api-origin events (pending or final) in the period;
-// every query below is race-free under READ COMMITTED across any number of gateway instances.
+// The counter always equals the account's counted (paid and free) events, pending or final, in
+// the period; every query below is race-free under READ COMMITTED across any number of gateway
+// instances. An idempotent call's stored answer may ride along (`completion`): it then commits
+// in the same transaction as the call's charge.
 import { PERIOD_PATTERN } from '../billing/billing-period.js';
 import { StoreError } from '../errors/store-error.js';
-import { splitCredits } from './revenue-split.js';
+import { type CallAmounts, isCounted, priceCall, type UsageOrigin } from './revenue-split.js';
 import type { SqlExecutor } from './sql-client.js';
 
-/** Where a call came from: an API caller, or the marketplace's try-it console (free). */
-export type UsageOrigin = 'api' | 'marketplace';
+export type { UsageOrigin } from './revenue-split.js';
+
+/** The Pay as you Go budget an account's calls stop at, as the operator set it (micro-USD). */
+export interface BudgetPolicy {
+  /** An account that never set its own budget has this one. */
+  readonly defaultMicroUsd: number;
+  /** No account's budget goes past this (the operator's cap). */
+  readonly maxMicroUsd: number;
+}
+
+/** An idempotent call's answer, stored with its charge (see idempotency-repository.ts). */
+export interface IdempotentCompletion {
+  readonly accountId: string;
+  readonly key: string;
+  readonly statusCode: number;
+  readonly body: string;
+}
 
 /** Input of {@link UsageRepository.reserve}. */
 export interface Reservation {
@@ -22,37 +40,52 @@ export interface Reservation {
   readonly keyId: string | null;
   /** `YYYY-MM`, UTC. */
   readonly period: string;
-  /** Calls the plan includes this period; null for no cap (Pay as you Go: counted, never refused). */
+  /** The payer's plan, recorded on the event. */
+  readonly plan: string;
+  /** Credits the plan includes this period; null for no credit cap. */
   readonly limit: number | null;
+  /** Pay as you Go: the call stops at the account's budget instead (null: no budget). */
+  readonly budget: BudgetPolicy | null;
+  /** What one credit is worth to the payer, in micro-USD (plan price ÷ included credits). */
+  readonly creditValueMicroUsd: number;
   readonly analyticId: string;
   readonly analyticName: string;
   readonly version: number;
   /** The analytic's owner, who earns the owner share. */
   readonly ownerId: string;
-  /** `marketplace` calls are stored with 0 credits and never touch the quota counter. */
+  /** `marketplace` and `owner` calls are stored with 0 credits and never touch the counter. */
   readonly origin: UsageOrigin;
-  /** The price charged, a non-negative integer. */
+  /** The price charged in whole credits (ignored for uncounted origins). */
   readonly credits: number;
-  /** The owner's part of `credits`; with `platformShare`, defaults to {@link splitCredits}. */
-  readonly ownerShare?: number;
-  readonly platformShare?: number;
 }
 
 /** Why a reservation was refused. */
 export type ReserveRefusal = 'quota_exceeded' | 'period_closed';
 
+/** Where an account's counter stands after a decision. */
+export interface CounterState {
+  /** Credits counted in the period (this call included when admitted), in millicredits. */
+  readonly usedMillicredits: number;
+  /** Their value, in micro-USD. */
+  readonly usedMicroUsd: number;
+  /** The budget applied (Pay as you Go), in micro-USD; null without one. */
+  readonly budgetMicroUsd: number | null;
+}
+
 /** What {@link UsageRepository.reserve} decided. */
 export type ReserveResult =
-  | {
+  | (CounterState & {
       readonly ok: true;
-      /** Calls counted in the period, this one included (unchanged for marketplace calls). */
-      readonly used: number;
-      /** Calls left in the period; null without a cap. */
+      /** Whole credits left in the period (or the budget buys); null without a cap. */
       readonly remaining: number | null;
       /** True when this request id was already reserved: nothing new was counted. */
       readonly replayed: boolean;
-    }
-  | { readonly ok: false; readonly reason: ReserveRefusal; readonly used: number };
+    })
+  | (CounterState & {
+      readonly ok: false;
+      readonly reason: ReserveRefusal;
+      readonly remaining: number | null;
+    });
 
 /** What became of the event named in {@link UsageRepository.commit}. */
 export type CommitResult = 'committed' | 'already_committed' | 'missing';
@@ -60,45 +93,62 @@ export type CommitResult = 'committed' | 'already_committed' | 'missing';
 /** What became of the event named in {@link UsageRepository.release}. */
 export type ReleaseResult = 'released' | 'committed' | 'missing';
 
-/** Calls and credits of served, api-origin calls. */
+/** Calls, credits and value of served calls. */
 export interface UsageTotals {
   readonly calls: number;
-  readonly credits: number;
+  readonly millicredits: number;
+  readonly valueMicroUsd: number;
 }
+
+/** Served calls by origin. */
+export type CallsByOrigin = Readonly<Record<UsageOrigin, number>>;
 
 /** An account's usage in one period (served calls only). */
 export interface UsageReport {
   readonly period: string;
+  /** Counted calls (paid and free); `byOrigin`: the calls of every origin, `perOrigin` their totals. */
   readonly totals: UsageTotals & {
-    /** Free marketplace try-it calls, not in `calls` (they never count against the quota). */
-    readonly marketplaceCalls: number;
+    readonly byOrigin: CallsByOrigin;
+    readonly perOrigin: Readonly<Record<UsageOrigin, UsageTotals>>;
   };
+  /** Counted calls per analytic. */
   readonly byAnalytic: readonly (UsageTotals & { readonly name: string })[];
-  /** Days (`YYYY-MM-DD`, UTC, the day the call was reserved) with at least one call. */
+  /** Days (`YYYY-MM-DD`, UTC, the day the call was reserved) with at least one counted call. */
   readonly byDay: readonly (UsageTotals & { readonly date: string })[];
+}
+
+/** An account's counter in a period, in flight included. */
+export interface CounterTotals {
+  readonly calls: number;
+  readonly millicredits: number;
+  readonly valueMicroUsd: number;
 }
 
 /** One call of {@link UsageRepository.reserveMany}: a reservation, final at once when `served` is given. */
 export interface ReserveRequest extends Reservation {
   /**
-   * The call has already been answered from the cache: the event is written final ('ok') in the
-   * same transaction that counts it, so a cache hit needs one store round trip, not two.
+   * The call has already been answered (a cache hit, or a call charged once served): the event
+   * is written final ('ok') in the same transaction that counts it, one store round trip.
    */
   readonly served?: { readonly latencyMs: number };
+  /** Stored with the charge, in its transaction, when the call is admitted (served only). */
+  readonly completion?: IdempotentCompletion;
 }
 
 /** One call of {@link UsageRepository.commitMany}. */
 export interface CommitRequest {
   readonly requestId: string;
   readonly latencyMs: number;
+  /** Stored in the same transaction that makes the event final. */
+  readonly completion?: IdempotentCompletion;
 }
 
 /** Quota counters and the usage ledger. */
 export interface UsageRepository {
   /**
-   * Reserves one call: refused when the period is closed or the counter has reached `limit`.
-   * Repeating a request id returns the standing reservation (`replayed`) and counts nothing;
-   * CONFLICT if that id belongs to another account.
+   * Reserves one call: refused when the period is closed, or its credits do not fit under
+   * `limit` (or its value in the budget). Repeating a request id returns the standing
+   * reservation (`replayed`) and counts nothing; CONFLICT if that id belongs to another account.
    */
   reserve(input: Reservation): Promise<ReserveResult>;
   /**
@@ -124,6 +174,12 @@ export interface UsageRepository {
   reapStale(olderThanMs: number): Promise<number>;
   /** Calls counted against the account's quota in the period (pending and served). */
   counter(accountId: string, period: string): Promise<number>;
+  /** The account's counter in the period: calls, millicredits and µUSD (pending and served). */
+  counters(accountId: string, period: string): Promise<CounterTotals>;
+  /** The account's own Pay as you Go budget in micro-USD; null when it never set one. */
+  budgetOf(accountId: string): Promise<number | null>;
+  /** Sets the account's Pay as you Go budget (micro-USD); false when there is no such account. */
+  setBudget(accountId: string, microUsd: number): Promise<boolean>;
   usageFor(accountId: string, period: string): Promise<UsageReport>;
 }
 
@@ -136,46 +192,24 @@ export function assertPeriod(period: string): void {
     throw new RangeError(`period must be YYYY-MM, got ${JSON.stringify(period)}`);
 }
 
-function shares(input: Reservation): { credits: number; ownerShare: number; platformShare: number } {
-  if (input.origin === 'marketplace') return { credits: 0, ownerShare: 0, platformShare: 0 };
-  if (input.ownerShare === undefined && input.platformShare === undefined) {
-    return { credits: input.credits, ...splitCredits(input.credits) };
-  }
-  if (input.ownerShare === undefined || input.platformShare === undefined) {
-    throw new RangeError('give both ownerShare and platformShare, or neither');
-  }
-  const { credits, ownerShare, platformShare } = {
-    credits: input.credits,
-    ownerShare: input.ownerShare,
-    platformShare: input.platformShare,
-  };
-  for (const [name, value] of [
-    ['credits', credits],
-    ['ownerShare', ownerShare],
-    ['platformShare', platformShare],
-  ] as const) {
-    if (!Number.isSafeInteger(value) || value < 0) {
-      throw new RangeError(`${name} must be a non-negative safe integer, got ${value}`);
-    }
-  }
-  if (ownerShare + platformShare !== credits) {
-    throw new RangeError(
-      `ownerShare + platformShare must equal credits (${ownerShare} + ${platformShare} ≠ ${credits})`,
-    );
-  }
-  return { credits, ownerShare, platformShare };
+/** Whole credits left under a counter, or null without a cap. */
+function remainingOf(input: Reservation, state: CounterState): number | null {
+  if (input.limit !== null)
+    return Math.max(0, Math.floor((input.limit * 1_000 - state.usedMillicredits) / 1_000));
+  if (state.budgetMicroUsd === null) return null;
+  if (input.creditValueMicroUsd === 0) return null;
+  return Math.max(0, Math.floor((state.budgetMicroUsd - state.usedMicroUsd) / input.creditValueMicroUsd));
 }
-
-const remainingOf = (limit: number | null, used: number) =>
-  limit === null ? null : Math.max(0, limit - used);
 
 /** A reservation checked and priced, ready for the batch. */
 interface Checked {
   readonly index: number;
   readonly input: ReserveRequest;
-  readonly money: { credits: number; ownerShare: number; platformShare: number };
+  readonly money: CallAmounts;
   /** `account_id period`: the counter this call counts against. */
   readonly counterKey: string;
+  /** The call's limit in millicredits (null: none). */
+  readonly limitMc: number | null;
 }
 
 const counterKeyOf = (accountId: string, period: string) => `${accountId} ${period}`;
@@ -183,10 +217,16 @@ const counterKeyOf = (accountId: string, period: string) => `${accountId} ${peri
 function check(input: ReserveRequest, index: number): Checked | Error {
   try {
     assertPeriod(input.period);
-    if (input.limit !== null && !Number.isSafeInteger(input.limit)) {
-      throw new RangeError(`limit must be an integer or null, got ${input.limit}`);
+    if (input.limit !== null && (!Number.isSafeInteger(input.limit) || input.limit < 0)) {
+      throw new RangeError(`limit must be a non-negative integer or null, got ${input.limit}`);
     }
-    return { index, input, money: shares(input), counterKey: counterKeyOf(input.accountId, input.period) };
+    return {
+      index,
+      input,
+      money: priceCall(input.origin, input.credits, input.creditValueMicroUsd),
+      counterKey: counterKeyOf(input.accountId, input.period),
+      limitMc: input.limit === null ? null : input.limit * 1_000,
+    };
   } catch (error) {
     return error as Error;
   }
@@ -197,17 +237,58 @@ type BatchOutcome = 'ok' | 'replayed' | 'conflict' | 'period_closed' | 'quota_ex
 /** SQLSTATE the optimistic batch raises when it must be decided exactly instead. */
 const DECIDE_EXACTLY = 'QRY01';
 
+/** The budget policy of a batch (one gateway has one): the first budgeted call's. */
+function budgetOfBatch(items: readonly Checked[]): BudgetPolicy {
+  for (const item of items) if (item.input.budget !== null) return item.input.budget;
+  return { defaultMicroUsd: 0, maxMicroUsd: 0 };
+}
+
+/** Stores idempotent calls' answers in the transaction `tx` (only claims still in progress). */
+async function completeIdempotent(
+  tx: SqlExecutor,
+  completions: readonly IdempotentCompletion[],
+): Promise<void> {
+  if (completions.length === 0) return;
+  await tx.query(
+    `UPDATE idempotency_keys k SET status_code = u.s, response_body = u.b, completed_at = now()
+       FROM unnest($1::text[], $2::text[], $3::integer[], $4::text[]) AS u(a, k, s, b)
+      WHERE k.account_id = u.a AND k.key = u.k AND k.status_code IS NULL`,
+    [
+      completions.map((c) => c.accountId),
+      completions.map((c) => c.key),
+      completions.map((c) => c.statusCode),
+      completions.map((c) => c.body),
+    ],
+  );
+}
+
 /**
- * Decides a batch in one round trip: when `optimistic`, `quarry_charge_calls` (migration 005:
+ * Decides a batch in one round trip: when `optimistic`, `quarry_charge_calls` (migration 009:
  * writes first, locks each counter only for its final guarded bump), falling back to the exact
- * `quarry_reserve_calls` (migration 004: locks the counters, then decides call by call) when the
- * optimistic one declines. Request ids must be distinct.
+ * `quarry_reserve_calls` (locks the counters, then decides call by call) when the optimistic one
+ * declines. A batch with idempotent answers to store is decided exactly, in one transaction with
+ * the answers of the calls it admits. Request ids must be distinct.
  */
 async function reserveBatch(
   sql: SqlExecutor,
   items: readonly Checked[],
   optimistic: boolean,
 ): Promise<Map<number, ReserveResult | Error>> {
+  if (items.some((i) => i.input.completion !== undefined)) {
+    return sql.transaction(async (tx) => {
+      const decided = await decideBatch(tx, items);
+      const admitted: IdempotentCompletion[] = [];
+      for (const item of items) {
+        const result = decided.get(item.index);
+        const { completion, served } = item.input;
+        if (completion === undefined || served === undefined) continue;
+        if (result !== undefined && !(result instanceof Error) && result.ok && !result.replayed)
+          admitted.push(completion);
+      }
+      await completeIdempotent(tx, admitted);
+      return decided;
+    });
+  }
   if (optimistic) {
     try {
       return await chargeBatch(sql, items);
@@ -218,17 +299,18 @@ async function reserveBatch(
   return decideBatch(sql, items);
 }
 
-const CHARGE_CALLS = `SELECT o_account, o_period, o_calls FROM quarry_charge_calls(
-  $1::text[], $2::text[], $3::text[], $4::integer[], $5::text[], $6::text[], $7::integer[], $8::text[],
-  $9::text[], $10::bigint[], $11::bigint[], $12::bigint[], $13::boolean[], $14::integer[],
-  $15::text[], $16::integer[], $17::double precision[])`;
+const CHARGE_CALLS = `SELECT o_account, o_period, o_mc, o_musd, o_budget FROM quarry_charge_calls(
+  $1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::boolean[], $7::text[], $8::text[],
+  $9::integer[], $10::text[], $11::text[], $12::bigint[], $13::bigint[], $14::bigint[], $15::bigint[],
+  $16::bigint[], $17::bigint[], $18::boolean[], $19::integer[], $20::text[], $21::integer[],
+  $22::double precision[], $23::bigint, $24::bigint)`;
 
 /**
  * The optimistic write: every call admitted, or SQLSTATE QRY01 and nothing written. Calls are
  * sent grouped (one element per distinct combination of their fields but request id and
- * latency; see migration 005), and each call's `used` is derived from the counters returned,
- * as the exact path counts them: the k-th of the m api calls of
- * an (account, period) whose counter ends at C used C - (m - k); a marketplace call, C.
+ * latency), and each call's counter state is derived from the counters returned, as the exact
+ * path counts them: a counted call of an (account, period) whose counter ends at C used C less
+ * the credits of the counted calls after it in the batch; an uncounted call, C.
  */
 async function chargeBatch(
   sql: SqlExecutor,
@@ -239,48 +321,55 @@ async function chargeBatch(
   const accountIds: string[] = [];
   const keyIds: (string | null)[] = [];
   const periods: string[] = [];
+  const plans: string[] = [];
   const limits: (number | null)[] = [];
+  const budgeted: boolean[] = [];
   const analyticIds: string[] = [];
   const analyticNames: string[] = [];
   const versions: number[] = [];
   const ownerIds: string[] = [];
   const origins: UsageOrigin[] = [];
-  const credits: number[] = [];
-  const ownerShares: number[] = [];
-  const platformShares: number[] = [];
+  const mcs: number[] = [];
+  const ownerMcs: number[] = [];
+  const platformMcs: number[] = [];
+  const values: number[] = [];
+  const ownerValues: number[] = [];
+  const platformValues: number[] = [];
   const served: boolean[] = [];
   const calls: number[] = [];
   const requestIds = new Array<string>(n);
   const groups = new Array<number>(n);
   const latencies = new Array<number | null>(n);
-  // Per api call its rank k among its counter's api calls (0 for marketplace calls); per
-  // counter m, its api calls in the batch.
-  const ranks = new Array<number>(n);
-  const apiCalls = new Map<string, number>();
   for (let i = 0; i < n; i++) {
     const item = items[i] as Checked;
-    const { input, money, counterKey } = item;
+    const { input, money } = item;
     const isServed = input.served !== undefined;
     // NUL never occurs in PostgreSQL text, so it separates fields unambiguously (a field that
-    // held one would fail the whole statement anyway); `+` tells a key id from a null one.
+    // held one would fail the whole statement anyway); `+` tells a key id from a null one. The
+    // money follows from origin, credits and credit value, so those stand for it.
     const key =
-      `${input.accountId}\0${input.keyId === null ? '' : `+${input.keyId}`}\0${input.period}\0${input.limit}` +
-      `\0${input.analyticId}\0${input.analyticName}\0${input.version}\0${input.ownerId}\0${input.origin}` +
-      `\0${money.credits}\0${money.ownerShare}\0${money.platformShare}\0${isServed}`;
+      `${input.accountId}\0${input.keyId === null ? '' : `+${input.keyId}`}\0${input.period}\0${input.plan}` +
+      `\0${item.limitMc}\0${input.budget !== null}\0${input.analyticId}\0${input.analyticName}\0${input.version}` +
+      `\0${input.ownerId}\0${input.origin}\0${money.millicredits}\0${money.valueMicroUsd}\0${isServed}`;
     let group = groupOf.get(key);
     if (group === undefined) {
       accountIds.push(input.accountId);
       keyIds.push(input.keyId);
       periods.push(input.period);
-      limits.push(input.limit);
+      plans.push(input.plan);
+      limits.push(item.limitMc);
+      budgeted.push(input.budget !== null);
       analyticIds.push(input.analyticId);
       analyticNames.push(input.analyticName);
       versions.push(input.version);
       ownerIds.push(input.ownerId);
       origins.push(input.origin);
-      credits.push(money.credits);
-      ownerShares.push(money.ownerShare);
-      platformShares.push(money.platformShare);
+      mcs.push(money.millicredits);
+      ownerMcs.push(money.ownerMillicredits);
+      platformMcs.push(money.platformMillicredits);
+      values.push(money.valueMicroUsd);
+      ownerValues.push(money.ownerMicroUsd);
+      platformValues.push(money.platformMicroUsd);
       served.push(isServed);
       calls.push(0);
       group = calls.length;
@@ -290,55 +379,78 @@ async function chargeBatch(
     requestIds[i] = input.requestId;
     groups[i] = group;
     latencies[i] = input.served === undefined ? null : Math.round(input.served.latencyMs * 1000) / 1000;
-    if (input.origin === 'api') {
-      const k = (apiCalls.get(counterKey) ?? 0) + 1;
-      apiCalls.set(counterKey, k);
-      ranks[i] = k;
-    } else {
-      ranks[i] = 0;
-    }
   }
-  const rows = await sql.query<{ o_account: string; o_period: string; o_calls: number | null }>(
+  const budget = budgetOfBatch(items);
+  const rows = await sql.query<{
+    o_account: string;
+    o_period: string;
+    o_mc: number | null;
+    o_musd: number | null;
+    o_budget: number | null;
+  }>(
     CHARGE_CALLS,
     [
       accountIds,
       keyIds,
       periods,
+      plans,
       limits,
+      budgeted,
       analyticIds,
       analyticNames,
       versions,
       ownerIds,
       origins,
-      credits,
-      ownerShares,
-      platformShares,
+      mcs,
+      ownerMcs,
+      platformMcs,
+      values,
+      ownerValues,
+      platformValues,
       served,
       calls,
       requestIds,
       groups,
       latencies,
+      budget.defaultMicroUsd,
+      budget.maxMicroUsd,
     ],
     // Parsed and planned once per connection (a named statement; bench/README.md has the saving).
-    { name: 'quarry_charge_calls' },
+    { name: 'quarry_charge_calls_009' },
   );
-  const counters = new Map<string, number | null>();
-  for (const row of rows) counters.set(counterKeyOf(row.o_account, row.o_period), row.o_calls);
+  const counters = new Map<string, { mc: number; musd: number; budget: number | null }>();
+  for (const row of rows) {
+    counters.set(counterKeyOf(row.o_account, row.o_period), {
+      mc: Number(row.o_mc ?? 0),
+      musd: Number(row.o_musd ?? 0),
+      budget: row.o_budget === null ? null : Number(row.o_budget),
+    });
+  }
+  // Walk the batch backwards: a counted call's state is the final counter less what the counted
+  // calls after it added.
+  const after = new Map<string, { mc: number; musd: number }>();
   const results = new Map<number, ReserveResult | Error>();
-  for (let i = 0; i < n; i++) {
+  for (let i = n - 1; i >= 0; i--) {
     const item = items[i] as Checked;
     const counter = counters.get(item.counterKey);
     if (counter === undefined)
       throw new Error(`quarry_charge_calls returned no counter for ${item.counterKey}`);
-    const k = ranks[i] as number;
-    // An api call's counter is never NULL (it was just bumped). A marketplace call's is NULL when
-    // its (account, period) had only marketplace calls and no counter row: passed on as NULL.
-    const used =
-      k === 0 ? (counter as number) : (counter as number) - ((apiCalls.get(item.counterKey) as number) - k);
+    const later = after.get(item.counterKey) ?? { mc: 0, musd: 0 };
+    const state: CounterState = {
+      usedMillicredits: counter.mc - later.mc,
+      usedMicroUsd: counter.musd - later.musd,
+      budgetMicroUsd: item.input.budget === null ? null : counter.budget,
+    };
+    if (isCounted(item.input.origin)) {
+      after.set(item.counterKey, {
+        mc: later.mc + item.money.millicredits,
+        musd: later.musd + item.money.valueMicroUsd,
+      });
+    }
     results.set(item.index, {
       ok: true,
-      used,
-      remaining: remainingOf(item.input.limit, used),
+      ...state,
+      remaining: remainingOf(item.input, state),
       replayed: false,
     });
   }
@@ -350,43 +462,63 @@ async function decideBatch(
   items: readonly Checked[],
 ): Promise<Map<number, ReserveResult | Error>> {
   const column = <T>(f: (i: Checked) => T) => items.map(f);
-  const rows = await sql.query<{ ord: number; outcome: BatchOutcome; used: number }>(
-    `SELECT ord, outcome, used FROM quarry_reserve_calls(
-       $1::text[], $2::text[], $3::text[], $4::text[], $5::integer[], $6::text[], $7::text[], $8::integer[],
-       $9::text[], $10::text[], $11::bigint[], $12::bigint[], $13::bigint[], $14::boolean[],
-       $15::double precision[])`,
+  const budget = budgetOfBatch(items);
+  const rows = await sql.query<{
+    ord: number;
+    outcome: BatchOutcome;
+    used_mc: number;
+    used_musd: number;
+    budget: number | null;
+  }>(
+    `SELECT ord, outcome, used_mc, used_musd, budget FROM quarry_reserve_calls(
+       $1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::boolean[], $8::text[],
+       $9::text[], $10::integer[], $11::text[], $12::text[], $13::bigint[], $14::bigint[], $15::bigint[],
+       $16::bigint[], $17::bigint[], $18::bigint[], $19::boolean[], $20::double precision[], $21::bigint,
+       $22::bigint)`,
     [
       column((i) => i.input.requestId),
       column((i) => i.input.accountId),
       column((i) => i.input.keyId),
       column((i) => i.input.period),
-      column((i) => i.input.limit),
+      column((i) => i.input.plan),
+      column((i) => i.limitMc),
+      column((i) => i.input.budget !== null),
       column((i) => i.input.analyticId),
       column((i) => i.input.analyticName),
       column((i) => i.input.version),
       column((i) => i.input.ownerId),
       column((i) => i.input.origin),
-      column((i) => i.money.credits),
-      column((i) => i.money.ownerShare),
-      column((i) => i.money.platformShare),
+      column((i) => i.money.millicredits),
+      column((i) => i.money.ownerMillicredits),
+      column((i) => i.money.platformMillicredits),
+      column((i) => i.money.valueMicroUsd),
+      column((i) => i.money.ownerMicroUsd),
+      column((i) => i.money.platformMicroUsd),
       column((i) => i.input.served !== undefined),
       column((i) =>
         i.input.served === undefined ? null : Math.round(i.input.served.latencyMs * 1000) / 1000,
       ),
+      budget.defaultMicroUsd,
+      budget.maxMicroUsd,
     ],
   );
   const results = new Map<number, ReserveResult | Error>();
   for (const row of rows) {
     const item = items[row.ord - 1] as Checked;
-    const { limit, requestId } = item.input;
-    const used = row.used;
+    const { requestId } = item.input;
+    const state: CounterState = {
+      usedMillicredits: Number(row.used_mc),
+      usedMicroUsd: Number(row.used_musd),
+      budgetMicroUsd: row.budget === null ? null : Number(row.budget),
+    };
+    const remaining = remainingOf(item.input, state);
     results.set(
       item.index,
       row.outcome === 'ok' || row.outcome === 'replayed'
-        ? { ok: true, used, remaining: remainingOf(limit, used), replayed: row.outcome === 'replayed' }
+        ? { ok: true, ...state, remaining, replayed: row.outcome === 'replayed' }
         : row.outcome === 'conflict'
           ? new StoreError('CONFLICT', `request id ${requestId} is already in use`)
-          : { ok: false, reason: row.outcome, used },
+          : { ok: false, reason: row.outcome, ...state, remaining },
     );
   }
   return results;
@@ -394,26 +526,36 @@ async function decideBatch(
 
 /** Builds the usage repository over `sql`. */
 export function createUsageRepository(sql: SqlExecutor): UsageRepository {
-  const counterIn = async (tx: SqlExecutor, accountId: string, period: string) => {
-    const [row] = await tx.query<{ calls: number }>(
-      'SELECT calls FROM usage_counters WHERE account_id = $1 AND period = $2',
+  const countersIn = async (tx: SqlExecutor, accountId: string, period: string): Promise<CounterTotals> => {
+    const [row] = await tx.query<{ calls: number; millicredits: number; value_musd: number }>(
+      'SELECT calls, millicredits, value_musd FROM usage_counters WHERE account_id = $1 AND period = $2',
       [accountId, period],
     );
-    return row?.calls ?? 0;
+    return {
+      calls: Number(row?.calls ?? 0),
+      millicredits: Number(row?.millicredits ?? 0),
+      valueMicroUsd: Number(row?.value_musd ?? 0),
+    };
   };
 
-  // Calls left per `account period`, from the last batch that counted there: a batch that might
-  // reach an account's limit is decided exactly at once rather than tried optimistically first.
+  // Millicredits left per `account period`, from the last batch that counted there: a batch that
+  // might reach an account's limit is decided exactly at once rather than tried optimistically.
   const headroom = new Map<string, number>();
   const mayBeOptimistic = (items: readonly Checked[]) => {
     const wanted = new Map<string, number>();
     for (const item of items) {
-      if (item.input.origin !== 'api' || item.input.limit === null) continue;
-      wanted.set(item.counterKey, (wanted.get(item.counterKey) ?? 0) + 1);
+      if (!isCounted(item.input.origin)) continue;
+      if (item.input.budget !== null) {
+        const cost = item.money.valueMicroUsd;
+        const key = `$${item.counterKey}`;
+        wanted.set(key, (wanted.get(key) ?? 0) + cost);
+      }
+      if (item.limitMc === null) continue;
+      wanted.set(item.counterKey, (wanted.get(item.counterKey) ?? 0) + item.money.millicredits);
     }
-    for (const [key, calls] of wanted) {
+    for (const [key, amount] of wanted) {
       const left = headroom.get(key);
-      if (left === undefined || left < 2 * calls) return false;
+      if (left === undefined || left < 2 * amount) return false;
     }
     return true;
   };
@@ -421,8 +563,10 @@ export function createUsageRepository(sql: SqlExecutor): UsageRepository {
     if (headroom.size > 10_000) headroom.clear();
     for (const item of items) {
       const result = decided.get(item.index);
-      if (item.input.limit === null || result === undefined || result instanceof Error) continue;
-      headroom.set(item.counterKey, item.input.limit - result.used);
+      if (result === undefined || result instanceof Error) continue;
+      if (item.limitMc !== null) headroom.set(item.counterKey, item.limitMc - result.usedMillicredits);
+      if (result.budgetMicroUsd !== null)
+        headroom.set(`$${item.counterKey}`, result.budgetMicroUsd - result.usedMicroUsd);
     }
   };
 
@@ -453,11 +597,10 @@ export function createUsageRepository(sql: SqlExecutor): UsageRepository {
     );
   };
 
-  const commitMany = async (inputs: readonly CommitRequest[]): Promise<CommitResult[]> => {
-    if (inputs.length === 0) return [];
+  const commitIn = async (tx: SqlExecutor, inputs: readonly CommitRequest[]): Promise<CommitResult[]> => {
     const updated = new Set(
       (
-        await sql.query<{ request_id: string }>(
+        await tx.query<{ request_id: string }>(
           `UPDATE usage_events e SET status = 'ok', completed_at = now(), latency_ms = u.latency_ms
              FROM unnest($1::text[], $2::double precision[]) AS u(request_id, latency_ms)
             WHERE e.request_id = u.request_id AND e.status = 'pending'
@@ -472,20 +615,34 @@ export function createUsageRepository(sql: SqlExecutor): UsageRepository {
         ? new Set<string>()
         : new Set(
             (
-              await sql.query<{ request_id: string }>(
+              await tx.query<{ request_id: string }>(
                 'SELECT request_id FROM usage_events WHERE request_id = ANY($1::text[])',
                 [others],
               )
             ).map((r) => r.request_id),
           );
     const firstCommit = new Set<string>();
-    return inputs.map((i) => {
+    const results = inputs.map((i): CommitResult => {
       if (updated.has(i.requestId) && !firstCommit.has(i.requestId)) {
         firstCommit.add(i.requestId);
         return 'committed';
       }
       return updated.has(i.requestId) || existing.has(i.requestId) ? 'already_committed' : 'missing';
     });
+    // An answer is stored only with the commit that made its call final.
+    await completeIdempotent(
+      tx,
+      inputs.flatMap((input, i) =>
+        input.completion !== undefined && results[i] === 'committed' ? [input.completion] : [],
+      ),
+    );
+    return results;
+  };
+
+  const commitMany = async (inputs: readonly CommitRequest[]): Promise<CommitResult[]> => {
+    if (inputs.length === 0) return [];
+    if (inputs.some((i) => i.completion !== undefined)) return sql.transaction((tx) => commitIn(tx, inputs));
+    return commitIn(sql, inputs);
   };
 
   return {
@@ -508,19 +665,26 @@ export function createUsageRepository(sql: SqlExecutor): UsageRepository {
       return sql.transaction(async (tx) => {
         // Only a pending event: a final one is never undone. A concurrent commit holds the row
         // lock; this DELETE then re-checks the row and finds it final.
-        const [gone] = await tx.query<{ account_id: string; period: string; origin: UsageOrigin }>(
+        const [gone] = await tx.query<{
+          account_id: string;
+          period: string;
+          origin: UsageOrigin;
+          millicredits: number;
+          value_musd: number;
+        }>(
           `DELETE FROM usage_events WHERE request_id = $1 AND status = 'pending'
-           RETURNING account_id, period, origin`,
+           RETURNING account_id, period, origin, millicredits, value_musd`,
           [requestId],
         );
         if (gone === undefined) {
           const existing = await tx.query('SELECT 1 FROM usage_events WHERE request_id = $1', [requestId]);
           return existing.length > 0 ? 'committed' : 'missing';
         }
-        if (gone.origin === 'api') {
+        if (isCounted(gone.origin)) {
           await tx.query(
-            'UPDATE usage_counters SET calls = calls - 1 WHERE account_id = $1 AND period = $2',
-            [gone.account_id, gone.period],
+            `UPDATE usage_counters SET calls = calls - 1, millicredits = millicredits - $3, value_musd = value_musd - $4
+              WHERE account_id = $1 AND period = $2`,
+            [gone.account_id, gone.period, gone.millicredits, gone.value_musd],
           );
         }
         return 'released';
@@ -541,12 +705,16 @@ export function createUsageRepository(sql: SqlExecutor): UsageRepository {
               FOR UPDATE SKIP LOCKED
            ), gone AS (
              DELETE FROM usage_events e USING doomed d WHERE e.request_id = d.request_id
-             RETURNING e.account_id, e.period, e.origin
+             RETURNING e.account_id, e.period, e.origin, e.millicredits, e.value_musd
            ), freed AS (
-             SELECT account_id, period, count(*)::integer AS n FROM gone WHERE origin = 'api'
+             SELECT account_id, period, count(*)::integer AS n, sum(millicredits)::bigint AS mc,
+                    sum(value_musd)::bigint AS vl
+               FROM gone WHERE origin IN ('paid', 'free')
               GROUP BY account_id, period
            ), decremented AS (
-             UPDATE usage_counters c SET calls = c.calls - f.n FROM freed f
+             UPDATE usage_counters c SET calls = c.calls - f.n, millicredits = c.millicredits - f.mc,
+                                         value_musd = c.value_musd - f.vl
+               FROM freed f
               WHERE c.account_id = f.account_id AND c.period = f.period RETURNING 1
            )
            SELECT count(*)::integer AS reaped FROM gone`,
@@ -556,38 +724,81 @@ export function createUsageRepository(sql: SqlExecutor): UsageRepository {
       });
     },
 
-    counter: (accountId, period) => counterIn(sql, accountId, period),
+    counter: async (accountId, period) => (await countersIn(sql, accountId, period)).calls,
+
+    counters: (accountId, period) => countersIn(sql, accountId, period),
+
+    async budgetOf(accountId) {
+      const [row] = await sql.query<{ budget_musd: number | null }>(
+        'SELECT budget_musd FROM accounts WHERE id = $1',
+        [accountId],
+      );
+      return row?.budget_musd === undefined || row.budget_musd === null ? null : Number(row.budget_musd);
+    },
+
+    async setBudget(accountId, microUsd) {
+      if (!Number.isSafeInteger(microUsd) || microUsd < 0) {
+        throw new RangeError(`a budget must be a non-negative whole number of µUSD, got ${microUsd}`);
+      }
+      const rows = await sql.query('UPDATE accounts SET budget_musd = $2 WHERE id = $1 RETURNING 1', [
+        accountId,
+        microUsd,
+      ]);
+      return rows.length > 0;
+    },
 
     async usageFor(accountId, period) {
       assertPeriod(period);
       const served = `FROM usage_events WHERE account_id = $1 AND period = $2 AND status = 'ok'`;
-      const [totals] = await sql.query<{ calls: number; credits: number; marketplace_calls: number }>(
-        `SELECT count(*) FILTER (WHERE origin = 'api')::integer AS calls,
-                coalesce(sum(credits), 0)::bigint AS credits,
-                count(*) FILTER (WHERE origin = 'marketplace')::integer AS marketplace_calls
-           ${served}`,
+      const counted = `${served} AND origin IN ('paid', 'free')`;
+      const sums = `count(*)::integer AS calls, coalesce(sum(millicredits), 0)::bigint AS millicredits,
+                    coalesce(sum(value_musd), 0)::bigint AS value_musd`;
+      interface Row {
+        calls: number;
+        millicredits: number;
+        value_musd: number;
+      }
+      const totalsOf = (r: Row | undefined): UsageTotals => ({
+        calls: Number(r?.calls ?? 0),
+        millicredits: Number(r?.millicredits ?? 0),
+        valueMicroUsd: Number(r?.value_musd ?? 0),
+      });
+      const origins = await sql.query<Row & { origin: UsageOrigin }>(
+        `SELECT origin, ${sums} ${served} GROUP BY origin`,
         [accountId, period],
       );
-      const byAnalytic = await sql.query<UsageTotals & { name: string }>(
-        `SELECT analytic_name AS name, count(*)::integer AS calls, sum(credits)::bigint AS credits
-           ${served} AND origin = 'api' GROUP BY analytic_name ORDER BY analytic_name`,
+      const byOrigin: Record<UsageOrigin, number> = { paid: 0, free: 0, marketplace: 0, owner: 0 };
+      const perOrigin: Record<UsageOrigin, UsageTotals> = {
+        paid: totalsOf(undefined),
+        free: totalsOf(undefined),
+        marketplace: totalsOf(undefined),
+        owner: totalsOf(undefined),
+      };
+      let calls = 0;
+      let millicredits = 0;
+      let valueMicroUsd = 0;
+      for (const row of origins) {
+        byOrigin[row.origin] = Number(row.calls);
+        perOrigin[row.origin] = totalsOf(row);
+        if (!isCounted(row.origin)) continue;
+        calls += Number(row.calls);
+        millicredits += Number(row.millicredits);
+        valueMicroUsd += Number(row.value_musd);
+      }
+      const byAnalytic = await sql.query<Row & { name: string }>(
+        `SELECT analytic_name AS name, ${sums} ${counted} GROUP BY analytic_name ORDER BY analytic_name`,
         [accountId, period],
       );
-      const byDay = await sql.query<UsageTotals & { date: string }>(
-        `SELECT to_char(reserved_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS date, count(*)::integer AS calls,
-                sum(credits)::bigint AS credits
-           ${served} AND origin = 'api' GROUP BY 1 ORDER BY 1`,
+      const byDay = await sql.query<Row & { date: string }>(
+        `SELECT to_char(reserved_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS date, ${sums}
+           ${counted} GROUP BY 1 ORDER BY 1`,
         [accountId, period],
       );
       return {
         period,
-        totals: {
-          calls: totals?.calls ?? 0,
-          credits: totals?.credits ?? 0,
-          marketplaceCalls: totals?.marketplace_calls ?? 0,
-        },
-        byAnalytic,
-        byDay,
+        totals: { calls, millicredits, valueMicroUsd, byOrigin, perOrigin },
+        byAnalytic: byAnalytic.map((r) => ({ name: r.name, ...totalsOf(r) })),
+        byDay: byDay.map((r) => ({ date: r.date, ...totalsOf(r) })),
       };
     },
   };
