@@ -27,8 +27,12 @@ import { compileTemplate } from './sql-template.js';
 const DEFAULT_TIMEOUT_MS = 30_000;
 const DEFAULT_MAX_ROWS = 10_000;
 const DEFAULT_CLOSE_GRACE_MS = 5_000;
-/** After a cancel, how long we wait for the driver's execute to settle before destroying the session. */
-const CANCEL_SETTLE_MS = 1_000;
+/**
+ * After a time limit or an abort, how long the cancel and the driver's settling may take in all
+ * before the caller is answered and the session destroyed: a warehouse that stopped answering
+ * (its cancel request and the query both hang) fails a call at its time limit + this, never later.
+ */
+const STOP_SETTLE_MS = 500;
 
 type Row = Record<string, JsonValue>;
 
@@ -369,14 +373,21 @@ export async function createConnector<C>(
     }
   }
 
-  /** A stopped query: cancel it on the server and give the driver a moment to settle. */
+  /**
+   * A stopped query: cancel it on the server and give the driver a moment to settle, both within
+   * STOP_SETTLE_MS. The session is destroyed afterwards whatever happened.
+   */
   async function cancelAndSettle(session: ConnectorSession, pending: Promise<RawResult>): Promise<void> {
+    const started = performance.now();
+    let cancelled: Promise<void>;
     try {
-      await waitFor(session.cancel?.() ?? Promise.resolve(), CANCEL_SETTLE_MS);
+      cancelled = session.cancel?.() ?? Promise.resolve();
     } catch {
       // cancel() must not throw; if it does, the session is destroyed anyway
+      cancelled = Promise.resolve();
     }
-    await waitFor(pending, CANCEL_SETTLE_MS);
+    await waitFor(cancelled, STOP_SETTLE_MS);
+    await waitFor(pending, Math.max(0, STOP_SETTLE_MS - (performance.now() - started)));
   }
 
   function notifyIdle(): void {

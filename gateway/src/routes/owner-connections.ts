@@ -26,6 +26,17 @@ export const NewConnectionSchema = z
   .openapi('NewConnection');
 
 const IdParam = z.object({ id: z.string() });
+
+const CircuitSchema = z
+  .object({
+    state: z.enum(['closed', 'open', 'half_open']).openapi({
+      description:
+        'closed: calls reach the warehouse; open: after repeated warehouse faults (unreachable, lost sessions, time limits) calls fail fast with 503 SOURCE_UNAVAILABLE until the probe; half_open: one call is probing',
+    }),
+    consecutive_failures: z.number().int(),
+    retry_after: z.number().optional().openapi({ description: 'Seconds until the probe (open only)' }),
+  })
+  .openapi('Circuit');
 const one = { 'application/json': { schema: z.object({ connection: ConnectionSchema }) } };
 
 export function registerOwnerConnectionRoutes(app: OpenAPIHono<AppEnv>): void {
@@ -83,12 +94,24 @@ export function registerOwnerConnectionRoutes(app: OpenAPIHono<AppEnv>): void {
       summary: 'Show a connection',
       security: BEARER,
       request: { params: IdParam },
-      responses: { 200: { description: 'Connection', content: one }, ...AUTHED_ERRORS, ...NOT_FOUND_ERROR },
+      responses: {
+        200: {
+          description: 'The connection, and its circuit on this gateway instance',
+          content: {
+            'application/json': {
+              schema: z.object({ connection: ConnectionSchema, circuit: CircuitSchema }),
+            },
+          },
+        },
+        ...AUTHED_ERRORS,
+        ...NOT_FOUND_ERROR,
+      },
     }),
     requireScope('owner'),
     async (c) => {
-      const connection = await c.var.services.connections.get(c.var.principal.accountId, pathParam(c, 'id'));
-      return c.json({ connection: connectionJson(connection) });
+      const { connections, breakers } = c.var.services;
+      const connection = await connections.get(c.var.principal.accountId, pathParam(c, 'id'));
+      return c.json({ connection: connectionJson(connection), circuit: breakers.status(connection.id) });
     },
   );
   route(
@@ -104,7 +127,9 @@ export function registerOwnerConnectionRoutes(app: OpenAPIHono<AppEnv>): void {
     }),
     requireScope('owner'),
     async (c) => {
-      await c.var.services.connections.delete(c.var.principal.accountId, pathParam(c, 'id'));
+      const id = pathParam(c, 'id');
+      await c.var.services.connections.delete(c.var.principal.accountId, id);
+      c.var.services.breakers.forget(id);
       c.var.services.catalog.invalidate();
       return c.body(null, 204);
     },

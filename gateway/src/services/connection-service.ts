@@ -76,6 +76,8 @@ export interface ConnectionServiceOptions {
    * grow the gateway's sockets and memory without end.
    */
   readonly maxLivePools?: number;
+  /** Opening one warehouse session may take this long at most (QUARRY_WAREHOUSE_CONNECT_TIMEOUT_MS). */
+  readonly connectTimeoutMs?: number;
 }
 
 /**
@@ -233,6 +235,9 @@ export function createConnectionService(options: ConnectionServiceOptions): Conn
       await checkHosts(plugin, config, trusted);
       return await createConnector(plugin, config, {
         logger,
+        ...(options.connectTimeoutMs === undefined
+          ? {}
+          : { pool: { connectTimeoutMs: options.connectTimeoutMs } }),
         destinations: trusted ? OPERATOR_TRUSTED : options.destinations,
         ...resolve,
         ...(trusted ? {} : { resources: OWNER_RESOURCE_CAPS }),

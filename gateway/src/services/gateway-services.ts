@@ -8,6 +8,7 @@ import type { PlanCatalog } from '../billing/plan-catalog.js';
 import type { ResultCache } from '../cache/result-cache.js';
 import type { Catalog } from '../catalog/catalog.js';
 import type { GatewayConfig } from '../config.js';
+import type { ConnectionBreakers } from '../connections/connection-breakers.js';
 import type { PluginRegistry } from '../connections/plugin-registry.js';
 import type { OAuthServices } from '../oauth/oauth-services.js';
 import type { Logger } from '../observability/logger.js';
@@ -46,6 +47,8 @@ export interface GatewayServices {
   /** The one query call (query/query-call.ts), served by both query adapters. */
   readonly queryCall: QueryCallHandler;
   readonly connections: ConnectionService;
+  /** Each connection's circuit breaker (warehouse calls go through it). */
+  readonly breakers: ConnectionBreakers;
   readonly analytics: AnalyticsService;
   readonly accounts: AccountService;
   readonly billing: BillingService;
