@@ -8,6 +8,7 @@ import type { ResultCache } from '../cache/result-cache.js';
 import type { Catalog } from '../catalog/catalog.js';
 import type { GatewayConfig } from '../config.js';
 import type { PluginRegistry } from '../connections/plugin-registry.js';
+import type { McpSessions } from '../mcp/mcp-sessions.js';
 import type { OAuthServices } from '../oauth/oauth-services.js';
 import type { Logger } from '../observability/logger.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
@@ -43,6 +44,8 @@ export interface GatewayServices {
   readonly queries: QueryService;
   /** The one query call (query/query-call.ts), served by both query adapters. */
   readonly queryCall: QueryCallHandler;
+  /** The MCP endpoint's sessions (mcp/): the analytics as tools, calling queryCall. */
+  readonly mcp: McpSessions;
   readonly connections: ConnectionService;
   readonly analytics: AnalyticsService;
   readonly accounts: AccountService;
