@@ -8,14 +8,14 @@
 import { randomUUID } from 'node:crypto';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { isJsonContentType } from '@modelcontextprotocol/sdk/shared/mediaType.js';
+import {
+  CallToolRequestSchema,
+  ListToolsRequestSchema,
+  SUPPORTED_PROTOCOL_VERSIONS,
+} from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import type { McpCaller, McpTools } from './mcp-tools.js';
-
-/** Where the gateway serves MCP. */
-export const MCP_PATH = '/mcp';
-/** RFC 9728 §3.1: the metadata of resource `<origin>/mcp` lives at this path on the origin. */
-export const MCP_RESOURCE_METADATA_PATH = '/.well-known/oauth-protected-resource/mcp';
 
 /** What the server tells clients about itself. */
 export const MCP_SERVER_INFO = {
@@ -38,9 +38,35 @@ export interface McpSessionsOptions {
   readonly onError?: (error: unknown) => void;
 }
 
+/** A POST of an open session as the node:http fast path read it (lower-case header values). */
+export interface McpSessionPost {
+  readonly sessionId: string;
+  readonly accept: string | undefined;
+  readonly contentType: string | undefined;
+  readonly protocolVersion: string | undefined;
+  readonly body: string;
+}
+
+/** A JSON-RPC answer as plain data. */
+export interface McpAnswer {
+  readonly status: number;
+  readonly headers: Record<string, string>;
+  readonly body: string;
+}
+
 export interface McpSessions {
   /** Serves one HTTP request of the MCP endpoint for an authenticated caller. */
   handle(request: Request, caller: McpCaller): Promise<Response>;
+  /** Whether a session of this id is open in this process (whoever it belongs to). */
+  has(sessionId: string): boolean;
+  /**
+   * A `tools/call` of an open session answered without building fetch objects or going through
+   * the SDK's transport: only a request the transport would hand straight to the tools/call
+   * handler (its Accept, Content-Type, protocol version and session checks passed; one JSON-RPC
+   * request, no `_meta` or task), answered as the transport would (one JSON body). undefined
+   * for anything else: serve that with handle().
+   */
+  fastToolCall(post: McpSessionPost, caller: McpCaller): Promise<McpAnswer> | undefined;
   /** Tells every open session its tool list may have changed (notifications/tools/list_changed). */
   toolsChanged(): void;
   /** Open sessions in this process. */
@@ -69,6 +95,35 @@ const notFound = () =>
       headers: { 'content-type': 'application/json' },
     },
   );
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** One JSON-RPC `tools/call` request with only a name and arguments; undefined for anything else. */
+function plainToolCall(body: string):
+  | {
+      readonly id: string | number;
+      readonly name: string;
+      readonly arguments: Record<string, unknown> | undefined;
+    }
+  | undefined {
+  let message: unknown;
+  try {
+    message = JSON.parse(body);
+  } catch {
+    return undefined;
+  }
+  if (!isRecord(message) || message.jsonrpc !== '2.0' || message.method !== 'tools/call') return undefined;
+  const { id, params } = message;
+  if (!(typeof id === 'string' || (typeof id === 'number' && Number.isInteger(id)))) return undefined;
+  for (const key in message)
+    if (key !== 'jsonrpc' && key !== 'id' && key !== 'method' && key !== 'params') return undefined;
+  if (!isRecord(params) || typeof params.name !== 'string') return undefined;
+  for (const key in params) if (key !== 'name' && key !== 'arguments') return undefined;
+  const args = params.arguments;
+  if (args !== undefined && !isRecord(args)) return undefined;
+  return { id, name: params.name, arguments: args };
+}
 
 export function createMcpSessions(options: McpSessionsOptions): McpSessions {
   const { tools } = options;
@@ -178,6 +233,35 @@ export function createMcpSessions(options: McpSessionsOptions): McpSessions {
       sessions.delete(id);
       sessions.set(id, session);
       return session.transport.handleRequest(request, { authInfo: authInfo as never });
+    },
+
+    has(sessionId) {
+      return sessions.has(sessionId);
+    },
+
+    fastToolCall(post, caller) {
+      const session = sessions.get(post.sessionId);
+      const { principal } = caller;
+      if (
+        session === undefined ||
+        session.accountId !== principal.accountId ||
+        session.keyId !== principal.keyId
+      )
+        return undefined;
+      const accept = post.accept ?? '';
+      if (!accept.includes('application/json') || !accept.includes('text/event-stream')) return undefined;
+      if (!isJsonContentType(post.contentType ?? null)) return undefined;
+      if (post.protocolVersion !== undefined && !SUPPORTED_PROTOCOL_VERSIONS.includes(post.protocolVersion))
+        return undefined;
+      const call = plainToolCall(post.body);
+      if (call === undefined) return undefined;
+      session.lastSeen = Date.now();
+      return tools.call(call.name, call.arguments, caller).then((result) => ({
+        status: 200,
+        headers: { 'content-type': 'application/json', 'mcp-session-id': session.id },
+        // The field order the SDK's protocol layer writes.
+        body: JSON.stringify({ result, jsonrpc: '2.0', id: call.id }),
+      }));
     },
 
     toolsChanged() {

@@ -10,7 +10,7 @@ import {
   EVERY_RESPONSE_HEADERS,
   header,
 } from '../http/common-schemas.js';
-import { MCP_PATH } from '../mcp/mcp-sessions.js';
+import { MCP_PATH } from '../mcp/mcp-admission.js';
 
 const JsonRpcMessageSchema = z.record(z.string(), z.unknown()).openapi('JsonRpcMessage', {
   description:

@@ -7,7 +7,7 @@ import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
 import { SCOPES } from '../auth/principal.js';
 import type { AppEnv } from '../http/app-env.js';
 import { route } from '../http/route.js';
-import { MCP_PATH, MCP_RESOURCE_METADATA_PATH } from '../mcp/mcp-sessions.js';
+import { MCP_PATH, MCP_RESOURCE_METADATA_PATH } from '../mcp/mcp-admission.js';
 
 const CACHEABLE = { 'cache-control': 'public, max-age=300' } as const;
 
