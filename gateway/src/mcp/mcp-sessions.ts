@@ -256,11 +256,11 @@ export function createMcpSessions(options: McpSessionsOptions): McpSessions {
       const call = plainToolCall(post.body);
       if (call === undefined) return undefined;
       session.lastSeen = Date.now();
-      return tools.call(call.name, call.arguments, caller).then((result) => ({
+      return tools.callJson(call.name, call.arguments, caller).then((result) => ({
         status: 200,
         headers: { 'content-type': 'application/json', 'mcp-session-id': session.id },
-        // The field order the SDK's protocol layer writes.
-        body: JSON.stringify({ result, jsonrpc: '2.0', id: call.id }),
+        // The JSON-RPC response as the SDK's protocol layer writes it, the result spliced in.
+        body: `{"result":${result},"jsonrpc":"2.0","id":${JSON.stringify(call.id)}}`,
       }));
     },
 

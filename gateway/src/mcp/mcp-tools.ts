@@ -83,6 +83,12 @@ export interface McpTools {
     args: Readonly<Record<string, unknown>> | undefined,
     caller: McpCaller,
   ): Promise<McpToolResult>;
+  /** `call`, its result as JSON text (the node:http fast path writes it without re-serialising the rows). */
+  callJson(
+    name: string,
+    args: Readonly<Record<string, unknown>> | undefined,
+    caller: McpCaller,
+  ): Promise<string>;
 }
 
 /** The query answer of DESIGN.md §2, as far as the summary reads it. */
@@ -172,37 +178,68 @@ function analyticTool(analytic: Analytic, listing: Listing | undefined): McpTool
 const retryText = (seconds: number | undefined) =>
   seconds === undefined ? '' : ` Retry after ${Number(seconds.toFixed(3))} s.`;
 
+/**
+ * A tool call's result before it is serialised: the summary text and the structured content as
+ * JSON text. The structured content of a query call is the REST answer's own body, spliced in
+ * as it is (a cache hit is one string: parsing and re-serialising it would cost more than the
+ * whole REST call's JSON).
+ */
+interface Outcome {
+  readonly text: string;
+  readonly structured: string;
+  readonly isError: boolean;
+}
+
 /** The envelope as a tool error: code, message, details and retry_after, in text and structure. */
-function errorResult(envelope: ErrorEnvelope): McpToolResult {
-  const { error } = envelope;
+function errorOutcome(body: string): Outcome {
+  const { error } = JSON.parse(body) as ErrorEnvelope;
   const lines = [`${error.code}: ${error.message}${retryText(error.retry_after)}`];
   for (const detail of error.details) {
     const d = detail as { readonly param?: unknown; readonly message?: unknown };
     if (typeof d.message === 'string')
       lines.push(typeof d.param === 'string' ? `- ${d.param}: ${d.message}` : `- ${d.message}`);
   }
-  return {
-    content: [{ type: 'text', text: lines.join('\n') }],
-    structuredContent: envelope as unknown as Record<string, unknown>,
-    isError: true,
-  };
+  return { text: lines.join('\n'), structured: body, isError: true };
 }
 
-function answerResult(answer: QueryAnswer): McpToolResult {
-  const { meta } = answer;
+const META = ',"meta":{"row_count":';
+
+/** The `meta` of a query answer: the last member of the body query/answer.ts writes. */
+function metaOf(body: string): QueryAnswer['meta'] {
+  const at = body.lastIndexOf(META);
+  if (at >= 0) {
+    try {
+      return JSON.parse(body.slice(at + 8, -1)) as QueryAnswer['meta'];
+    } catch {
+      // Not the layout answer.ts writes: read the whole body instead.
+    }
+  }
+  return (JSON.parse(body) as QueryAnswer).meta;
+}
+
+function answerOutcome(source: string, body: string): Outcome {
+  const meta = metaOf(body);
   const rows = `${meta.row_count} row${meta.row_count === 1 ? '' : 's'}${meta.truncated ? ' (truncated)' : ''}`;
   const how = [meta.cached ? 'from cache' : undefined, meta.preview ? 'free preview' : credits(meta.credits)]
     .filter((s) => s !== undefined)
     .join(', ');
-  const insights = answer.insights === undefined ? '' : ' and insights';
   return {
-    content: [
-      {
-        type: 'text',
-        text: `${answer.source}: ${rows} (${how}). The rows${insights} are in the structured content (results, columns, meta).`,
-      },
-    ],
-    structuredContent: answer as unknown as Record<string, unknown>,
+    text: `${source}: ${rows} (${how}). The rows are in the structured content (results, columns, insights where declared, meta).`,
+    structured: body,
+    isError: false,
+  };
+}
+
+/** The CallToolResult of an outcome as JSON text. */
+const resultJson = (o: Outcome) =>
+  `{"content":[{"type":"text","text":${JSON.stringify(o.text)}}],"structuredContent":${o.structured}${o.isError ? ',"isError":true' : ''}}`;
+
+/** The CallToolResult of an outcome as an object (for the SDK's protocol layer). */
+function resultObject(o: Outcome): McpToolResult {
+  return {
+    content: [{ type: 'text', text: o.text }],
+    structuredContent: JSON.parse(o.structured) as Record<string, unknown>,
+    ...(o.isError ? { isError: true as const } : {}),
   };
 }
 
@@ -243,7 +280,7 @@ export function createMcpTools(deps: McpToolsDeps, previews: { rows: number; per
     authorization: string,
     source: string,
     params: unknown,
-  ): Promise<McpToolResult> {
+  ): Promise<Outcome> {
     const reply = await deps.queryCall({
       requestId,
       address: caller.address,
@@ -252,15 +289,15 @@ export function createMcpTools(deps: McpToolsDeps, previews: { rows: number; per
       request: { method: 'POST', body: JSON.stringify({ source, params: params ?? {} }) },
       signal: () => caller.signal,
     });
-    const parsed = JSON.parse(reply.body ?? '{}') as QueryAnswer | ErrorEnvelope;
-    return reply.status === 200 ? answerResult(parsed as QueryAnswer) : errorResult(parsed as ErrorEnvelope);
+    const body = reply.body ?? '{}';
+    return reply.status === 200 ? answerOutcome(source, body) : errorOutcome(body);
   }
 
   async function spendManage(principal: Principal): Promise<void> {
     await spendRateLimit(deps.rateLimiter, principal, manageBucket(principal));
   }
 
-  async function search(args: Readonly<Record<string, unknown>>, caller: McpCaller): Promise<McpToolResult> {
+  async function search(args: Readonly<Record<string, unknown>>, caller: McpCaller): Promise<Outcome> {
     checkKnown(args, ['query', 'category', 'limit']);
     const text = optionalString(args, 'query', 200);
     const category = optionalString(args, 'category', 64);
@@ -289,13 +326,9 @@ export function createMcpTools(deps: McpToolsDeps, previews: { rows: number; per
         `- ${i.name}: ${i.title} (${i.category}, ${credits(i.price)} a call${i.previews ? ', free preview' : ''})`,
     );
     return {
-      content: [
-        {
-          type: 'text',
-          text: `${page.total} listing${page.total === 1 ? '' : 's'} found${page.total > items.length ? `, ${items.length} shown` : ''}.${lines.length > 0 ? `\n${lines.join('\n')}` : ''}`,
-        },
-      ],
-      structuredContent: { items, total: page.total },
+      text: `${page.total} listing${page.total === 1 ? '' : 's'} found${page.total > items.length ? `, ${items.length} shown` : ''}.${lines.length > 0 ? `\n${lines.join('\n')}` : ''}`,
+      structured: JSON.stringify({ items, total: page.total }),
+      isError: false,
     };
   }
 
@@ -303,7 +336,7 @@ export function createMcpTools(deps: McpToolsDeps, previews: { rows: number; per
     requestId: string,
     args: Readonly<Record<string, unknown>>,
     caller: McpCaller,
-  ): Promise<McpToolResult> {
+  ): Promise<Outcome> {
     checkKnown(args, ['source', 'params']);
     const source = args.source;
     if (typeof source !== 'string' || source === '')
@@ -329,6 +362,20 @@ export function createMcpTools(deps: McpToolsDeps, previews: { rows: number; per
     return query(requestId, caller, `Bearer ${token}`, listing.name, args.params);
   }
 
+  async function run(name: string, args: unknown, caller: McpCaller): Promise<Outcome> {
+    const requestId = deps.newRequestId();
+    try {
+      if (args !== undefined && !isRecord(args))
+        throw new ApiError('INVALID_REQUEST', 'Tool arguments must be an object.');
+      if (name === SEARCH_TOOL) return await search(args ?? {}, caller);
+      if (name === PREVIEW_TOOL) return await preview(requestId, args ?? {}, caller);
+      return await query(requestId, caller, caller.authorization, name, args ?? {});
+    } catch (error) {
+      const apiError = asApiError(error, deps.logger.child({ request_id: requestId }));
+      return errorOutcome(errorPayload(apiError, requestId).body);
+    }
+  }
+
   return {
     async list(principal) {
       const analytics = await deps.analytics.listVisibleTo(principal.accountId);
@@ -344,18 +391,8 @@ export function createMcpTools(deps: McpToolsDeps, previews: { rows: number; per
       return [...fixed, ...tools];
     },
 
-    async call(name, args, caller) {
-      const requestId = deps.newRequestId();
-      try {
-        if (args !== undefined && !isRecord(args))
-          throw new ApiError('INVALID_REQUEST', 'Tool arguments must be an object.');
-        if (name === SEARCH_TOOL) return await search(args ?? {}, caller);
-        if (name === PREVIEW_TOOL) return await preview(requestId, args ?? {}, caller);
-        return await query(requestId, caller, caller.authorization, name, args ?? {});
-      } catch (error) {
-        const apiError = asApiError(error, deps.logger.child({ request_id: requestId }));
-        return errorResult(JSON.parse(errorPayload(apiError, requestId).body) as ErrorEnvelope);
-      }
-    },
+    call: (name, args, caller) => run(name, args, caller).then(resultObject),
+
+    callJson: (name, args, caller) => run(name, args, caller).then(resultJson),
   };
 }
