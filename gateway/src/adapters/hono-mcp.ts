@@ -30,7 +30,7 @@ async function serveMcp(c: Context<AppEnv>): Promise<Response> {
       principal,
       authorization: authorization as string,
       address,
-      signal: c.req.raw.signal,
+      signal: () => c.req.raw.signal,
     });
   } catch (error) {
     const refusal = mcpRefusal(

@@ -44,11 +44,19 @@ async function serve(
 ): Promise<void> {
   const started = performance.now();
   const requestId = newRequestId();
-  const aborter = new AbortController();
-  // The caller went away before its answer was written: stop what it started.
-  res.once('close', () => {
-    if (!res.writableFinished) aborter.abort();
-  });
+  let controller: AbortController | undefined;
+  // Made only when something must be stopped if the caller hangs up (a warehouse query): a cache
+  // hit never asks for it.
+  const signal = () => {
+    if (controller === undefined) {
+      const aborter = new AbortController();
+      controller = aborter;
+      res.once('close', () => {
+        if (!res.writableFinished) aborter.abort();
+      });
+    }
+    return controller.signal;
+  };
   const authorization = req.headers.authorization;
   const address = clientAddress(
     req.socket.remoteAddress,
@@ -67,7 +75,7 @@ async function serve(
       principal,
       authorization: authorization as string,
       address,
-      signal: aborter.signal,
+      signal,
     };
     const fast = services.mcp.fastToolCall(
       {
@@ -83,7 +91,7 @@ async function serve(
       const answer = await fast;
       ({ status, headers, body: text } = answer);
     } else {
-      const response = await services.mcp.handle(webRequest(req, body, aborter.signal), caller);
+      const response = await services.mcp.handle(webRequest(req, body, signal()), caller);
       status = response.status;
       headers = {};
       for (const [name, value] of response.headers) headers[name] = value;

@@ -58,8 +58,8 @@ export interface McpCaller {
   readonly authorization: string;
   /** The client address per-address limits count against. */
   readonly address: string;
-  /** Aborted when the HTTP request is (the caller hung up). */
-  readonly signal: AbortSignal | undefined;
+  /** Aborted when the HTTP request is (the caller hung up); asked for only when a query must run. */
+  readonly signal: () => AbortSignal | undefined;
 }
 
 export interface McpToolsDeps {
@@ -287,7 +287,7 @@ export function createMcpTools(deps: McpToolsDeps, previews: { rows: number; per
       started: performance.now(),
       headers: { authorization, 'content-type': 'application/json' },
       request: { method: 'POST', body: JSON.stringify({ source, params: params ?? {} }) },
-      signal: () => caller.signal,
+      signal: caller.signal,
     });
     const body = reply.body ?? '{}';
     return reply.status === 200 ? answerOutcome(source, body) : errorOutcome(body);
