@@ -22,6 +22,9 @@ import type { GatewayConfig } from './config.js';
 import { type CircuitStatus, createConnectionBreakers } from './connections/connection-breakers.js';
 import { loadPlugins, type PluginRegistry } from './connections/plugin-registry.js';
 import type { AppEnv } from './http/app-env.js';
+import { newRequestId } from './http/middleware/request-id.js';
+import { createMcpSessions } from './mcp/mcp-sessions.js';
+import { createMcpTools } from './mcp/mcp-tools.js';
 import { createOAuthServices } from './oauth/oauth-services.js';
 import { createLogger, type Logger } from './observability/logger.js';
 import { createMetrics } from './observability/metrics.js';
@@ -273,6 +276,22 @@ export async function createGateway(
       previews: { rows: config.previewRows, perDay: config.previewsPerDay },
       pauseAfterChargeMs: config.testPauseAfterChargeMs,
     });
+    const mcp = createMcpSessions({
+      tools: createMcpTools(
+        {
+          analytics: store.analytics,
+          listings: store.listings,
+          marketplace,
+          queryCall,
+          tryTokens,
+          rateLimiter,
+          newRequestId,
+          logger,
+        },
+        { rows: config.previewRows, perDay: config.previewsPerDay },
+      ),
+      onError: (error) => logger.warn({ err: error }, 'MCP session error'),
+    });
     const services: GatewayServices = {
       config,
       logger,
@@ -283,6 +302,7 @@ export async function createGateway(
       catalog,
       queries,
       queryCall,
+      mcp,
       connections,
       breakers,
       analytics,
@@ -334,8 +354,10 @@ export async function createGateway(
         if (event.kind === 'key') auth.forgetKey(event.ref);
         else if (event.kind === 'oauth_client') auth.forgetClient(event.ref);
         else if (event.kind === 'signing_key') oauth.keyRing.invalidate();
-        else if (event.kind === 'analytic') catalog.invalidate(event.ref);
-        else if (event.kind === 'analytic_cache') resultCache.delete(cacheKeyPrefix(event.ref));
+        else if (event.kind === 'analytic') {
+          catalog.invalidate(event.ref);
+          mcp.toolsChanged();
+        } else if (event.kind === 'analytic_cache') resultCache.delete(cacheKeyPrefix(event.ref));
         else if (event.kind === 'connection') {
           catalog.invalidate();
           void connections.evict(event.ref);
@@ -385,6 +407,7 @@ export async function createGateway(
         closed ??= (async () => {
           clearInterval(reaper);
           await feed.stop();
+          await mcp.close();
           await connections.close(graceMs);
           await rateLimiter.close();
           await keyUsage.close();

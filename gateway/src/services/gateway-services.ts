@@ -10,6 +10,7 @@ import type { Catalog } from '../catalog/catalog.js';
 import type { GatewayConfig } from '../config.js';
 import type { ConnectionBreakers } from '../connections/connection-breakers.js';
 import type { PluginRegistry } from '../connections/plugin-registry.js';
+import type { McpSessions } from '../mcp/mcp-sessions.js';
 import type { OAuthServices } from '../oauth/oauth-services.js';
 import type { Logger } from '../observability/logger.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
@@ -46,6 +47,8 @@ export interface GatewayServices {
   readonly queries: QueryService;
   /** The one query call (query/query-call.ts), served by both query adapters. */
   readonly queryCall: QueryCallHandler;
+  /** The MCP endpoint's sessions (mcp/): the analytics as tools, calling queryCall. */
+  readonly mcp: McpSessions;
   readonly connections: ConnectionService;
   /** Each connection's circuit breaker (warehouse calls go through it). */
   readonly breakers: ConnectionBreakers;
