@@ -264,7 +264,7 @@ export async function createGateway(
     const demo = config.demo
       ? await bootstrapDemo({ config, store, analytics, accounts, logger })
       : undefined;
-    demoOwnerId = demo?.ownerId;
+    demoOwnerId = demo?.accountId;
     if (!config.demo && config.analyticsDir !== undefined && config.analyticsOwner !== undefined) {
       const owner =
         (await store.accounts.findByEmail(config.analyticsOwner)) ??
