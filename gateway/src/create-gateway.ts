@@ -170,6 +170,7 @@ export async function createGateway(
       changes: store.changes,
       maxPrice: config.maxPrice,
       dropCached: (analyticId) => resultCache.delete(cacheKeyPrefix(analyticId)),
+      describe: (ownerId, connectionId, request) => connections.describe(ownerId, connectionId, request),
     });
     const metering = createMetering({
       usage: store.usage,

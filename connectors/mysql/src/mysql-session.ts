@@ -267,6 +267,7 @@ export async function createMysqlSession(options: MysqlSessionOptions): Promise<
       if (retired) throw new ConnectorError('CONNECT_FAILED', 'the session was retired; use another session');
       if (describeOptions.signal.aborted)
         throw new ConnectorError('QUERY_ABORTED', 'the check was cancelled');
+      const reads = READ_ONLY_KEYWORDS.has(leadingKeyword(query.sql, { hashComments: true }));
       let fields: readonly FieldPacket[];
       try {
         fields = await new Promise<readonly FieldPacket[]>((resolve, reject) => {
@@ -278,11 +279,12 @@ export async function createMysqlSession(options: MysqlSessionOptions): Promise<
           });
         });
       } catch (error) {
+        // A write the server will not even prepare (a SELECT-only user's DELETE) is a write.
+        if (!reads) return { columns: [], readOnly: false };
         throw mapMysqlError(error);
       }
       const columns = fields.map((field) => mysqlColumn(field).info);
-      const readOnly =
-        READ_ONLY_KEYWORDS.has(leadingKeyword(query.sql, { hashComments: true })) && columns.length > 0;
+      const readOnly = reads && columns.length > 0;
       return { columns, readOnly };
     },
 
