@@ -22,7 +22,7 @@ export const listingsPublishCommand: Command = {
 
 Publishes (or updates) the marketplace listing of your analytic <name>, which must be public.
 Its price is the analytic's own \`price\`. Fields not given keep their value (or come from the
-definition's title, description, category and tags on the first publish).
+definition's title, description, category and example_params on the first publish).
 
 Options:
   --title T         the listing's title
@@ -64,6 +64,8 @@ ${CONNECTION_HELP}
         fields.category = typeof d.category === 'string' ? d.category : 'general';
       if (fields.description === undefined && typeof d.description === 'string')
         fields.description = d.description;
+      if (d.example_params !== null && typeof d.example_params === 'object')
+        fields.example_params = d.example_params;
     }
     const listing = await client.listings.publish(name, fields);
     if (booleanFlag(flags, 'json')) print(io, listing);
