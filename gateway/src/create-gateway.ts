@@ -232,6 +232,7 @@ export async function createGateway(
       changes: store.changes,
       maxPrice: config.maxPrice,
       dropCached: (analyticId) => resultCache.delete(cacheKeyPrefix(analyticId)),
+      describe: (ownerId, connectionId, request) => connections.describe(ownerId, connectionId, request),
     });
     // Served calls' usage writes that the store may have committed unheard are settled before
     // the call answers (billing/in-doubt-metering.ts).
@@ -368,7 +369,7 @@ export async function createGateway(
     const demo = config.demo
       ? await bootstrapDemo({ config, store, analytics, accounts, logger })
       : undefined;
-    demoOwnerId = demo?.ownerId;
+    demoOwnerId = demo?.accountId;
     if (!config.demo && config.analyticsDir !== undefined && config.analyticsOwner !== undefined) {
       const owner =
         (await store.accounts.findByEmail(config.analyticsOwner)) ??

@@ -3,7 +3,14 @@
 // makes values JSON-safe, and maps every driver error to a ConnectorError that leaks nothing.
 // Plugins only open sessions and run SQL; everything a caller relies on lives here, once.
 import { parseConnectorConfig, secretValuesOf } from './config-schema.js';
-import type { Connector, ConnectorOptions, JsonValue, QueryRequest, QueryResult } from './connector.js';
+import type {
+  Connector,
+  ConnectorOptions,
+  DescribeRequest,
+  JsonValue,
+  QueryRequest,
+  QueryResult,
+} from './connector.js';
 import { ConnectorError, isConnectorError, redactSecrets } from './connector-error.js';
 import type {
   ColumnInfo,
@@ -13,6 +20,7 @@ import type {
   ConnectorSession,
   ExecuteOptions,
   RawResult,
+  StatementDescription,
 } from './connector-plugin.js';
 import type { PoolOptions } from './connector-pool.js';
 import { createDestinationGuard } from './destination-guard.js';
@@ -269,7 +277,7 @@ export async function createConnector<C>(
     );
   }
 
-  function compile(request: QueryRequest): CompiledQuery {
+  function compile(request: Pick<QueryRequest, 'template' | 'params'>): CompiledQuery {
     try {
       return compileTemplate(request.template, plugin.dialect, request.params);
     } catch (error) {
@@ -374,10 +382,72 @@ export async function createConnector<C>(
   }
 
   /**
+   * Checks a statement on one pooled session without running it. A session that does not
+   * answer within the time limit (or the caller's abort) is cancelled and destroyed.
+   */
+  async function describe(request: DescribeRequest): Promise<StatementDescription | undefined> {
+    if (closing) throw new ConnectorError('CLOSED', 'the connector is closed');
+    inFlight++;
+    try {
+      const timeoutMs = request.timeoutMs ?? defaultTimeoutMs;
+      if (!(timeoutMs > 0)) throw new ConnectorError('PARAM_INVALID', 'timeoutMs must be a positive number');
+      const compiled = compile(request);
+      const controller = new AbortController();
+      const onAbort = () => controller.abort(request.signal?.reason);
+      if (request.signal?.aborted) throw new ConnectorError('QUERY_ABORTED', 'the check was aborted');
+      request.signal?.addEventListener('abort', onAbort, { once: true });
+      const timer = setTimeout(() => controller.abort(new Error('timeout')), timeoutMs);
+      const stopped = () =>
+        request.signal?.aborted
+          ? new ConnectorError('QUERY_ABORTED', 'the check was aborted')
+          : new ConnectorError('QUERY_TIMEOUT', `the check took longer than ${timeoutMs} ms`);
+      try {
+        let session: ConnectorSession;
+        try {
+          session = await pool.acquire(controller.signal);
+        } catch (error) {
+          if (controller.signal.aborted) throw stopped();
+          throw isConnectorError(error) ? error : mapDriverError(error);
+        }
+        if (session.describe === undefined) {
+          pool.release(session);
+          return undefined;
+        }
+        const pending = session.describe(compiled, { timeoutMs, signal: controller.signal });
+        const aborted = new Promise<never>((_, reject) => {
+          if (controller.signal.aborted) reject(stopped());
+          controller.signal.addEventListener('abort', () => reject(stopped()), { once: true });
+        });
+        try {
+          const description = await Promise.race([pending, aborted]);
+          pool.release(session);
+          return description;
+        } catch (error) {
+          if (controller.signal.aborted) {
+            await cancelAndSettle(session, pending);
+            const failure = stopped();
+            pool.release(session, failure);
+            throw failure;
+          }
+          const failure = mapDriverError(error);
+          pool.release(session, sessionSurvives(error, failure) ? undefined : failure);
+          throw failure;
+        }
+      } finally {
+        clearTimeout(timer);
+        request.signal?.removeEventListener('abort', onAbort);
+      }
+    } finally {
+      inFlight--;
+      if (inFlight === 0 && idleWaiters.length > 0) notifyIdle();
+    }
+  }
+
+  /**
    * A stopped query: cancel it on the server and give the driver a moment to settle, both within
    * STOP_SETTLE_MS. The session is destroyed afterwards whatever happened.
    */
-  async function cancelAndSettle(session: ConnectorSession, pending: Promise<RawResult>): Promise<void> {
+  async function cancelAndSettle(session: ConnectorSession, pending: Promise<unknown>): Promise<void> {
     const started = performance.now();
     let cancelled: Promise<void>;
     try {
@@ -402,6 +472,8 @@ export async function createConnector<C>(
     dialect: plugin.dialect,
 
     query: run,
+
+    describe,
 
     async test() {
       if (closing) throw new ConnectorError('CLOSED', 'the connector is closed');

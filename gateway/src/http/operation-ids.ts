@@ -38,6 +38,7 @@ export const OPERATION_IDS: Readonly<Record<string, string>> = {
   'POST /v1/owner/connections/{id}/test': 'testConnection',
   'POST /v1/owner/analytics': 'createAnalytic',
   'PUT /v1/owner/analytics/{name}': 'deployAnalytic',
+  'POST /v1/owner/analytics/{name}/dry-run': 'dryRunAnalytic',
   'PATCH /v1/owner/analytics/{name}': 'updateAnalytic',
   'GET /v1/owner/analytics': 'listAnalytics',
   'GET /v1/owner/analytics/{name}': 'getOwnAnalytic',

@@ -37,6 +37,12 @@ const CircuitSchema = z
     retry_after: z.number().optional().openapi({ description: 'Seconds until the probe (open only)' }),
   })
   .openapi('Circuit');
+const CreateQuery = z.object({
+  test: z.enum(['true', 'false']).optional().openapi({
+    description:
+      'Open a session with the config before saving it (default `true`); `false` saves it untested',
+  }),
+});
 const one = { 'application/json': { schema: z.object({ connection: ConnectionSchema }) } };
 
 export function registerOwnerConnectionRoutes(app: OpenAPIHono<AppEnv>): void {
@@ -47,8 +53,13 @@ export function registerOwnerConnectionRoutes(app: OpenAPIHono<AppEnv>): void {
       path: '/v1/owner/connections',
       tags: ['Owner'],
       summary: 'Connect a warehouse',
+      description:
+        "The connection is tested before it is saved: a warehouse that cannot be reached, or refuses the credentials, is a 400 whose `details` hold the warehouse's own message (secrets removed). `?test=false` saves it untested.",
       security: BEARER,
-      request: { body: { required: true, content: { 'application/json': { schema: NewConnectionSchema } } } },
+      request: {
+        query: CreateQuery,
+        body: { required: true, content: { 'application/json': { schema: NewConnectionSchema } } },
+      },
       responses: {
         201: { description: 'Created', content: one },
         ...AUTHED_ERRORS,
@@ -59,7 +70,9 @@ export function registerOwnerConnectionRoutes(app: OpenAPIHono<AppEnv>): void {
     requireScope('owner'),
     async (c) => {
       const body = await readJson(c, NewConnectionSchema);
-      const connection = await c.var.services.connections.create(c.var.principal.accountId, body);
+      const connection = await c.var.services.connections.create(c.var.principal.accountId, body, {
+        test: c.req.query('test') !== 'false',
+      });
       return c.json({ connection: connectionJson(connection) }, 201);
     },
   );
@@ -141,6 +154,8 @@ export function registerOwnerConnectionRoutes(app: OpenAPIHono<AppEnv>): void {
       path: '/v1/owner/connections/{id}/test',
       tags: ['Owner'],
       summary: 'Open a session to the warehouse and report the round trip',
+      description:
+        "A warehouse that cannot be reached is a 503 whose message and `details` hold the warehouse's own words (secrets removed).",
       security: BEARER,
       request: { params: IdParam },
       responses: {
