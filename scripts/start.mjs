@@ -1,26 +1,52 @@
-// `npm start`: seeds the DuckDB demo warehouse and starts the gateway at the same time (the
-// embedded store takes longer to open than the seeding takes, so the demo is ready sooner than
-// running them one after the other). Signals go to the gateway; its exit code is ours. The web
-// console is rebuilt first when its sources changed since the last build (`npm ci` builds it;
-// an unchanged build is a hash check of a few milliseconds).
+// `npm start` (development: TypeScript sources under tsx, the console rebuilt when its sources
+// changed; `npm run dev` also restarts the gateway when a file it loaded changes) and
+// `npm run start:prod` (`--compiled`: the output of `npm run build` under plain `node`, no tsx
+// or TypeScript at run time, the console as built). Either way it seeds the DuckDB demo warehouse
+// and starts the gateway at the same time (the embedded store takes longer to open than the
+// seeding takes, so the demo is ready sooner than running them one after the other). Signals go
+// to the gateway; its exit code is ours.
 import { spawn } from 'node:child_process';
-import { buildConsole } from '../console/build.mjs';
+import { existsSync } from 'node:fs';
 import { gatewayHeapFlags } from './gateway-heap-flags.mjs';
 
-try {
-  const built = await buildConsole();
-  if (built.built) console.error(`console: rebuilt in ${Math.round(built.ms)} ms`);
-} catch (error) {
-  // The API works without the console: say why / answers 404, and start anyway.
-  console.error(`console: the build failed, / will answer 404 until it is fixed: ${error.message}`);
+const compiled = process.argv.includes('--compiled');
+const watch = process.argv.includes('--watch');
+
+if (compiled) {
+  const missing = ['gateway/dist/server.js', 'examples/dist/seed-demo-cli.js'].filter(
+    (file) => !existsSync(file),
+  );
+  if (missing.length > 0) {
+    console.error(`not built (${missing.join(', ')} missing): run \`npm run build\` first`);
+    process.exit(1);
+  }
+  if (!existsSync('console/dist/index.html')) {
+    console.error(
+      'console: not built (console/dist), / will answer 404: run `npm run build -w @quarry/console`',
+    );
+  }
+} else {
+  try {
+    // Imported here, not at the top: a compiled start never loads the console's bundler.
+    const { buildConsole } = await import('../console/build.mjs');
+    const built = await buildConsole();
+    if (built.built) console.error(`console: rebuilt in ${Math.round(built.ms)} ms`);
+  } catch (error) {
+    // The API works without the console: say why / answers 404, and start anyway.
+    console.error(`console: the build failed, / will answer 404 until it is fixed: ${error.message}`);
+  }
 }
 
-const node = [process.execPath, '--import', 'tsx', '--conditions=@quarry/source'];
+const loader = compiled ? [] : ['--import', 'tsx', '--conditions=@quarry/source'];
 const run = (script, flags = []) =>
-  spawn(node[0], [...flags, ...node.slice(1), script], { stdio: 'inherit' });
+  spawn(process.execPath, [...flags, ...loader, script], { stdio: 'inherit' });
+const file = (name) => (compiled ? name.replace('/src/', '/dist/').replace(/\.ts$/, '.js') : name);
 
-const seed = run('examples/src/seed-demo-cli.ts');
-const gateway = run('gateway/src/server.ts', gatewayHeapFlags(process.env));
+const seed = run(file('examples/src/seed-demo-cli.ts'));
+const gateway = run(file('gateway/src/server.ts'), [
+  ...gatewayHeapFlags(process.env),
+  ...(watch ? ['--watch', '--watch-preserve-output'] : []),
+]);
 
 seed.on('exit', (code) => {
   if (code !== 0) {

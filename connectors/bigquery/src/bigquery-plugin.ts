@@ -3,7 +3,6 @@
 import type { ConnectorPlugin } from '@quarry/sdk-connector';
 import { type BigqueryConfig, bigqueryConfigSchema, DEFAULT_API_ENDPOINT } from './bigquery-config.js';
 import { bigqueryDialect } from './bigquery-dialect.js';
-import { createBigqueryDriver } from './bigquery-driver.js';
 import { mapBigqueryError } from './bigquery-errors.js';
 
 /** Connects Quarry to Google BigQuery (`type: bigquery`). */
@@ -15,7 +14,10 @@ export const bigqueryPlugin: ConnectorPlugin<BigqueryConfig> = {
   // A session is a client and an access token, no server connection: cheap to keep for a while.
   // `max` bounds the jobs one connection runs at once (BigQuery's own limit is per project).
   defaultPool: { max: 8, idleTimeoutMs: 300_000 },
-  createDriver: createBigqueryDriver,
+  // The driver, and @google-cloud/bigquery with it (about 18 MiB resident), is imported on the
+  // first BigQuery connection: a gateway with none never loads it.
+  createDriver: async (config, context) =>
+    (await import('./bigquery-driver.js')).createBigqueryDriver(config, context),
   mapError: mapBigqueryError,
   // Application-default credentials are the gateway's own identity (its service account, its
   // metadata server): only with the operator's opt-in. A service-account key is the owner's.

@@ -1,43 +1,11 @@
 // The Trino connector plugin: config schema, dialect, pool defaults, and a driver whose sessions
 // share one pair of guarded keep-alive HTTP agents (the connector's connections to the coordinator).
-import {
-  type ConnectorDriver,
-  type ConnectorPlugin,
-  createGuardedAgents,
-  type DriverContext,
-} from '@quarry/sdk-connector';
-import { TRINO_MAX_RESPONSE_BYTES, trinoConnectionOptions } from './trino-client.js';
-import { resolveTrinoSettings, type TrinoConfig, trinoConfigSchema } from './trino-config.js';
+// The driver (and trino-client with it) is imported on the first Trino connection, not when the
+// plugin is registered: a gateway with no Trino connection never loads it.
+import type { ConnectorPlugin } from '@quarry/sdk-connector';
+import { type TrinoConfig, trinoConfigSchema } from './trino-config.js';
 import { trinoDialect } from './trino-dialect.js';
 import { mapTrinoError } from './trino-errors.js';
-import { createTrinoSession, type TrinoSessionContext } from './trino-session.js';
-
-/** Creates the driver for one validated config: settings and agents are made once, here. */
-function createTrinoDriver(config: TrinoConfig, context: DriverContext): ConnectorDriver {
-  const settings = resolveTrinoSettings(config);
-  // Every socket to the configured host only, at an address the destination guard checked (on
-  // each new socket: keep-alive sockets are reused, new ones are checked again).
-  const agents = createGuardedAgents(context.destinations, {
-    hosts: [new URL(settings.server).hostname],
-    maxResponseBytes: TRINO_MAX_RESPONSE_BYTES,
-  });
-  const sessionContext: TrinoSessionContext = {
-    connection: trinoConnectionOptions(settings),
-    agents,
-    origin: new URL(settings.server).origin,
-    logger: context.logger,
-  };
-  return {
-    async createSession() {
-      const session = createTrinoSession(sessionContext);
-      await session.open(settings.connectTimeoutMs);
-      return session;
-    },
-    async destroy() {
-      agents.destroy();
-    },
-  };
-}
 
 /** The `trino` connector plugin (Trino 418+ and Starburst; values bound with EXECUTE IMMEDIATE … USING). */
 export const trinoPlugin: ConnectorPlugin<TrinoConfig> = {
@@ -47,7 +15,8 @@ export const trinoPlugin: ConnectorPlugin<TrinoConfig> = {
   dialect: trinoDialect,
   // Sessions are HTTP slots, not server connections: the cap is on concurrent queries.
   defaultPool: { max: 8 },
-  createDriver: createTrinoDriver,
+  createDriver: async (config, context) =>
+    (await import('./trino-driver.js')).createTrinoDriver(config, context),
   mapError: mapTrinoError,
   destinations: (config) => [{ kind: 'url', url: config.server }],
 };

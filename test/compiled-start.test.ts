@@ -1,0 +1,185 @@
+// The production start runs the compiled build with plain `node` and no TypeScript tooling:
+// `npm run build`, then what a deployment holds (each workspace's package.json and the files it
+// publishes, without src/; the built console; scripts/) is copied to an empty directory, where
+// `npm ci --omit=dev` installs the runtime dependencies only (no tsx, no typescript), and
+// `npm run start:prod` seeds the demo warehouse and starts gateway/dist/server.js. The demo key
+// then answers /healthz and a demo query. `.ci/run` builds before `npm test`, so the build here
+// is tsc's up-to-date check; from a clean tree it compiles everything (minutes on two cores).
+import { execFile, spawn } from 'node:child_process';
+import { cp, mkdir, mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, describe, expect, it } from 'vitest';
+import { freePort, type GatewayExit, REPO_ROOT } from './support/gateway-process.js';
+
+const run = promisify(execFile);
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+interface Manifest {
+  readonly workspaces?: readonly string[];
+  readonly files?: readonly string[];
+}
+
+const readManifest = async (dir: string): Promise<Manifest> =>
+  JSON.parse(await readFile(join(dir, 'package.json'), 'utf8')) as Manifest;
+
+const exists = (path: string) =>
+  stat(path).then(
+    () => true,
+    () => false,
+  );
+
+/** The workspace folders named by the root package.json (its globs are `dir` or `dir/prefix*`). */
+async function workspaceDirs(): Promise<string[]> {
+  const dirs: string[] = [];
+  for (const pattern of (await readManifest(REPO_ROOT)).workspaces ?? []) {
+    const star = pattern.indexOf('*');
+    if (star === -1) {
+      dirs.push(pattern);
+      continue;
+    }
+    const parent = pattern.slice(0, pattern.lastIndexOf('/'));
+    const prefix = pattern.slice(parent.length + 1, star);
+    for (const entry of await readdir(join(REPO_ROOT, parent), { withFileTypes: true })) {
+      if (entry.isDirectory() && entry.name.startsWith(prefix)) dirs.push(`${parent}/${entry.name}`);
+    }
+  }
+  return dirs;
+}
+
+/** Copies what a deployment of the build holds into `target`: no sources, no node_modules. */
+async function copyDeployment(target: string): Promise<void> {
+  for (const file of ['package.json', 'package-lock.json', 'scripts']) {
+    await cp(join(REPO_ROOT, file), join(target, file), { recursive: true });
+  }
+  for (const dir of await workspaceDirs()) {
+    await mkdir(join(target, dir), { recursive: true });
+    await cp(join(REPO_ROOT, dir, 'package.json'), join(target, dir, 'package.json'));
+    const published = (await readManifest(join(REPO_ROOT, dir))).files ?? [];
+    for (const entry of published.filter((name) => name !== 'src')) {
+      const from = join(REPO_ROOT, dir, entry);
+      if (await exists(from)) await cp(from, join(target, dir, entry), { recursive: true });
+    }
+  }
+  await cp(join(REPO_ROOT, 'console/dist'), join(target, 'console/dist'), { recursive: true });
+}
+
+describe('compiled build (npm run build, npm ci --omit=dev, npm run start:prod)', () => {
+  let root: string | undefined;
+  let stop: (() => Promise<GatewayExit>) | undefined;
+
+  afterAll(async () => {
+    await stop?.();
+    if (root) await rm(root, { recursive: true, force: true });
+  }, 30_000);
+
+  it('runs the gateway with plain node and no TypeScript tooling, and answers the demo query', async () => {
+    const timings: string[] = [];
+    let started = performance.now();
+    const lap = (what: string) => {
+      timings.push(`${what} ${Math.round(performance.now() - started)} ms`);
+      started = performance.now();
+    };
+    await run('npm', ['run', '-s', 'build'], { cwd: REPO_ROOT, maxBuffer: 16 * 2 ** 20 });
+    lap('build');
+
+    root = await mkdtemp(join(tmpdir(), 'quarry-e2e-compiled-'));
+    const app = join(root, 'app');
+    await copyDeployment(app);
+    // --prefer-offline: the packages are in npm's cache since the repository's own `npm ci`.
+    // --ignore-scripts: the root's `prepare` bundles the console, which the copy holds built.
+    await run(
+      'npm',
+      ['ci', '--omit=dev', '--prefer-offline', '--ignore-scripts', '--no-audit', '--no-fund'],
+      {
+        cwd: app,
+        maxBuffer: 16 * 2 ** 20,
+      },
+    );
+    lap('npm ci --omit=dev');
+    expect(await exists(join(app, 'node_modules/@quarry/gateway/dist/server.js'))).toBe(true);
+    expect(await exists(join(app, 'gateway/src'))).toBe(false);
+    expect(await exists(join(app, 'node_modules/typescript'))).toBe(false);
+    // npm keeps vitest, vite and tsx under --omit=dev: vitest is an optional peer of the SDK's
+    // conformance kit, which makes the lockfile flag them devOptional (omitted only with
+    // --omit=optional too, which would also drop DuckDB's native binding). Removed here, so
+    // nothing in the start can reach a TypeScript loader.
+    for (const tool of ['tsx', 'vite', 'vitest']) {
+      await rm(join(app, 'node_modules', tool), { recursive: true, force: true });
+    }
+
+    const dataDir = join(root, 'data');
+    const port = await freePort();
+    const child = spawn('npm', ['run', '-s', 'start:prod'], {
+      cwd: app,
+      env: {
+        PATH: process.env.PATH ?? '',
+        HOME: process.env.HOME ?? '',
+        HOST: '127.0.0.1',
+        PORT: String(port),
+        QUARRY_DATA_DIR: dataDir,
+        // Anything that still wanted TypeScript at run time would have to find it through here.
+        NODE_OPTIONS: '',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
+    let output = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      output += chunk;
+    });
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+      output += chunk;
+    });
+    const exited = new Promise<GatewayExit>((resolve) => {
+      child.once('exit', (code, signal) => resolve({ code, signal }));
+    });
+    let gone: GatewayExit | undefined;
+    void exited.then((exit) => {
+      gone = exit;
+    });
+    stop = async () => {
+      // The whole group: npm, the launcher, the seeder and the gateway.
+      if (gone === undefined && child.pid !== undefined) process.kill(-child.pid, 'SIGTERM');
+      return exited;
+    };
+
+    const url = `http://127.0.0.1:${port}`;
+    const deadline = performance.now() + 90_000;
+    let key: string | undefined;
+    while (key === undefined) {
+      if (gone !== undefined) throw new Error(`start:prod exited (${gone.code ?? gone.signal})\n${output}`);
+      if (performance.now() > deadline) throw new Error(`no answer within 90 s\n${output}`);
+      try {
+        const health = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(1000) });
+        await health.body?.cancel();
+        if (health.status === 200) key = (await readFile(join(dataDir, 'demo-key'), 'utf8')).trim();
+      } catch {
+        // Not listening yet, or the key not written yet.
+      }
+      if (key === undefined) await sleep(100);
+    }
+    lap('start:prod → /healthz');
+
+    // The seeder runs beside the gateway: the demo warehouse may trail /healthz by a moment.
+    let answer: { results?: { region: string; revenue: unknown }[] } = {};
+    let status = 0;
+    while (performance.now() < deadline) {
+      const response = await fetch(`${url}/v1/query`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ source: 'sales-by-region', params: { year: 2024 } }),
+      });
+      status = response.status;
+      answer = (await response.json()) as typeof answer;
+      if (status === 200) break;
+      await sleep(200);
+    }
+    lap('first answer');
+    expect(status, JSON.stringify(answer)).toBe(200);
+    expect(answer.results).toHaveLength(6);
+    for (const row of answer.results ?? []) expect(Number(row.revenue)).toBeGreaterThan(0);
+    console.log(`[e2e] compiled start: ${timings.join('; ')}`);
+  }, 600_000);
+});
