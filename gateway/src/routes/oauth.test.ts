@@ -271,7 +271,7 @@ describe('the token endpoint', () => {
     } finally {
       await proxied.close();
     }
-  });
+  }, 90_000);
 
   it('locks a client_id out after repeated failures, even for the right secret', async () => {
     const target = await createClient({ name: 'target', scopes: ['query'] });
