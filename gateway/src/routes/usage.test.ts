@@ -198,3 +198,36 @@ describe('quota', () => {
     expect(usage.budget).toMatchObject({ budget_usd: 100, spent_usd: 2.5, left_usd: 97.5 });
   });
 });
+
+describe('GET /v1/plans', () => {
+  it('lists every plan, without a credential, in the shape of the usage answer’s plan', async () => {
+    const res = await tg.call('GET', '/v1/plans');
+    expect(res.status, res.text).toBe(200);
+    const plan = (
+      id: string,
+      name: string,
+      included: number | null,
+      cents: number,
+      perCall: number,
+      value: number,
+    ) => ({
+      id,
+      name,
+      included_calls: included,
+      included_credits: included,
+      monthly_price_cents: cents,
+      per_call_cents: perCall,
+      credit_value_usd: value,
+    });
+    expect(res.json).toEqual({
+      plans: [
+        plan('free', 'Forever Free', 3, 0, 0, 0),
+        plan('smb', 'SMB', 250, 4_900, 0, 0.196),
+        plan('enterprise', 'Enterprise', 2_000, 19_900, 0, 0.0995),
+        plan('payg', 'Pay as you Go', null, 0, 50, 0.5),
+      ],
+    });
+    const usage = await tg.call('GET', '/v1/account/usage', { key: (await tg.signUp('Plans reader')).key });
+    expect(res.json.plans[0]).toEqual(usage.json.plan);
+  });
+});
