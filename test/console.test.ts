@@ -317,6 +317,20 @@ describe.skipIf(!up)('the web console in a browser', () => {
       await page.locator('table', { hasText: 'Per analytic' }).locator('tbody tr').allTextContents(),
     ).toEqual([`${analytic}430106$1.1764.8$0.9408$0.2352`, 'total430106$1.1764.8$0.9408$0.2352']);
     await poll(() => page.getByTestId('payouts-none').count()).toBe(1);
+    // The operator closes last month (nothing earned in it): the payouts list it, at $0.00.
+    const now = new Date();
+    const lastMonth = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - 1, 1))
+      .toISOString()
+      .slice(0, 7);
+    const closed = await apiCall('POST', `/v1/admin/periods/${lastMonth}/close`, ADMIN_TOKEN);
+    expect(closed.status, JSON.stringify(closed.json)).toBe(200);
+    await page.reload();
+    await poll(() =>
+      page
+        .locator('table', { hasText: 'Payouts of the closed periods' })
+        .locator('tbody tr td')
+        .allTextContents(),
+    ).toEqual([lastMonth, expect.any(String), '$0.00', '', '$0.00', '']);
     await poll(() => page.locator('canvas').count()).toBeGreaterThan(0);
     await page.screenshot({ path: join(SCREENSHOTS, 'statement.png'), fullPage: true });
   }, 120_000);
