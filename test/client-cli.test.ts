@@ -1,8 +1,8 @@
 // @quarry/client and the `quarry` CLI against a real gateway process (embedded store, demo
 // account). The CLI runs as a subprocess exactly as a user runs it (client/bin/quarry.mjs from a
-// checkout with no build): login, deploying examples/analytics to the demo account (which gets
-// its own "demo" DuckDB connection; the gateway starts with an empty analytics dir so the names
-// are free), idempotent redeploys, a key made with `keys create`, a query with that key, and
+// checkout with no build): login, deploying examples/analytics to the demo account (which owns
+// the "demo" DuckDB connection; the gateway starts with an empty analytics dir so the names are
+// free), idempotent redeploys, a key made with `keys create`, a query with that key, and
 // usage showing the call. Then the client library through a counting proxy: under a tight rate
 // limit it waits out retry_after and succeeds; a 400 is sent once.
 import { spawn } from 'node:child_process';
@@ -92,8 +92,6 @@ beforeAll(async () => {
       QUARRY_DATA_DIR: dataDir,
       QUARRY_DEMO: 'true',
       QUARRY_ANALYTICS_DIR: emptyAnalytics,
-      // The demo user connects the demo warehouse through the owner API (a DuckDB file).
-      QUARRY_ALLOW_HOST_FILES: 'true',
       QUARRY_LOG_LEVEL: 'warn',
       QUARRY_RATE_LIMITS: JSON.stringify({ free: FREE_RATE_LIMIT }),
       QUARRY_SIGNUPS_PER_HOUR: '1000',
@@ -101,12 +99,6 @@ beforeAll(async () => {
     readyTimeoutMs: 90_000,
   });
   demoKey = (await readFile(join(dataDir, 'demo-key'), 'utf8')).trim();
-  const connection = await fetch(`${gateway.url}/v1/owner/connections`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${demoKey}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ name: 'demo', type: 'duckdb', config: { path: warehouse } }),
-  });
-  expect(connection.status, await connection.text()).toBe(201);
 }, 120_000);
 
 afterAll(async () => {
@@ -120,7 +112,7 @@ describe('quarry CLI against a gateway', () => {
     const url = gateway!.url;
     const login = await quarry(['login', '--url', url], { input: `${demoKey}\n` });
     expect(login.code, login.stderr).toBe(0);
-    expect(login.stdout).toContain('demo@demo.quarry.dev');
+    expect(login.stdout).toContain('examples@demo.quarry.dev');
     const credentials = join(dir, 'config', 'quarry', 'credentials.json');
     expect(JSON.parse(await readFile(credentials, 'utf8'))).toEqual({ url, key: demoKey });
     expect((await stat(credentials)).mode & 0o777).toBe(0o600);

@@ -7,9 +7,16 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ControlPlaneSchema, createControlPlaneSchema, withPg } from './support/control-plane.js';
 import { expectErrorEnvelope } from './support/error-envelope.js';
-import { freePort, type GatewayProcess, postgresStoreEnv, startGateway } from './support/gateway-process.js';
+import { type GatewayProcess, postgresStoreEnv, startGateway } from './support/gateway-process.js';
 import { createHttpClient, type HttpResponse, type RequestOptions } from './support/http-client.js';
-import { mysqlAvailable, pgAvailable, serviceUp, uniqueSuffix } from './support/test-services.js';
+import { createTcpProxy } from './support/tcp-proxy.js';
+import {
+  mysqlAvailable,
+  pgAvailable,
+  serviceUp,
+  TEST_PG_URL,
+  uniqueSuffix,
+} from './support/test-services.js';
 import {
   createDuckdbWarehouse,
   createMysqlWarehouse,
@@ -336,19 +343,21 @@ describe.runIf(pgUp)('gateway over HTTP on the real Postgres store', () => {
     });
 
     const warehouseErrors = [
-      { type: 'postgres', sqlstate: '42P01' },
-      { type: 'mysql', sqlstate: '42S02' },
+      { type: 'postgres', sqlstate: '21000' },
+      { type: 'mysql', sqlstate: '21000' },
     ];
     for (const { type, sqlstate } of warehouseErrors) {
       it.runIf(type !== 'mysql' || mysqlUp)(
         `502 UPSTREAM_ERROR from ${type} leaks nothing of the warehouse`,
         async () => {
-          const table = `missing_table_${type}_${suffix}`;
+          // Accepted at deploy (the warehouse prepares it), failed by the warehouse when it runs:
+          // a scalar subquery that returns two rows.
+          const table = `secret_table_${type}_${suffix}`;
           const name = `broken-${type}-${suffix}`;
           await createAnalytic({
             name,
             connection: `wh-${type}`,
-            sql: `SELECT secret_column FROM ${table}`,
+            sql: `SELECT (SELECT 1 AS ${table} UNION ALL SELECT 2) AS secret_column`,
             visibility: 'public',
           });
           const response = await call(g1, 'POST', '/v1/query', {
@@ -364,7 +373,14 @@ describe.runIf(pgUp)('gateway over HTTP on the real Postgres store', () => {
     }
 
     it('503 SOURCE_UNAVAILABLE when nothing listens at the warehouse address', async () => {
-      const port = await freePort();
+      // The warehouse is up when the connection is saved and the analytic deployed (both check
+      // it), then goes away: the proxy in front of PostgreSQL stops.
+      const pgUrl = new URL(TEST_PG_URL);
+      const proxy = await createTcpProxy({
+        targetHost: pgUrl.hostname,
+        targetPort: Number(pgUrl.port || 5432),
+      });
+      const port = proxy.port;
       const created = await call(g1, 'POST', '/v1/owner/connections', {
         key: owner.key,
         json: {
@@ -374,12 +390,13 @@ describe.runIf(pgUp)('gateway over HTTP on the real Postgres store', () => {
         },
       });
       expect(created.status, created.text).toBe(201);
+      const name = `down-${suffix}`;
+      await createAnalytic({ name, connection: 'wh-down', sql: 'SELECT 1 AS one', visibility: 'public' });
+      await proxy.stop();
       const tested = await call(g1, 'POST', `/v1/owner/connections/${created.body.connection.id}/test`, {
         key: owner.key,
       });
       expectErrorEnvelope(tested, 503, 'SOURCE_UNAVAILABLE');
-      const name = `down-${suffix}`;
-      await createAnalytic({ name, connection: 'wh-down', sql: 'SELECT 1 AS one', visibility: 'public' });
       const response = await call(g1, 'POST', '/v1/query', {
         key: bob.key,
         json: { source: name, params: {} },

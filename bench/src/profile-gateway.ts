@@ -4,7 +4,7 @@
 // divided by the requests served, so a change to the hot path shows as µs of CPU per request
 // rather than as a throughput figure that moves ±20% with the machine. With `--cpu-prof` the
 // gateway also writes a V8 CPU profile, summarised here by self time per function.
-// Run: npm run bench:profile -w @quarry/bench -- [--scenario hit|cheap|heavy] [--seconds N] [--cpu-prof]
+// Run: npm run bench:profile -w @quarry/bench -- [--scenario hit|mcp-hit|cheap|heavy] [--seconds N] [--cpu-prof]
 import { readFileSync } from 'node:fs';
 import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { ANALYTICS, createBenchWorld, gatewayEnv, KV_ROWS, provision, SALES_YEAR } from './bench-world.js';
 import { type HttpTarget, runHttpWindow } from './http-load.js';
+import { mcpToolCall } from './mcp-bench.js';
 import { soakMemory } from './memory-soak.js';
 import { runPgWindow } from './pg-load.js';
 import { postgresCpuSeconds, processCpuSeconds } from './proc-cpu.js';
@@ -146,7 +147,7 @@ async function main(): Promise<void> {
     try {
       const key = await provision(gateway.url, world, 1000);
       const [source, params] =
-        scenario === 'hit'
+        scenario === 'hit' || scenario === 'mcp-hit'
           ? [ANALYTICS.revenueCached, { year: SALES_YEAR }]
           : scenario === 'cheap'
             ? [ANALYTICS.lookup, { id: 42 }]
@@ -157,6 +158,9 @@ async function main(): Promise<void> {
         headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
         body: JSON.stringify({ source, params }),
       };
+      // A tools/call of the same analytic over /mcp (issue 22): the cache hit's MCP cost.
+      let bodyFor: ((i: number) => string) | undefined;
+      if (scenario === 'mcp-hit') ({ target, bodyFor } = await mcpToolCall(gateway.url, key, source, params));
       let server = gateway;
       let bare: Awaited<ReturnType<typeof startService>> | undefined;
       if (argv.includes('--bare')) {
@@ -248,11 +252,12 @@ async function main(): Promise<void> {
         return;
       }
       measuredPid = server.pid;
-      await runHttpWindow(target, { connections, seconds: 2 });
+      const perRequest = bodyFor === undefined ? {} : { bodyFor };
+      await runHttpWindow(target, { connections, seconds: 2, ...perRequest });
       const writesBefore = bare === undefined ? await usageWrites(gateway.url) : undefined;
       const before = { gw: processCpuSeconds(server.pid), pg: postgresCpuSeconds(), me: process.cpuUsage() };
       const fromUs = monotonicUs();
-      const load = await runHttpWindow(target, { connections, seconds });
+      const load = await runHttpWindow(target, { connections, seconds, ...perRequest });
       window = { fromUs, toUs: monotonicUs(), requests: load.window.requests };
       const me = process.cpuUsage(before.me);
       const gw = processCpuSeconds(server.pid) - before.gw;

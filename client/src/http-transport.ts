@@ -17,7 +17,9 @@ import type { QueryStringParams } from './types.js';
 /** How calls are authenticated. */
 export type Credential =
   | { readonly kind: 'api-key'; readonly apiKey: string }
-  | { readonly kind: 'oauth'; readonly tokens: TokenSource };
+  | { readonly kind: 'oauth'; readonly tokens: TokenSource }
+  /** No credential: the public operations (sign-up, the marketplace). */
+  | { readonly kind: 'none' };
 
 export interface TransportOptions {
   /** The gateway's base URL, e.g. `http://127.0.0.1:8787` (a path prefix is kept). */
@@ -78,8 +80,13 @@ export function createTransport(options: TransportOptions): Transport {
     const body = request.body === undefined ? undefined : JSON.stringify(request.body);
     if (body !== undefined) headers['content-type'] = 'application/json';
     for (;;) {
-      const token = credential.kind === 'api-key' ? credential.apiKey : await credential.tokens.token(signal);
-      headers.authorization = `Bearer ${token}`;
+      const token =
+        credential.kind === 'api-key'
+          ? credential.apiKey
+          : credential.kind === 'oauth'
+            ? await credential.tokens.token(signal)
+            : undefined;
+      if (token !== undefined) headers.authorization = `Bearer ${token}`;
       let response: Response;
       let text: string;
       try {
@@ -102,7 +109,7 @@ export function createTransport(options: TransportOptions): Transport {
       if (response.status === 401 && credential.kind === 'oauth' && !state.reauthorized) {
         // The token may have been revoked or rotated early: one fresh token, then the API decides.
         state.reauthorized = true;
-        credential.tokens.invalidate(token);
+        credential.tokens.invalidate(token ?? '');
         continue;
       }
       if (!response.ok) throw errorFromResponse(response.status, response.headers, text);

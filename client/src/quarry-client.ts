@@ -8,13 +8,20 @@ import type {
   Account,
   Analytic,
   AnalyticDefinition,
+  AnalyticVersion,
   ApiKey,
+  Connection,
   DeployResult,
+  DryRunResult,
   IssuedApiKey,
+  Listing,
+  ListingInput,
   NewApiKey,
+  NewConnection,
   QueryParams,
   QueryResult,
   QueryStringParams,
+  SignUpResult,
   Statement,
   Usage,
 } from './types.js';
@@ -74,6 +81,13 @@ export interface QuarryClient {
     list(options?: CallOptions): Promise<readonly Analytic[]>;
     /** Creates the analytic, adds a version when its definition changed, or changes nothing. */
     deploy(definition: AnalyticDefinition, options?: CallOptions): Promise<DeployResult>;
+    /** Every kept version of one of your analytics. */
+    versions(name: string, options?: CallOptions): Promise<readonly AnalyticVersion[]>;
+    /**
+     * Runs every check of a deploy (the SQL against the warehouse included) and says what the
+     * deploy would do; nothing is saved.
+     */
+    dryRun(definition: AnalyticDefinition, options?: CallOptions): Promise<DryRunResult>;
     /** Deletes one of your analytics (its name becomes free). */
     delete(name: string, options?: CallOptions): Promise<void>;
     /**
@@ -81,6 +95,32 @@ export interface QuarryClient {
      * second), for when its data changed before the cache TTL ran out.
      */
     purgeCache(name: string, options?: CallOptions): Promise<void>;
+  };
+  readonly connections: {
+    list(options?: CallOptions): Promise<readonly Connection[]>;
+    /**
+     * Saves a warehouse connection; the gateway opens a session with it first unless
+     * `test: false` (a failure is an InvalidRequestError in the warehouse's own words).
+     */
+    create(
+      connection: NewConnection,
+      options?: CallOptions & { readonly test?: boolean },
+    ): Promise<Connection>;
+    /** Opens a session to the warehouse; resolves with the round trip in milliseconds. */
+    test(id: string, options?: CallOptions): Promise<{ readonly ok: true; readonly latency_ms: number }>;
+    delete(id: string, options?: CallOptions): Promise<void>;
+  };
+  readonly listings: {
+    /** Lists one of your public analytics on the marketplace (or updates its listing). */
+    publish(name: string, listing?: ListingInput, options?: CallOptions): Promise<Listing>;
+    unpublish(name: string, options?: CallOptions): Promise<void>;
+  };
+  readonly marketplace: {
+    search(
+      query?: { readonly q?: string; readonly category?: string },
+      options?: CallOptions,
+    ): Promise<readonly Listing[]>;
+    get(name: string, options?: CallOptions): Promise<Listing>;
   };
   readonly keys: {
     /** A new API key; its `secret` is shown this once. */
@@ -236,6 +276,27 @@ export function createQuarryClient(
           signal: o.signal,
         });
       },
+      async versions(name, o = {}) {
+        const body = await transport.send<{ versions: AnalyticVersion[] }>({
+          method: 'GET',
+          path: `/v1/owner/analytics/${segment(name)}/versions`,
+          idempotent: true,
+          signal: o.signal,
+        });
+        return body.versions;
+      },
+      dryRun(definition, o = {}) {
+        if (typeof definition?.name !== 'string' || definition.name === '') {
+          return Promise.reject(new TypeError('An analytic definition needs a name.'));
+        }
+        return transport.send<DryRunResult>({
+          method: 'POST',
+          path: `/v1/owner/analytics/${segment(definition.name)}/dry-run`,
+          body: definition,
+          idempotent: true,
+          signal: o.signal,
+        });
+      },
       async delete(name, o = {}) {
         await transport.send<undefined>({
           method: 'DELETE',
@@ -248,6 +309,86 @@ export function createQuarryClient(
         await transport.send<undefined>({
           method: 'DELETE',
           path: `/v1/owner/analytics/${segment(name)}/cache`,
+          idempotent: true,
+          signal: o.signal,
+        });
+      },
+    },
+    connections: {
+      async list(o = {}) {
+        const body = await transport.send<{ connections: Connection[] }>({
+          method: 'GET',
+          path: '/v1/owner/connections',
+          idempotent: true,
+          signal: o.signal,
+        });
+        return body.connections;
+      },
+      async create(connection, o = {}) {
+        const body = await transport.send<{ connection: Connection }>({
+          method: 'POST',
+          path: '/v1/owner/connections',
+          query: o.test === false ? { test: 'false' } : {},
+          body: connection,
+          // A repeat could meet its own first attempt's name: only a refused call is repeated.
+          idempotent: false,
+          signal: o.signal,
+        });
+        return body.connection;
+      },
+      test(id, o = {}) {
+        return transport.send<{ ok: true; latency_ms: number }>({
+          method: 'POST',
+          path: `/v1/owner/connections/${segment(id)}/test`,
+          // Its answer is the point: a failure is reported, not waited out.
+          idempotent: false,
+          signal: o.signal,
+        });
+      },
+      async delete(id, o = {}) {
+        await transport.send<undefined>({
+          method: 'DELETE',
+          path: `/v1/owner/connections/${segment(id)}`,
+          idempotent: true,
+          signal: o.signal,
+        });
+      },
+    },
+    listings: {
+      async publish(name, listing = {}, o = {}) {
+        const body = await transport.send<{ listing: Listing }>({
+          method: 'PUT',
+          path: `/v1/owner/analytics/${segment(name)}/listing`,
+          body: listing,
+          idempotent: true,
+          signal: o.signal,
+        });
+        return body.listing;
+      },
+      async unpublish(name, o = {}) {
+        await transport.send<undefined>({
+          method: 'DELETE',
+          path: `/v1/owner/analytics/${segment(name)}/listing`,
+          idempotent: true,
+          signal: o.signal,
+        });
+      },
+    },
+    marketplace: {
+      async search(query = {}, o = {}) {
+        const body = await transport.send<{ items: Listing[] }>({
+          method: 'GET',
+          path: '/v1/marketplace/listings',
+          query: { q: query.q, category: query.category },
+          idempotent: true,
+          signal: o.signal,
+        });
+        return body.items;
+      },
+      get(name, o = {}) {
+        return transport.send<Listing>({
+          method: 'GET',
+          path: `/v1/marketplace/listings/${segment(name)}`,
           idempotent: true,
           signal: o.signal,
         });
@@ -298,4 +439,31 @@ export function createQuarryClient(
       },
     },
   };
+}
+
+/**
+ * Signs up an account (`POST /v1/accounts`, no credential): resolves with the account and its
+ * first key, whose `secret` is shown this once. Not repeated after a failure that may have
+ * created the account.
+ */
+export function signUp(
+  baseUrl: string,
+  account: { readonly email: string; readonly name: string },
+  options: QuarryClientOptions & CallOptions = {},
+): Promise<SignUpResult> {
+  const transport = createTransport({
+    baseUrl,
+    credential: { kind: 'none' },
+    fetch: options.fetch ?? ((input, init) => globalThis.fetch(input, init)),
+    timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+    retry: { ...DEFAULT_RETRY, ...options.retry },
+    userAgent: options.userAgent ?? DEFAULT_USER_AGENT,
+  });
+  return transport.send<SignUpResult>({
+    method: 'POST',
+    path: '/v1/accounts',
+    body: account,
+    idempotent: false,
+    signal: options.signal,
+  });
 }

@@ -154,3 +154,69 @@ export interface Statement {
   readonly analytics: readonly (StatementAmounts & { readonly name: string })[];
   readonly totals: StatementAmounts;
 }
+
+/** A warehouse connection (`/v1/owner/connections`); secrets are never returned. */
+export interface Connection {
+  readonly id: string;
+  readonly name: string;
+  readonly type: string;
+  /** Non-secret settings. */
+  readonly config: Readonly<Record<string, unknown>>;
+  /** Stored encrypted, never returned. */
+  readonly secret_fields: readonly string[];
+  readonly created_at: string;
+  readonly updated_at: string;
+}
+
+export interface NewConnection {
+  readonly name: string;
+  /** A connector type (`GET /v1/connectors`): postgres, mysql, duckdb, … */
+  readonly type: string;
+  readonly config: Readonly<Record<string, unknown>>;
+}
+
+/** A result column as the warehouse described it, without running the query. */
+export interface DescribedColumn {
+  readonly name: string;
+  readonly type: string;
+}
+
+/** What a deploy would do (`POST /v1/owner/analytics/:name/dry-run`); nothing is saved. */
+export interface DryRunResult {
+  readonly name: string;
+  readonly outcome: DeployOutcome;
+  readonly definition: Readonly<Record<string, unknown>>;
+  /** Absent when the connection's engine cannot describe a statement. */
+  readonly columns?: readonly DescribedColumn[];
+}
+
+/** One kept version of an analytic. */
+export interface AnalyticVersion {
+  readonly version: number;
+  readonly definition: Readonly<Record<string, unknown>>;
+  readonly created_at: string;
+}
+
+/** A marketplace listing as the gateway shows it (fields beyond these are kept as sent). */
+export interface Listing {
+  readonly name: string;
+  readonly title: string;
+  readonly category: string;
+  readonly [field: string]: unknown;
+}
+
+/** What `PUT /v1/owner/analytics/:name/listing` takes. */
+export interface ListingInput {
+  readonly title?: string;
+  readonly description?: string;
+  readonly category?: string;
+  readonly tags?: readonly string[];
+  readonly example_params?: Readonly<Record<string, unknown>>;
+  readonly previews?: boolean;
+}
+
+/** `POST /v1/accounts`: the new account and its first key (the secret is shown this once). */
+export interface SignUpResult {
+  readonly account: Account;
+  readonly key: IssuedApiKey;
+}

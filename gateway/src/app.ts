@@ -4,6 +4,7 @@
 import { OpenAPIHono, z } from '@hono/zod-openapi';
 import { bodyLimit } from 'hono/body-limit';
 import { routePath } from 'hono/route';
+import { registerMcpRoutes } from './adapters/hono-mcp.js';
 import { registerQueryRoutes } from './adapters/hono-query.js';
 import { ApiError } from './errors/api-error.js';
 import type { AppEnv } from './http/app-env.js';
@@ -111,6 +112,8 @@ export function createApp(services: GatewayServices): OpenAPIHono<AppEnv> {
   // Outside /v1: the token endpoint and discovery documents sit where OAuth clients look for them.
   registerOAuthRoutes(app);
   registerWellKnownRoutes(app);
+  // The MCP endpoint, outside /v1: JSON-RPC over Streamable HTTP (docs/mcp.md).
+  registerMcpRoutes(app);
   // The web console at / (its files under /assets/).
   registerConsoleRoutes(app);
   // Without QUARRY_ADMIN_TOKEN the operator API does not exist: its paths answer as unknown ones.

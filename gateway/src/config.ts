@@ -2,6 +2,7 @@
 // fast with every problem listed. No other module reads process.env.
 
 import path from 'node:path';
+import { getHeapStatistics } from 'node:v8';
 import { z } from 'zod';
 import { type Plan, parsePlans } from './billing/plan-catalog.js';
 import { parseRateLimitTable } from './rate-limit/plan-policies.js';
@@ -69,6 +70,17 @@ const EnvSchema = z.object({
     .min(1024)
     .max(1024 * 1024 * 1024)
     .default(8 * 1024 * 1024),
+  QUARRY_RESULT_BYTES_IN_FLIGHT: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .max(64 * 1024 * 1024 * 1024)
+    .optional(),
+  QUARRY_WAREHOUSE_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),
+  QUARRY_BREAKER_FAILURES: z.coerce.number().int().min(1).max(10_000).default(5),
+  QUARRY_BREAKER_OPEN_MS: z.coerce.number().int().min(100).max(3_600_000).default(10_000),
+  QUARRY_STORE_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(5_000),
+  QUARRY_REDIS_TIMEOUT_MS: z.coerce.number().int().min(10).max(60_000).default(500),
   QUARRY_REAP_AFTER_MS: z.coerce.number().int().min(1_000).max(86_400_000).default(900_000),
   QUARRY_RESERVE_AHEAD: z.enum(['always', 'near-limit']).default('near-limit'),
   QUARRY_RESERVE_MARGIN: z.coerce.number().int().min(0).max(1_000_000_000).default(100),
@@ -167,6 +179,24 @@ export interface GatewayConfig {
    * fails with RESULT_TOO_LARGE before the rows are all held in memory where the connector can.
    */
   readonly maxResultBytes: number;
+  /**
+   * Warehouse result bytes in flight at once, process-wide (QUARRY_RESULT_BYTES_IN_FLIGHT): a
+   * query that does not fit waits briefly, then 503. Default: a third of the V8 heap cap above
+   * the result cache, and at least one result of `maxResultBytes`.
+   */
+  readonly resultBytesInFlight: number;
+  /**
+   * Time bounds on I/O outside the process: opening a warehouse session (whatever the
+   * connection's own connect timeout says); each control-plane store call (connect, and each
+   * statement client- and server-side); each Redis command and connect.
+   */
+  readonly timeouts: {
+    readonly warehouseConnectMs: number;
+    readonly storeMs: number;
+    readonly redisMs: number;
+  };
+  /** Per-connection circuit breakers: faults in a row that open one, and how long it stays open. */
+  readonly breaker: { readonly failures: number; readonly openMs: number };
   /** How long a verified key is trusted in process before the store is asked again (≤ 5 s). */
   readonly keyCacheMs: number;
   /**
@@ -238,6 +268,7 @@ function parseVariable<T>(problems: string[], name: string, parse: () => T): T |
 export function loadConfig(
   env: Readonly<Record<string, string | undefined>>,
   cwd = process.cwd(),
+  heapLimitBytes = getHeapStatistics().heap_size_limit,
 ): GatewayConfig {
   const parsed = EnvSchema.safeParse(env);
   const problems = parsed.success
@@ -338,6 +369,15 @@ export function loadConfig(
     reserveMargin: e.QUARRY_RESERVE_MARGIN,
     cacheMaxBytes: e.QUARRY_CACHE_MAX_BYTES,
     maxResultBytes: e.QUARRY_MAX_RESULT_BYTES,
+    resultBytesInFlight:
+      e.QUARRY_RESULT_BYTES_IN_FLIGHT ??
+      Math.max(e.QUARRY_MAX_RESULT_BYTES, Math.floor((heapLimitBytes - e.QUARRY_CACHE_MAX_BYTES) / 3)),
+    timeouts: {
+      warehouseConnectMs: e.QUARRY_WAREHOUSE_CONNECT_TIMEOUT_MS,
+      storeMs: e.QUARRY_STORE_TIMEOUT_MS,
+      redisMs: e.QUARRY_REDIS_TIMEOUT_MS,
+    },
+    breaker: { failures: e.QUARRY_BREAKER_FAILURES, openMs: e.QUARRY_BREAKER_OPEN_MS },
   };
 }
 

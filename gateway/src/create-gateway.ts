@@ -10,6 +10,7 @@ import { createAuthenticator } from './auth/authenticator.js';
 import { createKeyUsage } from './auth/key-usage.js';
 import { createKnownCredentials } from './auth/known-credentials.js';
 import { createTryTokens } from './auth/try-token.js';
+import { settleInDoubt } from './billing/in-doubt-metering.js';
 import { createMetering } from './billing/metering.js';
 import { createPlanCatalog } from './billing/plan-catalog.js';
 import { loadAnalyticsDir } from './bootstrap/analytics-dir.js';
@@ -18,13 +19,18 @@ import { cacheKeyPrefix } from './cache/cache-key.js';
 import { createResultCache } from './cache/result-cache.js';
 import { createStoreCatalog } from './catalog/store-catalog.js';
 import type { GatewayConfig } from './config.js';
+import { type CircuitStatus, createConnectionBreakers } from './connections/connection-breakers.js';
 import { loadPlugins, type PluginRegistry } from './connections/plugin-registry.js';
 import type { AppEnv } from './http/app-env.js';
+import { newRequestId } from './http/middleware/request-id.js';
+import { createMcpSessions } from './mcp/mcp-sessions.js';
+import { createMcpTools } from './mcp/mcp-tools.js';
 import { createOAuthServices } from './oauth/oauth-services.js';
 import { createLogger, type Logger } from './observability/logger.js';
 import { createMetrics } from './observability/metrics.js';
 import { createQueryCallHandler } from './query/query-call.js';
 import { createQueryService } from './query/query-service.js';
+import { createResultBudget } from './query/result-budget.js';
 import { createRateLimiter } from './rate-limit/create-rate-limiter.js';
 import { createFailureThrottle } from './rate-limit/failure-throttle.js';
 import { createMemoryRateLimiter } from './rate-limit/memory-rate-limiter.js';
@@ -45,12 +51,34 @@ import {
 } from './services/session-service.js';
 import { createChangeFeed } from './store/change-feed.js';
 import { createControlPlaneStore } from './store/control-plane-store.js';
-import { migrate } from './store/migrate.js';
+import { type MigrateResult, migrate } from './store/migrate.js';
 import { createPgClient } from './store/pg-client.js';
 import { createPgliteClient } from './store/pglite-client.js';
 import type { SqlClient } from './store/sql-client.js';
 
 const REAP_INTERVAL_MS = 60_000;
+
+/**
+ * Migrations run on a connection of their own without the store's per-call time bound: one may
+ * rewrite a large table. PGlite (no URL) migrates on its one connection.
+ */
+async function migrateStore(sql: SqlClient, databaseUrl: string | undefined): Promise<MigrateResult> {
+  if (databaseUrl === undefined) return migrate(sql);
+  const unbounded = createPgClient(databaseUrl, { max: 1 });
+  try {
+    return await migrate(unbounded);
+  } finally {
+    await unbounded.close();
+  }
+}
+
+/** A circuit as /readyz words it for the operator. */
+function circuitText(status: CircuitStatus): string {
+  const state = status.state.replace('_', '-');
+  return status.retry_after === undefined
+    ? `circuit ${state}`
+    : `circuit ${state} (probe in ${status.retry_after} s)`;
+}
 /** Bad credentials an address may send: 60 at once, then one a second. */
 const CREDENTIAL_FAILURE_POLICY = { limit: 60, windowSeconds: 60, burst: 60 };
 
@@ -92,10 +120,11 @@ export async function createGateway(
   const sql: SqlClient = config.databaseUrl
     ? createPgClient(config.databaseUrl, {
         onError: (e) => logger.warn({ err: e }, 'store connection error'),
+        timeoutMs: config.timeouts.storeMs,
       })
     : await createPgliteClient(join(config.dataDir, 'pglite'));
   try {
-    const { applied } = await migrate(sql);
+    const { applied } = await migrateStore(sql, config.databaseUrl);
     if (applied.length > 0) logger.info({ applied }, 'store migrated');
     const keyring = await keyringFor(config);
     const secretBox = createSecretBox(keyring);
@@ -117,6 +146,18 @@ export async function createGateway(
         c.type === 'duckdb' &&
         c.config.path === demoWarehouse,
       maxLivePools: config.maxLivePools,
+      connectTimeoutMs: config.timeouts.warehouseConnectMs,
+    });
+    const breakers = createConnectionBreakers({
+      failures: config.breaker.failures,
+      halfOpenAfterMs: config.breaker.openMs,
+      onChange: (connection, state) =>
+        logger.warn(
+          { connection, state },
+          state === 'open'
+            ? 'circuit opened: calls to the connection fail fast'
+            : 'circuit closed: the connection answers again',
+        ),
     });
     const resultCache = createResultCache({
       maxBytes: config.cacheMaxBytes,
@@ -135,6 +176,7 @@ export async function createGateway(
     const rateLimiter = createRateLimiter({
       ...(config.redisUrl ? { redisUrl: config.redisUrl } : {}),
       logger,
+      redis: { commandTimeoutMs: config.timeouts.redisMs },
     });
     const oauth = createOAuthServices({
       store,
@@ -173,11 +215,15 @@ export async function createGateway(
       accountFailures: createFailureThrottle(rateLimiter, LOGIN_FAILURES_PER_ACCOUNT),
       onSessionEnded: (sessionId) => auth.forgetKey(sessionId),
     });
+    const resultBudget = createResultBudget({ limitBytes: config.resultBytesInFlight });
+    metrics.setResultBudgetSource(() => resultBudget.stats());
     const queries = createQueryService({
       catalog,
       connectors: connections,
       metrics,
       maxResultBytes: config.maxResultBytes,
+      breakers,
+      budget: resultBudget,
     });
     const analytics = createAnalyticsService({
       analytics: store.analytics,
@@ -186,14 +232,20 @@ export async function createGateway(
       changes: store.changes,
       maxPrice: config.maxPrice,
       dropCached: (analyticId) => resultCache.delete(cacheKeyPrefix(analyticId)),
+      describe: (ownerId, connectionId, request) => connections.describe(ownerId, connectionId, request),
     });
-    const metering = createMetering({
-      usage: store.usage,
-      plans,
-      budgets: config.budgets,
-      reserveAhead: config.reserveAhead,
-      reserveMargin: config.reserveMargin,
-    });
+    // Served calls' usage writes that the store may have committed unheard are settled before
+    // the call answers (billing/in-doubt-metering.ts).
+    const metering = settleInDoubt(
+      createMetering({
+        usage: store.usage,
+        plans,
+        budgets: config.budgets,
+        reserveAhead: config.reserveAhead,
+        reserveMargin: config.reserveMargin,
+      }),
+      { logger },
+    );
     metrics.setUsageWriteSource(() => {
       const { reserves, commits } = metering.stats();
       return [
@@ -205,6 +257,9 @@ export async function createGateway(
       connections
         .pools()
         .map((p) => ({ connection: p.connection, type: p.type, stats: p.connector.stats() })),
+    );
+    metrics.setCircuitSource(() =>
+      breakers.all().map(({ connection, status }) => ({ connection, state: status.state })),
     );
     const credentialFailures = createFailureThrottle(createMemoryRateLimiter(), CREDENTIAL_FAILURE_POLICY);
     const knownCredentials = createKnownCredentials();
@@ -222,6 +277,22 @@ export async function createGateway(
       previews: { rows: config.previewRows, perDay: config.previewsPerDay },
       pauseAfterChargeMs: config.testPauseAfterChargeMs,
     });
+    const mcp = createMcpSessions({
+      tools: createMcpTools(
+        {
+          analytics: store.analytics,
+          listings: store.listings,
+          marketplace,
+          queryCall,
+          tryTokens,
+          rateLimiter,
+          newRequestId,
+          logger,
+        },
+        { rows: config.previewRows, perDay: config.previewsPerDay },
+      ),
+      onError: (error) => logger.warn({ err: error }, 'MCP session error'),
+    });
     const services: GatewayServices = {
       config,
       logger,
@@ -232,7 +303,9 @@ export async function createGateway(
       catalog,
       queries,
       queryCall,
+      mcp,
       connections,
+      breakers,
       analytics,
       accounts,
       billing,
@@ -256,12 +329,20 @@ export async function createGateway(
           } catch {
             checks.store = { ok: false, message: 'the control-plane store does not answer' };
           }
+          // One owner's warehouse failing does not make this gateway unready (ok stays true):
+          // the operator reads its circuit here, its callers get 503s from the circuit itself.
           for (const p of connections.pools()) {
             const stats = p.connector.stats();
             checks[`connection:${p.connection}`] = {
               ok: true,
-              message: `${stats.total} open, ${stats.waiting} waiting`,
+              message: `${stats.total} open, ${stats.waiting} waiting; ${circuitText(breakers.status(p.connection))}`,
             };
+          }
+          for (const { connection, status } of breakers.all()) {
+            const name = `connection:${connection}`;
+            if (checks[name] === undefined && status.state !== 'closed') {
+              checks[name] = { ok: true, message: `no pool; ${circuitText(status)}` };
+            }
           }
           return checks;
         },
@@ -274,8 +355,10 @@ export async function createGateway(
         if (event.kind === 'key') auth.forgetKey(event.ref);
         else if (event.kind === 'oauth_client') auth.forgetClient(event.ref);
         else if (event.kind === 'signing_key') oauth.keyRing.invalidate();
-        else if (event.kind === 'analytic') catalog.invalidate(event.ref);
-        else if (event.kind === 'analytic_cache') resultCache.delete(cacheKeyPrefix(event.ref));
+        else if (event.kind === 'analytic') {
+          catalog.invalidate(event.ref);
+          mcp.toolsChanged();
+        } else if (event.kind === 'analytic_cache') resultCache.delete(cacheKeyPrefix(event.ref));
         else if (event.kind === 'connection') {
           catalog.invalidate();
           void connections.evict(event.ref);
@@ -286,7 +369,7 @@ export async function createGateway(
     const demo = config.demo
       ? await bootstrapDemo({ config, store, analytics, accounts, logger })
       : undefined;
-    demoOwnerId = demo?.ownerId;
+    demoOwnerId = demo?.accountId;
     if (!config.demo && config.analyticsDir !== undefined && config.analyticsOwner !== undefined) {
       const owner =
         (await store.accounts.findByEmail(config.analyticsOwner)) ??
@@ -325,6 +408,7 @@ export async function createGateway(
         closed ??= (async () => {
           clearInterval(reaper);
           await feed.stop();
+          await mcp.close();
           await connections.close(graceMs);
           await rateLimiter.close();
           await keyUsage.close();

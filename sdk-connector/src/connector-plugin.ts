@@ -140,6 +140,28 @@ export interface RawResult {
   readonly rows: readonly (readonly unknown[])[];
 }
 
+/** What {@link ConnectorSession.describe} is given besides the statement. */
+export interface DescribeOptions {
+  /** The time limit; the runtime also stops waiting (and destroys the session) when it passes. */
+  readonly timeoutMs: number;
+  /** Aborted when the time limit passes or the caller gives up. */
+  readonly signal: AbortSignal;
+}
+
+/**
+ * What a warehouse says of a statement without running it (prepared, described or explained):
+ * the columns it would produce and whether it only reads.
+ */
+export interface StatementDescription {
+  /** The result columns, in order; empty for a statement that returns no rows. */
+  readonly columns: readonly ColumnInfo[];
+  /**
+   * False when the statement would change data or schema (INSERT, UPDATE, DELETE, MERGE, DDL, a
+   * data-modifying CTE, a locking read): a gateway refuses such an analytic before it is saved.
+   */
+  readonly readOnly: boolean;
+}
+
 /** One connection to a warehouse. Sessions are read-only and used by one query at a time. */
 export interface ConnectorSession {
   /** Executes a compiled query in a read-only context with the given limits. */
@@ -158,6 +180,14 @@ export interface ConnectorSession {
    * interrupt, a cancel request). Called while `execute` is pending; must not throw.
    */
   cancel?(): Promise<void>;
+  /**
+   * Optional: checks a compiled query against the warehouse without running it (Postgres
+   * Parse/Describe or EXPLAIN, MySQL prepare, DuckDB prepare, a cloud engine's dry run) and says
+   * what it would return. Bound values are typed NULLs. An unknown table or column must reject
+   * like a failed query (QUERY_FAILED, or a driver error mapError makes one), so the warehouse's
+   * message reaches the owner. Nothing may be executed, and the session stays read-only.
+   */
+  describe?(query: CompiledQuery, options: DescribeOptions): Promise<StatementDescription>;
   /** Closes the connection. Must be idempotent. */
   close(): Promise<void>;
 }

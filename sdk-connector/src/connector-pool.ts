@@ -18,6 +18,12 @@ export interface PoolOptions {
   readonly createRetryBaseMs: number;
   /** Longest delay between failed creates (default 5,000 ms). */
   readonly createRetryMaxMs: number;
+  /**
+   * How long opening one session (connect, TLS, authentication, startup) may take, whatever the
+   * driver's own connect timeout says: past it the open fails with CONNECT_FAILED and a session
+   * that still arrives is closed (default 10,000 ms).
+   */
+  readonly connectTimeoutMs: number;
 }
 
 /** Live pool counters, for /metrics and /readyz. */

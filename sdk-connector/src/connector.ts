@@ -1,6 +1,12 @@
 // Public shape of a running connector: what the gateway (and the conformance kit) use.
 // Implementation: create-connector.ts.
-import type { ColumnInfo, ConnectorLogger, ResourceCaps, SqlDialect } from './connector-plugin.js';
+import type {
+  ColumnInfo,
+  ConnectorLogger,
+  ResourceCaps,
+  SqlDialect,
+  StatementDescription,
+} from './connector-plugin.js';
 import type { PoolOptions, PoolStats } from './connector-pool.js';
 import type { HostResolver } from './destination-guard.js';
 import type { DestinationPolicy } from './destination-policy.js';
@@ -44,6 +50,18 @@ export interface QueryRequest {
   readonly signal?: AbortSignal;
 }
 
+/** A statement to check without running it (see {@link Connector.describe}). */
+export interface DescribeRequest {
+  /** The parsed analytic template. */
+  readonly template: SqlTemplate;
+  /** A value for every name the template uses; typed NULLs (`value: null`) are what a check needs. */
+  readonly params: ParamValues;
+  /** Time limit (default: the connector's default query timeout). */
+  readonly timeoutMs?: number;
+  /** Aborting stops the check with QUERY_ABORTED. */
+  readonly signal?: AbortSignal;
+}
+
 /** A finished query: JSON-safe rows keyed by column name. */
 export interface QueryResult {
   readonly columns: readonly ColumnInfo[];
@@ -80,6 +98,13 @@ export interface Connector {
   readonly dialect: SqlDialect;
   /** Runs a query. Throws ConnectorError only. */
   query(request: QueryRequest): Promise<QueryResult>;
+  /**
+   * Checks a statement against the warehouse without running it: the columns it would produce
+   * and whether it only reads. Resolves `undefined` when the plugin's sessions cannot describe
+   * (the optional {@link ConnectorSession.describe}). Throws ConnectorError only: QUERY_FAILED
+   * (with the warehouse's message) for SQL the warehouse refuses, such as an unknown table.
+   */
+  describe?(request: DescribeRequest): Promise<StatementDescription | undefined>;
   /** Opens (or borrows) a session and validates it; throws CONNECT_FAILED when unreachable. */
   test(): Promise<void>;
   stats(): PoolStats;

@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { Connector, QueryRequest } from './connector.js';
 import { ConnectorError } from './connector-error.js';
 import type { ConnectorLogger } from './connector-plugin.js';
@@ -201,6 +201,40 @@ describe('createConnector: time limits and cancellation', () => {
     const result = await connector.query(request(plugin, 'SELECT * FROM sales'));
     expect(result.rowCount).toBe(5);
     expect(plugin.control.sessions).toHaveLength(2);
+  });
+
+  it('fails a query on a warehouse that stopped answering at its time limit + 0.5 s, and destroys the session', async () => {
+    const plugin = createMemoryPlugin({ tables: { sales }, delayMs: 60_000 });
+    const connector = await connect(plugin);
+    // Open one session first: the warehouse goes silent while the query runs on it.
+    plugin.control.delayMs = 0;
+    await connector.query(request(plugin, 'SELECT * FROM sales'));
+    plugin.control.delayMs = 60_000;
+    plugin.control.unresponsive = true;
+    const started = performance.now();
+    const error = await failureOf(
+      connector.query(request(plugin, 'SELECT * FROM sales', { timeoutMs: 200 })),
+    );
+    const took = performance.now() - started;
+    expect(error.code).toBe('QUERY_TIMEOUT');
+    expect(took).toBeGreaterThanOrEqual(195);
+    expect(took).toBeLessThan(200 + 500 + 100);
+    const [session] = plugin.control.sessions;
+    expect(session?.cancels).toBe(1);
+    await vi.waitFor(() => expect(session?.closed).toBe(true));
+    expect(connector.stats()).toMatchObject({ total: 0, destroyed: 1 });
+  });
+
+  it('fails with CONNECT_FAILED when a session does not open within pool.connectTimeoutMs', async () => {
+    const plugin = createMemoryPlugin({ tables: { sales } });
+    plugin.control.unresponsive = true;
+    const connector = await connect(plugin, { pool: { connectTimeoutMs: 150 } });
+    const started = performance.now();
+    const error = await failureOf(
+      connector.query(request(plugin, 'SELECT * FROM sales', { timeoutMs: 5_000 })),
+    );
+    expect(error.code).toBe('CONNECT_FAILED');
+    expect(performance.now() - started).toBeLessThan(1_000);
   });
 
   it('aborts on the caller signal with QUERY_ABORTED and cancels on the server', async () => {

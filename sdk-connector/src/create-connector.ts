@@ -3,7 +3,14 @@
 // makes values JSON-safe, and maps every driver error to a ConnectorError that leaks nothing.
 // Plugins only open sessions and run SQL; everything a caller relies on lives here, once.
 import { parseConnectorConfig, secretValuesOf } from './config-schema.js';
-import type { Connector, ConnectorOptions, JsonValue, QueryRequest, QueryResult } from './connector.js';
+import type {
+  Connector,
+  ConnectorOptions,
+  DescribeRequest,
+  JsonValue,
+  QueryRequest,
+  QueryResult,
+} from './connector.js';
 import { ConnectorError, isConnectorError, redactSecrets } from './connector-error.js';
 import type {
   ColumnInfo,
@@ -13,6 +20,7 @@ import type {
   ConnectorSession,
   ExecuteOptions,
   RawResult,
+  StatementDescription,
 } from './connector-plugin.js';
 import type { PoolOptions } from './connector-pool.js';
 import { createDestinationGuard } from './destination-guard.js';
@@ -27,8 +35,12 @@ import { compileTemplate } from './sql-template.js';
 const DEFAULT_TIMEOUT_MS = 30_000;
 const DEFAULT_MAX_ROWS = 10_000;
 const DEFAULT_CLOSE_GRACE_MS = 5_000;
-/** After a cancel, how long we wait for the driver's execute to settle before destroying the session. */
-const CANCEL_SETTLE_MS = 1_000;
+/**
+ * After a time limit or an abort, how long the cancel and the driver's settling may take in all
+ * before the caller is answered and the session destroyed: a warehouse that stopped answering
+ * (its cancel request and the query both hang) fails a call at its time limit + this, never later.
+ */
+const STOP_SETTLE_MS = 500;
 
 type Row = Record<string, JsonValue>;
 
@@ -265,7 +277,7 @@ export async function createConnector<C>(
     );
   }
 
-  function compile(request: QueryRequest): CompiledQuery {
+  function compile(request: Pick<QueryRequest, 'template' | 'params'>): CompiledQuery {
     try {
       return compileTemplate(request.template, plugin.dialect, request.params);
     } catch (error) {
@@ -369,14 +381,83 @@ export async function createConnector<C>(
     }
   }
 
-  /** A stopped query: cancel it on the server and give the driver a moment to settle. */
-  async function cancelAndSettle(session: ConnectorSession, pending: Promise<RawResult>): Promise<void> {
+  /**
+   * Checks a statement on one pooled session without running it. A session that does not
+   * answer within the time limit (or the caller's abort) is cancelled and destroyed.
+   */
+  async function describe(request: DescribeRequest): Promise<StatementDescription | undefined> {
+    if (closing) throw new ConnectorError('CLOSED', 'the connector is closed');
+    inFlight++;
     try {
-      await waitFor(session.cancel?.() ?? Promise.resolve(), CANCEL_SETTLE_MS);
+      const timeoutMs = request.timeoutMs ?? defaultTimeoutMs;
+      if (!(timeoutMs > 0)) throw new ConnectorError('PARAM_INVALID', 'timeoutMs must be a positive number');
+      const compiled = compile(request);
+      const controller = new AbortController();
+      const onAbort = () => controller.abort(request.signal?.reason);
+      if (request.signal?.aborted) throw new ConnectorError('QUERY_ABORTED', 'the check was aborted');
+      request.signal?.addEventListener('abort', onAbort, { once: true });
+      const timer = setTimeout(() => controller.abort(new Error('timeout')), timeoutMs);
+      const stopped = () =>
+        request.signal?.aborted
+          ? new ConnectorError('QUERY_ABORTED', 'the check was aborted')
+          : new ConnectorError('QUERY_TIMEOUT', `the check took longer than ${timeoutMs} ms`);
+      try {
+        let session: ConnectorSession;
+        try {
+          session = await pool.acquire(controller.signal);
+        } catch (error) {
+          if (controller.signal.aborted) throw stopped();
+          throw isConnectorError(error) ? error : mapDriverError(error);
+        }
+        if (session.describe === undefined) {
+          pool.release(session);
+          return undefined;
+        }
+        const pending = session.describe(compiled, { timeoutMs, signal: controller.signal });
+        const aborted = new Promise<never>((_, reject) => {
+          if (controller.signal.aborted) reject(stopped());
+          controller.signal.addEventListener('abort', () => reject(stopped()), { once: true });
+        });
+        try {
+          const description = await Promise.race([pending, aborted]);
+          pool.release(session);
+          return description;
+        } catch (error) {
+          if (controller.signal.aborted) {
+            await cancelAndSettle(session, pending);
+            const failure = stopped();
+            pool.release(session, failure);
+            throw failure;
+          }
+          const failure = mapDriverError(error);
+          pool.release(session, sessionSurvives(error, failure) ? undefined : failure);
+          throw failure;
+        }
+      } finally {
+        clearTimeout(timer);
+        request.signal?.removeEventListener('abort', onAbort);
+      }
+    } finally {
+      inFlight--;
+      if (inFlight === 0 && idleWaiters.length > 0) notifyIdle();
+    }
+  }
+
+  /**
+   * A stopped query: cancel it on the server and give the driver a moment to settle, both within
+   * STOP_SETTLE_MS. The session is destroyed afterwards whatever happened.
+   */
+  async function cancelAndSettle(session: ConnectorSession, pending: Promise<unknown>): Promise<void> {
+    const started = performance.now();
+    let cancelled: Promise<void>;
+    try {
+      cancelled = session.cancel?.() ?? Promise.resolve();
     } catch {
       // cancel() must not throw; if it does, the session is destroyed anyway
+      cancelled = Promise.resolve();
     }
-    await waitFor(pending, CANCEL_SETTLE_MS);
+    await waitFor(cancelled, STOP_SETTLE_MS);
+    await waitFor(pending, Math.max(0, STOP_SETTLE_MS - (performance.now() - started)));
   }
 
   function notifyIdle(): void {
@@ -391,6 +472,8 @@ export async function createConnector<C>(
     dialect: plugin.dialect,
 
     query: run,
+
+    describe,
 
     async test() {
       if (closing) throw new ConnectorError('CLOSED', 'the connector is closed');

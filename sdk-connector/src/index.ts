@@ -11,6 +11,7 @@ export {
 export type {
   Connector,
   ConnectorOptions,
+  DescribeRequest,
   JsonValue,
   QueryRequest,
   QueryResult,
@@ -33,6 +34,7 @@ export type {
   ConnectorLogger,
   ConnectorPlugin,
   ConnectorSession,
+  DescribeOptions,
   DriverContext,
   ExecuteOptions,
   HostAccess,
@@ -40,6 +42,7 @@ export type {
   RawResult,
   ResourceCaps,
   SqlDialect,
+  StatementDescription,
 } from './connector-plugin.js';
 export type { PoolOptions, PoolStats } from './connector-pool.js';
 export { createConnector } from './create-connector.js';
@@ -96,3 +99,4 @@ export { RESULT_ROW_BYTES, resultTooLarge } from './result-size.js';
 export { createSessionPool, type SessionPool } from './session-pool.js';
 export { renderAnsiLiteral } from './sql-literal.js';
 export { compileTemplate, parseTemplate, type SqlTemplate } from './sql-template.js';
+export { leadingKeyword, READ_ONLY_KEYWORDS } from './statement-keyword.js';

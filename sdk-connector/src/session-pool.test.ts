@@ -47,6 +47,7 @@ describe('createSessionPool', () => {
       validateOnBorrow: true,
       createRetryBaseMs: 100,
       createRetryMaxMs: 5_000,
+      connectTimeoutMs: 10_000,
     });
   });
 

@@ -32,6 +32,7 @@ export const DEFAULT_POOL_OPTIONS: Readonly<PoolOptions> = Object.freeze({
   validateOnBorrow: true,
   createRetryBaseMs: 100,
   createRetryMaxMs: 5_000,
+  connectTimeoutMs: 10_000,
 });
 
 /** Sessions for one connector: borrow, return, count, close. */
@@ -130,6 +131,40 @@ function toConnectFailed(error: unknown): ConnectorError {
 }
 
 /**
+ * `driver.createSession()`, failed with CONNECT_FAILED once `timeoutMs` passed (a warehouse that
+ * accepts the connection and then says nothing would otherwise hold the open forever, whatever
+ * the driver's own connect timeout covers). A session that arrives late is closed.
+ */
+function openWithin(
+  driver: ConnectorDriver,
+  timeoutMs: number,
+  logger: ConnectorLogger,
+): Promise<ConnectorSession> {
+  const opening = driver.createSession();
+  if (!(timeoutMs > 0 && Number.isFinite(timeoutMs))) return opening;
+  return new Promise<ConnectorSession>((resolve, reject) => {
+    let late = false;
+    const timer = setTimeout(() => {
+      late = true;
+      reject(new ConnectorError('CONNECT_FAILED', `opening a session took longer than ${timeoutMs} ms`));
+    }, timeoutMs);
+    opening.then(
+      (session) => {
+        clearTimeout(timer);
+        if (!late) return resolve(session);
+        session
+          .close()
+          .catch((error: unknown) => logger.warn({ err: errorText(error) }, 'closing a late session failed'));
+      },
+      (error: unknown) => {
+        clearTimeout(timer);
+        if (!late) reject(error);
+      },
+    );
+  });
+}
+
+/**
  * Creates the session pool for one driver. `options` should be complete (merge over
  * {@link DEFAULT_POOL_OPTIONS}); missing fields take those defaults.
  */
@@ -219,7 +254,7 @@ export function createSessionPool(
         creating++;
         let session: ConnectorSession;
         try {
-          session = await driver.createSession();
+          session = await openWithin(driver, opts.connectTimeoutMs, logger);
         } catch (error) {
           consecutiveFailures++;
           throw toConnectFailed(error);

@@ -6,26 +6,54 @@ import type { CliIo } from './cli-io.js';
 import { type Command, parseCommandArgs } from './command.js';
 import {
   analyticsDeployCommand,
+  analyticsDryRunCommand,
   analyticsListCommand,
   analyticsPurgeCacheCommand,
+  analyticsRmCommand,
+  analyticsVersionsCommand,
 } from './commands/analytics.js';
+import {
+  connectionsAddCommand,
+  connectionsListCommand,
+  connectionsRmCommand,
+  connectionsTestCommand,
+} from './commands/connections.js';
 import { keysCreateCommand, keysListCommand, keysRevokeCommand } from './commands/keys.js';
+import {
+  listingsPublishCommand,
+  listingsUnpublishCommand,
+  marketplaceSearchCommand,
+  marketplaceShowCommand,
+} from './commands/listings.js';
 import { loginCommand, logoutCommand } from './commands/login.js';
 import { queryCommand } from './commands/query.js';
 import { statementsCommand, usageCommand } from './commands/reports.js';
+import { signupCommand } from './commands/signup.js';
 
 export { type CliInput, type CliIo, type CliOutput, nodeIo } from './cli-io.js';
 
 const COMMANDS: readonly Command[] = [
+  signupCommand,
   loginCommand,
   logoutCommand,
   queryCommand,
   keysCreateCommand,
   keysListCommand,
   keysRevokeCommand,
+  connectionsAddCommand,
+  connectionsListCommand,
+  connectionsTestCommand,
+  connectionsRmCommand,
   analyticsDeployCommand,
+  analyticsDryRunCommand,
   analyticsListCommand,
+  analyticsVersionsCommand,
+  analyticsRmCommand,
   analyticsPurgeCacheCommand,
+  listingsPublishCommand,
+  listingsUnpublishCommand,
+  marketplaceSearchCommand,
+  marketplaceShowCommand,
   usageCommand,
   statementsCommand,
 ];
@@ -33,7 +61,10 @@ const COMMANDS: readonly Command[] = [
 /** Commands with subcommands, and what they are for. */
 const GROUPS: Readonly<Record<string, string>> = {
   keys: 'manage API keys',
-  analytics: 'deploy and list your analytics',
+  connections: "manage your warehouses' connections",
+  analytics: 'deploy, check and list your analytics',
+  listings: 'list your analytics on the marketplace',
+  marketplace: 'browse the marketplace',
 };
 
 const isHelp = (arg: string | undefined) => arg === '--help' || arg === '-h';
@@ -45,8 +76,8 @@ function commandList(commands: readonly Command[]): string {
 
 const MAIN_HELP = `Usage: quarry <command> [options]
 
-The command line for a Quarry gateway: log in, manage keys, run analytics, deploy them, and
-read usage and statements.
+The command line for a Quarry gateway: sign up, log in, manage keys, run analytics, connect
+warehouses, deploy and list analytics, browse the marketplace, and read usage and statements.
 
 Commands:
 ${commandList(COMMANDS)}

@@ -17,6 +17,7 @@ async function databaseFile(): Promise<string> {
 describeConnectorConformance({
   name: 'duckdb',
   plugin: duckdbPlugin,
+  describes: true,
   config: async () => ({ path: await databaseFile(), threads: 2 }),
   // An embedded engine reaches no network: its only destination is the host's disk.
   forbiddenDestinations: (kind) =>

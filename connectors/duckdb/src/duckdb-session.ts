@@ -12,7 +12,10 @@ import {
   ConnectorError,
   type ConnectorSession,
   type ExecuteOptions,
+  leadingKeyword,
   type RawResult,
+  READ_ONLY_KEYWORDS,
+  type StatementDescription,
 } from '@quarry/sdk-connector';
 import { mapDuckdbError } from './duckdb-errors.js';
 import { bindParams } from './duckdb-params.js';
@@ -115,6 +118,38 @@ export function createDuckdbSession(
         return await executeOnce(query, rowLimit);
       } catch (error) {
         throw mapDuckdbError(error);
+      }
+    },
+
+    /**
+     * Prepares the statement (unknown tables and columns fail here; nothing runs) and reads its
+     * statement type and result columns. Not cached: the statement is destroyed at once. A write
+     * that DuckDB's read-only mode refuses to prepare is reported as one, not as a failure.
+     */
+    async describe(query: CompiledQuery): Promise<StatementDescription> {
+      if (closed) throw new ConnectorError('CLOSED', 'the DuckDB session is closed');
+      let statement: DuckDBPreparedStatement;
+      try {
+        statement = await connection.prepare(query.sql);
+      } catch (error) {
+        // DuckDB's FROM-first queries (`FROM t SELECT …`) read too.
+        const keyword = leadingKeyword(query.sql);
+        if (!READ_ONLY_KEYWORDS.has(keyword) && keyword !== 'FROM') return { columns: [], readOnly: false };
+        throw mapDuckdbError(error);
+      }
+      try {
+        const columns: ColumnInfo[] = [];
+        for (let i = 0; i < statement.columnCount; i++) {
+          const type = statement.columnType(i);
+          columns.push({
+            name: statement.columnName(i),
+            type: columnTypeFor(type),
+            nativeType: type.alias ?? type.toString(),
+          });
+        }
+        return { columns, readOnly: statement.statementType === StatementType.SELECT };
+      } finally {
+        statement.destroySync();
       }
     },
 

@@ -26,6 +26,7 @@ async function adminConnection(): Promise<MysqlAdmin> {
 describeConnectorConformance({
   name: 'mysql',
   plugin: mysqlPlugin,
+  describes: true,
   available: mysqlAvailable,
   config: () => ({ ...mysqlTestTarget(DATABASE), connectTimeoutMs: 3_000 }),
   // The config schema has no socketPath: a unix socket cannot be named at all.

@@ -7,8 +7,12 @@ import {
   ConnectorError,
   type ConnectorLogger,
   type ConnectorSession,
+  type DescribeOptions,
   type ExecuteOptions,
+  leadingKeyword,
   type RawResult,
+  READ_ONLY_KEYWORDS,
+  type StatementDescription,
 } from '@quarry/sdk-connector';
 import mysql, { type Connection, type ConnectionOptions, type FieldPacket } from 'mysql2';
 import { mapMysqlError } from './mysql-errors.js';
@@ -248,6 +252,40 @@ export async function createMysqlSession(options: MysqlSessionOptions): Promise<
       } catch (error) {
         throw mapMysqlError(error);
       }
+    },
+
+    /**
+     * Prepares the statement (COM_STMT_PREPARE: unknown tables and columns fail here; nothing
+     * runs) and reads its column definitions. The statement stays in mysql2's per-connection
+     * cache, where the analytic's first call finds it. MySQL reports no statement type, so
+     * "reads" is its first keyword, and a statement with no result columns (`SELECT … INTO`) is
+     * not one.
+     */
+    async describe(query: CompiledQuery, describeOptions: DescribeOptions): Promise<StatementDescription> {
+      if (closed) throw new ConnectorError('CLOSED', 'the session is closed');
+      if (broken) throw new ConnectorError('CONNECT_FAILED', 'the connection to the MySQL server was lost');
+      if (retired) throw new ConnectorError('CONNECT_FAILED', 'the session was retired; use another session');
+      if (describeOptions.signal.aborted)
+        throw new ConnectorError('QUERY_ABORTED', 'the check was cancelled');
+      const reads = READ_ONLY_KEYWORDS.has(leadingKeyword(query.sql, { hashComments: true }));
+      let fields: readonly FieldPacket[];
+      try {
+        fields = await new Promise<readonly FieldPacket[]>((resolve, reject) => {
+          failPending = reject;
+          connection.prepare(query.sql, (error, statement) => {
+            failPending = undefined;
+            if (error) reject(error);
+            else resolve((statement as unknown as { columns?: FieldPacket[] }).columns ?? []);
+          });
+        });
+      } catch (error) {
+        // A write the server will not even prepare (a SELECT-only user's DELETE) is a write.
+        if (!reads) return { columns: [], readOnly: false };
+        throw mapMysqlError(error);
+      }
+      const columns = fields.map((field) => mysqlColumn(field).info);
+      const readOnly = reads && columns.length > 0;
+      return { columns, readOnly };
     },
 
     // Synchronous on purpose: the pool's fast lane checks health with no promise or timer.

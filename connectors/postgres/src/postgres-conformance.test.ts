@@ -10,6 +10,7 @@ const appName = `quarry_pg_conf_${uniqueSuffix()}`;
 describeConnectorConformance({
   name: 'postgres',
   plugin: postgresPlugin,
+  describes: true,
   config: () => ({ connectionString: TEST_PG_URL, applicationName: appName }),
   unreachableConfig: () => ({
     host: '127.0.0.1',

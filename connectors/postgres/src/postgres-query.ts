@@ -45,6 +45,11 @@ export interface PgQuerySpec {
   readonly setStatementTimeoutMs?: number;
   /** When set, the most bytes of row text kept (ExecuteOptions.maxResultBytes). */
   readonly maxBytes?: number;
+  /**
+   * Parse and describe the statement only (Parse/Describe/Sync): nothing is bound or executed;
+   * the outcome has the columns it would produce and no rows.
+   */
+  readonly describeOnly?: boolean;
 }
 
 type Callback = (error: unknown, outcome?: PgQueryOutcome) => void;
@@ -89,6 +94,11 @@ export class PostgresQuery {
         connection.execute({});
       }
       connection.parse({ text });
+      if (this.spec.describeOnly) {
+        connection.describe({ type: 'S' });
+        connection.sync();
+        return;
+      }
       connection.bind({ values: values as (string | null)[] });
       connection.describe({ type: 'P' });
       connection.execute({ rows: fetchLimit > 0 ? Math.min(fetchLimit, MAX_FETCH) : 0 });

@@ -6,15 +6,19 @@ import {
   ConnectorError,
   type ConnectorLogger,
   type ConnectorSession,
+  type DescribeOptions,
   type DestinationGuard,
   type ExecuteOptions,
+  leadingKeyword,
   type RawResult,
+  READ_ONLY_KEYWORDS,
+  type StatementDescription,
 } from '@quarry/sdk-connector';
 import pg from 'pg';
 import { sendCancelRequest } from './postgres-cancel.js';
 import type { PostgresSettings, PostgresSsl } from './postgres-config.js';
 import { mapPostgresError } from './postgres-errors.js';
-import { type PgQueryOutcome, PostgresQuery } from './postgres-query.js';
+import { type PgQueryOutcome, type PgQuerySpec, PostgresQuery } from './postgres-query.js';
 import { toPostgresValues } from './postgres-values.js';
 
 /** The statement_timeout a query asks for, in whole ms; 0 (no limit) for a non-positive value. */
@@ -141,6 +145,65 @@ export class PostgresSession implements ConnectorSession {
       );
     }
     return { columns: outcome.columns, rows: outcome.rows };
+  }
+
+  /**
+   * Checks a statement without running it, in two round trips: Parse/Describe (unknown tables
+   * and columns fail here, and the row description gives the columns), then, for a statement
+   * that reads by its first keyword, `EXPLAIN (FORMAT JSON)`, whose plan shows a data-modifying
+   * CTE (ModifyTable) or a locking read (LockRows). EXPLAIN without ANALYZE executes nothing.
+   */
+  async describe(query: CompiledQuery, options: DescribeOptions): Promise<StatementDescription> {
+    if (this.closing !== undefined) throw new ConnectorError('CLOSED', 'the Postgres session is closed');
+    if (!this.alive || this.tainted)
+      throw new ConnectorError('CONNECT_FAILED', 'the Postgres session was lost');
+    if (options.signal.aborted)
+      throw new ConnectorError('QUERY_ABORTED', 'the check was aborted before it ran');
+    const values = toPostgresValues(query.params);
+    const described = await this.submit({
+      text: query.sql,
+      values,
+      fetchLimit: 0,
+      keepRows: 0,
+      describeOnly: true,
+    });
+    let readOnly = READ_ONLY_KEYWORDS.has(leadingKeyword(query.sql));
+    if (readOnly) {
+      const explained = await this.submit({
+        text: `EXPLAIN (FORMAT JSON) ${query.sql}`,
+        values,
+        fetchLimit: 0,
+        keepRows: 1,
+      });
+      const plan = explained.rows[0]?.[0];
+      const text = typeof plan === 'string' ? plan : JSON.stringify(plan ?? null);
+      if (/"Node Type":\s*"(ModifyTable|LockRows)"/.test(text)) readOnly = false;
+    }
+    return { columns: described.columns, readOnly };
+  }
+
+  /** Sends one statement through the extended protocol (see PostgresQuery); errors mapped. */
+  private async submit(spec: PgQuerySpec): Promise<PgQueryOutcome> {
+    this.running = true;
+    try {
+      return await new Promise<PgQueryOutcome>((resolve, reject) => {
+        const pending = new PostgresQuery(spec, (error, outcome) =>
+          outcome === undefined ? reject(error) : resolve(outcome),
+        );
+        this.client.query(pending as unknown as pg.Submittable);
+      });
+    } catch (error) {
+      const mapped = mapPostgresError(error);
+      if (mapped.code === 'CONNECT_FAILED') this.alive = false;
+      throw mapped;
+    } finally {
+      this.running = false;
+      if (this.cancelling !== undefined) await this.cancelling;
+      if (this.client.getTransactionStatus() !== 'I') {
+        this.tainted = true;
+        this.alive = false;
+      }
+    }
   }
 
   /** Synchronous on purpose: the pool's fast lane checks health with no promise or timer. */

@@ -1,17 +1,19 @@
-// The gateway's node:http request listener: the query fast path (adapters/node-query.ts) in
-// front of the Hono app (served through @hono/node-server). server.ts listens with it; tests
-// start it on an ephemeral port to exercise exactly what production serves.
+// The gateway's node:http request listener: the query and MCP tool-call fast paths
+// (adapters/node-query.ts, adapters/node-mcp.ts) in front of the Hono app (served through
+// @hono/node-server). server.ts listens with it; tests start it on an ephemeral port to exercise
+// exactly what production serves.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { getRequestListener } from '@hono/node-server';
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { AppEnv } from '../http/app-env.js';
 import type { GatewayServices } from '../services/gateway-services.js';
+import { withMcpFastPath } from './node-mcp.js';
 import { withQueryFastPath } from './node-query.js';
 
 export interface GatewayListenerOptions {
   /** True once the server is draining: every answer then carries `Connection: close`. */
   readonly shuttingDown?: () => boolean;
-  /** Serve POST /v1/query on the fast path (default true). */
+  /** Serve POST /v1/query and MCP tool calls on the fast paths (default true). */
   readonly fastPath?: boolean;
 }
 
@@ -34,5 +36,6 @@ export function createGatewayListener(
     beforeWrite(env.outgoing as ServerResponse);
     return response;
   });
-  return options.fastPath === false ? hono : withQueryFastPath(services, hono, beforeWrite);
+  if (options.fastPath === false) return hono;
+  return withMcpFastPath(services, withQueryFastPath(services, hono, beforeWrite), beforeWrite);
 }

@@ -254,7 +254,10 @@ describe('every error of the query route, on both paths', () => {
   });
 
   it('UPSTREAM_ERROR (502), QUERY_TIMEOUT (504), SOURCE_UNAVAILABLE (503)', async () => {
-    await ownAnalytic('errors-broken', 'SELECT no_such_column_zz FROM no_such_table_zz');
+    // Accepted at deploy (a typed NULL casts fine), failed by the warehouse when it runs.
+    await ownAnalytic('errors-broken', 'SELECT CAST(:v AS INTEGER) AS n', {
+      params: { v: { type: 'string', default: 'not a number' } },
+    });
     await expectSameError({ body: { source: 'errors-broken', params: {} } }, 502, 'UPSTREAM_ERROR');
     await ownAnalytic('errors-slow', 'SELECT sum(hash(range)) AS h FROM range(1000000000000)', {
       limits: { timeout_ms: 200 },
@@ -265,7 +268,8 @@ describe('every error of the query route, on both paths', () => {
     await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
     const port = (closed.address() as AddressInfo).port;
     await new Promise<void>((resolve) => closed.close(() => resolve()));
-    const connection = await tg.call('POST', '/v1/owner/connections', {
+    // Saved untested (?test=false): it is the warehouse that later cannot be reached.
+    const connection = await tg.call('POST', '/v1/owner/connections?test=false', {
       key: tg.ownerKey,
       body: {
         name: 'errors-closed',
@@ -274,16 +278,23 @@ describe('every error of the query route, on both paths', () => {
       },
     });
     expect(connection.status, connection.text).toBe(201);
-    const created = await tg.call('POST', '/v1/owner/analytics', {
+    // A deploy cannot check SQL on a warehouse it cannot reach (it answers 503 too): the
+    // analytic is deployed unchecked, as the analytics directory is at start.
+    const deployedAt = await tg.call('PUT', '/v1/owner/analytics/errors-unreachable', {
       key: tg.ownerKey,
-      body: {
+      body: { connection: 'errors-closed', sql: 'SELECT 1 AS one', visibility: 'public' },
+    });
+    expect(deployedAt.status, deployedAt.text).toBe(503);
+    await tg.gateway.services.analytics.deploy(
+      tg.ownerId,
+      {
         name: 'errors-unreachable',
         connection: 'errors-closed',
         sql: 'SELECT 1 AS one',
         visibility: 'public',
       },
-    });
-    expect(created.status, created.text).toBe(201);
+      { checkSql: false },
+    );
     const refused = await expectSameError(
       { body: { source: 'errors-unreachable', params: {} } },
       503,

@@ -102,4 +102,19 @@ describe('group commit', () => {
     writer.release();
     expect(await drained).toBe(2);
   });
+
+  it('fails a batch together, without retrying item by item, when splitOnFailure says no', async () => {
+    const down = new Error('store down');
+    let writes = 0;
+    const commit = createGroupCommit<number, number>({
+      write: async () => {
+        writes++;
+        throw down;
+      },
+      splitOnFailure: (error) => error !== down,
+    });
+    const results = await Promise.allSettled([commit.submit(1), commit.submit(2), commit.submit(3)]);
+    expect(results.map((r) => (r.status === 'rejected' ? r.reason : r.value))).toEqual([down, down, down]);
+    expect(writes).toBe(1);
+  });
 });

@@ -18,6 +18,12 @@ export interface GroupCommitOptions<I, O> {
   readonly maxBatch?: number;
   /** Writes in flight at once (default 1: batches of one kind queue behind each other). */
   readonly maxInFlight?: number;
+  /**
+   * Whether a batch that failed with `error` is retried item by item (default: always). Say no
+   * for failures that are not any one item's fault (the store unreachable): retrying each item
+   * alone would only fail each again, one store timeout after another.
+   */
+  readonly splitOnFailure?: (error: unknown) => boolean;
 }
 
 export interface GroupCommitStats {
@@ -76,8 +82,8 @@ export function createGroupCommit<I, O>(options: GroupCommitOptions<I, O>): Grou
       writeMs += performance.now() - started;
     } catch (error) {
       writeMs += performance.now() - started;
-      if (batch.length === 1) {
-        (batch[0] as Waiter<I, O>).reject(error);
+      if (batch.length === 1 || options.splitOnFailure?.(error) === false) {
+        for (const waiter of batch) waiter.reject(error);
         return;
       }
       // One item may have broken the whole batch: each goes alone, so only it fails.

@@ -29,6 +29,7 @@
 import type { Principal } from '../auth/principal.js';
 import type { CatalogEntry } from '../catalog/catalog.js';
 import { ApiError } from '../errors/api-error.js';
+import { isStoreUnavailable } from '../errors/store-error.js';
 import type { UsageOrigin } from '../store/revenue-split.js';
 import type {
   BudgetPolicy,
@@ -116,6 +117,9 @@ export interface MeteringOptions {
   readonly reserveMargin?: number;
 }
 
+/** A batch the store could not take is no item's fault: its items fail together, not one by one. */
+const notStoreDown = (error: unknown) => !isStoreUnavailable(error);
+
 /** Headroom below which calls reserve first, by default. */
 export const DEFAULT_RESERVE_MARGIN = 100;
 
@@ -130,10 +134,12 @@ export function createMetering(options: MeteringOptions): Metering {
     write: (items) => usage.reserveMany(items),
     maxBatch: options.maxBatch,
     maxInFlight: 2,
+    splitOnFailure: notStoreDown,
   });
   const commits = createGroupCommit<CommitRequest, CommitResult>({
     write: (items) => usage.commitMany(items),
     maxBatch: options.maxBatch,
+    splitOnFailure: notStoreDown,
   });
   const reserveAhead = options.reserveAhead ?? 'near-limit';
   const margin = Math.max(0, options.reserveMargin ?? DEFAULT_RESERVE_MARGIN);

@@ -1,7 +1,10 @@
-// The embedded demo: an examples owner with the DuckDB demo warehouse as connection "demo" and
-// the example analytics, and a demo consumer account whose key is written to
-// $QUARRY_DATA_DIR/demo-key (0600). Idempotent: a restart reuses all of it, and a demo key
-// given by QUARRY_DEMO_KEY is registered instead of a generated one.
+// The embedded demo: one demo account that owns the DuckDB demo warehouse (connection "demo"),
+// the example analytics and their marketplace listings, and whose key is written to
+// $QUARRY_DATA_DIR/demo-key (0600), so every owner command of the README works with that key
+// as written. Idempotent: a restart reuses all of it, and a demo key given by QUARRY_DEMO_KEY is
+// registered instead of a generated one. A data directory made by an earlier version (the
+// examples belonged to a hidden account, the key to a consumer account) gets a key of the demo
+// account in its demo-key file.
 import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -13,14 +16,14 @@ import type { AnalyticsService } from '../services/analytics-service.js';
 import type { ControlPlaneStore } from '../store/control-plane-store.js';
 import { loadAnalyticsDir } from './analytics-dir.js';
 
-export const DEMO_OWNER_EMAIL = 'examples@demo.quarry.dev';
-export const DEMO_USER_EMAIL = 'demo@demo.quarry.dev';
+/** The demo account: it owns the demo connection, the example analytics and the demo key. */
+export const DEMO_ACCOUNT_EMAIL = 'examples@demo.quarry.dev';
 export const DEMO_KEY_FILE = 'demo-key';
 export const DEMO_WAREHOUSE_FILE = 'demo.duckdb';
 
 export interface DemoInfo {
+  /** The demo account: owner of the demo connection, the example analytics and the key. */
   readonly accountId: string;
-  readonly ownerId: string;
   readonly key: string;
   readonly keyFile: string;
 }
@@ -54,7 +57,7 @@ async function ensureDemoKey(deps: DemoDeps, accountId: string): Promise<string>
     const parsed = parseApiKey(secret);
     if (!parsed.ok) continue;
     const found = await store.keys.findByDigest(parsed.digest);
-    if (found?.account.id === accountId) return secret;
+    if (found?.account.id === accountId && found.key.revokedAt === null) return secret;
     if (found === null && config.demoKey === secret) {
       await store.keys.create({
         accountId,
@@ -109,9 +112,8 @@ async function publishExamples(
 
 export async function bootstrapDemo(deps: DemoDeps): Promise<DemoInfo> {
   const { config, store, logger } = deps;
-  // The demo user explores on a generous plan so the quota does not stop a newcomer.
-  const owner = await ensureAccount(store, DEMO_OWNER_EMAIL, 'Quarry Examples', 'enterprise');
-  const user = await ensureAccount(store, DEMO_USER_EMAIL, 'Demo user', 'enterprise');
+  // A generous plan, so the quota does not stop a newcomer exploring.
+  const owner = await ensureAccount(store, DEMO_ACCOUNT_EMAIL, 'Quarry demo', 'enterprise');
   const warehouse = join(config.dataDir, DEMO_WAREHOUSE_FILE);
   if (!existsSync(warehouse)) {
     logger.info(
@@ -142,6 +144,6 @@ export async function bootstrapDemo(deps: DemoDeps): Promise<DemoInfo> {
   } else {
     logger.warn({ dir }, 'no analytics directory found');
   }
-  const key = await ensureDemoKey(deps, user.id);
-  return { accountId: user.id, ownerId: owner.id, key, keyFile: join(config.dataDir, DEMO_KEY_FILE) };
+  const key = await ensureDemoKey(deps, owner.id);
+  return { accountId: owner.id, key, keyFile: join(config.dataDir, DEMO_KEY_FILE) };
 }

@@ -2,6 +2,7 @@
 // validate and to generate OpenAPI, plus the SDK's own check of the param schema.
 import { checkParamSchema, type ParamSchema } from '@quarry/sdk-connector';
 import { z } from 'zod';
+import { ParamSpecSchema } from './param-spec-schema.js';
 
 export const ANALYTIC_NAME = /^[a-z0-9][a-z0-9-]{0,62}[a-z0-9]$/;
 
@@ -29,7 +30,7 @@ export const AnalyticDefinitionSchema = z
     tags: z.array(z.string().min(1).max(32)).max(20).optional(),
     connection: z.string().min(1).max(64),
     sql: z.string().min(1).max(100_000),
-    params: z.record(z.string(), z.unknown()).default({}),
+    params: z.record(z.string(), ParamSpecSchema).default({}),
     insights: InsightsSchema.optional(),
     cache: z
       .object({
@@ -75,9 +76,13 @@ export type DefinitionResult =
 export function parseAnalyticDefinition(input: unknown): DefinitionResult {
   const parsed = AnalyticDefinitionSchema.safeParse(input);
   const problems: DefinitionProblem[] = [];
+  const paramProblems: DefinitionProblem[] = [];
   if (!parsed.success) {
     for (const issue of parsed.error.issues) {
-      problems.push({ field: issue.path.join('.') || '(root)', message: issue.message });
+      (issue.path[0] === 'params' ? paramProblems : problems).push({
+        field: issue.path.join('.') || '(root)',
+        message: issue.message,
+      });
     }
   }
   let params: ParamSchema | undefined;
@@ -85,11 +90,15 @@ export function parseAnalyticDefinition(input: unknown): DefinitionResult {
   try {
     params = checkParamSchema(rawParams ?? {});
   } catch (error) {
+    // The SDK's words for the params, which say more than the schema's (it checks bounds,
+    // defaults and patterns); the schema's only when the SDK found nothing to say.
+    paramProblems.length = 0;
     const details = (error as { details?: readonly { param?: string; message: string }[] }).details ?? [];
     if (details.length === 0) problems.push({ field: 'params', message: (error as Error).message });
     for (const d of details)
       problems.push({ field: `params.${d.param ?? ''}`.replace(/\.$/, ''), message: d.message });
   }
+  problems.push(...paramProblems);
   // Checked on the raw input too, so it is reported alongside schema problems.
   const raw = (input ?? {}) as { visibility?: unknown; shared_with?: unknown };
   if (raw.visibility === 'shared' && !(Array.isArray(raw.shared_with) && raw.shared_with.length > 0)) {

@@ -6,7 +6,7 @@ import type { ConnectorError } from '@quarry/sdk-connector';
 import { isConnectorError } from '@quarry/sdk-connector';
 import { ApiError } from './api-error.js';
 import { ERROR_STATUS, type ErrorCode, type ErrorStatus } from './error-codes.js';
-import { isStoreError } from './store-error.js';
+import { isStoreError, isStoreUnavailable } from './store-error.js';
 
 export interface ErrorEnvelope {
   readonly error: {
@@ -25,6 +25,8 @@ export interface ErrorLogger {
 
 /** Seconds a caller should wait after the warehouse was unreachable or its pool full. */
 const SOURCE_RETRY_AFTER_S = 1;
+/** Seconds a caller should wait after the control-plane store failed to answer. */
+const STORE_RETRY_AFTER_S = 1;
 
 function fromConnectorError(error: ConnectorError): ApiError {
   switch (error.code) {
@@ -65,6 +67,14 @@ export function asApiError(error: unknown, logger: ErrorLogger): ApiError {
       logger.warn({ err: error, driverCode: error.driverCode }, 'connector error');
     }
     return mapped;
+  }
+  // The gateway's own store failing is a 503 like a warehouse's: nothing was served or charged,
+  // and retrying shortly is the right move (never a 500, which says "our bug").
+  if (isStoreUnavailable(error)) {
+    logger.warn({ err: error, inDoubt: error.inDoubt }, 'the control-plane store is unavailable');
+    return new ApiError('SOURCE_UNAVAILABLE', 'The service is briefly unavailable; retry shortly.', {
+      retryAfter: STORE_RETRY_AFTER_S,
+    });
   }
   if (isStoreError(error)) {
     if (error.code === 'CONFLICT') return new ApiError('CONFLICT', error.message);

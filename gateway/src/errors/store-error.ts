@@ -77,3 +77,55 @@ export function asInvalidText(error: unknown): StoreError | undefined {
   if (state !== '22021' && state !== '22P05') return undefined;
   return new StoreError('INVALID', 'Text may not contain the NUL character (\\u0000).', { cause: error });
 }
+
+/**
+ * The control-plane store could not be reached or stopped answering (refused, reset, timed out).
+ * `inDoubt`: the statement had been sent when the connection failed, so a write may have been
+ * committed without our hearing of it; false when it failed before anything was sent.
+ */
+export class StoreUnavailableError extends Error {
+  override readonly name = 'StoreUnavailableError';
+  readonly inDoubt: boolean;
+  readonly retryable = true;
+
+  constructor(message: string, options: { readonly inDoubt: boolean; readonly cause?: unknown }) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.inDoubt = options.inDoubt;
+  }
+}
+
+/** True when `value` is a {@link StoreUnavailableError}. */
+export function isStoreUnavailable(value: unknown): value is StoreUnavailableError {
+  return value instanceof StoreUnavailableError;
+}
+
+/** Socket errors of a connection that failed or never opened. */
+const CONNECTION_ERRNOS = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ECONNABORTED',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EAI_AGAIN',
+]);
+
+/**
+ * True when a PostgreSQL client error means the connection, not the statement, failed: a socket
+ * error, a connection or query timeout, the server shutting down or refusing connections
+ * (SQLSTATE classes 08 and 57P, 53300).
+ */
+export function isConnectionFailure(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string') {
+    if (CONNECTION_ERRNOS.has(code)) return true;
+    if (/^[0-9A-Z]{5}$/.test(code))
+      return code.startsWith('08') || code.startsWith('57P') || code === '53300';
+  }
+  const message = error instanceof Error ? error.message : '';
+  return /Connection terminated|connection timeout|timeout exceeded when trying to connect|Query read timeout|not queryable|Connection lost/i.test(
+    message,
+  );
+}

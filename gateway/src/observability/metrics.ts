@@ -22,7 +22,26 @@ export interface GatewayMetrics {
   setUsageWriteSource(source: () => readonly UsageWriteSnapshot[]): void;
   /** Registers the result cache's counters and sizes, read at scrape time. */
   setResultCacheSource(source: () => CacheStats): void;
+  /** Registers the result-bytes budget's figures, read at scrape time. */
+  setResultBudgetSource(source: () => ResultBudgetSnapshot): void;
+  /** Registers the source of each connection's circuit state, read at scrape time. */
+  setCircuitSource(source: () => readonly CircuitSnapshot[]): void;
 }
+
+/** The process-wide budget of warehouse result bytes in flight. */
+export interface ResultBudgetSnapshot {
+  readonly limitBytes: number;
+  readonly inFlightBytes: number;
+  readonly waiting: number;
+}
+
+/** One connection's circuit breaker state. */
+export interface CircuitSnapshot {
+  readonly connection: string;
+  readonly state: 'closed' | 'open' | 'half_open';
+}
+
+const CIRCUIT_STATES = ['closed', 'open', 'half_open'] as const;
 
 /** Group-commit counters of one kind of usage write (`reserve`, `commit`). */
 export interface UsageWriteSnapshot {
@@ -70,6 +89,46 @@ export function createMetrics(options: { readonly defaultMetrics?: boolean } = {
   gauge('quarry_pool_sessions_total', 'Open warehouse sessions per connection', (s) => s.total);
   gauge('quarry_pool_sessions_idle', 'Idle warehouse sessions per connection', (s) => s.idle);
   gauge('quarry_pool_waiting', 'Callers waiting for a warehouse session', (s) => s.waiting);
+  let circuitSource: () => readonly CircuitSnapshot[] = () => [];
+  new Gauge({
+    name: 'quarry_connection_circuit',
+    help: "Each connection's circuit breaker: 1 for its current state (closed, open, half_open), 0 for the others",
+    labelNames: ['connection', 'state'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const c of circuitSource()) {
+        for (const state of CIRCUIT_STATES)
+          this.set({ connection: c.connection, state }, c.state === state ? 1 : 0);
+      }
+    },
+  });
+  let budgetSource: (() => ResultBudgetSnapshot) | undefined;
+  const budgetGauge = (name: string, help: string, pick: (s: ResultBudgetSnapshot) => number) =>
+    new Gauge({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        const stats = budgetSource?.();
+        if (stats !== undefined) this.set(pick(stats));
+      },
+    });
+  budgetGauge(
+    'quarry_result_bytes_in_flight',
+    'Warehouse result bytes expected in flight now',
+    (s) => s.inFlightBytes,
+  );
+  budgetGauge(
+    'quarry_result_bytes_in_flight_limit',
+    'The budget of result bytes in flight (QUARRY_RESULT_BYTES_IN_FLIGHT)',
+    (s) => s.limitBytes,
+  );
+  budgetGauge(
+    'quarry_result_budget_waiting',
+    'Warehouse queries waiting for room in the result budget',
+    (s) => s.waiting,
+  );
   let usageSource: () => readonly UsageWriteSnapshot[] = () => [];
   // Counters kept by the group-commit writers; copied in at scrape time.
   const usageCounter = (name: string, help: string, pick: (s: UsageWriteSnapshot) => number) =>
@@ -149,6 +208,12 @@ export function createMetrics(options: { readonly defaultMetrics?: boolean } = {
     },
     setResultCacheSource(source) {
       cacheSource = source;
+    },
+    setCircuitSource(source) {
+      circuitSource = source;
+    },
+    setResultBudgetSource(source) {
+      budgetSource = source;
     },
   };
 }

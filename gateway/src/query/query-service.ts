@@ -13,9 +13,11 @@ import {
 import { ANALYTIC_NAME } from '../catalog/analytic-definition.js';
 import type { Catalog, CatalogEntry } from '../catalog/catalog.js';
 import { shapeInsights } from '../catalog/insights.js';
+import type { ConnectionBreakers } from '../connections/connection-breakers.js';
 import { ApiError } from '../errors/api-error.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
 import { mayCall } from '../store/analytic-repository.js';
+import type { ResultBudget } from './result-budget.js';
 
 export interface ConnectorSource {
   /** The live connector of a stored connection (created on first use, pooled). */
@@ -64,6 +66,21 @@ export interface QueryServiceDeps {
   readonly metrics?: GatewayMetrics;
   /** QUARRY_MAX_RESULT_BYTES: the bound on one result (unset: none). */
   readonly maxResultBytes?: number;
+  /** A circuit per connection: warehouse calls go through it (unset: none). */
+  readonly breakers?: ConnectionBreakers;
+  /** Result bytes in flight, process-wide: each warehouse query takes its expected size first (unset: none). */
+  readonly budget?: ResultBudget;
+}
+
+/** Most analytics whose last result size is remembered (then the memo starts over). */
+const MAX_SIZE_MEMO = 10_000;
+/** Least a query takes from the budget. */
+const MIN_EXPECTED_BYTES = 16 * 1024;
+
+/** A shaped result's weight as the runtime counts it, from its first row: rows × (row JSON + 64). */
+function approximateBytes(rows: readonly Readonly<Record<string, JsonValue>>[]): number {
+  const first = rows[0];
+  return first === undefined ? 0 : rows.length * (JSON.stringify(first).length + 64);
 }
 
 const DEFAULT_TIMEOUT_MS = 30_000;
@@ -95,6 +112,10 @@ function tooLarge(maxBytes: number | undefined): ApiError {
 }
 
 export function createQueryService(deps: QueryServiceDeps): QueryService {
+  // The largest result each analytic gave lately: what its next query takes from the budget.
+  const lastSize = new Map<string, number>();
+  const expectedBytes = (analyticId: string) =>
+    Math.max(MIN_EXPECTED_BYTES, lastSize.get(analyticId) ?? deps.maxResultBytes ?? MIN_EXPECTED_BYTES);
   const notFound = (name: string) =>
     new ApiError('SOURCE_NOT_FOUND', `No analytic named "${name}" exists, or you do not have access to it.`);
 
@@ -142,15 +163,32 @@ export function createQueryService(deps: QueryServiceDeps): QueryService {
       const started = performance.now();
       let outcome = 'ok';
       try {
-        const result = await connector.query({
-          template: entry.template,
-          params,
-          timeoutMs: limits?.timeout_ms ?? DEFAULT_TIMEOUT_MS,
-          maxRows: Math.min(limits?.max_rows ?? DEFAULT_MAX_ROWS, maxRows ?? Number.POSITIVE_INFINITY),
-          ...(limits?.max_bytes_billed === undefined ? {} : { maxBytesBilled: limits.max_bytes_billed }),
-          ...(deps.maxResultBytes === undefined ? {} : { maxResultBytes: deps.maxResultBytes }),
-          ...(signal ? { signal } : {}),
-        });
+        const run = () =>
+          connector.query({
+            template: entry.template,
+            params,
+            timeoutMs: limits?.timeout_ms ?? DEFAULT_TIMEOUT_MS,
+            maxRows: Math.min(limits?.max_rows ?? DEFAULT_MAX_ROWS, maxRows ?? Number.POSITIVE_INFINITY),
+            ...(limits?.max_bytes_billed === undefined ? {} : { maxBytesBilled: limits.max_bytes_billed }),
+            ...(deps.maxResultBytes === undefined ? {} : { maxResultBytes: deps.maxResultBytes }),
+            ...(signal ? { signal } : {}),
+          });
+        const guarded = () =>
+          deps.breakers === undefined ? run() : deps.breakers.run(entry.connectionId, run);
+        let result: Awaited<ReturnType<typeof run>>;
+        if (deps.budget === undefined) {
+          result = await guarded();
+        } else {
+          const taken = deps.budget.take(expectedBytes(entry.analyticId), signal);
+          const release = typeof taken === 'function' ? taken : await taken;
+          try {
+            result = await guarded();
+          } finally {
+            release();
+          }
+          if (lastSize.size >= MAX_SIZE_MEMO) lastSize.clear();
+          lastSize.set(entry.analyticId, approximateBytes(result.rows));
+        }
         const insights = shapeInsights(entry.definition.insights, result.rows);
         return {
           source: entry.name,

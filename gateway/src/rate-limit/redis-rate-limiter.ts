@@ -82,6 +82,9 @@ export function createRedisRateLimiter(options: RedisRateLimiterOptions): RedisR
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
     commandTimeout: options.commandTimeoutMs ?? 500,
+    // A Redis that accepts the connection and says nothing must not hold a connect for ioredis's
+    // default 10 s.
+    connectTimeout: Math.max(1_000, options.commandTimeoutMs ?? 500),
     // ioredis backs off up to 5 s by default; cap it so a returning Redis is seen within ~1 s.
     retryStrategy: (times) => Math.min(times * 100, 1000),
   }) as RedisWithGcra;

@@ -9,6 +9,7 @@ import {
   BODY_ERRORS,
   CONFLICT_ERROR,
   NOT_FOUND_ERROR,
+  QUERY_ERRORS,
 } from '../http/common-schemas.js';
 import { requireScope } from '../http/middleware/require-scope.js';
 import { readJsonValue } from '../http/read-json.js';
@@ -16,6 +17,14 @@ import { AnalyticSchema, analyticJson, versionJson } from '../http/resources.js'
 import { pathParam, route } from '../http/route.js';
 
 const NameParam = z.object({ name: z.string() });
+const ColumnsSchema = z.array(z.object({ name: z.string(), type: z.string() })).openapi({
+  description:
+    "The columns the query will produce, as the warehouse described them without running it; absent when the connection's engine cannot describe a statement",
+});
+const columnsJson = (columns: readonly { name: string; type: string }[] | undefined) =>
+  columns === undefined ? {} : { columns: columns.map((c) => ({ name: c.name, type: c.type })) };
+const SQL_CHECK =
+  "The SQL is checked against the warehouse without running it: a table or column it does not know, or a statement that is not read-only, is a 400 `INVALID_REQUEST` whose `details` hold the warehouse's own message (secrets removed).";
 const one = { 'application/json': { schema: z.object({ analytic: AnalyticSchema }) } };
 const definitionBody = {
   required: true,
@@ -37,6 +46,7 @@ export function registerOwnerAnalyticsRoutes(app: OpenAPIHono<AppEnv>): void {
         ...AUTHED_ERRORS,
         ...BODY_ERRORS,
         ...CONFLICT_ERROR,
+        503: QUERY_ERRORS[503],
       },
     }),
     requireScope('owner'),
@@ -57,6 +67,7 @@ export function registerOwnerAnalyticsRoutes(app: OpenAPIHono<AppEnv>): void {
       tags: ['Owner'],
       summary:
         'Deploy an analytic: creates it, adds a version when the definition changed, or changes nothing',
+      description: SQL_CHECK,
       security: BEARER,
       request: { params: NameParam, body: definitionBody },
       responses: {
@@ -67,6 +78,7 @@ export function registerOwnerAnalyticsRoutes(app: OpenAPIHono<AppEnv>): void {
               schema: z.object({
                 analytic: AnalyticSchema,
                 outcome: z.enum(['created', 'updated', 'unchanged']),
+                columns: ColumnsSchema.optional(),
               }),
             },
           },
@@ -74,6 +86,7 @@ export function registerOwnerAnalyticsRoutes(app: OpenAPIHono<AppEnv>): void {
         ...AUTHED_ERRORS,
         ...BODY_ERRORS,
         ...CONFLICT_ERROR,
+        503: QUERY_ERRORS[503],
       },
     }),
     requireScope('owner'),
@@ -81,9 +94,61 @@ export function registerOwnerAnalyticsRoutes(app: OpenAPIHono<AppEnv>): void {
       const name = pathParam(c, 'name');
       const body = await readJsonValue(c);
       const input = body !== null && typeof body === 'object' ? { ...(body as object), name } : body;
-      const { outcome, analytic } = await c.var.services.analytics.deploy(c.var.principal.accountId, input);
+      const { outcome, analytic, columns } = await c.var.services.analytics.deploy(
+        c.var.principal.accountId,
+        input,
+      );
       if (outcome !== 'unchanged') c.var.services.catalog.invalidate(name);
-      return c.json({ analytic: analyticJson(analytic), outcome });
+      return c.json({ analytic: analyticJson(analytic), outcome, ...columnsJson(columns) });
+    },
+  );
+  route(
+    app,
+    createRoute({
+      method: 'post',
+      path: '/v1/owner/analytics/{name}/dry-run',
+      tags: ['Owner'],
+      summary: 'Check a definition as a deploy would, and say what the deploy would do, saving nothing',
+      description: `Every check of a deploy runs (definition, params, connection, price, name). ${SQL_CHECK}`,
+      security: BEARER,
+      request: { params: NameParam, body: definitionBody },
+      responses: {
+        200: {
+          description: 'The definition would deploy',
+          content: {
+            'application/json': {
+              schema: z.object({
+                name: z.string(),
+                outcome: z.enum(['created', 'updated', 'unchanged']).openapi({
+                  description: 'What deploying it would do',
+                }),
+                definition: AnalyticDefinitionSchema.meta({ id: 'AnalyticDefinition' }),
+                columns: ColumnsSchema.optional(),
+              }),
+            },
+          },
+        },
+        ...AUTHED_ERRORS,
+        ...BODY_ERRORS,
+        ...CONFLICT_ERROR,
+        503: QUERY_ERRORS[503],
+      },
+    }),
+    requireScope('owner'),
+    async (c) => {
+      const name = pathParam(c, 'name');
+      const body = await readJsonValue(c);
+      const input = body !== null && typeof body === 'object' ? { ...(body as object), name } : body;
+      const { outcome, definition, columns } = await c.var.services.analytics.dryRun(
+        c.var.principal.accountId,
+        input,
+      );
+      return c.json({
+        name,
+        outcome,
+        definition: JSON.parse(JSON.stringify(definition)),
+        ...columnsJson(columns),
+      });
     },
   );
   route(
@@ -100,6 +165,7 @@ export function registerOwnerAnalyticsRoutes(app: OpenAPIHono<AppEnv>): void {
         ...AUTHED_ERRORS,
         ...BODY_ERRORS,
         ...NOT_FOUND_ERROR,
+        503: QUERY_ERRORS[503],
       },
     }),
     requireScope('owner'),

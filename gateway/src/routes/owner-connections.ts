@@ -26,6 +26,23 @@ export const NewConnectionSchema = z
   .openapi('NewConnection');
 
 const IdParam = z.object({ id: z.string() });
+
+const CircuitSchema = z
+  .object({
+    state: z.enum(['closed', 'open', 'half_open']).openapi({
+      description:
+        'closed: calls reach the warehouse; open: after repeated warehouse faults (unreachable, lost sessions, time limits) calls fail fast with 503 SOURCE_UNAVAILABLE until the probe; half_open: one call is probing',
+    }),
+    consecutive_failures: z.number().int(),
+    retry_after: z.number().optional().openapi({ description: 'Seconds until the probe (open only)' }),
+  })
+  .openapi('Circuit');
+const CreateQuery = z.object({
+  test: z.enum(['true', 'false']).optional().openapi({
+    description:
+      'Open a session with the config before saving it (default `true`); `false` saves it untested',
+  }),
+});
 const one = { 'application/json': { schema: z.object({ connection: ConnectionSchema }) } };
 
 export function registerOwnerConnectionRoutes(app: OpenAPIHono<AppEnv>): void {
@@ -36,8 +53,13 @@ export function registerOwnerConnectionRoutes(app: OpenAPIHono<AppEnv>): void {
       path: '/v1/owner/connections',
       tags: ['Owner'],
       summary: 'Connect a warehouse',
+      description:
+        "The connection is tested before it is saved: a warehouse that cannot be reached, or refuses the credentials, is a 400 whose `details` hold the warehouse's own message (secrets removed). `?test=false` saves it untested.",
       security: BEARER,
-      request: { body: { required: true, content: { 'application/json': { schema: NewConnectionSchema } } } },
+      request: {
+        query: CreateQuery,
+        body: { required: true, content: { 'application/json': { schema: NewConnectionSchema } } },
+      },
       responses: {
         201: { description: 'Created', content: one },
         ...AUTHED_ERRORS,
@@ -48,7 +70,9 @@ export function registerOwnerConnectionRoutes(app: OpenAPIHono<AppEnv>): void {
     requireScope('owner'),
     async (c) => {
       const body = await readJson(c, NewConnectionSchema);
-      const connection = await c.var.services.connections.create(c.var.principal.accountId, body);
+      const connection = await c.var.services.connections.create(c.var.principal.accountId, body, {
+        test: c.req.query('test') !== 'false',
+      });
       return c.json({ connection: connectionJson(connection) }, 201);
     },
   );
@@ -83,12 +107,24 @@ export function registerOwnerConnectionRoutes(app: OpenAPIHono<AppEnv>): void {
       summary: 'Show a connection',
       security: BEARER,
       request: { params: IdParam },
-      responses: { 200: { description: 'Connection', content: one }, ...AUTHED_ERRORS, ...NOT_FOUND_ERROR },
+      responses: {
+        200: {
+          description: 'The connection, and its circuit on this gateway instance',
+          content: {
+            'application/json': {
+              schema: z.object({ connection: ConnectionSchema, circuit: CircuitSchema }),
+            },
+          },
+        },
+        ...AUTHED_ERRORS,
+        ...NOT_FOUND_ERROR,
+      },
     }),
     requireScope('owner'),
     async (c) => {
-      const connection = await c.var.services.connections.get(c.var.principal.accountId, pathParam(c, 'id'));
-      return c.json({ connection: connectionJson(connection) });
+      const { connections, breakers } = c.var.services;
+      const connection = await connections.get(c.var.principal.accountId, pathParam(c, 'id'));
+      return c.json({ connection: connectionJson(connection), circuit: breakers.status(connection.id) });
     },
   );
   route(
@@ -104,7 +140,9 @@ export function registerOwnerConnectionRoutes(app: OpenAPIHono<AppEnv>): void {
     }),
     requireScope('owner'),
     async (c) => {
-      await c.var.services.connections.delete(c.var.principal.accountId, pathParam(c, 'id'));
+      const id = pathParam(c, 'id');
+      await c.var.services.connections.delete(c.var.principal.accountId, id);
+      c.var.services.breakers.forget(id);
       c.var.services.catalog.invalidate();
       return c.body(null, 204);
     },
@@ -116,6 +154,8 @@ export function registerOwnerConnectionRoutes(app: OpenAPIHono<AppEnv>): void {
       path: '/v1/owner/connections/{id}/test',
       tags: ['Owner'],
       summary: 'Open a session to the warehouse and report the round trip',
+      description:
+        "A warehouse that cannot be reached is a 503 whose message and `details` hold the warehouse's own words (secrets removed).",
       security: BEARER,
       request: { params: IdParam },
       responses: {

@@ -1,8 +1,18 @@
 // Owners' analytics: every write is validated whole (schema, params, connection, template
-// against its params), creates or versions the analytic, and reports what changed. The same
-// path serves the owner API and the YAML directory loaded at start.
+// against its params), its SQL checked against the warehouse without running it (where the
+// connector can describe a statement: unknown tables and columns, statements that are not
+// read-only), creates or versions the analytic, and reports what changed and the columns it will
+// produce. The same path serves the owner API and the YAML directory loaded at start.
 import { isDeepStrictEqual } from 'node:util';
-import { type ConnectorPlugin, parseTemplate } from '@quarry/sdk-connector';
+import {
+  type ColumnInfo,
+  type ConnectorPlugin,
+  type DescribeRequest,
+  isConnectorError,
+  type ParamValues,
+  parseTemplate,
+  type StatementDescription,
+} from '@quarry/sdk-connector';
 import { type AnalyticDefinition, parseAnalyticDefinition } from '../catalog/analytic-definition.js';
 import type { PluginRegistry } from '../connections/plugin-registry.js';
 import { ApiError, type ApiErrorDetail } from '../errors/api-error.js';
@@ -17,17 +27,58 @@ import type { ConnectionRepository } from '../store/connection-repository.js';
 
 export type DeployOutcome = 'created' | 'updated' | 'unchanged';
 
+/** How a write checks its definition. */
+export interface CheckOptions {
+  /**
+   * Check the SQL against the warehouse (default true). The analytics directory loaded at start
+   * skips it: the demo warehouse may still be being seeded, and the files are the operator's.
+   */
+  readonly checkSql?: boolean;
+}
+
+/** A validated definition and, when the warehouse was asked, the columns it will produce. */
+export interface CheckedDefinition {
+  readonly definition: AnalyticDefinition;
+  /** Undefined when the SQL was not checked (skipped, or the connector cannot describe). */
+  readonly columns: readonly ColumnInfo[] | undefined;
+}
+
+export interface DeployResult {
+  readonly outcome: DeployOutcome;
+  readonly analytic: Analytic;
+  readonly columns: readonly ColumnInfo[] | undefined;
+}
+
+/** What a deploy would do, without doing it. */
+export interface DryRunResult {
+  readonly outcome: DeployOutcome;
+  readonly definition: AnalyticDefinition;
+  readonly columns: readonly ColumnInfo[] | undefined;
+}
+
+/**
+ * Describes a statement on one of the owner's connections without running it (the connection
+ * service, with owner-facing errors); undefined when its connector cannot describe.
+ */
+export type StatementDescriber = (
+  ownerId: string,
+  connectionId: string,
+  request: DescribeRequest,
+) => Promise<StatementDescription | undefined>;
+
 export interface AnalyticsService {
-  /** Validates a definition for `ownerId`; INVALID_REQUEST listing every problem. */
-  validate(ownerId: string, input: unknown): Promise<AnalyticDefinition>;
+  /**
+   * Validates a definition for `ownerId` and checks its SQL against the warehouse;
+   * INVALID_REQUEST listing every problem.
+   */
+  validate(ownerId: string, input: unknown, options?: CheckOptions): Promise<CheckedDefinition>;
   create(ownerId: string, input: unknown): Promise<Analytic>;
   /** A new version of the owner's analytic `name` (the body's name must match or be absent). */
   update(ownerId: string, name: string, input: unknown): Promise<Analytic>;
   /** Creates, versions, or leaves alone when the definition is unchanged (idempotent deploys). */
-  deploy(
-    ownerId: string,
-    input: unknown,
-  ): Promise<{ readonly outcome: DeployOutcome; readonly analytic: Analytic }>;
+  deploy(ownerId: string, input: unknown, options?: CheckOptions): Promise<DeployResult>;
+  /** Everything deploy checks, and what it would do, with nothing written. */
+  dryRun(ownerId: string, input: unknown): Promise<DryRunResult>;
   get(ownerId: string, name: string, version?: number): Promise<Analytic>;
   list(ownerId: string): Promise<readonly Analytic[]>;
   versions(ownerId: string, name: string): Promise<readonly AnalyticVersion[]>;
@@ -48,6 +99,39 @@ export interface AnalyticsServiceOptions {
   readonly dropCached: (analyticId: string) => void;
   readonly connections: Pick<ConnectionRepository, 'findByName'>;
   readonly plugins: PluginRegistry;
+  /** Checks SQL against the warehouse at every write; without it, no SQL is checked. */
+  readonly describe?: StatementDescriber;
+}
+
+/** How long a deploy waits for the warehouse to check its SQL. */
+const DESCRIBE_TIMEOUT_MS = 15_000;
+
+/** A typed NULL for every param: what a statement check binds. */
+function typedNulls(definition: AnalyticDefinition): ParamValues {
+  const values: Record<string, ParamValues[string]> = {};
+  for (const [name, spec] of Object.entries(definition.params)) {
+    values[name] =
+      spec.type === 'array'
+        ? { type: spec.items.type, array: true, value: null }
+        : { type: spec.type, array: false, value: null };
+  }
+  return values;
+}
+
+/** The columns an insights shape names, which the result must have. */
+function insightColumns(definition: AnalyticDefinition): readonly string[] {
+  const insights = definition.insights;
+  if (insights === undefined) return [];
+  switch (insights.shape) {
+    case 'single':
+      return [];
+    case 'keyed':
+      return [insights.key];
+    case 'series':
+      return [insights.x, ...insights.y, ...(insights.series === undefined ? [] : [insights.series])];
+    case 'totals':
+      return insights.columns;
+  }
 }
 
 function invalid(problems: readonly ApiErrorDetail[]): ApiError {
@@ -63,8 +147,86 @@ function stored(definition: AnalyticDefinition): Record<string, unknown> {
 export function createAnalyticsService(options: AnalyticsServiceOptions): AnalyticsService {
   const { analytics, connections, plugins, changes, dropCached } = options;
 
+  /** Asks the warehouse about the SQL: refused statements become INVALID_REQUEST naming why. */
+  async function checkSql(
+    ownerId: string,
+    connectionId: string,
+    definition: AnalyticDefinition,
+    dialect: ConnectorPlugin['dialect'],
+  ): Promise<readonly ColumnInfo[] | undefined> {
+    if (options.describe === undefined) return undefined;
+    let description: StatementDescription | undefined;
+    try {
+      description = await options.describe(ownerId, connectionId, {
+        template: parseTemplate(definition.sql, dialect),
+        params: typedNulls(definition),
+        timeoutMs: DESCRIBE_TIMEOUT_MS,
+      });
+    } catch (error) {
+      if (isConnectorError(error, 'QUERY_FAILED') || isConnectorError(error, 'PARAM_INVALID')) {
+        const said = error.warehouseMessage ?? error.message;
+        throw invalid([{ field: 'sql', message: `the warehouse refused it: ${said}` }]);
+      }
+      throw error;
+    }
+    if (description === undefined) return undefined;
+    const problems: ApiErrorDetail[] = [];
+    if (!description.readOnly) {
+      problems.push({
+        field: 'sql',
+        message: 'is not a read-only query: an analytic may only read (SELECT), never change data or schema',
+      });
+    } else if (description.columns.length === 0) {
+      problems.push({
+        field: 'sql',
+        message: 'returns no columns: an analytic is a query that returns rows',
+      });
+    } else {
+      const names = new Set(description.columns.map((c) => c.name));
+      for (const column of insightColumns(definition).filter((c) => !names.has(c))) {
+        problems.push({
+          field: 'insights',
+          message: `names the column "${column}", which the query does not return (it returns ${[...names].join(', ')})`,
+        });
+      }
+    }
+    if (problems.length > 0) throw invalid(problems);
+    return description.columns;
+  }
+
+  async function insert(ownerId: string, definition: AnalyticDefinition): Promise<Analytic> {
+    return analytics.create({
+      accountId: ownerId,
+      name: definition.name,
+      definition: stored(definition),
+      visibility: definition.visibility,
+      sharedWith: definition.shared_with ?? [],
+    });
+  }
+
+  async function version(ownerId: string, definition: AnalyticDefinition): Promise<Analytic> {
+    return analytics.update(ownerId, definition.name, {
+      definition: stored(definition),
+      visibility: definition.visibility,
+      sharedWith: definition.shared_with ?? [],
+    });
+  }
+
+  /** What deploying `definition` would do for `ownerId`; CONFLICT when the name is another's. */
+  async function outcomeOf(
+    ownerId: string,
+    definition: AnalyticDefinition,
+  ): Promise<{ outcome: DeployOutcome; existing: Analytic | null }> {
+    const existing = await analytics.get(definition.name);
+    if (existing === null) return { outcome: 'created', existing };
+    // The same answer as create's for a private or deleted name: nothing beyond "taken".
+    if (existing.accountId !== ownerId) throw analyticNameTaken(definition.name);
+    if (isDeepStrictEqual(existing.definition, stored(definition))) return { outcome: 'unchanged', existing };
+    return { outcome: 'updated', existing };
+  }
+
   const service: AnalyticsService = {
-    async validate(ownerId, input) {
+    async validate(ownerId, input, checkOptions = {}) {
       // Every check runs even when an earlier one failed, so the owner sees every problem at once.
       const parsed = parseAnalyticDefinition(input);
       const problems: ApiErrorDetail[] = parsed.ok
@@ -73,6 +235,7 @@ export function createAnalyticsService(options: AnalyticsServiceOptions): Analyt
       const raw: Record<string, unknown> =
         input !== null && typeof input === 'object' ? (input as Record<string, unknown>) : {};
       let dialect: ConnectorPlugin['dialect'] | undefined;
+      let connectionId: string | undefined;
       if (typeof raw.connection === 'string' && raw.connection !== '') {
         const connection = await connections.findByName(ownerId, raw.connection);
         const plugin = connection ? plugins.get(connection.type) : undefined;
@@ -83,7 +246,10 @@ export function createAnalyticsService(options: AnalyticsServiceOptions): Analyt
             field: 'connection',
             message: `connector type "${connection.type}" is not installed`,
           });
-        else dialect = plugin.dialect;
+        else {
+          dialect = plugin.dialect;
+          connectionId = connection.id;
+        }
       }
       if (typeof raw.sql === 'string') {
         const declared = raw.params !== null && typeof raw.params === 'object' ? (raw.params as object) : {};
@@ -105,18 +271,17 @@ export function createAnalyticsService(options: AnalyticsServiceOptions): Analyt
         });
       }
       if (!parsed.ok || problems.length > 0) throw invalid(problems);
-      return parsed.definition;
+      const definition = parsed.definition;
+      const columns =
+        checkOptions.checkSql === false || connectionId === undefined || dialect === undefined
+          ? undefined
+          : await checkSql(ownerId, connectionId, definition, dialect);
+      return { definition, columns };
     },
 
     async create(ownerId, input) {
-      const definition = await service.validate(ownerId, input);
-      return analytics.create({
-        accountId: ownerId,
-        name: definition.name,
-        definition: stored(definition),
-        visibility: definition.visibility,
-        sharedWith: definition.shared_with ?? [],
-      });
+      const { definition } = await service.validate(ownerId, input);
+      return insert(ownerId, definition);
     },
 
     async update(ownerId, name, input) {
@@ -124,25 +289,23 @@ export function createAnalyticsService(options: AnalyticsServiceOptions): Analyt
       if (body.name !== undefined && body.name !== name) {
         throw invalid([{ field: 'name', message: 'renaming is not supported; create a new analytic' }]);
       }
-      const definition = await service.validate(ownerId, { ...body, name });
-      return analytics.update(ownerId, name, {
-        definition: stored(definition),
-        visibility: definition.visibility,
-        sharedWith: definition.shared_with ?? [],
-      });
+      const { definition } = await service.validate(ownerId, { ...body, name });
+      return version(ownerId, definition);
     },
 
-    async deploy(ownerId, input) {
-      const definition = await service.validate(ownerId, input);
-      const existing = await analytics.get(definition.name);
-      if (existing === null) {
-        return { outcome: 'created', analytic: await service.create(ownerId, input) };
-      }
-      // The same answer as create's for a private or deleted name: nothing beyond "taken".
-      if (existing.accountId !== ownerId) throw analyticNameTaken(definition.name);
-      if (isDeepStrictEqual(existing.definition, stored(definition)))
-        return { outcome: 'unchanged', analytic: existing };
-      return { outcome: 'updated', analytic: await service.update(ownerId, definition.name, input) };
+    async deploy(ownerId, input, checkOptions = {}) {
+      const { definition, columns } = await service.validate(ownerId, input, checkOptions);
+      const { outcome, existing } = await outcomeOf(ownerId, definition);
+      if (outcome === 'unchanged' && existing !== null) return { outcome, analytic: existing, columns };
+      const analytic =
+        outcome === 'created' ? await insert(ownerId, definition) : await version(ownerId, definition);
+      return { outcome, analytic, columns };
+    },
+
+    async dryRun(ownerId, input) {
+      const { definition, columns } = await service.validate(ownerId, input);
+      const { outcome } = await outcomeOf(ownerId, definition);
+      return { outcome, definition, columns };
     },
 
     async get(ownerId, name, version) {

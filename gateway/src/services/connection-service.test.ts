@@ -135,7 +135,13 @@ function service(
     ...extra,
   });
   services.push(created);
-  return { service: created, repository, logs };
+  // These tests are about what may be saved and opened, often with files and hosts that are not
+  // warehouses: saving untested unless a test asks (test/deploy-sql-check.test.ts proves the test).
+  const service: ConnectionService = {
+    ...created,
+    create: (accountId, request, options) => created.create(accountId, request, { test: false, ...options }),
+  };
+  return { service, repository, logs };
 }
 
 beforeAll(async () => {
@@ -346,7 +352,9 @@ describe('the address a driver connects to (DNS rebinding)', () => {
       config: { host: 'localhost', port: 5432, database: 'test', user: 'postgres', connectTimeoutMs: 2_000 },
     });
     const error = await rejection(connections.test(ACCOUNT, created.id));
-    expect(error).toMatchObject({ code: 'CONNECT_FAILED' });
+    // The owner is told what the driver saw: the checked address refused the connection.
+    expect(error).toMatchObject({ code: 'SOURCE_UNAVAILABLE' });
+    expect((error as Error).message).toContain('127.0.0.2');
   });
 });
 

@@ -8,11 +8,13 @@
 // unregistered) is the source being unavailable (503), never the caller's mistake.
 import {
   type Connector,
+  type ConnectorError,
   type ConnectorLogger,
   type ConnectorPlugin,
   checkDestinations,
   createConnector,
   createDestinationGuard,
+  type DescribeRequest,
   type Destination,
   type DestinationPolicy,
   type HostResolver,
@@ -21,11 +23,13 @@ import {
   OPERATOR_TRUSTED,
   parseConnectorConfig,
   type ResourceCaps,
+  type StatementDescription,
   secretFieldsOf,
 } from '@quarry/sdk-connector';
 import type { PluginRegistry } from '../connections/plugin-registry.js';
 import { ApiError } from '../errors/api-error.js';
 import type { Connection, ConnectionRepository } from '../store/connection-repository.js';
+import { secretStrings, warehouseMessageOf } from './warehouse-message.js';
 
 export interface NewConnectionRequest {
   readonly name: string;
@@ -33,17 +37,40 @@ export interface NewConnectionRequest {
   readonly config: Readonly<Record<string, unknown>>;
 }
 
+export interface CreateConnectionOptions {
+  /**
+   * Open a session with the new config before saving it (default true): a warehouse that
+   * cannot be reached, or refuses the credentials, is a 400 with its own (redacted) words.
+   */
+  readonly test?: boolean;
+}
+
 export interface ConnectionService {
-  create(accountId: string, request: NewConnectionRequest): Promise<Connection>;
+  create(
+    accountId: string,
+    request: NewConnectionRequest,
+    options?: CreateConnectionOptions,
+  ): Promise<Connection>;
   list(accountId: string): Promise<readonly Connection[]>;
   get(accountId: string, id: string): Promise<Connection>;
   findByName(accountId: string, name: string): Promise<Connection | null>;
   delete(accountId: string, id: string): Promise<void>;
   /**
-   * Opens a session to the warehouse; throws a ConnectorError (→ 503) when it cannot, or a 503
-   * ApiError naming the problems when the saved config no longer validates (a deleted file).
+   * Opens a session to the warehouse; throws a 503 SOURCE_UNAVAILABLE ApiError carrying the
+   * warehouse's own (redacted) words when it cannot, or naming the problems when the saved
+   * config no longer validates (a deleted file).
    */
   test(accountId: string, id: string): Promise<{ readonly latency_ms: number }>;
+  /**
+   * Checks a statement on one of the owner's connections without running it (a fresh connector,
+   * closed after); undefined when its connector cannot describe. A warehouse that cannot be
+   * reached is a 503 with its words; a refused statement is the connector's QUERY_FAILED.
+   */
+  describe(
+    accountId: string,
+    connectionId: string,
+    request: DescribeRequest,
+  ): Promise<StatementDescription | undefined>;
   /**
    * The live connector of a connection (pooled; created on first use). A connection that cannot
    * be opened any more is a 503 SOURCE_UNAVAILABLE ApiError, whose message says nothing of the
@@ -76,6 +103,8 @@ export interface ConnectionServiceOptions {
    * grow the gateway's sockets and memory without end.
    */
   readonly maxLivePools?: number;
+  /** Opening one warehouse session may take this long at most (QUARRY_WAREHOUSE_CONNECT_TIMEOUT_MS). */
+  readonly connectTimeoutMs?: number;
 }
 
 /**
@@ -119,6 +148,22 @@ function destinationsOf(plugin: ConnectorPlugin, config: Readonly<Record<string,
     else if (HOST_FIELDS.includes(field)) found.push({ kind: 'host', host: value, port: 0 });
   }
   return found;
+}
+
+/** A connector failure as its owner sees it: what the warehouse said, secrets removed. */
+function unreachableForOwner(error: ConnectorError, secrets: readonly string[]): ApiError {
+  const said = warehouseMessageOf(error, secrets);
+  return new ApiError('SOURCE_UNAVAILABLE', `The warehouse could not be reached: ${said ?? error.message}.`, {
+    retryAfter: UNAVAILABLE_RETRY_AFTER_S,
+    cause: error,
+    details: [{ message: said ?? error.message }],
+  });
+}
+
+/** The strings of a config's secret fields (what must never appear in an owner's message). */
+function secretsOf(plugin: ConnectorPlugin, config: Readonly<Record<string, unknown>>): string[] {
+  const fields = new Set(secretFieldsOf(plugin.configSchema).map((p) => p.split('.')[0] as string));
+  return secretStrings(Object.entries(config).flatMap(([k, v]) => (fields.has(k) ? [v] : [])));
 }
 
 export function createConnectionService(options: ConnectionServiceOptions): ConnectionService {
@@ -233,6 +278,9 @@ export function createConnectionService(options: ConnectionServiceOptions): Conn
       await checkHosts(plugin, config, trusted);
       return await createConnector(plugin, config, {
         logger,
+        ...(options.connectTimeoutMs === undefined
+          ? {}
+          : { pool: { connectTimeoutMs: options.connectTimeoutMs } }),
         destinations: trusted ? OPERATOR_TRUSTED : options.destinations,
         ...resolve,
         ...(trusted ? {} : { resources: OWNER_RESOURCE_CAPS }),
@@ -260,8 +308,57 @@ export function createConnectionService(options: ConnectionServiceOptions): Conn
     }
   }
 
+  /**
+   * Opens one session with a connection's config before it is saved. A warehouse that cannot be
+   * reached or refuses the credentials is the owner's config not working yet: 400, in the
+   * warehouse's own words (secrets removed), saying how to save it anyway.
+   */
+  async function testNew(plugin: ConnectorPlugin, config: Readonly<Record<string, unknown>>): Promise<void> {
+    let connector: Connector | undefined;
+    try {
+      connector = await createConnector(plugin, config, {
+        logger,
+        destinations: options.destinations,
+        ...resolve,
+        resources: OWNER_RESOURCE_CAPS,
+      });
+      await connector.test();
+    } catch (error) {
+      if (!isConnectorError(error)) throw error;
+      const said = warehouseMessageOf(error, secretsOf(plugin, config)) ?? error.message;
+      throw new ApiError(
+        'INVALID_REQUEST',
+        `The connection was not saved: the warehouse could not be reached: ${said}. Fix the config, or save it untested with ?test=false.`,
+        { details: [{ field: 'config', message: said }], cause: error },
+      );
+    } finally {
+      await connector?.close();
+    }
+  }
+
+  /** Opens a connector on `config` for its owner, runs `use`, and closes it. */
+  async function withOwnerConnector<T>(
+    accountId: string,
+    connection: Connection,
+    use: (connector: Connector) => Promise<T>,
+  ): Promise<T> {
+    const connector = await open(accountId, connection, true);
+    try {
+      return await use(connector);
+    } catch (error) {
+      if (isConnectorError(error, 'CONNECT_FAILED') || isConnectorError(error, 'POOL_EXHAUSTED')) {
+        const plugin = plugins.get(connection.type);
+        const config = plugin ? await fullConfig(accountId, connection) : {};
+        throw unreachableForOwner(error, plugin ? secretsOf(plugin, config) : []);
+      }
+      throw error;
+    } finally {
+      await connector.close();
+    }
+  }
+
   const service: ConnectionService = {
-    async create(accountId, request) {
+    async create(accountId, request, createOptions = {}) {
       const plugin = pluginFor(request.type);
       // Asked once before validation too: a schema that inspects the host (SQLite's reads the
       // file's header) must not tell an owner without the switch which files exist.
@@ -283,6 +380,7 @@ export function createConnectionService(options: ConnectionServiceOptions): Conn
         }
         throw error;
       }
+      if (createOptions.test !== false) await testNew(plugin, request.config);
       const secretNames = new Set(secretFieldsOf(plugin.configSchema).map((p) => p.split('.')[0] as string));
       const config: Record<string, unknown> = {};
       const secrets: Record<string, string> = {};
@@ -306,13 +404,14 @@ export function createConnectionService(options: ConnectionServiceOptions): Conn
     async test(accountId, id) {
       const connection = await service.get(accountId, id);
       const started = performance.now();
-      const connector = await open(accountId, connection, true);
-      try {
-        await connector.test();
-      } finally {
-        await connector.close();
-      }
+      await withOwnerConnector(accountId, connection, (connector) => connector.test());
       return { latency_ms: Math.round((performance.now() - started) * 10) / 10 };
+    },
+    async describe(accountId, connectionId, request) {
+      const connection = await service.get(accountId, connectionId);
+      return withOwnerConnector(accountId, connection, (connector) =>
+        connector.describe === undefined ? Promise.resolve(undefined) : connector.describe(request),
+      );
     },
     connectorFor(accountId, connectionId) {
       const existing = live.get(connectionId);

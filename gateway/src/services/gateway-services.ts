@@ -8,7 +8,9 @@ import type { PlanCatalog } from '../billing/plan-catalog.js';
 import type { ResultCache } from '../cache/result-cache.js';
 import type { Catalog } from '../catalog/catalog.js';
 import type { GatewayConfig } from '../config.js';
+import type { ConnectionBreakers } from '../connections/connection-breakers.js';
 import type { PluginRegistry } from '../connections/plugin-registry.js';
+import type { McpSessions } from '../mcp/mcp-sessions.js';
 import type { OAuthServices } from '../oauth/oauth-services.js';
 import type { Logger } from '../observability/logger.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
@@ -45,7 +47,11 @@ export interface GatewayServices {
   readonly queries: QueryService;
   /** The one query call (query/query-call.ts), served by both query adapters. */
   readonly queryCall: QueryCallHandler;
+  /** The MCP endpoint's sessions (mcp/): the analytics as tools, calling queryCall. */
+  readonly mcp: McpSessions;
   readonly connections: ConnectionService;
+  /** Each connection's circuit breaker (warehouse calls go through it). */
+  readonly breakers: ConnectionBreakers;
   readonly analytics: AnalyticsService;
   readonly accounts: AccountService;
   readonly billing: BillingService;

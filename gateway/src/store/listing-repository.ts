@@ -85,6 +85,8 @@ export interface ListingRepository {
   getForOwner(ownerId: string, analyticId: string): Promise<Listing | null>;
   /** A published listing of a live public analytic, by analytic name; null otherwise. */
   get(name: string): Promise<ListingDetail | null>;
+  /** The published listings of live public analytics among `names` (any order; no popularity). */
+  listed(names: readonly string[]): Promise<readonly Listing[]>;
   search(query?: ListingQuery): Promise<ListingPage>;
 }
 
@@ -216,6 +218,16 @@ export function createListingRepository(sql: SqlExecutor): ListingRepository {
       );
       if (row === undefined) return null;
       return { ...toMarketListing(row), version: row.version, definition: row.definition };
+    },
+
+    async listed(names) {
+      if (names.length === 0) return [];
+      const rows = await sql.query<ListingRow>(
+        `SELECT ${COLUMNS} FROM listings l JOIN analytics a ON a.id = l.analytic_id
+          WHERE a.name = ANY ($1::text[]) AND ${ON_MARKET}`,
+        [[...names]],
+      );
+      return rows.map(toListing);
     },
 
     async search(query = {}) {

@@ -2,9 +2,20 @@
 // `error` listener (an idle client killed by the server would otherwise crash the process), a
 // client whose transaction failed to roll back is destroyed rather than reused, and int8 is
 // parsed to a number so both backends return the same types.
-
+//
+// Every call is bounded in time (`timeoutMs`): getting a connection (connect, or waiting for a
+// free one) and each statement, client-side, so a store that stops answering fails the call
+// instead of holding it. A call whose connection fails throws StoreUnavailableError, saying
+// whether the statement had been sent (`inDoubt`: a write may have committed unheard); such a
+// connection is destroyed, never reused. A statement's own error (a constraint, a syntax error)
+// is thrown as it is and its connection kept.
 import pg from 'pg';
-import { asInvalidText } from '../errors/store-error.js';
+import {
+  asInvalidText,
+  isConnectionFailure,
+  isStoreUnavailable,
+  StoreUnavailableError,
+} from '../errors/store-error.js';
 import { type QueryOptions, type SqlClient, type SqlExecutor, withSavepoint } from './sql-client.js';
 
 /** Options for {@link createPgClient}. */
@@ -13,6 +24,8 @@ export interface PgClientOptions {
   readonly max?: number;
   /** Called when an idle pooled connection fails; defaults to ignoring it (the pool drops it). */
   readonly onError?: (error: Error) => void;
+  /** Bound on getting a connection and on each statement, in ms (default none). */
+  readonly timeoutMs?: number;
 }
 
 const INT8_OID = 20;
@@ -24,13 +37,51 @@ const types = {
   },
 };
 
+/** Its query fails with the same error, and the client is then released with it (destroyed). */
+function ignoreCheckedOutError(): void {}
+
 /** Connects a pool to `url` (a `postgres://` connection string); no I/O until the first query. */
 export function createPgClient(url: string, options: PgClientOptions = {}): SqlClient {
-  const pool = new pg.Pool({ connectionString: url, max: options.max ?? 10, types });
+  const timeoutMs = options.timeoutMs;
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: options.max ?? 10,
+    types,
+    keepAlive: true,
+    ...(timeoutMs === undefined ? {} : { connectionTimeoutMillis: timeoutMs, query_timeout: timeoutMs }),
+  });
   pool.on('error', (error) => options.onError?.(error));
 
+  /**
+   * A connection from the pool; failing here, nothing was sent. A checked-out client whose socket
+   * fails emits `error` even while a query is running (the query fails too): without a listener
+   * of ours that would crash the process, since the pool listens only while a client is idle.
+   */
+  const guarded = new WeakSet<pg.PoolClient>();
+  const connect = async (): Promise<pg.PoolClient> => {
+    try {
+      const client = await pool.connect();
+      if (!guarded.has(client)) {
+        guarded.add(client);
+        client.on('error', ignoreCheckedOutError);
+      }
+      return client;
+    } catch (error) {
+      throw new StoreUnavailableError('the store cannot be reached', { inDoubt: false, cause: error });
+    }
+  };
+
+  /**
+   * A statement's error as callers see it: the connection's failure wrapped, text the database
+   * cannot hold (NUL) as INVALID, any other statement error as is.
+   */
+  const failure = (error: unknown): unknown =>
+    isConnectionFailure(error)
+      ? new StoreUnavailableError('the store stopped answering', { inDoubt: true, cause: error })
+      : (asInvalidText(error) ?? error);
+
   const rows = async <R>(
-    runner: pg.Pool | pg.PoolClient,
+    runner: pg.PoolClient,
     sql: string,
     params?: readonly unknown[],
     options?: QueryOptions,
@@ -42,27 +93,45 @@ export function createPgClient(url: string, options: PgClientOptions = {}): SqlC
         : runner.query({ name: options.name, text: sql, values }));
       return result.rows as R[];
     } catch (error) {
-      throw asInvalidText(error) ?? error;
+      throw failure(error);
+    }
+  };
+
+  /** One statement on a pooled connection; a connection that failed is destroyed. */
+  const pooled = async <R>(sql: string, params?: readonly unknown[], options?: QueryOptions) => {
+    const client = await connect();
+    try {
+      const result = await rows<R>(client, sql, params, options);
+      client.release();
+      return result;
+    } catch (error) {
+      client.release(isStoreUnavailable(error) ? error : undefined);
+      throw error;
     }
   };
 
   const transaction = async <T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> => {
-    const client = await pool.connect();
+    const client = await connect();
     const tx: SqlExecutor = {
       kind: 'postgres',
       query: (sql, params, options) => rows(client, sql, params, options),
       exec: async (script) => {
-        await client.query(script);
+        await rows(client, script);
       },
       transaction: (inner) => withSavepoint(tx, inner),
     };
     try {
-      await client.query('BEGIN');
+      await rows(client, 'BEGIN');
       const result = await fn(tx);
-      await client.query('COMMIT');
+      await rows(client, 'COMMIT');
       client.release();
       return result;
     } catch (error) {
+      if (isStoreUnavailable(error)) {
+        // The connection is gone or silent: a ROLLBACK would wait out the timeout again.
+        client.release(error);
+        throw error;
+      }
       try {
         await client.query('ROLLBACK');
         client.release();
@@ -70,16 +139,16 @@ export function createPgClient(url: string, options: PgClientOptions = {}): SqlC
         // The session is in an unknown state: destroy it instead of returning it to the pool.
         client.release(rollbackError instanceof Error ? rollbackError : true);
       }
-      throw error;
+      throw failure(error);
     }
   };
 
   let closed: Promise<void> | undefined;
   return {
     kind: 'postgres',
-    query: (sql, params, options) => rows(pool, sql, params, options),
+    query: (sql, params, options) => pooled(sql, params, options),
     exec: async (script) => {
-      await pool.query(script);
+      await pooled(script);
     },
     transaction,
     close: () => {

@@ -85,9 +85,12 @@ export interface SignedUp {
 export interface TestGateway {
   readonly gateway: Gateway;
   readonly logs: LogCapture;
-  /** The demo consumer's key (enterprise plan). */
+  /**
+   * A consumer's key (a second account on the enterprise plan, made by this harness): it calls
+   * the demo account's analytics as any caller would.
+   */
   readonly demoKey: string;
-  /** A key of the examples owner, who owns the `demo` DuckDB connection and the example analytics. */
+  /** A key of the demo account, which owns the `demo` DuckDB connection and the example analytics. */
   readonly ownerKey: string;
   readonly ownerId: string;
   readonly dataDir: string;
@@ -144,8 +147,17 @@ export async function createTestGateway(
     throw new Error('createTestGateway: demo mode is off, so there is no demo key');
   }
   const owner = await gateway.services.accounts.createKey(
-    { accountId: demo.ownerId, scopes: SCOPES },
+    { accountId: demo.accountId, scopes: SCOPES },
     { name: 'test-owner' },
+  );
+  const consumerAccount = await gateway.services.store.accounts.create({
+    email: `consumer-${process.pid}-${Date.now()}-${++accountCounter}@example.com`,
+    name: 'Demo consumer',
+    plan: 'enterprise',
+  });
+  const consumer = await gateway.services.accounts.createKey(
+    { accountId: consumerAccount.id, scopes: SCOPES },
+    { name: 'demo' },
   );
   const bodies: string[] = [];
 
@@ -179,9 +191,9 @@ export async function createTestGateway(
   return {
     gateway,
     logs: capture,
-    demoKey: demo.key,
+    demoKey: consumer.secret,
     ownerKey: owner.secret,
-    ownerId: demo.ownerId,
+    ownerId: demo.accountId,
     dataDir,
     bodies,
     call,

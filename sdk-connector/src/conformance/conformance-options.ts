@@ -65,7 +65,8 @@ export type ConformanceCheck =
   | 'killSessions'
   | 'close'
   | 'unreachable'
-  | 'destinations';
+  | 'destinations'
+  | 'describe';
 
 /**
  * Where a hostile owner may try to point a connector: the gateway's own network (`loopback`,
@@ -150,6 +151,11 @@ export interface ConformanceOptions<Config = unknown> {
    * server sessions omit `killSessions`/`runningQueries` instead.
    */
   readonly notApplicable?: Partial<Record<ConformanceCheck, string>>;
+  /**
+   * The plugin's sessions implement the optional `describe` (checking a statement without
+   * running it): the `describe` check then proves it. Default false: the check does not apply.
+   */
+  readonly describes?: boolean;
   /** Logger for the connectors the kit creates (default: silent). */
   readonly logger?: ConnectorLogger;
 }

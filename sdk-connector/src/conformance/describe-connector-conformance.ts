@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe } from 'vitest';
 import { createConnector } from '../index.js';
 import { connectorOptions, createConformanceHarness, type HarnessState } from './conformance-harness.js';
 import type { ConformanceOptions } from './conformance-options.js';
+import { registerDescribeConformance } from './describe-conformance.js';
 import { registerDestinationConformance } from './destination-conformance.js';
 import { registerInjectionConformance } from './injection-conformance.js';
 import { registerLifecycleConformance } from './lifecycle-conformance.js';
@@ -33,7 +34,9 @@ const HOOK_TIMEOUT_MS = 60_000;
  * within 5 s without a secret in the message; `destinations` every `forbiddenDestinations` config
  * (loopback, link-local, private, unix socket, host file) is refused by the plugin's declared
  * destinations and by its driver under the strictest policy, loopback and host files pass under
- * the operator's, and cloud metadata never does. Each check has its own 30 s timeout.
+ * the operator's, and cloud metadata never does; `describe` (with `describes: true`) a statement
+ * is checked without running it: its columns, unknown tables and columns named in the
+ * warehouse's message, every write refused. Each check has its own 30 s timeout.
  *
  * Checks that need an optional probe (`killSessions`, `unreachableConfig`), and `arrayEcho` for
  * an engine that cannot select an array, register no test when they cannot apply: the reason is
@@ -95,6 +98,7 @@ export function describeConnectorConformance<Config>(options: ConformanceOptions
     registerLimitsConformance(harness);
     registerLifecycleConformance(harness);
     registerDestinationConformance(harness);
+    registerDescribeConformance(harness);
   });
 }
 

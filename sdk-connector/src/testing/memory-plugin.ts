@@ -57,6 +57,11 @@ export interface MemoryControl {
   readonly tables: Map<string, MemoryTable>;
   /** Every query sleeps this long before answering (cancel() interrupts it). */
   delayMs: number;
+  /**
+   * The server stopped answering, as behind a blackhole: new sessions never open, and cancel()
+   * neither answers nor interrupts a running query (only close() ends it).
+   */
+  unresponsive: boolean;
   /** Calls to `createSession`, failed ones included. */
   readonly createAttempts: number;
   /** Every session ever opened, in order. */
@@ -198,6 +203,7 @@ export function createMemoryPlugin(options: MemoryPluginOptions = {}): MemoryPlu
 
     async cancel(): Promise<void> {
       this.record.cancels++;
+      if (control.unresponsive) return new Promise<void>(() => {});
       this.pending?.(Object.assign(new Error('canceling statement due to user request'), { code: '57014' }));
     }
 
@@ -309,6 +315,7 @@ export function createMemoryPlugin(options: MemoryPluginOptions = {}): MemoryPlu
     return {
       async createSession() {
         createAttempts++;
+        if (control.unresponsive) return new Promise<ConnectorSession>(() => {});
         if (destroyed) throw new ConnectorError('CLOSED', 'memory driver destroyed');
         if (config.unreachable === true) {
           throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' });
@@ -333,6 +340,7 @@ export function createMemoryPlugin(options: MemoryPluginOptions = {}): MemoryPlu
   const control: MemoryControl = {
     tables,
     delayMs: options.delayMs ?? 0,
+    unresponsive: false,
     get createAttempts() {
       return createAttempts;
     },

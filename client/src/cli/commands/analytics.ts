@@ -3,8 +3,8 @@
 // of a directory and PUTs each definition (idempotent: an unchanged one makes no new version),
 // reporting per analytic `created`, `updated (vN)` or `unchanged`; a file that is not valid YAML
 // or that the gateway rejects is reported by name and the others still deploy.
-import { readdir, readFile } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { readdir, readFile, stat } from 'node:fs/promises';
+import { basename, dirname, join, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import {
   ForbiddenError,
@@ -70,10 +70,12 @@ const outcomeText = (r: DeployReport) =>
 
 export const analyticsDeployCommand: Command = {
   name: 'analytics deploy',
-  summary: 'deploy every analytic definition (*.yaml, *.yml) of a directory',
-  help: `Usage: quarry analytics deploy <dir> [--json]
+  summary: 'deploy an analytic definition (a YAML file), or every one of a directory',
+  help: `Usage: quarry analytics deploy <dir|file.yaml> [--json]
 
-Deploys each *.yaml / *.yml file of <dir> with PUT /v1/owner/analytics/<name>: a new analytic
+Deploys one YAML file, or each *.yaml / *.yml file of <dir>, with PUT /v1/owner/analytics/<name>
+(the format: docs/analytics.md). The gateway checks the SQL against the warehouse first: an
+unknown table or column, or a statement that is not read-only, is refused. A new analytic
 is created, a changed one gets a new version, an unchanged one is left alone, so running it
 again changes nothing. Prints one line per file. A file that is not valid YAML, or that the
 gateway rejects, is named with every problem; the other files still deploy, and the exit
@@ -87,12 +89,18 @@ ${CONNECTION_HELP}
   options: { json: { type: 'boolean' }, ...CONNECTION_OPTIONS },
   positionals: { min: 1, max: 1 },
   async run({ flags, positionals }, io) {
-    const dir = resolve(io.cwd, positionals[0] as string);
+    const target = resolve(io.cwd, positionals[0] as string);
+    let dir = target;
     let files: string[];
     try {
-      files = (await readdir(dir)).filter((f) => /\.ya?ml$/i.test(f)).sort();
+      if ((await stat(target)).isFile()) {
+        dir = dirname(target);
+        files = [basename(target)];
+      } else {
+        files = (await readdir(dir)).filter((f) => /\.ya?ml$/i.test(f)).sort();
+      }
     } catch (error) {
-      throw new UsageError(`Cannot read directory ${dir}: ${(error as Error).message}`, 'analytics deploy');
+      throw new UsageError(`Cannot read ${target}: ${(error as Error).message}`, 'analytics deploy');
     }
     if (files.length === 0) throw new UsageError(`No *.yaml or *.yml files in ${dir}.`, 'analytics deploy');
     const client = await connect(flags, io);
@@ -202,6 +210,99 @@ ${CONNECTION_HELP}
       await client.analytics.purgeCache(name);
       io.stdout.write(`Dropped the cached answers of ${name}.\n`);
     }
+    return EXIT.ok;
+  },
+};
+
+const printJson = (io: { stdout: { write(s: string): unknown } }, value: unknown) =>
+  io.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+
+export const analyticsDryRunCommand: Command = {
+  name: 'analytics dry-run',
+  summary: 'check a definition as a deploy would, saving nothing',
+  help: `Usage: quarry analytics dry-run <file.yaml> [--json]
+
+Runs every check of a deploy on one definition (fields, params, connection, price, and its SQL
+against the warehouse, without running it) and prints what a deploy would do and the columns
+the query will produce. Nothing is saved. A definition the gateway refuses exits 1 with every
+problem.
+
+Options:
+  --json        print the gateway's answer as JSON
+${CONNECTION_HELP}
+  -h, --help    this help
+`,
+  options: { json: { type: 'boolean' }, ...CONNECTION_OPTIONS },
+  positionals: { min: 1, max: 1 },
+  async run({ flags, positionals }, io) {
+    const definition = await readDefinition(resolve(io.cwd, positionals[0] as string));
+    if (typeof definition === 'string')
+      throw new UsageError(`${positionals[0]}: ${definition}`, 'analytics dry-run');
+    const client = await connect(flags, io);
+    const progress = createProgress(io.stderr);
+    let result: Awaited<ReturnType<typeof client.analytics.dryRun>>;
+    try {
+      progress.update(`checking ${definition.name}`);
+      result = await client.analytics.dryRun(definition);
+    } finally {
+      progress.stop();
+    }
+    if (booleanFlag(flags, 'json')) {
+      printJson(io, result);
+      return EXIT.ok;
+    }
+    const columns = result.columns?.map((c) => `${c.name} (${c.type})`).join(', ');
+    io.stdout.write(
+      `${result.name}: ok, a deploy would be ${result.outcome === 'created' ? 'a new analytic' : result.outcome === 'updated' ? 'a new version' : 'no change'}\n${columns === undefined ? '' : `columns: ${columns}\n`}`,
+    );
+    return EXIT.ok;
+  },
+};
+
+export const analyticsVersionsCommand: Command = {
+  name: 'analytics versions',
+  summary: 'every kept version of one of your analytics',
+  help: `Usage: quarry analytics versions <name> [--json]
+
+Options:
+  --json        print the versions (with their definitions) as JSON
+${CONNECTION_HELP}
+  -h, --help    this help
+`,
+  options: { json: { type: 'boolean' }, ...CONNECTION_OPTIONS },
+  positionals: { min: 1, max: 1 },
+  async run({ flags, positionals }, io) {
+    const versions = await (await connect(flags, io)).analytics.versions(positionals[0] as string);
+    if (booleanFlag(flags, 'json')) printJson(io, versions);
+    else
+      io.stdout.write(
+        formatTable(
+          [{ header: 'version', right: true }, { header: 'created' }, { header: 'sql' }],
+          versions.map((v) => [v.version, v.created_at, v.definition.sql]),
+        ),
+      );
+    return EXIT.ok;
+  },
+};
+
+export const analyticsRmCommand: Command = {
+  name: 'analytics rm',
+  summary: 'delete one of your analytics',
+  help: `Usage: quarry analytics rm <name> [--json]
+
+Deletes the analytic; its name stays yours (no other account can take it).
+
+Options:
+  --json        print {"deleted": name} as JSON
+${CONNECTION_HELP}
+  -h, --help    this help
+`,
+  options: { json: { type: 'boolean' }, ...CONNECTION_OPTIONS },
+  positionals: { min: 1, max: 1 },
+  async run({ flags, positionals }, io) {
+    await (await connect(flags, io)).analytics.delete(positionals[0] as string);
+    if (booleanFlag(flags, 'json')) printJson(io, { deleted: positionals[0] });
+    else io.stdout.write(`Deleted ${positionals[0]}.\n`);
     return EXIT.ok;
   },
 };

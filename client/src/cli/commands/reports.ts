@@ -24,23 +24,26 @@ function formatUsage(u: Usage): string {
   return `${head}\n\n${table}`;
 }
 
-function formatStatement(s: Statement): string {
+/**
+ * A statement as a table, its columns read from the gateway's JSON (every scalar field of the
+ * rows, in the order the gateway sends them), so new money fields show without a CLI change.
+ */
+export function formatStatement(s: Statement): string {
   const state = s.closed_at === null ? 'open (live from the ledger)' : `closed ${s.closed_at}`;
+  const rows: Record<string, unknown>[] = [
+    ...(s.analytics as unknown as Record<string, unknown>[]),
+    { name: 'total', ...(s.totals as unknown as Record<string, unknown>) },
+  ];
+  const fields: string[] = [];
+  for (const row of rows)
+    for (const [field, value] of Object.entries(row))
+      if (!fields.includes(field) && (value === null || typeof value !== 'object')) fields.push(field);
   const table = formatTable(
-    [
-      { header: 'analytic' },
-      { header: 'calls', right: true },
-      { header: 'credits', right: true },
-      { header: 'your share', right: true },
-      { header: 'platform', right: true },
-    ],
-    [...s.analytics, { name: 'total', ...s.totals }].map((a) => [
-      a.name,
-      a.calls,
-      a.credits,
-      a.owner_share,
-      a.platform_share,
-    ]),
+    fields.map((field) => ({
+      header: field.replaceAll('_', ' '),
+      right: rows.some((r) => typeof r[field] === 'number'),
+    })),
+    rows.map((row) => fields.map((field) => row[field])),
   );
   return `Statement for ${s.period} — ${state}\n\n${table}`;
 }

@@ -1,0 +1,201 @@
+// `quarry connections add|list|test|rm`: an owner's warehouse connections. `add` takes the
+// connector's config as `--set field=value` pairs (numbers and booleans typed) or one `--config`
+// JSON object; the gateway tests the connection before saving it unless `--no-test`. A
+// connection is named by its name or its id.
+
+import { NotFoundError } from '../../errors.js';
+import type { QuarryClient } from '../../quarry-client.js';
+import type { Connection } from '../../types.js';
+import { EXIT, UsageError } from '../cli-errors.js';
+import {
+  booleanFlag,
+  CONNECTION_HELP,
+  CONNECTION_OPTIONS,
+  type Command,
+  listFlag,
+  stringFlag,
+} from '../command.js';
+import { connect } from '../connection.js';
+import { createProgress } from '../progress.js';
+import { formatTable } from '../table.js';
+
+/** `field=value` pairs as a config object: integers, numbers and true/false typed, the rest text. */
+function configOf(pairs: readonly string[], json: string | undefined): Record<string, unknown> {
+  let config: Record<string, unknown> = {};
+  if (json !== undefined) {
+    try {
+      const parsed: unknown = JSON.parse(json);
+      if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed))
+        throw new Error('not an object');
+      config = parsed as Record<string, unknown>;
+    } catch (error) {
+      throw new UsageError(`--config must be a JSON object: ${(error as Error).message}`, 'connections add');
+    }
+  }
+  for (const pair of pairs) {
+    const at = pair.indexOf('=');
+    if (at <= 0) throw new UsageError(`--set takes field=value, got "${pair}".`, 'connections add');
+    const raw = pair.slice(at + 1);
+    config[pair.slice(0, at)] =
+      raw === 'true' ? true : raw === 'false' ? false : /^-?\d+(\.\d+)?$/.test(raw) ? Number(raw) : raw;
+  }
+  return config;
+}
+
+/** The connection a name or an id refers to. */
+async function find(client: QuarryClient, ref: string): Promise<Connection> {
+  const found = (await client.connections.list()).find((c) => c.name === ref || c.id === ref);
+  if (!found) {
+    throw new NotFoundError({ code: 'NOT_FOUND', status: 404, message: `You have no connection "${ref}".` });
+  }
+  return found;
+}
+
+const print = (io: { stdout: { write(s: string): unknown } }, value: unknown) =>
+  io.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+
+export const connectionsAddCommand: Command = {
+  name: 'connections add',
+  summary: 'connect a warehouse (tested before it is saved)',
+  help: `Usage: quarry connections add <name> --type TYPE (--set field=value … | --config JSON) [--no-test] [--json]
+
+Saves a connection to a warehouse under <name>. The fields are the connector type's config
+(\`GET /v1/connectors\` lists each type's fields; secrets such as password are stored encrypted
+and never shown again). The gateway opens a session with it first: a warehouse it cannot reach,
+or that refuses the credentials, is refused with the warehouse's own message.
+
+  quarry connections add shop --type postgres --set host=db.example.com --set database=shop \\
+    --set user=reader --set password=…
+  quarry connections add local --type duckdb --set path=/data/shop.duckdb
+
+Options:
+  --type TYPE        postgres, mysql, duckdb, bigquery, snowflake, trino, …
+  --set field=value  one config field (repeat); numbers and true/false are typed
+  --config JSON      the whole config as a JSON object (--set fields are added over it)
+  --no-test          save it without opening a session first
+  --json             print the saved connection as JSON
+${CONNECTION_HELP}
+  -h, --help         this help
+`,
+  options: {
+    type: { type: 'string' },
+    set: { type: 'string', multiple: true },
+    config: { type: 'string' },
+    'no-test': { type: 'boolean' },
+    json: { type: 'boolean' },
+    ...CONNECTION_OPTIONS,
+  },
+  positionals: { min: 1, max: 1 },
+  async run({ flags, positionals }, io) {
+    const type = stringFlag(flags, 'type');
+    if (!type) throw new UsageError('Give the connector type with --type.', 'connections add');
+    const config = configOf(listFlag(flags, 'set'), stringFlag(flags, 'config'));
+    const client = await connect(flags, io);
+    const test = !booleanFlag(flags, 'no-test');
+    const progress = createProgress(io.stderr);
+    let connection: Connection;
+    try {
+      if (test) progress.update(`testing the ${type} connection`);
+      connection = await client.connections.create(
+        { name: positionals[0] as string, type, config },
+        { test },
+      );
+    } finally {
+      progress.stop();
+    }
+    if (booleanFlag(flags, 'json')) print(io, connection);
+    else
+      io.stdout.write(
+        `Connection ${connection.name} (${connection.type}) saved${test ? ', tested' : ''}: ${connection.id}\n`,
+      );
+    return EXIT.ok;
+  },
+};
+
+export const connectionsListCommand: Command = {
+  name: 'connections list',
+  summary: 'list your warehouse connections (never a secret)',
+  help: `Usage: quarry connections list [--json]
+
+Options:
+  --json        print them as JSON
+${CONNECTION_HELP}
+  -h, --help    this help
+`,
+  options: { json: { type: 'boolean' }, ...CONNECTION_OPTIONS },
+  positionals: { min: 0, max: 0 },
+  async run({ flags }, io) {
+    const connections = await (await connect(flags, io)).connections.list();
+    if (booleanFlag(flags, 'json')) print(io, connections);
+    else
+      io.stdout.write(
+        formatTable(
+          [
+            { header: 'name' },
+            { header: 'type' },
+            { header: 'id' },
+            { header: 'secrets' },
+            { header: 'created' },
+          ],
+          connections.map((c) => [c.name, c.type, c.id, c.secret_fields.join(','), c.created_at]),
+        ),
+      );
+    return EXIT.ok;
+  },
+};
+
+export const connectionsTestCommand: Command = {
+  name: 'connections test',
+  summary: 'open a session to a warehouse and report the round trip',
+  help: `Usage: quarry connections test <name|id> [--json]
+
+Opens a session to the warehouse of one of your connections. When it cannot, the gateway
+answers with what the warehouse (or its driver) said, secrets removed, and the exit code is 1.
+
+Options:
+  --json        print the gateway's answer as JSON
+${CONNECTION_HELP}
+  -h, --help    this help
+`,
+  options: { json: { type: 'boolean' }, ...CONNECTION_OPTIONS },
+  positionals: { min: 1, max: 1 },
+  async run({ flags, positionals }, io) {
+    const client = await connect(flags, io);
+    const connection = await find(client, positionals[0] as string);
+    const progress = createProgress(io.stderr);
+    let result: { ok: true; latency_ms: number };
+    try {
+      progress.update(`testing ${connection.name}`);
+      result = await client.connections.test(connection.id);
+    } finally {
+      progress.stop();
+    }
+    if (booleanFlag(flags, 'json')) print(io, result);
+    else io.stdout.write(`${connection.name}: reachable (${result.latency_ms} ms)\n`);
+    return EXIT.ok;
+  },
+};
+
+export const connectionsRmCommand: Command = {
+  name: 'connections rm',
+  summary: 'delete a connection',
+  help: `Usage: quarry connections rm <name|id> [--json]
+
+Deletes one of your connections; analytics on it stop answering until it exists again.
+
+Options:
+  --json        print {"deleted": id} as JSON
+${CONNECTION_HELP}
+  -h, --help    this help
+`,
+  options: { json: { type: 'boolean' }, ...CONNECTION_OPTIONS },
+  positionals: { min: 1, max: 1 },
+  async run({ flags, positionals }, io) {
+    const client = await connect(flags, io);
+    const connection = await find(client, positionals[0] as string);
+    await client.connections.delete(connection.id);
+    if (booleanFlag(flags, 'json')) print(io, { deleted: connection.id });
+    else io.stdout.write(`Deleted connection ${connection.name} (${connection.id}).\n`);
+    return EXIT.ok;
+  },
+};

@@ -1,0 +1,65 @@
+// /docs renders in a real browser with no network beyond the gateway itself: Swagger UI and its
+// assets come from the gateway (swagger-ui-dist), not a CDN, and run under the page's CSP with no
+// violation. Every request the page makes to another host is refused and recorded: there must be
+// none.
+import { randomBytes } from 'node:crypto';
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { chromiumAvailable, launchChromium } from './support/browser.js';
+import { type ControlPlaneSchema, createControlPlaneSchema } from './support/control-plane.js';
+import { type GatewayProcess, postgresStoreEnv, startGateway } from './support/gateway-process.js';
+import { pgAvailable, serviceUp, uniqueSuffix } from './support/test-services.js';
+
+const up = serviceUp(await pgAvailable()) && serviceUp(await chromiumAvailable());
+
+describe.runIf(up)('/docs with the network off (headless Chromium)', () => {
+  let schema: ControlPlaneSchema;
+  let gateway: GatewayProcess;
+  let browser: Browser;
+
+  beforeAll(async () => {
+    schema = await createControlPlaneSchema(`quarry_docs_${uniqueSuffix()}`);
+    [gateway, browser] = await Promise.all([
+      startGateway({
+        env: {
+          ...postgresStoreEnv(schema.databaseUrl, randomBytes(32).toString('base64')),
+          QUARRY_LOG_LEVEL: 'warn',
+        },
+        readyTimeoutMs: 90_000,
+      }),
+      launchChromium(),
+    ]);
+  }, 120_000);
+  afterAll(async () => {
+    await browser?.close();
+    await gateway?.stop();
+    await schema?.drop();
+  }, 60_000);
+
+  it('renders every operation from its own assets, with no request elsewhere and no CSP violation', async () => {
+    const context = await browser.newContext();
+    const elsewhere: string[] = [];
+    const problems: string[] = [];
+    const origin = new URL(gateway.url).origin;
+    await context.route('**/*', (route) => {
+      const url = route.request().url();
+      if (url.startsWith(origin)) return route.continue();
+      elsewhere.push(url);
+      return route.abort('internetdisconnected');
+    });
+    const page = await context.newPage();
+    page.on('console', (message) => {
+      if (message.type() === 'error') problems.push(message.text());
+    });
+    page.on('pageerror', (error) => problems.push(error.message));
+    const response = await page.goto(`${gateway.url}/docs`);
+    expect(response?.status()).toBe(200);
+    await page.locator('.swagger-ui .info .title').waitFor({ timeout: 30_000 });
+    expect(await page.locator('.swagger-ui .info .title').textContent()).toContain('Quarry API');
+    await page.locator('.opblock').first().waitFor();
+    expect(await page.locator('.opblock').count()).toBeGreaterThan(30);
+    expect(elsewhere).toEqual([]);
+    expect(problems.filter((p) => /Content Security Policy|Refused to/i.test(p))).toEqual([]);
+    await context.close();
+  }, 90_000);
+});
