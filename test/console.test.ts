@@ -3,9 +3,9 @@
 // - a visitor signs up, sees its key once, browses and searches the marketplace, tries an
 //   analytic (a free preview), creates a second key, calls the API with it, and sees the call on
 //   the usage page;
-// - an owner connects PostgreSQL, deploys an analytic with a typo'd table and sees its warehouse's
-//   error in a test run, fixes and redeploys it, publishes it, and after another account's calls
-//   sees them on its statement;
+// - an owner connects PostgreSQL, checks an analytic with a typo'd table and sees its warehouse's
+//   error before deploying (the dry run), fixes, checks and deploys it, publishes it, and after
+//   another account's calls sees them on its statement in credits and USD;
 // - a CSRF attempt from another origin, a session cookie replayed after logout, and an owner
 //   description holding <script> all fail.
 // The screenshots in docs/screenshots/ (shown in the README) are taken here.
@@ -260,22 +260,28 @@ describe.skipIf(!up)('the web console in a browser', () => {
     await page.getByRole('button', { name: 'Test wh' }).click();
     await poll(() => page.getByTestId('test-wh').textContent()).toMatch(/^Reachable \(\d+ ms\)$/);
 
-    // A typo'd table: deployed, and its test run shows what PostgreSQL said.
+    // A typo'd table: the check (a dry run) shows what PostgreSQL said, before any deploy; a
+    // deploy is refused the same way.
     await page.getByLabel('Analytic definition (YAML)').fill(definition('salez'));
+    await page.getByRole('button', { name: 'Check (dry run)' }).click();
+    await poll(() => page.getByRole('alert').first().textContent()).toMatch(
+      /relation "salez" does not exist/,
+    );
+    await page.getByRole('button', { name: 'Deploy' }).click();
+    await poll(() => page.getByRole('alert').first().textContent()).toMatch(
+      /relation "salez" does not exist/,
+    );
+    expect(await page.getByTestId('deployed').count()).toBe(0);
+
+    // Fixed: the check passes and says what the deploy would do; deployed, version 1 runs.
+    await page.getByLabel('Analytic definition (YAML)').fill(definition('sales'));
+    await page.getByRole('button', { name: 'Check (dry run)' }).click();
+    await poll(() => page.getByTestId('checked').textContent()).toMatch(
+      new RegExp(`^Check passed: deploying would leave ${analytic} created\\.`),
+    );
     await page.getByRole('button', { name: 'Deploy' }).click();
     await poll(() => page.getByTestId('deployed').textContent()).toContain(
       `Deployed ${analytic}, version 1.`,
-    );
-    await page.getByRole('button', { name: `Test run ${analytic}` }).click();
-    await poll(() => page.getByTestId('test-run-error').textContent()).toMatch(
-      /relation "salez" does not exist/,
-    );
-
-    // Fixed and deployed again: version 2 runs.
-    await page.getByLabel('Analytic definition (YAML)').fill(definition('sales'));
-    await page.getByRole('button', { name: 'Deploy' }).click();
-    await poll(() => page.getByTestId('deployed').textContent()).toContain(
-      `Deployed ${analytic}, version 2.`,
     );
     await page.getByRole('button', { name: `Test run ${analytic}` }).click();
     await poll(() => page.getByTestId('test-run-result').locator('tbody tr').count()).toBe(3);
