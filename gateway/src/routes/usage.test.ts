@@ -1,6 +1,7 @@
 // Account usage over HTTP (JSON and CSV), the Free plan's quota (429 QUOTA_EXCEEDED until the
 // next UTC month), Pay as you Go never refused, and marketplace try-it calls free even with the
-// quota spent. The Free plan here includes 3 calls a month.
+// quota spent. The Free plan here includes 3 calls a month; usage-test-broken deploys (the warehouse
+// accepts its SQL) and fails when it runs (a scalar subquery of two rows).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { periodOf, secondsToPeriodEnd } from '../billing/billing-period.js';
 import { createTestGateway, type SignedUp, type TestGateway } from '../testing/test-gateway.js';
@@ -13,7 +14,7 @@ beforeAll(async () => {
   tg = await createTestGateway({ QUARRY_FREE_CALLS: '3' });
   for (const [name, sql, price] of [
     ['usage-test-priced', 'SELECT 1 AS one', 2],
-    ['usage-test-broken', 'SELECT no_such_column_zz FROM no_such_table_zz', 1],
+    ['usage-test-broken', 'SELECT (SELECT 1 UNION ALL SELECT 2) AS two_rows', 1],
   ] as const) {
     const res = await tg.call('PUT', `/v1/owner/analytics/${name}`, {
       key: tg.ownerKey,
