@@ -3,9 +3,9 @@
 // - a visitor signs up, sees its key once, browses and searches the marketplace, tries an
 //   analytic (a free preview), creates a second key, calls the API with it, and sees the call on
 //   the usage page;
-// - an owner connects PostgreSQL, deploys an analytic with a typo'd table and sees its warehouse's
-//   error in a test run, fixes and redeploys it, publishes it, and after another account's calls
-//   sees them on its statement;
+// - an owner connects PostgreSQL, checks an analytic with a typo'd table and sees its warehouse's
+//   error before deploying (the dry run), fixes, checks and deploys it, publishes it, and after
+//   another account's calls sees them on its statement in credits and USD;
 // - a CSRF attempt from another origin, a session cookie replayed after logout, and an owner
 //   description holding <script> all fail.
 // The screenshots in docs/screenshots/ (shown in the README) are taken here.
@@ -24,6 +24,7 @@ import { createPostgresWarehouse, type PostgresWarehouse } from './support/wareh
 const up = serviceUp(await pgAvailable()) && serviceUp(await chromiumAvailable());
 const SCREENSHOTS = join(REPO_ROOT, 'docs/screenshots');
 const PASSWORD = 'correct horse battery staple';
+const ADMIN_TOKEN = `admin-${uniqueSuffix()}-operator-token`;
 const suffix = uniqueSuffix();
 /** Polls until the page shows it: a busy machine can take seconds (vitest's default is 1 s). */
 const poll = <T>(read: () => Promise<T> | T) => expect.poll(read, { timeout: 20_000, interval: 100 });
@@ -46,6 +47,7 @@ describe.skipIf(!up)('the web console in a browser', () => {
         QUARRY_ALLOW_PRIVATE_NETWORKS: 'true',
         QUARRY_SIGNUPS_PER_HOUR: '1000',
         QUARRY_LOG_LEVEL: 'warn',
+        QUARRY_ADMIN_TOKEN: ADMIN_TOKEN,
       },
       readyTimeoutMs: 90_000,
     });
@@ -94,6 +96,13 @@ describe.skipIf(!up)('the web console in a browser', () => {
     return { status: response.status, json: (await response.json()) as Record<string, any> };
   }
 
+  /** Moves the account of `key` to `plan` (the operator's admin API). */
+  async function setPlan(key: string, plan: string): Promise<void> {
+    const { json } = await apiCall('GET', '/v1/account', key);
+    const moved = await apiCall('PUT', `/v1/admin/accounts/${json.account.id}/plan`, ADMIN_TOKEN, { plan });
+    expect(moved.status, JSON.stringify(moved.json)).toBe(200);
+  }
+
   it('serves the console at / with a CSP that allows no inline script and no framing', async () => {
     const response = await fetch(`${gateway.url}/`);
     expect(response.status).toBe(200);
@@ -133,9 +142,18 @@ describe.skipIf(!up)('the web console in a browser', () => {
     // A listing: params, price on each plan, examples; try it (a preview: 0 credits).
     await page.goto(`${gateway.url}/#/listing/sales-by-region`);
     await poll(() => page.getByTestId('price').textContent()).toBe('1 credit');
+    // What a credit, and so this call of 1 credit, costs on each plan (the default price list).
     await poll(() =>
-      page.locator('table', { hasText: 'What a call costs on each plan' }).locator('tbody tr').count(),
-    ).toBeGreaterThan(1);
+      page
+        .locator('table', { hasText: 'What a call costs on each plan' })
+        .locator('tbody tr')
+        .allTextContents(),
+    ).toEqual([
+      'Forever Free30 a month$0.00$0.00',
+      'SMB250 a month for $49.00$0.196$0.196',
+      'Enterprise2000 a month for $199.00$0.0995$0.0995',
+      'Pay as you Gonone: billed per credit, within your budget$0.50$0.50',
+    ]);
     for (const language of ['curl', 'TypeScript', 'Python', 'Go', 'PHP', 'Ruby']) {
       expect(await page.locator('summary', { hasText: new RegExp(`^${language}$`) }).count()).toBe(1);
     }
@@ -167,12 +185,43 @@ describe.skipIf(!up)('the web console in a browser', () => {
     expect(answer.status).toBe(200);
     expect(answer.json.meta.credits).toBe(1);
 
+    // The usage page: the call's credit (Free plan: worth $0), what is left, the preview apart.
     await page.getByRole('link', { name: 'Usage' }).click();
     await poll(() => page.getByTestId('credits-used').textContent()).toBe('1');
+    expect(await page.getByTestId('plan').textContent()).toBe('Forever Free');
+    expect(await page.getByTestId('credits-left').textContent()).toBe('29');
+    expect(await page.getByTestId('amount-due').textContent()).toBe('$0.00');
+    expect(
+      await page.locator('table', { hasText: 'Calls by origin' }).locator('tbody tr').allTextContents(),
+    ).toEqual(['0110']);
     await poll(() => page.locator('canvas').count()).toBeGreaterThan(0);
     expect(
       await page.locator('table', { hasText: 'Per analytic' }).locator('tbody tr').allTextContents(),
-    ).toEqual(['sales-by-region11']);
+    ).toEqual(['sales-by-region11$0.00']);
+    expect(await page.getByRole('heading', { name: 'Pay as you Go budget' }).count()).toBe(0);
+
+    // On Pay as you Go: a call costs $0.50, and the budget is set here; above the operator's cap
+    // the API's message is shown.
+    await setPlan(firstKey, 'payg');
+    const paid = await apiCall('POST', '/v1/query', secondKey, {
+      source: 'sales-by-region',
+      params: { year: 2023 },
+    });
+    expect(paid.status).toBe(200);
+    await page.reload();
+    await poll(() => page.getByTestId('plan').textContent()).toBe('Pay as you Go');
+    await poll(() => page.getByTestId('credits-used').textContent()).toBe('2');
+    expect(await page.getByTestId('amount-due').textContent()).toBe('$0.50');
+    await poll(() => page.getByTestId('budget-state').textContent()).toContain('$0.50 spent of $100.00');
+    const budget = page.getByLabel('Budget (USD a month)');
+    await budget.fill('20000');
+    await page.getByRole('button', { name: 'Save budget' }).click();
+    await poll(() => page.getByRole('alert').textContent()).toMatch(/10000|10,000/);
+    await budget.fill('20');
+    await page.getByRole('button', { name: 'Save budget' }).click();
+    await poll(() => page.getByTestId('budget-saved').count()).toBe(1);
+    await poll(() => page.getByTestId('budget-state').textContent()).toContain('$0.50 spent of $20.00');
+    expect((await apiCall('GET', '/v1/account/budget', firstKey)).json.budget.budget_usd).toBe(20);
     await page.screenshot({ path: join(SCREENSHOTS, 'usage.png'), fullPage: true });
     expect(errors).toEqual([]);
   }, 120_000);
@@ -211,22 +260,28 @@ describe.skipIf(!up)('the web console in a browser', () => {
     await page.getByRole('button', { name: 'Test wh' }).click();
     await poll(() => page.getByTestId('test-wh').textContent()).toMatch(/^Reachable \(\d+ ms\)$/);
 
-    // A typo'd table: deployed, and its test run shows what PostgreSQL said.
+    // A typo'd table: the check (a dry run) shows what PostgreSQL said, before any deploy; a
+    // deploy is refused the same way.
     await page.getByLabel('Analytic definition (YAML)').fill(definition('salez'));
+    await page.getByRole('button', { name: 'Check (dry run)' }).click();
+    await poll(() => page.getByRole('alert').first().textContent()).toMatch(
+      /relation "salez" does not exist/,
+    );
+    await page.getByRole('button', { name: 'Deploy' }).click();
+    await poll(() => page.getByRole('alert').first().textContent()).toMatch(
+      /relation "salez" does not exist/,
+    );
+    expect(await page.getByTestId('deployed').count()).toBe(0);
+
+    // Fixed: the check passes and says what the deploy would do; deployed, version 1 runs.
+    await page.getByLabel('Analytic definition (YAML)').fill(definition('sales'));
+    await page.getByRole('button', { name: 'Check (dry run)' }).click();
+    await poll(() => page.getByTestId('checked').textContent()).toMatch(
+      new RegExp(`^Check passed: deploying would leave ${analytic} created\\.`),
+    );
     await page.getByRole('button', { name: 'Deploy' }).click();
     await poll(() => page.getByTestId('deployed').textContent()).toContain(
       `Deployed ${analytic}, version 1.`,
-    );
-    await page.getByRole('button', { name: `Test run ${analytic}` }).click();
-    await poll(() => page.getByTestId('test-run-error').textContent()).toMatch(
-      /relation "salez" does not exist/,
-    );
-
-    // Fixed and deployed again: version 2 runs.
-    await page.getByLabel('Analytic definition (YAML)').fill(definition('sales'));
-    await page.getByRole('button', { name: 'Deploy' }).click();
-    await poll(() => page.getByTestId('deployed').textContent()).toContain(
-      `Deployed ${analytic}, version 2.`,
     );
     await page.getByRole('button', { name: `Test run ${analytic}` }).click();
     await poll(() => page.getByTestId('test-run-result').locator('tbody tr').count()).toBe(3);
@@ -244,6 +299,9 @@ describe.skipIf(!up)('the web console in a browser', () => {
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ email: `caller-${suffix}@example.com`, name: 'Cal Caller' }),
     }).then((r) => r.json() as Promise<{ key: { secret: string } }>);
+    // On SMB a credit costs 49 USD / 250 = $0.196: each call of 2 credits $0.392, of which the
+    // owner earns 80% ($0.3136) and 0.8 of each credit.
+    await setPlan(caller.key.secret, 'smb');
     for (const year of [2023, 2024, 2025]) {
       const call = await apiCall('POST', '/v1/query', caller.key.secret, {
         source: analytic,
@@ -254,10 +312,31 @@ describe.skipIf(!up)('the web console in a browser', () => {
     }
 
     await page.getByRole('link', { name: 'Statements', exact: true }).click();
-    await poll(() => page.getByTestId('statement-calls').textContent()).toBe('3');
+    // The three calls, and the owner's own test run of version 2 (a preview: free, earns nothing).
+    await poll(() => page.getByTestId('statement-calls').textContent()).toBe('4');
+    expect(await page.getByTestId('statement-credits').textContent()).toBe('6');
+    expect(await page.getByTestId('statement-value').textContent()).toBe('$1.176');
+    expect(await page.getByTestId('statement-earnings').textContent()).toBe('4.8');
+    expect(await page.getByTestId('statement-earnings-usd').textContent()).toBe('$0.9408');
+    // analytic, calls, paid, free, previews, own, credits, paid USD, share in credits, USD, platform's.
     expect(
       await page.locator('table', { hasText: 'Per analytic' }).locator('tbody tr').allTextContents(),
-    ).toEqual([`${analytic}3633`]);
+    ).toEqual([`${analytic}430106$1.1764.8$0.9408$0.2352`, 'total430106$1.1764.8$0.9408$0.2352']);
+    await poll(() => page.getByTestId('payouts-none').count()).toBe(1);
+    // The operator closes last month (nothing earned in it): the payouts list it, at $0.00.
+    const now = new Date();
+    const lastMonth = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - 1, 1))
+      .toISOString()
+      .slice(0, 7);
+    const closed = await apiCall('POST', `/v1/admin/periods/${lastMonth}/close`, ADMIN_TOKEN);
+    expect(closed.status, JSON.stringify(closed.json)).toBe(200);
+    await page.reload();
+    await poll(() =>
+      page
+        .locator('table', { hasText: 'Payouts of the closed periods' })
+        .locator('tbody tr td')
+        .allTextContents(),
+    ).toEqual([lastMonth, expect.any(String), '$0.00', '', '$0.00', '']);
     await poll(() => page.locator('canvas').count()).toBeGreaterThan(0);
     await page.screenshot({ path: join(SCREENSHOTS, 'statement.png'), fullPage: true });
   }, 120_000);

@@ -120,5 +120,20 @@ export function Field({
   );
 }
 
-/** Formats credits (integers today) and cents as text. */
+/** Formats whole cents as text. */
 export const formatCents = (cents: number) => `$${(cents / 100).toFixed(2)}`;
+
+/**
+ * Formats USD (the API's `*_usd` numbers, exact to the µUSD) with at least two decimals and as
+ * many more as it has, up to six: $0.50, $0.196, $0.0995, $0.000001.
+ */
+export function formatUsd(usd: number): string {
+  const sign = usd < 0 ? '-' : '';
+  const text = Math.abs(usd).toFixed(6).replace(/0+$/, '');
+  const [whole = '0', decimals = ''] = text.split('.');
+  return `${sign}$${whole}.${decimals.padEnd(2, '0')}`;
+}
+
+/** Formats credits (thousandths of a credit at most: the API counts millicredits). */
+export const formatCredits = (credits: number) =>
+  credits.toLocaleString('en-US', { maximumFractionDigits: 3 });

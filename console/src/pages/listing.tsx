@@ -6,7 +6,7 @@ import { createQuarryClient, type QuarryClient } from '@quarry/client';
 import { useQuarryQuery } from '@quarry/client/react';
 import { type FormEvent, useEffect, useMemo, useState } from 'react';
 import { api } from '../api.js';
-import { DataTable, ErrorNote, Field, formatCents } from '../components.js';
+import { DataTable, ErrorNote, Field, formatCents, formatUsd } from '../components.js';
 import { codeExamples } from '../examples.js';
 import {
   boundsText,
@@ -33,19 +33,21 @@ interface ListingDetail extends ListingItem {
 interface Plan {
   readonly id: string;
   readonly name: string;
-  readonly included_calls: number | null;
+  /** Credits included a month; null: Pay as you Go (billed per credit within a budget). */
+  readonly included_credits: number | null;
   readonly monthly_price_cents: number;
-  readonly per_call_cents: number;
+  /** What one credit costs on this plan (subscription ÷ credits, the PAYG price, Free: 0). */
+  readonly credit_value_usd: number;
 }
 
-/** What `price` credits cost on a plan: its share of the subscription, or the per-credit price. */
-function costOn(plan: Plan, price: number): string {
-  if (plan.per_call_cents > 0) return `${formatCents(plan.per_call_cents * price)} a call`;
-  if (plan.monthly_price_cents === 0)
-    return `free, ${price} of ${plan.included_calls ?? '∞'} monthly credits`;
-  if (plan.included_calls === null || plan.included_calls === 0) return 'included';
-  const cents = (plan.monthly_price_cents / plan.included_calls) * price;
-  return `≈ ${formatCents(cents)} a call (${price} of ${plan.included_calls} monthly credits)`;
+/** What a credit costs on a plan, and what `price` credits (a call) cost there. */
+function costOn(plan: Plan, price: number): [string, string, string] {
+  const call = formatUsd(plan.credit_value_usd * price);
+  const included =
+    plan.included_credits === null
+      ? 'none: billed per credit, within your budget'
+      : `${plan.included_credits} a month${plan.monthly_price_cents > 0 ? ` for ${formatCents(plan.monthly_price_cents)}` : ''}`;
+  return [included, formatUsd(plan.credit_value_usd), plan.included_credits === 0 ? 'not callable' : call];
 }
 
 export function ListingPage({ name }: { readonly name: string }) {
@@ -85,8 +87,8 @@ export function ListingPage({ name }: { readonly name: string }) {
       </p>
       <DataTable
         caption="What a call costs on each plan"
-        columns={['plan', 'cost of a call']}
-        rows={plans.map((p) => [p.name, costOn(p, listing.price)])}
+        columns={['plan', 'credits included', 'a credit costs', 'a call costs']}
+        rows={plans.map((p) => [p.name, ...costOn(p, listing.price)])}
       />
       <h2>Parameters</h2>
       <DataTable

@@ -1,17 +1,35 @@
-// The owner's statement for a month: earnings per analytic as a chart and a table, the totals,
-// whether the period is closed, and the CSV. All rendering of the statement's shape is in this
-// one module (GET /v1/owner/statements).
+// The owner's statement for a month: per analytic, the calls by origin, the credits the callers
+// spent and what they paid in USD, the owner's share of both; an earnings chart per analytic (the
+// API gives no per-day figures for an owner); whether the period is closed and its payout; the
+// payouts of the last closed periods; and the CSV. All rendering of the statement's shape is in
+// this one module (GET /v1/owner/statements; shapes in gateway/src/routes/statements.ts).
 import { useEffect, useMemo, useState } from 'react';
 import { api, queryString } from '../api.js';
 import { Chart } from '../chart.js';
-import { DataTable, ErrorNote, Field } from '../components.js';
+import { DataTable, ErrorNote, Field, formatCents, formatCredits, formatUsd } from '../components.js';
 import { thisMonth } from './usage.js';
 
 interface Amounts {
   readonly calls: number;
+  readonly calls_by_origin: {
+    readonly paid: number;
+    readonly free: number;
+    readonly marketplace: number;
+    readonly owner: number;
+  };
   readonly credits: number;
   readonly owner_share: number;
   readonly platform_share: number;
+  readonly value_usd: number;
+  readonly owner_share_usd: number;
+  readonly platform_share_usd: number;
+}
+
+interface Payout {
+  readonly carried_in_micro_usd: number;
+  readonly earned_micro_usd: number;
+  readonly payout_cents: number;
+  readonly carried_out_micro_usd: number;
 }
 
 interface Statement {
@@ -19,7 +37,21 @@ interface Statement {
   readonly closed_at: string | null;
   readonly analytics: readonly (Amounts & { readonly name: string })[];
   readonly totals: Amounts;
+  readonly payout: Payout | null;
 }
+
+/** How many months back the payouts table looks. */
+const PAYOUT_MONTHS = 12;
+
+/** The `count` months before `period` (YYYY-MM), newest first. */
+function monthsBefore(period: string, count: number): string[] {
+  const [year, month] = period.split('-').map(Number) as [number, number];
+  return Array.from({ length: count }, (_, i) =>
+    new Date(Date.UTC(year, month - 2 - i, 1)).toISOString().slice(0, 7),
+  );
+}
+
+const microUsd = (micro: number) => formatUsd(micro / 1_000_000);
 
 export function StatementsPage() {
   const [period, setPeriod] = useState(thisMonth);
@@ -60,7 +92,7 @@ export function StatementsPage() {
         <>
           <p data-testid="statement-status">
             {statement.closed_at === null
-              ? `${statement.period} is open: figures are live.`
+              ? `${statement.period} is open: figures are live; the payout is set when the period is closed.`
               : `${statement.period} closed on ${new Date(statement.closed_at).toLocaleDateString()}.`}
           </p>
           <dl className="figures">
@@ -70,14 +102,27 @@ export function StatementsPage() {
             </div>
             <div>
               <dt>Credits spent by callers</dt>
-              <dd>{statement.totals.credits}</dd>
+              <dd data-testid="statement-credits">{formatCredits(statement.totals.credits)}</dd>
+            </div>
+            <div>
+              <dt>Callers paid</dt>
+              <dd data-testid="statement-value">{formatUsd(statement.totals.value_usd)}</dd>
             </div>
             <div>
               <dt>Your earnings (credits)</dt>
-              <dd data-testid="statement-earnings">{statement.totals.owner_share}</dd>
+              <dd data-testid="statement-earnings">{formatCredits(statement.totals.owner_share)}</dd>
+            </div>
+            <div>
+              <dt>Your earnings (USD)</dt>
+              <dd data-testid="statement-earnings-usd">{formatUsd(statement.totals.owner_share_usd)}</dd>
             </div>
           </dl>
+          {statement.payout === null ? null : <PayoutNote payout={statement.payout} />}
           <h2>Earnings by analytic</h2>
+          <p className="hint">
+            Per analytic: the statement has no per-day figures. You earn 0.8 of each credit spent and 80% of
+            what the caller paid for it; Free-plan credits earn credits and $0.
+          </p>
           {chart.labels.length === 0 ? (
             <p>No calls yet this month.</p>
           ) : (
@@ -88,14 +133,32 @@ export function StatementsPage() {
             />
           )}
           <DataTable
-            caption="Per analytic"
-            columns={['analytic', 'calls', 'credits', 'your share', 'platform share']}
-            rows={statement.analytics.map((a) => [
+            caption="Per analytic, in credits and USD"
+            columns={[
+              'analytic',
+              'calls',
+              'paid',
+              'free plan',
+              'previews',
+              'yours',
+              'credits',
+              'callers paid',
+              'your share (credits)',
+              'your share (USD)',
+              'platform share (USD)',
+            ]}
+            rows={[...statement.analytics, { name: 'total', ...statement.totals }].map((a) => [
               a.name,
               a.calls,
-              a.credits,
-              a.owner_share,
-              a.platform_share,
+              a.calls_by_origin.paid,
+              a.calls_by_origin.free,
+              a.calls_by_origin.marketplace,
+              a.calls_by_origin.owner,
+              formatCredits(a.credits),
+              formatUsd(a.value_usd),
+              formatCredits(a.owner_share),
+              formatUsd(a.owner_share_usd),
+              formatUsd(a.platform_share_usd),
             ])}
           />
           <p>
@@ -108,6 +171,52 @@ export function StatementsPage() {
           </p>
         </>
       )}
+      <Payouts before={thisMonth()} />
     </section>
+  );
+}
+
+function PayoutNote({ payout }: { readonly payout: Payout }) {
+  return (
+    <p data-testid="statement-payout">
+      Payout: <strong>{formatCents(payout.payout_cents)}</strong> ({microUsd(payout.earned_micro_usd)} earned
+      + {microUsd(payout.carried_in_micro_usd)} carried in; {microUsd(payout.carried_out_micro_usd)} carried
+      into your next payout).
+    </p>
+  );
+}
+
+/** The payouts of the closed periods among the last months: whole cents, the rest carried on. */
+function Payouts({ before }: { readonly before: string }) {
+  const [rows, setRows] = useState<readonly Statement[]>();
+  const [error, setError] = useState<unknown>();
+  useEffect(() => {
+    Promise.all(
+      monthsBefore(before, PAYOUT_MONTHS).map((p) =>
+        api<Statement>('GET', `/v1/owner/statements${queryString({ period: p })}`),
+      ),
+    ).then((all) => setRows(all.filter((s) => s.closed_at !== null)), setError);
+  }, [before]);
+  return (
+    <>
+      <h2>Payouts</h2>
+      <ErrorNote error={error} />
+      {rows === undefined ? null : rows.length === 0 ? (
+        <p data-testid="payouts-none">No closed period in the last {PAYOUT_MONTHS} months.</p>
+      ) : (
+        <DataTable
+          caption={`Payouts of the closed periods (last ${PAYOUT_MONTHS} months)`}
+          columns={['period', 'closed', 'earned', 'carried in', 'paid out', 'carried out']}
+          rows={rows.map((s) => [
+            s.period,
+            new Date(s.closed_at ?? '').toLocaleDateString(),
+            s.payout === null ? '$0.00' : microUsd(s.payout.earned_micro_usd),
+            s.payout === null ? '' : microUsd(s.payout.carried_in_micro_usd),
+            s.payout === null ? '$0.00' : formatCents(s.payout.payout_cents),
+            s.payout === null ? '' : microUsd(s.payout.carried_out_micro_usd),
+          ])}
+        />
+      )}
+    </>
   );
 }

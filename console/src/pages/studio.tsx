@@ -486,6 +486,7 @@ function Analytics() {
   const [yaml, setYaml] = useState(STARTER);
   const [error, setError] = useState<unknown>();
   const [deployed, setDeployed] = useState<string>();
+  const [checked, setChecked] = useState<string>();
   const load = useCallback(() => {
     api<{ analytics: Analytic[] }>('GET', '/v1/owner/analytics').then(
       (r) => setAnalytics(r.analytics),
@@ -494,15 +495,42 @@ function Analytics() {
   }, []);
   useEffect(load, [load]);
 
+  /** The YAML as a definition with a name, or throws what is wrong with it. */
+  function definitionOf(): Record<string, unknown> & { readonly name: string } {
+    const definition = parse(yaml) as Record<string, unknown> | null;
+    if (definition === null || typeof definition !== 'object' || typeof definition.name !== 'string') {
+      throw new Error('The YAML must be a mapping with a `name`.');
+    }
+    return definition as Record<string, unknown> & { readonly name: string };
+  }
+
+  /** A dry run: every check of a deploy (the SQL against the warehouse too), saving nothing. */
+  async function check() {
+    setError(undefined);
+    setDeployed(undefined);
+    setChecked(undefined);
+    try {
+      const definition = definitionOf();
+      const answer = await api<{ outcome: string; columns?: readonly { name: string }[] }>(
+        'POST',
+        `/v1/owner/analytics/${encodeURIComponent(definition.name)}/dry-run`,
+        definition,
+      );
+      const columns =
+        answer.columns === undefined ? '' : ` Columns: ${answer.columns.map((c) => c.name).join(', ')}.`;
+      setChecked(`Check passed: deploying would leave ${definition.name} ${answer.outcome}.${columns}`);
+    } catch (e) {
+      setError(e);
+    }
+  }
+
   async function deploy(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
     setError(undefined);
     setDeployed(undefined);
+    setChecked(undefined);
     try {
-      const definition = parse(yaml) as Record<string, unknown> | null;
-      if (definition === null || typeof definition !== 'object' || typeof definition.name !== 'string') {
-        throw new Error('The YAML must be a mapping with a `name`.');
-      }
+      const definition = definitionOf();
       const answer = await api<{ analytic: Analytic }>(
         'PUT',
         `/v1/owner/analytics/${encodeURIComponent(definition.name)}`,
@@ -541,7 +569,17 @@ function Analytics() {
             {deployed}
           </p>
         )}
-        <button type="submit">Deploy</button>
+        {checked === undefined ? null : (
+          <p role="status" className="ok" data-testid="checked">
+            {checked}
+          </p>
+        )}
+        <div className="actions">
+          <button type="button" onClick={check}>
+            Check (dry run)
+          </button>{' '}
+          <button type="submit">Deploy</button>
+        </div>
       </form>
       <ul className="cards">
         {analytics.map((a) => (

@@ -1,23 +1,12 @@
 // GET /v1/plans: the plans this gateway sells (public), so the marketplace can say what a call
-// of a listing costs on each plan before anyone signs up.
+// of a listing costs on each plan before anyone signs up. A plan has the same shape here as in
+// `GET /v1/account/usage` (`PlanSchema`, `planJson`): its included credits and what one credit
+// costs on it (`credit_value_usd`, docs/money.md).
 import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
 import type { AppEnv } from '../http/app-env.js';
 import { AUTHED_ERRORS } from '../http/common-schemas.js';
 import { route } from '../http/route.js';
-
-export const PlanSchema = z
-  .object({
-    id: z.string(),
-    name: z.string(),
-    included_calls: z
-      .number()
-      .int()
-      .nullable()
-      .openapi({ description: 'Credits included a month (a call of price 1 spends one); null: no cap' }),
-    monthly_price_cents: z.number().int(),
-    per_call_cents: z.number().int().openapi({ description: 'Price of one credit beyond the subscription' }),
-  })
-  .openapi('Plan');
+import { PlanSchema, planJson } from './usage.js';
 
 export function registerPlanRoutes(app: OpenAPIHono<AppEnv>): void {
   route(
@@ -27,6 +16,8 @@ export function registerPlanRoutes(app: OpenAPIHono<AppEnv>): void {
       path: '/v1/plans',
       tags: ['Accounts'],
       summary: 'The plans on offer (public)',
+      description:
+        'Each plan with its included credits a month (`included_credits`; null: Pay as you Go, billed per credit within a budget), its price, and what one credit costs on it (`credit_value_usd`: the subscription ÷ its credits, the Pay as you Go price, or 0 on the Free plan).',
       responses: {
         200: {
           description: 'Plans',
@@ -35,15 +26,6 @@ export function registerPlanRoutes(app: OpenAPIHono<AppEnv>): void {
         500: AUTHED_ERRORS[500],
       },
     }),
-    (c) =>
-      c.json({
-        plans: c.var.services.plans.list().map((plan) => ({
-          id: plan.id,
-          name: plan.name,
-          included_calls: plan.included_calls,
-          monthly_price_cents: plan.monthly_price_cents,
-          per_call_cents: plan.per_call_cents,
-        })),
-      }),
+    (c) => c.json({ plans: c.var.services.plans.list().map(planJson) }),
   );
 }

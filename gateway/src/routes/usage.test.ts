@@ -1,6 +1,7 @@
 // Account usage over HTTP (JSON and CSV), the Free plan's quota (429 QUOTA_EXCEEDED until the
 // next UTC month), Pay as you Go never refused, and marketplace try-it calls free even with the
-// quota spent. The Free plan here includes 3 calls a month.
+// quota spent. The Free plan here includes 3 calls a month; usage-test-broken deploys (the warehouse
+// accepts its SQL) and fails when it runs (a scalar subquery of two rows).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { periodOf, secondsToPeriodEnd } from '../billing/billing-period.js';
 import { createTestGateway, type SignedUp, type TestGateway } from '../testing/test-gateway.js';
@@ -13,7 +14,7 @@ beforeAll(async () => {
   tg = await createTestGateway({ QUARRY_FREE_CALLS: '3' });
   for (const [name, sql, price] of [
     ['usage-test-priced', 'SELECT 1 AS one', 2],
-    ['usage-test-broken', 'SELECT no_such_column_zz FROM no_such_table_zz', 1],
+    ['usage-test-broken', 'SELECT (SELECT 1 UNION ALL SELECT 2) AS two_rows', 1],
   ] as const) {
     const res = await tg.call('PUT', `/v1/owner/analytics/${name}`, {
       key: tg.ownerKey,
@@ -196,5 +197,38 @@ describe('quota', () => {
       amount_due_cents: 250,
     });
     expect(usage.budget).toMatchObject({ budget_usd: 100, spent_usd: 2.5, left_usd: 97.5 });
+  });
+});
+
+describe('GET /v1/plans', () => {
+  it('lists every plan, without a credential, in the shape of the usage answer’s plan', async () => {
+    const res = await tg.call('GET', '/v1/plans');
+    expect(res.status, res.text).toBe(200);
+    const plan = (
+      id: string,
+      name: string,
+      included: number | null,
+      cents: number,
+      perCall: number,
+      value: number,
+    ) => ({
+      id,
+      name,
+      included_calls: included,
+      included_credits: included,
+      monthly_price_cents: cents,
+      per_call_cents: perCall,
+      credit_value_usd: value,
+    });
+    expect(res.json).toEqual({
+      plans: [
+        plan('free', 'Forever Free', 3, 0, 0, 0),
+        plan('smb', 'SMB', 250, 4_900, 0, 0.196),
+        plan('enterprise', 'Enterprise', 2_000, 19_900, 0, 0.0995),
+        plan('payg', 'Pay as you Go', null, 0, 50, 0.5),
+      ],
+    });
+    const usage = await tg.call('GET', '/v1/account/usage', { key: (await tg.signUp('Plans reader')).key });
+    expect(res.json.plans[0]).toEqual(usage.json.plan);
   });
 });
