@@ -140,7 +140,15 @@ export function createDuckdbSession(
       try {
         const columns: ColumnInfo[] = [];
         for (let i = 0; i < statement.columnCount; i++) {
-          const type = statement.columnType(i);
+          let type: ReturnType<typeof statement.columnType>;
+          try {
+            type = statement.columnType(i);
+          } catch {
+            // A type DuckDB settles only once the params are bound (`range(:n)`): the driver
+            // cannot name it yet ("Unexpected type id: 0"). The statement itself prepared.
+            columns.push({ name: statement.columnName(i), type: 'unknown', nativeType: 'unresolved' });
+            continue;
+          }
           columns.push({
             name: statement.columnName(i),
             type: columnTypeFor(type),
