@@ -171,7 +171,8 @@ describe('a third-party connector registered by configuration only', () => {
         created_at: '2024-03-10T12:00:00.250Z',
       },
     ]);
-    expect(fetched.body.meta).toMatchObject({ row_count: 2, truncated: false, cached: false, credits: 2 });
+    // The owner calls its own analytic: free (origin owner), whatever its price.
+    expect(fetched.body.meta).toMatchObject({ row_count: 2, truncated: false, cached: false, credits: 0 });
     expect(fetched.body.meta.request_id).toBe(fetched.headers.get('x-request-id'));
 
     // Five sales in 2024, max_rows 4: the first four by id, and truncated.
@@ -189,7 +190,7 @@ describe('a third-party connector registered by configuration only', () => {
       sold_on: '2024-02-29',
       created_at: '2024-02-29T23:59:59.999Z',
     });
-    expect(posted.body.meta).toMatchObject({ row_count: 4, truncated: true, credits: 2 });
+    expect(posted.body.meta).toMatchObject({ row_count: 4, truncated: true, credits: 0 });
   });
 
   it('400 INVALID_PARAMS lists each bad param', async () => {
