@@ -13,6 +13,7 @@ import type { McpCaller } from '../mcp/mcp-tools.js';
 import { recordRequest } from '../observability/metrics.js';
 import { clientAddress } from '../security/client-address.js';
 import type { GatewayServices } from '../services/gateway-services.js';
+import { isBoundedPost, readBody } from './node-body.js';
 import type { BeforeWrite, NodeListener } from './node-query.js';
 
 const header = (req: IncomingMessage, name: string) => {
@@ -128,26 +129,15 @@ export function withMcpFastPath(
 ): NodeListener {
   const bodyLimit = services.config.bodyLimit;
   return function mcpFastPath(req, res) {
-    const headers = req.headers;
-    const length = headers['content-length'];
-    const session = headers['mcp-session-id'];
+    const session = req.headers['mcp-session-id'];
     if (
-      req.method !== 'POST' ||
-      req.url !== MCP_PATH ||
-      length === undefined ||
-      headers['transfer-encoding'] !== undefined ||
-      Number(length) > bodyLimit ||
+      !isBoundedPost(req, MCP_PATH, bodyLimit) ||
       typeof session !== 'string' ||
       !services.mcp.has(session)
     ) {
       fallback(req, res);
       return;
     }
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.once('end', () => {
-      const body = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
-      void serve(services, req, res, body, beforeWrite);
-    });
+    readBody(req, (body) => void serve(services, req, res, body, beforeWrite));
   };
 }

@@ -10,6 +10,7 @@ import { newRequestId } from '../http/middleware/request-id.js';
 import { recordRequest } from '../observability/metrics.js';
 import { clientAddress } from '../security/client-address.js';
 import type { GatewayServices } from '../services/gateway-services.js';
+import { isBoundedPost, readBody } from './node-body.js';
 
 /** A node:http request listener (the Hono app's, or one wrapping it). */
 export type NodeListener = (req: IncomingMessage, res: ServerResponse) => void;
@@ -81,23 +82,10 @@ export function withQueryFastPath(
 ): NodeListener {
   const bodyLimit = services.config.bodyLimit;
   return function queryFastPath(req, res) {
-    const headers = req.headers;
-    const length = headers['content-length'];
-    if (
-      req.method !== 'POST' ||
-      req.url !== ROUTE ||
-      length === undefined ||
-      headers['transfer-encoding'] !== undefined ||
-      Number(length) > bodyLimit
-    ) {
+    if (!isBoundedPost(req, ROUTE, bodyLimit)) {
       fallback(req, res);
       return;
     }
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.once('end', () => {
-      const body = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
-      void serve(services, req, res, body, beforeWrite);
-    });
+    readBody(req, (body) => void serve(services, req, res, body, beforeWrite));
   };
 }

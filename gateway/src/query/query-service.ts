@@ -112,7 +112,7 @@ function tooLarge(maxBytes: number | undefined): ApiError {
 }
 
 export function createQueryService(deps: QueryServiceDeps): QueryService {
-  // The largest result each analytic gave lately: what its next query takes from the budget.
+  // The size of each analytic's last result: what its next query takes from the budget.
   const lastSize = new Map<string, number>();
   const expectedBytes = (analyticId: string) =>
     Math.max(MIN_EXPECTED_BYTES, lastSize.get(analyticId) ?? deps.maxResultBytes ?? MIN_EXPECTED_BYTES);

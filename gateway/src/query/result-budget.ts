@@ -7,8 +7,8 @@
 // and a retry_after. A query always fits when nothing else is in flight, so one result as large
 // as the bound is never refused here.
 //
-// The expected size of an analytic's result is the largest it produced lately (rows × the first
-// row's JSON + 64 bytes a row), and the bound itself until it has answered once: small results
+// The expected size of an analytic's result is the size of its last one (rows × the first row's
+// JSON + 64 bytes a row), and the bound itself until it has answered once: small results
 // cost the budget little, so only calls of large ones queue.
 import { ApiError } from '../errors/api-error.js';
 

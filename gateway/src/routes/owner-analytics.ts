@@ -1,6 +1,7 @@
 // Owner analytics: create, update (a new version each time), deploy (idempotent), list, show
 // (any version), version history, delete, and dropping an analytic's cached answers.
 import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
+import type { Context } from 'hono';
 import { AnalyticDefinitionSchema } from '../catalog/analytic-definition.js';
 import type { AppEnv } from '../http/app-env.js';
 import {
@@ -30,6 +31,12 @@ const definitionBody = {
   required: true,
   content: { 'application/json': { schema: AnalyticDefinitionSchema.meta({ id: 'AnalyticDefinition' }) } },
 };
+
+/** The JSON body as a definition named by the path (a body that is not an object is left to fail validation). */
+async function definitionNamed(c: Context<AppEnv>, name: string): Promise<unknown> {
+  const body = await readJsonValue(c);
+  return body !== null && typeof body === 'object' ? { ...(body as object), name } : body;
+}
 
 export function registerOwnerAnalyticsRoutes(app: OpenAPIHono<AppEnv>): void {
   route(
@@ -92,8 +99,7 @@ export function registerOwnerAnalyticsRoutes(app: OpenAPIHono<AppEnv>): void {
     requireScope('owner'),
     async (c) => {
       const name = pathParam(c, 'name');
-      const body = await readJsonValue(c);
-      const input = body !== null && typeof body === 'object' ? { ...(body as object), name } : body;
+      const input = await definitionNamed(c, name);
       const { outcome, analytic, columns } = await c.var.services.analytics.deploy(
         c.var.principal.accountId,
         input,
@@ -137,8 +143,7 @@ export function registerOwnerAnalyticsRoutes(app: OpenAPIHono<AppEnv>): void {
     requireScope('owner'),
     async (c) => {
       const name = pathParam(c, 'name');
-      const body = await readJsonValue(c);
-      const input = body !== null && typeof body === 'object' ? { ...(body as object), name } : body;
+      const input = await definitionNamed(c, name);
       const { outcome, definition, columns } = await c.var.services.analytics.dryRun(
         c.var.principal.accountId,
         input,
