@@ -322,6 +322,11 @@ describe.skipIf(!up)('the web console in a browser', () => {
     expect(
       await page.locator('table', { hasText: 'Per analytic' }).locator('tbody tr').allTextContents(),
     ).toEqual([`${analytic}430106$1.1764.8$0.9408$0.2352`, 'total430106$1.1764.8$0.9408$0.2352']);
+    // The earnings chart is by day (today's bar) and analytic.
+    const period = new Date().toISOString().slice(0, 7);
+    await poll(() =>
+      page.getByRole('img', { name: `Your earnings in credits per day and analytic in ${period}` }).count(),
+    ).toBe(1);
     await poll(() => page.getByTestId('payouts-none').count()).toBe(1);
     // The operator closes last month (nothing earned in it): the payouts list it, at $0.00.
     const now = new Date();

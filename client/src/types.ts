@@ -153,6 +153,8 @@ export interface Statement {
   readonly closed_at: string | null;
   readonly analytics: readonly (StatementAmounts & { readonly name: string })[];
   readonly totals: StatementAmounts;
+  /** Per UTC day and analytic, days and analytics with calls only. */
+  readonly by_day: readonly (StatementAmounts & { readonly date: string; readonly name: string })[];
 }
 
 /** A warehouse connection (`/v1/owner/connections`); secrets are never returned. */

@@ -39,7 +39,9 @@ export function Chart({ title, labels, series, kind = 'bars', height = 240 }: Ch
         axes: [
           {
             values: (_u, splits) => splits.map((v) => (Number.isInteger(v) ? (labels[v] ?? '') : '')),
-            incrs: [1],
+            // Every label when there is room (uPlot's default space: 50 px a tick), else every
+            // 2nd, 5th… (with only [1], uPlot draws none at all once the labels are too dense).
+            incrs: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1_000],
           },
           // Room for labels such as 120,000 (uPlot's default cuts them).
           { size: 80 },

@@ -1,13 +1,13 @@
 // The owner's statement for a month: per analytic, the calls by origin, the credits the callers
-// spent and what they paid in USD, the owner's share of both; an earnings chart per analytic (the
-// API gives no per-day figures for an owner); whether the period is closed and its payout; the
-// payouts of the last closed periods; and the CSV. All rendering of the statement's shape is in
+// spent and what they paid in USD, the owner's share of both; an earnings chart by day and
+// analytic (the top earners apart, the rest as one series); whether the period is closed and its
+// payout; the payouts of the last closed periods; and the CSV. All rendering of the statement's shape is in
 // this one module (GET /v1/owner/statements; shapes in gateway/src/routes/statements.ts).
 import { useEffect, useMemo, useState } from 'react';
 import { api, queryString } from '../api.js';
 import { Chart } from '../chart.js';
 import { DataTable, ErrorNote, Field, formatCents, formatCredits, formatUsd } from '../components.js';
-import { thisMonth } from './usage.js';
+import { daysOf, thisMonth } from './usage.js';
 
 interface Amounts {
   readonly calls: number;
@@ -37,7 +37,31 @@ interface Statement {
   readonly closed_at: string | null;
   readonly analytics: readonly (Amounts & { readonly name: string })[];
   readonly totals: Amounts;
+  readonly by_day: readonly (Amounts & { readonly date: string; readonly name: string })[];
   readonly payout: Payout | null;
+}
+
+/** How many analytics the earnings chart shows apart; the others are one series. */
+const CHART_ANALYTICS = 5;
+
+/** Earnings (credits) per day of the period, one series per analytic among the top earners. */
+function earningsByDay(statement: Statement) {
+  const ranked = [...statement.analytics].sort((a, b) => b.owner_share - a.owner_share);
+  const apart = ranked.slice(0, CHART_ANALYTICS).map((a) => a.name);
+  const others = ranked.length > CHART_ANALYTICS ? 'other analytics' : undefined;
+  const days = daysOf(statement.period);
+  const values = new Map<string, number[]>(
+    [...apart, ...(others === undefined ? [] : [others])].map((name) => [name, days.map(() => 0)]),
+  );
+  for (const d of statement.by_day) {
+    const row = values.get(apart.includes(d.name) ? d.name : (others ?? d.name));
+    const day = Number(d.date.slice(8)) - 1;
+    if (row !== undefined && row[day] !== undefined) row[day] += d.owner_share;
+  }
+  return {
+    labels: days.map((d) => d.slice(8)),
+    series: [...values].map(([name, perDay]) => ({ name, values: perDay })),
+  };
 }
 
 /** How many months back the payouts table looks. */
@@ -61,18 +85,7 @@ export function StatementsPage() {
     setError(undefined);
     api<Statement>('GET', `/v1/owner/statements${queryString({ period })}`).then(setStatement, setError);
   }, [period]);
-  const chart = useMemo(
-    () =>
-      statement === undefined
-        ? undefined
-        : {
-            labels: statement.analytics.map((a) => a.name),
-            series: [
-              { name: 'your earnings (credits)', values: statement.analytics.map((a) => a.owner_share) },
-            ],
-          },
-    [statement],
-  );
+  const chart = useMemo(() => (statement === undefined ? undefined : earningsByDay(statement)), [statement]);
   return (
     <section aria-labelledby="statements-title">
       <h1 id="statements-title">Statements</h1>
@@ -118,16 +131,16 @@ export function StatementsPage() {
             </div>
           </dl>
           {statement.payout === null ? null : <PayoutNote payout={statement.payout} />}
-          <h2>Earnings by analytic</h2>
+          <h2>Earnings by day and analytic</h2>
           <p className="hint">
-            Per analytic: the statement has no per-day figures. You earn 0.8 of each credit spent and 80% of
+            Your credits per day (UTC) of {statement.period}. You earn 0.8 of each credit spent and 80% of
             what the caller paid for it; Free-plan credits earn credits and $0.
           </p>
-          {chart.labels.length === 0 ? (
+          {statement.analytics.length === 0 ? (
             <p>No calls yet this month.</p>
           ) : (
             <Chart
-              title={`Earnings by analytic in ${statement.period}`}
+              title={`Your earnings in credits per day and analytic in ${statement.period}`}
               labels={chart.labels}
               series={chart.series}
             />

@@ -61,7 +61,7 @@ interface Budget {
 export const thisMonth = () => new Date().toISOString().slice(0, 7);
 
 /** Every day of the period, so a chart shows the days without calls too. */
-function daysOf(period: string): string[] {
+export function daysOf(period: string): string[] {
   const [year, month] = period.split('-').map(Number) as [number, number];
   const days = new Date(Date.UTC(year, month, 0)).getUTCDate();
   return Array.from({ length: days }, (_, i) => `${period}-${String(i + 1).padStart(2, '0')}`);

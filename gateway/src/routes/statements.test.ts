@@ -74,6 +74,19 @@ describe('GET /v1/owner/statements', () => {
       res.json.totals.millicredits,
     );
     expect(res.json.payout).toBeNull();
+    // Per day and analytic: today's rows, summing to the same totals.
+    const today = new Date().toISOString().slice(0, 10);
+    const days = res.json.by_day as { date: string; name: string; calls: number; owner_share: number }[];
+    expect(days.find((d) => d.name === 'stmt-test-seven')).toMatchObject({
+      date: today,
+      calls: 3,
+      credits: 21,
+      owner_share: 16.8,
+    });
+    const daySum = (field: string) =>
+      (res.json.by_day as Record<string, number>[]).reduce((total, d) => total + (d[field] ?? 0), 0);
+    expect(daySum('owner_share_millicredits')).toBe(res.json.totals.owner_share_millicredits);
+    expect(daySum('calls')).toBe(res.json.totals.calls);
   });
 
   it('shows nothing of other owners', async () => {

@@ -44,6 +44,13 @@ export const StatementSchema = z
     closed_at: z.string().nullable().openapi({ description: 'Set once the period is closed (frozen)' }),
     analytics: z.array(Amounts.extend({ name: z.string() })),
     totals: Amounts,
+    by_day: z
+      .array(
+        Amounts.extend({ date: z.string().openapi({ description: 'YYYY-MM-DD, UTC' }), name: z.string() }),
+      )
+      .openapi({
+        description: 'Per day and analytic (days and analytics with calls only), in date then name order',
+      }),
     payout: PayoutSchema.nullable().openapi({
       description: 'Once the period is closed: what is paid out (null while open, or without earnings)',
     }),
@@ -132,7 +139,7 @@ export function registerStatementRoutes(app: OpenAPIHono<AppEnv>): void {
         'For every credit a caller spends on your analytics you earn 0.8 credit and 80% of what the',
         'caller paid for it (rounded down to the micro-USD); the platform keeps the rest. Free-plan',
         'credits earn credits and 0 USD; previews and your own calls earn nothing. Calls are shown by',
-        'origin. Closing a period freezes it and sets `payout`: your earnings plus the sub-cent rest',
+        'origin, and per day and analytic (`by_day`). Closing a period freezes it and sets `payout`: your earnings plus the sub-cent rest',
         'carried from your previous payout, in whole cents; the new rest is carried on. CSV with',
         '`?format=csv` or `Accept: text/csv`: one row per analytic, then the total row (blank `analytic`).',
       ].join(' '),
@@ -154,6 +161,7 @@ export function registerStatementRoutes(app: OpenAPIHono<AppEnv>): void {
         closed_at: statement.closedAt?.toISOString() ?? null,
         analytics: statement.analytics.map((a) => ({ name: a.name, ...amountsJson(a) })),
         totals: amountsJson(statement.totals),
+        by_day: statement.byDay.map((d) => ({ date: d.date, name: d.name, ...amountsJson(d) })),
         payout: payoutJson(statement.payout),
       });
     },

@@ -901,6 +901,9 @@ for (const { backend, available } of backends) {
         );
         // Exactly 800 millicredits a credit: a 1-credit call earns its owner 0.8 credit, not 0.
         expect(statement.totals).toMatchObject({ calls: 4, millicredits: 11_000, ownerMillicredits: 8_800 });
+        // By day (all served today) and analytic: the same amounts as the analytics' rows.
+        const today = new Date().toISOString().slice(0, 10);
+        expect(statement.byDay).toEqual(statement.analytics.map((a) => ({ date: today, ...a })));
         expect(statement.payout).toBeNull();
       });
 
@@ -926,6 +929,9 @@ for (const { backend, available } of backends) {
         const frozen = await store.statements.ownerStatement(owner.id, period);
         expect(frozen.closedAt).toEqual(closed.closedAt);
         expect(frozen.totals).toMatchObject({ calls: 1, millicredits: 10_000, ownerMillicredits: 8_000 });
+        expect(frozen.byDay).toEqual([
+          { date: new Date().toISOString().slice(0, 10), name: analytic.name, ...frozen.totals },
+        ]);
         // 10 SMB credits: 1.96 USD paid, 1.568 USD earned: 156 cents paid out, 0.8 cent carried on.
         expect(frozen.payout).toEqual({
           carriedInMicroUsd: 0,

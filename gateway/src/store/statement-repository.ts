@@ -41,6 +41,11 @@ export interface OwnerStatement {
   /** By analytic name. */
   readonly analytics: readonly (StatementAmounts & { readonly name: string })[];
   readonly totals: StatementAmounts;
+  /**
+   * By UTC day (of the call's reservation) and analytic name, in date then name order: only days
+   * and analytics with calls. Closed periods too: a closed period's served calls never change.
+   */
+  readonly byDay: readonly (StatementAmounts & { readonly date: string; readonly name: string })[];
   /** Once closed (and the owner earned or carried something): the payout. */
   readonly payout: Payout | null;
 }
@@ -102,14 +107,18 @@ const add = (a: StatementAmounts, row: LineRow): StatementAmounts => ({
   platformMicroUsd: a.platformMicroUsd + Number(row.platform_musd),
 });
 
-/** Sums of the served calls of `$1`'s period per owner, analytic and origin. */
-const LEDGER_SUMS = `SELECT owner_id, analytic_name AS name, origin, count(*)::integer AS calls,
-                            sum(millicredits)::bigint AS millicredits,
-                            sum(owner_millicredits)::bigint AS owner_millicredits,
-                            sum(platform_millicredits)::bigint AS platform_millicredits,
-                            sum(value_musd)::bigint AS value_musd, sum(owner_musd)::bigint AS owner_musd,
-                            sum(platform_musd)::bigint AS platform_musd
-                       FROM usage_events WHERE period = $1 AND status = 'ok'`;
+/**
+ * Sums of the served calls of `$1`'s period per owner, UTC day (of the reservation), analytic and
+ * origin: the lines of a statement, live or frozen.
+ */
+const LEDGER_LINES = `SELECT owner_id, (reserved_at AT TIME ZONE 'UTC')::date AS day, analytic_name AS name, origin,
+                             count(*)::integer AS calls, sum(millicredits)::bigint AS millicredits,
+                             sum(owner_millicredits)::bigint AS owner_millicredits,
+                             sum(platform_millicredits)::bigint AS platform_millicredits,
+                             sum(value_musd)::bigint AS value_musd, sum(owner_musd)::bigint AS owner_musd,
+                             sum(platform_musd)::bigint AS platform_musd
+                        FROM usage_events WHERE period = $1 AND status = 'ok'`;
+const LEDGER_GROUPS = 'GROUP BY owner_id, 2, analytic_name, origin';
 
 /** Builds the statement repository over `sql`. */
 export function createStatementRepository(sql: SqlExecutor): StatementRepository {
@@ -127,20 +136,28 @@ export function createStatementRepository(sql: SqlExecutor): StatementRepository
       // One transaction so a close landing in between cannot mix live rows and the snapshot.
       return sql.transaction(async (tx) => {
         const closedAt = await closedAtIn(tx, period);
-        const rows = await tx.query<LineRow>(
+        // Day lines in day then name order (a frozen line from before days were kept has none).
+        const rows = await tx.query<LineRow & { date: string | null }>(
           closedAt === null
-            ? `${LEDGER_SUMS} AND owner_id = $2 GROUP BY owner_id, analytic_name, origin ORDER BY analytic_name, origin`
-            : `SELECT analytic_name AS name, origin, calls, millicredits, owner_millicredits, platform_millicredits,
-                      value_musd, owner_musd, platform_musd
-                 FROM owner_statement_lines WHERE period = $1 AND owner_id = $2 ORDER BY analytic_name, origin`,
+            ? `SELECT to_char(day, 'YYYY-MM-DD') AS date, name, origin, calls, millicredits, owner_millicredits,
+                      platform_millicredits, value_musd, owner_musd, platform_musd
+                 FROM (${LEDGER_LINES} AND owner_id = $2 ${LEDGER_GROUPS}) lines ORDER BY day, name, origin`
+            : `SELECT to_char(day, 'YYYY-MM-DD') AS date, analytic_name AS name, origin, calls, millicredits,
+                      owner_millicredits, platform_millicredits, value_musd, owner_musd, platform_musd
+                 FROM owner_statement_lines WHERE period = $1 AND owner_id = $2
+                ORDER BY day NULLS FIRST, analytic_name, origin`,
           [period, ownerId],
         );
         const byName = new Map<string, StatementAmounts>();
+        const byDay = new Map<string, StatementAmounts & { date: string; name: string }>();
         let totals = zero();
         for (const row of rows) {
           if (!ORIGINS.includes(row.origin)) continue;
           byName.set(row.name, add(byName.get(row.name) ?? zero(), row));
           totals = add(totals, row);
+          if (row.date === null) continue;
+          const key = `${row.date} ${row.name}`;
+          byDay.set(key, { date: row.date, name: row.name, ...add(byDay.get(key) ?? zero(), row) });
         }
         let payout: Payout | null = null;
         if (closedAt !== null) {
@@ -167,8 +184,11 @@ export function createStatementRepository(sql: SqlExecutor): StatementRepository
           period,
           ownerId,
           closedAt,
-          analytics: [...byName].map(([name, amounts]) => ({ name, ...amounts })),
+          analytics: [...byName]
+            .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+            .map(([name, amounts]) => ({ name, ...amounts })),
           totals,
+          byDay: [...byDay.values()],
           payout,
         };
       });
@@ -200,12 +220,12 @@ export function createStatementRepository(sql: SqlExecutor): StatementRepository
           [period],
         );
         await tx.query(
-          `INSERT INTO owner_statement_lines (period, owner_id, analytic_name, origin, calls, millicredits,
+          `INSERT INTO owner_statement_lines (period, owner_id, day, analytic_name, origin, calls, millicredits,
                                              owner_millicredits, platform_millicredits, value_musd, owner_musd,
                                              platform_musd)
-           SELECT $1, owner_id, name, origin, calls, millicredits, owner_millicredits, platform_millicredits,
+           SELECT $1, owner_id, day, name, origin, calls, millicredits, owner_millicredits, platform_millicredits,
                   value_musd, owner_musd, platform_musd
-             FROM (${LEDGER_SUMS} GROUP BY owner_id, analytic_name, origin) sums`,
+             FROM (${LEDGER_LINES} ${LEDGER_GROUPS}) lines`,
           [period],
         );
         // Payable = what the owner carried from its last payout + what it earned now; paid in
