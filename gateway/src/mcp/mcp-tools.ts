@@ -288,6 +288,9 @@ export function createMcpTools(deps: McpToolsDeps, previews: { rows: number; per
       headers: { authorization, 'content-type': 'application/json' },
       request: { method: 'POST', body: JSON.stringify({ source, params: params ?? {} }) },
       signal: caller.signal,
+      // The session's own credential was authorized by the endpoint's admission (a preview's
+      // try-token was not).
+      ...(authorization === caller.authorization ? { admitted: caller.principal } : {}),
     });
     const body = reply.body ?? '{}';
     return reply.status === 200 ? answerOutcome(source, body) : errorOutcome(body);

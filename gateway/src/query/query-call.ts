@@ -81,6 +81,11 @@ export interface QueryCall {
   readonly request: QueryCallRequest;
   /** The request's abort signal, asked for only when the warehouse must be queried. */
   readonly signal: () => AbortSignal | undefined;
+  /**
+   * The principal of `headers.authorization`, when the transport already authorized it with the
+   * `query` scope for this very request (the MCP endpoint's tool calls): not authorized twice.
+   */
+  readonly admitted?: Principal;
 }
 
 export type QueryCallHandler = (call: QueryCall) => Promise<QueryReply>;
@@ -248,7 +253,7 @@ export function createQueryCallHandler(deps: QueryCallDeps): QueryCallHandler {
     let limits: LimitHeaders;
     let entry: CatalogEntry | undefined;
     try {
-      const authorized = authorize(deps, call.headers.authorization, 'query', call.address);
+      const authorized = call.admitted ?? authorize(deps, call.headers.authorization, 'query', call.address);
       principal = authorized instanceof Promise ? await authorized : authorized;
       const spent = spendRateLimit(deps.rateLimiter, principal);
       limits = spent instanceof Promise ? await spent : spent;
