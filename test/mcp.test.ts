@@ -427,5 +427,28 @@ describe.runIf(up)('MCP endpoint with the SDK client against a real gateway', ()
     const call = (await client.callTool({ name, arguments: { n: 4 } })) as CallToolResult;
     expect(structured(call).results).toEqual([{ n: 8 }]);
     expect(structured(call).meta.credits).toBe(3);
+
+    // Publishing it on the marketplace gives the tool the listing's title and text, and
+    // unpublishing takes them back, each announced to the open session.
+    const toolOf = () => latest.find((t) => t.name === name);
+    const listing = {
+      title: `Times table ${suffix}`,
+      description: 'n times m',
+      category: 'Other',
+      example_params: { n: 3 },
+    };
+    const published = await http.request(gateway.url, 'PUT', `/v1/owner/analytics/${name}/listing`, {
+      key: owner.key,
+      json: listing,
+    });
+    expect(published.status, published.text).toBe(200);
+    await eventually(() => toolOf()?.title === listing.title);
+    expect(toolOf()?.description).toContain('n times m');
+    const before = notified;
+    const unpublished = await http.request(gateway.url, 'DELETE', `/v1/owner/analytics/${name}/listing`, {
+      key: owner.key,
+    });
+    expect(unpublished.status, unpublished.text).toBe(200);
+    await eventually(() => notified > before);
   });
 });

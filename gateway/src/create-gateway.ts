@@ -358,7 +358,8 @@ export async function createGateway(
         else if (event.kind === 'analytic') {
           catalog.invalidate(event.ref);
           mcp.toolsChanged();
-        } else if (event.kind === 'analytic_cache') resultCache.delete(cacheKeyPrefix(event.ref));
+        } else if (event.kind === 'listing') mcp.toolsChanged();
+        else if (event.kind === 'analytic_cache') resultCache.delete(cacheKeyPrefix(event.ref));
         else if (event.kind === 'connection') {
           catalog.invalidate();
           void connections.evict(event.ref);

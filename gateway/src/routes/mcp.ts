@@ -86,7 +86,7 @@ export const MCP_GET_ROUTE = createRoute({
   tags: ['MCP'],
   summary: "Model Context Protocol: the session's notification stream",
   description:
-    'Server-sent events for an open session: `notifications/tools/list_changed` when the catalog changes (a new analytic or version). Send `Accept: text/event-stream`.',
+    'Server-sent events for an open session: `notifications/tools/list_changed` when the catalog changes (a new analytic or version, a listing published, edited or unpublished). Send `Accept: text/event-stream`.',
   security: BEARER,
   request: { headers: SESSION_HEADER },
   responses: {

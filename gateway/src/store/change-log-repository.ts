@@ -9,13 +9,15 @@ export type ChangeKind =
   | 'key'
   | 'analytic'
   | 'analytic_cache'
+  | 'listing'
   | 'connection'
   | 'oauth_client'
   | 'signing_key';
 
 /**
  * One change. `ref` is the key id, the analytic name, the analytic id (`analytic_cache`: its
- * owner dropped its cached answers), the connection id, the OAuth client's id, or the kid of the
+ * owner dropped its cached answers), the analytic id (`listing`: published, edited or unpublished
+ * on the marketplace), the connection id, the OAuth client's id, or the kid of the
  * new signing key.
  */
 export interface ChangeEvent {

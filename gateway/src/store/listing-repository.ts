@@ -5,6 +5,7 @@
 
 import { StoreError } from '../errors/store-error.js';
 import type { AnalyticDefinition } from './analytic-repository.js';
+import { createChangeLogRepository } from './change-log-repository.js';
 import type { SqlExecutor } from './sql-client.js';
 
 /** What an owner sets when publishing. */
@@ -166,8 +167,10 @@ export function createListingRepository(sql: SqlExecutor): ListingRepository {
         throw new RangeError(`price must be a non-negative integer, got ${fields.price}`);
       }
       // The SELECT proves the analytic is live and the owner's; nothing is written otherwise.
-      const rows = await sql.query(
-        `INSERT INTO listings AS l (analytic_id, owner_id, title, description, category, tags, price, example_params, previews)
+      // Recorded in the change log with it: open MCP sessions show the listing's title and text.
+      const rows = await sql.transaction(async (tx) => {
+        const written = await tx.query(
+          `INSERT INTO listings AS l (analytic_id, owner_id, title, description, category, tags, price, example_params, previews)
          SELECT a.id, a.account_id, $3, $4, $5, $6, $7, $8::jsonb, $9 FROM analytics a
           WHERE a.id = $1 AND a.account_id = $2 AND a.deleted_at IS NULL
          ON CONFLICT (analytic_id) DO UPDATE
@@ -177,28 +180,34 @@ export function createListingRepository(sql: SqlExecutor): ListingRepository {
                 published_at = CASE WHEN l.unpublished_at IS NULL THEN l.published_at ELSE now() END,
                 unpublished_at = NULL, updated_at = now()
          RETURNING l.analytic_id`,
-        [
-          analyticId,
-          ownerId,
-          fields.title,
-          fields.description ?? '',
-          fields.category,
-          [...(fields.tags ?? [])],
-          fields.price,
-          JSON.stringify(fields.exampleParams ?? {}),
-          fields.previews ?? true,
-        ],
-      );
+          [
+            analyticId,
+            ownerId,
+            fields.title,
+            fields.description ?? '',
+            fields.category,
+            [...(fields.tags ?? [])],
+            fields.price,
+            JSON.stringify(fields.exampleParams ?? {}),
+            fields.previews ?? true,
+          ],
+        );
+        if (written.length > 0) await createChangeLogRepository(tx).append('listing', analyticId);
+        return written;
+      });
       if (rows.length === 0) throw new StoreError('NOT_FOUND', `analytic ${analyticId} not found`);
       return (await getForOwner(ownerId, analyticId))!;
     },
 
     async unpublish(ownerId, analyticId) {
-      await sql.query(
-        `UPDATE listings SET unpublished_at = now(), updated_at = now()
-          WHERE analytic_id = $1 AND owner_id = $2 AND unpublished_at IS NULL`,
-        [analyticId, ownerId],
-      );
+      await sql.transaction(async (tx) => {
+        const unpublished = await tx.query(
+          `UPDATE listings SET unpublished_at = now(), updated_at = now()
+            WHERE analytic_id = $1 AND owner_id = $2 AND unpublished_at IS NULL RETURNING analytic_id`,
+          [analyticId, ownerId],
+        );
+        if (unpublished.length > 0) await createChangeLogRepository(tx).append('listing', analyticId);
+      });
       const listing = await getForOwner(ownerId, analyticId);
       if (listing === null) throw new StoreError('NOT_FOUND', `no listing for analytic ${analyticId}`);
       return listing;
