@@ -1,7 +1,7 @@
 // TEST CODE: a protocol-level fake of Google BigQuery's REST API v2 and of Google's OAuth token
-// endpoint, for the connector's tests. It listens on 127.0.0.1 (or `address`; ephemeral port), speaks what
-// @google-cloud/bigquery 8.3.0 and the connector's token client send, and runs the SQL in an
-// in-memory DuckDB (datasets are DuckDB schemas).
+// endpoint, for the connector's tests. It listens on 127.0.0.1 or another loopback `address`
+// (ephemeral port), speaks what @google-cloud/bigquery 8.3.0 and the connector's token client
+// send, and runs the SQL in an in-memory DuckDB (datasets are DuckDB schemas).
 //
 // Faked:
 // - `POST /token`: the JWT-bearer grant for registered service accounts; the assertion's RS256
