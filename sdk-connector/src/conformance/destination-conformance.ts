@@ -158,7 +158,7 @@ export function registerDestinationConformance(h: ConformanceHarness): void {
     'destinations',
     'connects to the address the destination guard checked, never resolving the host name again (DNS rebinding)',
     named === undefined
-      ? 'no namedWarehouse given: that the driver connects to the checked address is not proven'
+      ? 'no namedWarehouse given (none for a connector that reaches no network host): that the driver connects to the checked address is not proven'
       : async () => {
           const { host, address, config } = await named();
           expect(classifyAddress(host), 'namedWarehouse.host is a name, not an IP address').toBeUndefined();
