@@ -68,6 +68,22 @@ describe('createGuardedAgents', () => {
     agents.destroy();
   });
 
+  it('reports a name that now resolves to a forbidden address to onRefused, reaching nothing', async () => {
+    // A name that rebinds to cloud metadata: the guard's lookup for the new socket refuses it.
+    const guard = createDestinationGuard(OPERATOR_TRUSTED, {
+      resolve: async () => [{ address: '169.254.169.254', family: 4 }],
+    });
+    const refused: unknown[] = [];
+    const agents = createGuardedAgents(guard, { onRefused: (error) => refused.push(error) });
+    const before = hits;
+    const error = await failure(get(agents, `http://warehouse.quarry.invalid:${port}/`));
+    expect(isDestinationRefusal(error)).toBe(true);
+    expect(refused).toEqual([error]);
+    expect(String(error)).toContain('169.254.169.254');
+    expect(hits).toBe(before);
+    agents.destroy();
+  });
+
   it('stays on the configured hosts: a request to another host fails before connecting', async () => {
     const agents = createGuardedAgents(createDestinationGuard(OPERATOR_TRUSTED), { hosts: ['127.0.0.1'] });
     await expect(get(agents, `http://127.0.0.1:${port}/`)).resolves.toBe('xx');

@@ -7,9 +7,10 @@
 // policy and metadata list rather than a second copy of them.
 import http from 'node:http';
 import https from 'node:https';
+import type { LookupFunction } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { ConnectorError } from './connector-error.js';
-import { type DestinationGuard, destinationRefused } from './destination-guard.js';
+import { type DestinationGuard, destinationRefused, isDestinationRefusal } from './destination-guard.js';
 import { addressAllowed, classifyAddress } from './destination-policy.js';
 
 /** Options of {@link createGuardedAgents}. */
@@ -25,8 +26,11 @@ export interface GuardedAgentOptions {
   /** Keep sockets open between requests (default true). */
   readonly keepAlive?: boolean;
   /**
-   * Called with every refusal, as the request fails with it. For drivers that retry failed
-   * requests on their own (snowflake-sdk retries result chunks for minutes): fail the query now.
+   * Called with every refusal, as the request fails with it: a host outside `hosts`, a refused
+   * IP literal, or a name the guard's lookup refuses for a new socket (it resolved to a forbidden
+   * address since the last check). For drivers that retry failed requests on their own
+   * (snowflake-sdk retries result chunks for minutes): fail the query now. Also the way to get
+   * the refusal itself when the HTTP client reports socket errors by code and message only.
    */
   readonly onRefused?: (error: Error) => void;
 }
@@ -90,6 +94,17 @@ export function createGuardedAgents(
     return error;
   }
 
+  // The guard's lookup, reporting its refusals as the others are.
+  const onRefused = options.onRefused;
+  const lookup: LookupFunction =
+    onRefused === undefined
+      ? guard.lookup
+      : (hostname, lookupOptions, callback) =>
+          guard.lookup(hostname, lookupOptions, (error, address, family) => {
+            if (isDestinationRefusal(error)) onRefused(error);
+            callback(error, address, family);
+          });
+
   function bound(agent: http.Agent): void {
     const max = options.maxResponseBytes;
     if (max === undefined) return;
@@ -119,14 +134,14 @@ export function createGuardedAgents(
     override createConnection(connect: ConnectOptions, callback: ConnectCallback): Duplex | undefined {
       const error = refusal(connect.host ?? 'localhost');
       if (error !== undefined) return refuseLater(callback, error);
-      return super.createConnection({ ...connect, lookup: guard.lookup }, callback) ?? undefined;
+      return super.createConnection({ ...connect, lookup }, callback) ?? undefined;
     }
   }
   class GuardedHttpsAgent extends https.Agent {
     override createConnection(connect: ConnectOptions, callback: ConnectCallback): Duplex | undefined {
       const error = refusal(connect.host ?? 'localhost');
       if (error !== undefined) return refuseLater(callback, error);
-      return super.createConnection({ ...connect, lookup: guard.lookup }, callback) ?? undefined;
+      return super.createConnection({ ...connect, lookup }, callback) ?? undefined;
     }
   }
 

@@ -4,11 +4,13 @@
 // always against https://oauth2.googleapis.com/token (hard-coded in 10.9.1, `token_uri` ignored),
 // and without an explicit client the driver falls back to application-default credentials, which
 // probe the cloud metadata server. With this client nothing but `token_uri` and the API endpoint
-// is ever contacted.
+// is ever contacted, and the token request goes through the connection's pinned HTTP (the
+// address the destination guard checked, like every API request).
 import { createSign } from 'node:crypto';
-import { ConnectorError, type GuardedAgents } from '@quarry/sdk-connector';
+import { ConnectorError, isConnectorError } from '@quarry/sdk-connector';
 import { OAuth2Client } from 'google-auth-library';
 import type { ServiceAccountKey } from './bigquery-config.js';
+import type { BigqueryHttp } from './bigquery-http.js';
 
 /** The OAuth scope BigQuery queries need. */
 export const BIGQUERY_SCOPE = 'https://www.googleapis.com/auth/bigquery';
@@ -77,8 +79,8 @@ function tokenFailure(error: unknown): ConnectorError {
 export interface ServiceAccountClientOptions {
   /** Time limit of one token request. */
   readonly timeoutMs: number;
-  /** Guarded agents for the token request (the connection's destination guard). */
-  readonly agents?: GuardedAgents;
+  /** The connection's HTTP (guarded agents: the token endpoint only at a checked address). */
+  readonly http: BigqueryHttp;
 }
 
 /**
@@ -96,7 +98,7 @@ export function createServiceAccountClient(
     const requested = Date.now();
     let data: unknown;
     try {
-      const response = await client.transporter.request<unknown>({
+      const response = await options.http.send<unknown>({
         url: key.tokenUri,
         method: 'POST',
         headers: { 'content-type': 'application/x-www-form-urlencoded' },
@@ -106,16 +108,11 @@ export function createServiceAccountClient(
         }).toString(),
         responseType: 'json',
         timeout: options.timeoutMs,
-        retry: false,
-        ...(options.agents === undefined
-          ? {}
-          : {
-              agent: (url: URL) => (url.protocol === 'http:' ? options.agents!.http : options.agents!.https),
-            }),
       });
       data = response.data;
     } catch (error) {
-      throw tokenFailure(error);
+      // A refused destination or a timeout says so (DESTINATION_NOT_ALLOWED, REQUEST_TIMEOUT).
+      throw isConnectorError(error) ? error : tokenFailure(error);
     }
     const token = data as { readonly access_token?: unknown; readonly expires_in?: unknown };
     if (typeof token.access_token !== 'string' || token.access_token === '') {

@@ -1,20 +1,23 @@
 // Opens BigQuery sessions: each gets its own driver client and auth client (so each holds its own
 // access token), and is checked with a dry-run `SELECT 1` before use, which proves in one request
 // that the endpoint answers, the credentials work and they may run query jobs in the project.
+// Every request of every client (API and token endpoint) goes through the connection's pinned
+// HTTP (bigquery-http.ts, bigquery-transport.ts): to the configured hosts only, at an address the
+// destination guard checked.
 import { BigQuery } from '@google-cloud/bigquery';
 import {
   type ConnectorDriver,
   ConnectorError,
   type ConnectorSession,
-  createGuardedAgents,
   type DriverContext,
-  type GuardedAgents,
   isConnectorError,
 } from '@quarry/sdk-connector';
 import { createServiceAccountClient } from './bigquery-auth.js';
 import { type BigqueryConfig, DEFAULT_API_ENDPOINT } from './bigquery-config.js';
 import { mapBigqueryError } from './bigquery-errors.js';
+import { type BigqueryHttp, createBigqueryHttp } from './bigquery-http.js';
 import { createBigquerySession } from './bigquery-session.js';
+import { sendThrough } from './bigquery-transport.js';
 
 export { DEFAULT_API_ENDPOINT } from './bigquery-config.js';
 
@@ -23,22 +26,27 @@ const DEFAULT_PAGE_SIZE = 10_000;
 const ADC = 'BigQuery application-default credentials';
 const DEFAULT_MAX_RETRIES = 2;
 const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
-/** Longest pause between retries of one request, in seconds (retry-request's unit). */
-const MAX_RETRY_DELAY_SECONDS = 1;
+/** Longest pause between retries of one request. */
+const MAX_RETRY_DELAY_MS = 1_000;
 
-/** A driver client for one session; token requests go through `agents` when given. Exported for tests. */
-export function createBigqueryClient(config: BigqueryConfig, agents?: GuardedAgents): BigQuery {
+/** The host names a connection's requests may go to: its API endpoint's and its key's token_uri's. */
+export function bigqueryHosts(config: BigqueryConfig): string[] {
+  const hosts = [new URL(config.apiEndpoint ?? DEFAULT_API_ENDPOINT).hostname];
+  if (config.credentials !== undefined) hosts.push(new URL(config.credentials.tokenUri).hostname);
+  return [...new Set(hosts)];
+}
+
+/**
+ * A driver client for one session whose every request goes through `http` (the connection's
+ * guarded agents). Exported for tests.
+ */
+export function createBigqueryClient(config: BigqueryConfig, http: BigqueryHttp): BigQuery {
   const apiEndpoint = config.apiEndpoint ?? DEFAULT_API_ENDPOINT;
   const maxRetries = config.maxRetries ?? DEFAULT_MAX_RETRIES;
   const client = new BigQuery({
     projectId: config.projectId,
     apiEndpoint,
     userAgent: 'quarry',
-    retryOptions: {
-      autoRetry: maxRetries > 0,
-      maxRetries,
-      maxRetryDelay: MAX_RETRY_DELAY_SECONDS,
-    },
     ...(config.location === undefined ? {} : { location: config.location }),
     // With a key, an explicit client: the driver never looks for application-default
     // credentials, so it never probes the metadata server.
@@ -47,13 +55,14 @@ export function createBigqueryClient(config: BigqueryConfig, agents?: GuardedAge
       : {
           authClient: createServiceAccountClient(config.credentials, {
             timeoutMs: config.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
-            ...(agents === undefined ? {} : { agents }),
+            http,
           }),
         }),
   });
   // The driver lets the BIGQUERY_EMULATOR_HOST environment variable replace the endpoint; a
   // connection's requests (and its tokens) go where its config says, and nowhere else.
   client.baseUrl = `${apiEndpoint}/bigquery/v2`;
+  sendThrough(client, http, { maxRetries, maxRetryDelayMs: MAX_RETRY_DELAY_MS });
   return client;
 }
 
@@ -100,9 +109,9 @@ export function createBigqueryDriver(config: BigqueryConfig, context: DriverCont
   if (config.applicationDefaultCredentials === true) guard.checkIdentity(ADC);
   const apiEndpoint = config.apiEndpoint ?? DEFAULT_API_ENDPOINT;
   const tokenUri = config.credentials?.tokenUri;
-  // The token endpoint is reached through our own transporter call: pinned and confined to it.
-  const tokenAgents =
-    tokenUri === undefined ? undefined : createGuardedAgents(guard, { hosts: [new URL(tokenUri).hostname] });
+  // One set of guarded agents per connection: every new socket is checked again (keep-alive
+  // sockets stay on the address they were checked at).
+  const http = createBigqueryHttp(guard, bigqueryHosts(config));
   const settings = {
     projectId: config.projectId,
     location: config.location,
@@ -113,18 +122,19 @@ export function createBigqueryDriver(config: BigqueryConfig, context: DriverCont
   const connectTimeoutMs = config.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
   return {
     async createSession(): Promise<ConnectorSession> {
-      // Each session checks the endpoints again. The API requests themselves go through the
-      // driver's own HTTP stack (teeny-request), which takes no agent: they resolve the name
-      // again (see the README's note on DNS rebinding).
+      // Refused here with a clear message before any request; the agents check every socket.
       await guard.checkUrl(apiEndpoint);
       if (tokenUri !== undefined) await guard.checkUrl(tokenUri);
-      const client = createBigqueryClient(config, tokenAgents);
+      const client = createBigqueryClient(config, http);
       try {
         await withinTime(checkSession(client, config), connectTimeoutMs);
       } catch (error) {
         throw isConnectorError(error) ? error : mapBigqueryError(error);
       }
       return createBigquerySession(client, settings);
+    },
+    async destroy() {
+      http.destroy();
     },
   };
 }

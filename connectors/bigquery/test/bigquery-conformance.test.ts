@@ -1,7 +1,8 @@
 // The SDK conformance kit through the official driver (@google-cloud/bigquery) against the fake
-// BigQuery server: a generated service-account key whose token_uri is the fake's token endpoint,
-// the fixture table written straight into the fake's DuckDB (in dataset `quarry_conf`), results
-// paged three rows at a time. Every check runs: `killSessions` revokes every access token the
+// BigQuery server, named `localhost` (the kit's rebinding check lets only the destination guard
+// resolve it): a generated service-account key whose token_uri is the fake's token endpoint, the
+// fixture table written straight into the fake's DuckDB (in dataset `quarry_conf`), results paged
+// three rows at a time. Every check runs: `killSessions` revokes every access token the
 // fake issued (a session whose token is refused is replaced by one with a fresh token), and
 // `nullArrays: 'empty'` because BigQuery returns a NULL array as [].
 import { conformanceFixtureSql, describeConnectorConformance } from '@quarry/sdk-connector/conformance';
@@ -20,19 +21,25 @@ function started(): { fake: FakeBigquery; account: TestServiceAccount } {
   return { fake, account };
 }
 
+/** The connection under test: the fake by name (`localhost`), so the guard resolves it. */
+function config() {
+  const { fake, account } = started();
+  return {
+    projectId: PROJECT,
+    location: 'US',
+    dataset: DATASET,
+    apiEndpoint: fake.url,
+    credentials: JSON.stringify(account.keyFile),
+  };
+}
+
 describeConnectorConformance({
   name: 'bigquery',
   plugin: bigqueryPlugin,
-  config: () => {
-    const { fake, account } = started();
-    return {
-      projectId: PROJECT,
-      location: 'US',
-      dataset: DATASET,
-      apiEndpoint: fake.url,
-      credentials: JSON.stringify(account.keyFile),
-    };
-  },
+  config,
+  // The schema allows plain http on loopback names only: `localhost` it is (the kit makes the
+  // system resolver fail for it, so only the guard's answer can reach the fake).
+  namedWarehouse: () => ({ host: 'localhost', address: '127.0.0.1', config: config() }),
   forbiddenDestinations: (kind) => {
     // Off loopback the key's token endpoint must be Google's (the fake's is loopback).
     const { token_uri: _fakeTokenUri, ...googleKey } = started().account.keyFile;
@@ -54,7 +61,12 @@ describeConnectorConformance({
     connectTimeoutMs: 2_000,
   }),
   setup: async (table) => {
-    fake = await startFakeBigquery({ projectId: PROJECT, datasets: [DATASET], maxPageRows: 3 });
+    fake = await startFakeBigquery({
+      projectId: PROJECT,
+      datasets: [DATASET],
+      maxPageRows: 3,
+      hostName: 'localhost',
+    });
     account = createTestServiceAccount(fake.tokenUri);
     fake.addServiceAccount(account.email, account.publicKeyPem);
     // BigQuery's TIMESTAMP is an instant: DuckDB's TIMESTAMPTZ, with the fake's zone at UTC.

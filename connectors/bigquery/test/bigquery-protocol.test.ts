@@ -2,10 +2,7 @@
 // fake BigQuery (every request the fake receives is recorded): typed named params on the wire,
 // jobTimeoutMs and maximumBytesBilled, polling and paging to the row cap, jobs.cancel on timeout
 // and abort, locations, error mapping without BigQuery's text, the read-only rule, every value type.
-import { parseConnectorConfig } from '@quarry/sdk-connector';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createBigqueryClient } from '../src/bigquery-driver.js';
-import { bigqueryPlugin } from '../src/bigquery-plugin.js';
 import type { FakeBigquery } from './fake-bigquery-server.js';
 import {
   DATASET,
@@ -21,6 +18,7 @@ import {
   startTrustedFake,
   type TrustedFake,
   untilRunning,
+  withDriverClient,
 } from './protocol-fixture.js';
 
 let main: TrustedFake;
@@ -241,18 +239,20 @@ describe('stopping jobs', () => {
   });
 
   it('relies on jobTimeoutMs as the backstop: the service stops a job past it with no cancel', async () => {
-    const driver = createBigqueryClient(
-      parseConnectorConfig(bigqueryPlugin, {
-        projectId: PROJECT,
-        apiEndpoint: fake.url,
-        credentials: main.account.keyFile,
-      }),
+    const { jobId, metadata } = await withDriverClient(
+      { projectId: PROJECT, apiEndpoint: fake.url, credentials: main.account.keyFile },
+      async (driver) => {
+        const [job] = await driver.createQueryJob({
+          query: SLOW_SQL,
+          useLegacySql: false,
+          jobTimeoutMs: 300,
+        });
+        await fake.job(job.id as string)?.done;
+        return { jobId: job.id, metadata: (await job.getMetadata())[0] };
+      },
     );
-    const [job] = await driver.createQueryJob({ query: SLOW_SQL, useLegacySql: false, jobTimeoutMs: 300 });
-    await fake.job(job.id as string)?.done;
-    const [metadata] = await job.getMetadata();
     expect(metadata.status?.errorResult?.reason).toBe('timeout');
-    expect(fake.requests.some((r) => r.path.endsWith(`/jobs/${job.id}/cancel`))).toBe(false);
+    expect(fake.requests.some((r) => r.path.endsWith(`/jobs/${jobId}/cancel`))).toBe(false);
   });
 });
 
@@ -334,20 +334,19 @@ describe('errors', () => {
 
   it('is what keeps tables unchanged: the fake, like BigQuery, runs a DELETE sent around the connector', async () => {
     await fake.exec('CREATE TABLE scratch AS SELECT range::BIGINT AS id FROM range(3)', DATASET);
-    const config = parseConnectorConfig(bigqueryPlugin, {
-      projectId: PROJECT,
-      apiEndpoint: fake.url,
-      credentials: main.account.keyFile,
-    });
-    const driver = createBigqueryClient(config);
-    const [job] = await driver.createQueryJob({
-      query: 'DELETE FROM scratch WHERE id = 1',
-      useLegacySql: false,
-      defaultDataset: { projectId: PROJECT, datasetId: DATASET },
-    });
-    await fake.job(job.id as string)?.done;
-    // jobs.get through the driver: the job's statement type, as BigQuery reports it.
-    const [metadata] = await job.getMetadata();
+    const metadata = await withDriverClient(
+      { projectId: PROJECT, apiEndpoint: fake.url, credentials: main.account.keyFile },
+      async (driver) => {
+        const [job] = await driver.createQueryJob({
+          query: 'DELETE FROM scratch WHERE id = 1',
+          useLegacySql: false,
+          defaultDataset: { projectId: PROJECT, datasetId: DATASET },
+        });
+        await fake.job(job.id as string)?.done;
+        // jobs.get through the driver: the job's statement type, as BigQuery reports it.
+        return (await job.getMetadata())[0];
+      },
+    );
     expect([metadata.status?.state, metadata.statistics?.query?.statementType]).toEqual(['DONE', 'DELETE']);
     const connector = await connect();
     expect((await query(connector, 'SELECT COUNT(*) AS n FROM scratch')).rows).toEqual([{ n: 2 }]);

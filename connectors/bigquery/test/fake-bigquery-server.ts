@@ -1,7 +1,7 @@
 // TEST CODE: a protocol-level fake of Google BigQuery's REST API v2 and of Google's OAuth token
-// endpoint, for the connector's tests. It listens on 127.0.0.1 (ephemeral port), speaks what
-// @google-cloud/bigquery 8.3.0 and the connector's token client send, and runs the SQL in an
-// in-memory DuckDB (datasets are DuckDB schemas).
+// endpoint, for the connector's tests. It listens on 127.0.0.1 or another loopback `address`
+// (ephemeral port), speaks what @google-cloud/bigquery 8.3.0 and the connector's token client
+// send, and runs the SQL in an in-memory DuckDB (datasets are DuckDB schemas).
 //
 // Faked:
 // - `POST /token`: the JWT-bearer grant for registered service accounts; the assertion's RS256
@@ -59,6 +59,13 @@ export interface FakeBigqueryOptions {
   readonly minJobMs?: number;
   /** Where a job that names no location runs (default `US`), as BigQuery picks one from its datasets. */
   readonly defaultLocation?: string;
+  /** The loopback address to listen on (default `127.0.0.1`). */
+  readonly address?: string;
+  /**
+   * The host name clients use in `url` and `tokenUri` (default: the address), e.g. `localhost`
+   * resolved to `address` by a test's destination guard. Token assertions must name it.
+   */
+  readonly hostName?: string;
 }
 
 /** One request the fake received. */
@@ -99,7 +106,7 @@ function asRecord(value: unknown): Record<string, unknown> {
   return value !== null && typeof value === 'object' ? (value as Record<string, unknown>) : {};
 }
 
-/** Starts the fake on 127.0.0.1 and an ephemeral port. */
+/** Starts the fake on 127.0.0.1 (or `options.address`) and an ephemeral port. */
 export async function startFakeBigquery(options: FakeBigqueryOptions): Promise<FakeBigquery> {
   const { projectId } = options;
   const maxPageRows = options.maxPageRows ?? 3;
@@ -335,8 +342,9 @@ export async function startFakeBigquery(options: FakeBigqueryOptions): Promise<F
         else sendGoogleError(res, 500, 'internalError', 'The fake failed');
       });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const address = options.address ?? '127.0.0.1';
+  await new Promise<void>((resolve) => server.listen(0, address, resolve));
+  const url = `http://${options.hostName ?? address}:${(server.address() as AddressInfo).port}`;
   oauth = new FakeGoogleOAuth(`${url}/token`);
   const authority = oauth;
 

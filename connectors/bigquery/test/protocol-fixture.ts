@@ -1,17 +1,23 @@
 // Test code shared by the protocol suites: a fake BigQuery with a service account it trusts,
 // connectors opened on it (closed together), and helpers to run queries and to read the requests
 // the fake recorded.
+import type { BigQuery } from '@google-cloud/bigquery';
 import {
   type Connector,
   type ConnectorError,
   checkParamSchema,
   createConnector,
+  createDestinationGuard,
   isConnectorError,
+  OPERATOR_TRUSTED,
   type ParamValues,
+  parseConnectorConfig,
   parseTemplate,
   type QueryResult,
   validateParams,
 } from '@quarry/sdk-connector';
+import { bigqueryHosts, createBigqueryClient } from '../src/bigquery-driver.js';
+import { createBigqueryHttp } from '../src/bigquery-http.js';
 import { bigqueryPlugin } from '../src/bigquery-plugin.js';
 import {
   type FakeBigquery,
@@ -65,6 +71,23 @@ export class OpenConnectors {
 
   async closeAll(): Promise<void> {
     await Promise.all(this.opened.splice(0).map((connector) => connector.close()));
+  }
+}
+
+/**
+ * Runs `use` with a bare driver client for `rawConfig` (as a session gets it, under the
+ * operator's policy), then closes its sockets.
+ */
+export async function withDriverClient<T>(
+  rawConfig: Record<string, unknown>,
+  use: (client: BigQuery) => Promise<T>,
+): Promise<T> {
+  const config = parseConnectorConfig(bigqueryPlugin, rawConfig);
+  const http = createBigqueryHttp(createDestinationGuard(OPERATOR_TRUSTED), bigqueryHosts(config));
+  try {
+    return await use(createBigqueryClient(config, http));
+  } finally {
+    http.destroy();
   }
 }
 

@@ -2,6 +2,7 @@
 // here). The connector works in a database of its own, created per run, so `killSessions` can
 // kill exactly the connector's connections (PROCESSLIST `DB`) without touching other engineers'
 // tests on the same server; the admin connection has no default database and is never killed.
+import { lookup } from 'node:dns/promises';
 import { conformanceFixtureSql, describeConnectorConformance } from '@quarry/sdk-connector/conformance';
 import { mysqlPlugin } from './mysql-plugin.js';
 import {
@@ -29,6 +30,13 @@ describeConnectorConformance({
   describes: true,
   available: mysqlAvailable,
   config: () => ({ ...mysqlTestTarget(DATABASE), connectTimeoutMs: 3_000 }),
+  // The same server by a name no DNS knows: only the kit's destination guard resolves it.
+  namedWarehouse: async () => {
+    const target = mysqlTestTarget(DATABASE);
+    const { address } = await lookup(target.host);
+    const host = 'warehouse.quarry.invalid';
+    return { host, address, config: { ...target, host, connectTimeoutMs: 3_000 } };
+  },
   // The config schema has no socketPath: a unix socket cannot be named at all.
   forbiddenDestinations: (kind) =>
     ({

@@ -1,17 +1,26 @@
 // The SDK conformance kit against the local Postgres. The fixture table is written by a separate
 // admin connection (the connector itself is read-only); the connector runs under a unique
 // application_name so the kit can find and kill exactly its sessions.
+import { lookup } from 'node:dns/promises';
 import { conformanceFixtureSql, describeConnectorConformance } from '@quarry/sdk-connector/conformance';
 import { postgresPlugin } from './postgres-plugin.js';
 import { adminQuery, pgAvailable, TEST_PG_URL, uniqueSuffix } from './postgres-test-server.js';
 
 const appName = `quarry_pg_conf_${uniqueSuffix()}`;
+const NAMED_HOST = 'warehouse.quarry.invalid';
 
 describeConnectorConformance({
   name: 'postgres',
   plugin: postgresPlugin,
   describes: true,
   config: () => ({ connectionString: TEST_PG_URL, applicationName: appName }),
+  // The same server by a name no DNS knows: only the kit's destination guard resolves it.
+  namedWarehouse: async () => {
+    const url = new URL(TEST_PG_URL);
+    const { address } = await lookup(url.hostname.replace(/^\[(.*)\]$/, '$1'));
+    url.hostname = NAMED_HOST;
+    return { host: NAMED_HOST, address, config: { connectionString: url.href, applicationName: appName } };
+  },
   unreachableConfig: () => ({
     host: '127.0.0.1',
     port: 1,

@@ -1,6 +1,6 @@
 // A protocol-level fake of a Trino coordinator (test code), speaking exactly what trino-client
 // 0.2.9 sends and parses, with DuckDB executing the SQL behind it. It listens on 127.0.0.1 on an
-// ephemeral port.
+// ephemeral port (named `hostName` in the URLs it answers with, when given).
 //
 // Faked (Trino's client REST protocol):
 // - POST /v1/statement: body = SQL text; reads X-Trino-User (400 without it), -Catalog, -Schema
@@ -64,6 +64,8 @@ export interface FakeTrinoOptions {
   readonly pollWaitMs?: number;
   /** The session time zone without X-Trino-Time-Zone (default America/Los_Angeles). */
   readonly defaultTimeZone?: string;
+  /** The host name in `url` and every URL the fake answers with (default `127.0.0.1`). */
+  readonly hostName?: string;
 }
 
 /** Trino's query states the fake goes through. */
@@ -456,7 +458,7 @@ export async function startFakeTrino(options: FakeTrinoOptions = {}): Promise<Fa
     socket.on('close', () => sockets.delete(socket));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  base = `http://${options.hostName ?? '127.0.0.1'}:${(server.address() as AddressInfo).port}`;
 
   const fake: FakeTrino = {
     url: base,

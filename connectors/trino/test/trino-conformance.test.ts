@@ -21,6 +21,13 @@ describeConnectorConformance({
   name: 'trino',
   plugin: trinoPlugin,
   config: () => ({ server: server().url, user: USER, password: PASSWORD, catalog: 'memory', schema: 'main' }),
+  // The fake is named `localhost` (in nextUri too); the kit's rebinding check lets only the
+  // destination guard resolve that name.
+  namedWarehouse: () => ({
+    host: 'localhost',
+    address: '127.0.0.1',
+    config: { server: server().url, user: USER, password: PASSWORD, catalog: 'memory', schema: 'main' },
+  }),
   forbiddenDestinations: (kind) => {
     const url = {
       loopback: server().url,
@@ -37,7 +44,7 @@ describeConnectorConformance({
     connectTimeoutMs: 2_000,
   }),
   setup: async (table) => {
-    fake = await startFakeTrino({ auth: { user: USER, password: PASSWORD } });
+    fake = await startFakeTrino({ auth: { user: USER, password: PASSWORD }, hostName: 'localhost' });
     for (const statement of createFixtureSql(table, 'duckdb')) await fake.sql(statement);
   },
   teardown: async () => {

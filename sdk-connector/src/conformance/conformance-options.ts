@@ -74,6 +74,22 @@ export type ConformanceCheck =
  */
 export type ForbiddenDestinationKind = 'loopback' | 'link-local' | 'private' | 'unix-socket' | 'host-file';
 
+/**
+ * The warehouse named by a host name, for the `destinations` check's rebinding part (see
+ * {@link ConformanceOptions.namedWarehouse}).
+ */
+export interface NamedWarehouse {
+  /**
+   * The name: one no DNS knows (e.g. `warehouse.quarry.invalid`) where the plugin's schema
+   * accepts it, else `localhost` (for a schema that allows plain http on loopback names only).
+   */
+  readonly host: string;
+  /** The IP address the warehouse listens on: the only answer the kit's guard gives for `host`. */
+  readonly address: string;
+  /** A working config (as `config` gives) that names the warehouse `host` wherever it names a host. */
+  readonly config: unknown;
+}
+
 /** Options of {@link describeConnectorConformance}. */
 export interface ConformanceOptions<Config = unknown> {
   /** Suite title, e.g. `postgres`. */
@@ -99,6 +115,18 @@ export interface ConformanceOptions<Config = unknown> {
    * pointed somewhere.
    */
   readonly forbiddenDestinations?: (kind: ForbiddenDestinationKind) => unknown;
+  /**
+   * The warehouse named by a host name, for the `destinations` check's rebinding part: the kit's
+   * destination guard resolves `host` to `address`, and while the check runs the system resolver
+   * (`dns.lookup`) fails for `host` and records every time it is asked. The connector must open
+   * a session and run a query without ever asking it — a driver that resolves the name again for
+   * itself could be sent elsewhere by a DNS answer that changed since the guard's check (DNS
+   * rebinding) — and a new connector must be refused once the guard's answer for `host` is cloud
+   * metadata. Give it for every connector that reaches a network host. (A driver resolving names
+   * by other means than `dns.lookup`, such as undici's fetch, is not seen by the trap; it still
+   * fails the check when `host` is a name no DNS knows.)
+   */
+  readonly namedWarehouse?: () => NamedWarehouse | Promise<NamedWarehouse>;
   /** Pool overrides; the kit defaults to `{ max: 3 }` so it can prove more concurrent queries than `max`. */
   readonly pool?: Partial<PoolOptions>;
   /**

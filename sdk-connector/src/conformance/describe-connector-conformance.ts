@@ -34,7 +34,9 @@ const HOOK_TIMEOUT_MS = 60_000;
  * within 5 s without a secret in the message; `destinations` every `forbiddenDestinations` config
  * (loopback, link-local, private, unix socket, host file) is refused by the plugin's declared
  * destinations and by its driver under the strictest policy, loopback and host files pass under
- * the operator's, and cloud metadata never does; `describe` (with `describes: true`) a statement
+ * the operator's, and cloud metadata never does; and (with `namedWarehouse`) the driver connects
+ * to the address the guard resolved a host name to, never asking the system resolver for it (DNS
+ * rebinding), and a new connector is refused once the name resolves to cloud metadata; `describe` (with `describes: true`) a statement
  * is checked without running it: its columns, unknown tables and columns named in the
  * warehouse's message, every write refused. Each check has its own 30 s timeout.
  *

@@ -2,14 +2,19 @@
 // forbidden destination the connector's test gives a config for, the plugin declares it
 // (`destinations`, for the gateway's 403 at creation) and its driver refuses it at connect time
 // under the gateway's strictest policy, while the operator's policy lets loopback and host files
-// through and still refuses cloud metadata.
+// through and still refuses cloud metadata. And that the driver connects to the address the guard
+// checked (DNS rebinding): with the warehouse named by a host name only the guard can resolve,
+// sessions open and queries run without the system resolver ever being asked for that name.
+import dns from 'node:dns';
 import { expect } from 'vitest';
 import {
   type ConnectorPlugin,
   checkDestinations,
+  classifyAddress,
   createConnector,
   createDestinationGuard,
   type DestinationPolicy,
+  type HostResolver,
   isDestinationRefusal,
   OPERATOR_TRUSTED,
   PUBLIC_ONLY,
@@ -27,20 +32,27 @@ const KINDS: readonly ForbiddenDestinationKind[] = [
   'host-file',
 ];
 
-/** What test() does under `policy`: undefined when it succeeds, else what it threw. */
+/**
+ * What test() does under `policy` (resolving names with `resolve` when given), then, when
+ * `query` is set and test() passed, a query of the fixture: undefined when all succeed, else
+ * what was thrown.
+ */
 async function outcomeUnder(
   h: ConformanceHarness,
   config: unknown,
   policy: DestinationPolicy,
+  { resolve, query = false }: { readonly resolve?: HostResolver; readonly query?: boolean } = {},
 ): Promise<unknown> {
   try {
     const connector = await createConnector(h.options.plugin, config, {
       ...connectorOptions(h.options),
       destinations: policy,
+      ...(resolve === undefined ? {} : { resolve }),
       pool: { max: 1, acquireTimeoutMs: 5_000 },
     });
     try {
       await connector.test();
+      if (query) await h.query(h.sql.all(h.table), {}, {}, connector);
       return undefined;
     } finally {
       await connector.close();
@@ -48,6 +60,45 @@ async function outcomeUnder(
   } catch (error) {
     return error;
   }
+}
+
+/**
+ * Runs `run` while the system resolver (`dns.lookup`, callback and promise forms) fails for
+ * `host` with ENOTFOUND; returns how many times it was asked for it. Other names resolve as usual.
+ * Test code: it replaces `dns.lookup` for the duration of one check, then puts it back.
+ */
+async function trappingSystemResolver(host: string, run: () => Promise<void>): Promise<number> {
+  const name = host.toLowerCase();
+  let asked = 0;
+  const notFound = (hostname: string) =>
+    Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), {
+      code: 'ENOTFOUND',
+      syscall: 'getaddrinfo',
+      hostname,
+    });
+  const lookup = dns.lookup;
+  const promisesLookup = dns.promises.lookup;
+  dns.lookup = ((hostname: string, ...rest: unknown[]) => {
+    if (hostname.toLowerCase() !== name) return (lookup as (...a: unknown[]) => unknown)(hostname, ...rest);
+    asked++;
+    const callback = rest.at(-1) as (error: Error) => void;
+    process.nextTick(() => callback(notFound(hostname)));
+    return undefined;
+  }) as typeof dns.lookup;
+  dns.promises.lookup = (async (hostname: string, ...rest: unknown[]) => {
+    if (hostname.toLowerCase() !== name) {
+      return (promisesLookup as (...a: unknown[]) => Promise<unknown>)(hostname, ...rest);
+    }
+    asked++;
+    throw notFound(hostname);
+  }) as typeof dns.promises.lookup;
+  try {
+    await run();
+  } finally {
+    dns.lookup = lookup;
+    dns.promises.lookup = promisesLookup;
+  }
+  return asked;
 }
 
 /** Registers the destination check (13 of the kit). */
@@ -99,6 +150,45 @@ export function registerDestinationConformance(h: ConformanceHarness): void {
               ).toBe(true);
             }
           }
+        },
+    TEST_TIMEOUT_MS,
+  );
+  const named = h.options.namedWarehouse;
+  h.check(
+    'destinations',
+    'connects to the address the destination guard checked, never resolving the host name again (DNS rebinding)',
+    named === undefined
+      ? 'no namedWarehouse given (none for a connector that reaches no network host): that the driver connects to the checked address is not proven'
+      : async () => {
+          const { host, address, config } = await named();
+          expect(classifyAddress(host), 'namedWarehouse.host is a name, not an IP address').toBeUndefined();
+          let answer = address;
+          let guardAsked = 0;
+          const resolve: HostResolver = async (name) => {
+            if (name.toLowerCase() !== host.toLowerCase()) return [];
+            guardAsked++;
+            return [{ address: answer, family: answer.includes(':') ? 6 : 4 }];
+          };
+          let reached: unknown;
+          const systemAsked = await trappingSystemResolver(host, async () => {
+            reached = await outcomeUnder(h, config, OPERATOR_TRUSTED, { resolve, query: true });
+          });
+          expect(
+            systemAsked,
+            `the driver resolved "${host}" again for itself (${systemAsked} times) instead of connecting to the address the guard checked`,
+          ).toBe(0);
+          expect(
+            reached,
+            `a session opens and a query runs at the address the guard gave for "${host}", got ${describeOutcome(reached)}`,
+          ).toBeUndefined();
+          expect(guardAsked, `the guard was asked to resolve "${host}"`).toBeGreaterThan(0);
+          // A new session checks again: the guard's answer is now cloud metadata.
+          answer = '169.254.169.254';
+          const rebound = await outcomeUnder(h, config, OPERATOR_TRUSTED, { resolve });
+          expect(
+            isDestinationRefusal(rebound),
+            `a new connector is refused once "${host}" resolves to cloud metadata, got ${describeOutcome(rebound)}`,
+          ).toBe(true);
         },
     TEST_TIMEOUT_MS,
   );

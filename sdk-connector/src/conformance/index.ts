@@ -17,6 +17,7 @@ export type {
   ConformanceOptions,
   ConformanceSql,
   ForbiddenDestinationKind,
+  NamedWarehouse,
 } from './conformance-options.js';
 export { describeConnectorConformance } from './describe-connector-conformance.js';
 export { type HostileStringsOptions, hostileStrings } from './hostile-strings.js';
