@@ -21,6 +21,8 @@ describe.runIf(pgUp)('results too large to answer', () => {
   let store: ControlPlaneSchema;
   let gateway: GatewayProcess;
   let key: string;
+  /** Another account: an owner's calls on its own analytics are free and not counted. */
+  let callerKey: string;
 
   beforeAll(async () => {
     store = await createControlPlaneSchema(`quarry_e2e_large_${suffix}`);
@@ -37,6 +39,11 @@ describe.runIf(pgUp)('results too large to answer', () => {
     });
     expect(signUp.status, signUp.text).toBe(201);
     key = signUp.body.key.secret;
+    const caller = await http.request(gateway.url, 'POST', '/v1/accounts', {
+      json: { email: `large-caller-${suffix}@e2e.quarry.test`, name: 'Large caller' },
+    });
+    expect(caller.status, caller.text).toBe(201);
+    callerKey = caller.body.key.secret;
     const pgUrl = new URL(TEST_PG_URL);
     const connection = await http.request(gateway.url, 'POST', '/v1/owner/connections', {
       key,
@@ -65,6 +72,7 @@ describe.runIf(pgUp)('results too large to answer', () => {
           connection: 'pg',
           sql,
           limits: { max_rows: 1_000_000, timeout_ms: 60_000 },
+          visibility: 'public',
         },
       });
       expect(created.status, created.text).toBe(201);
@@ -78,7 +86,7 @@ describe.runIf(pgUp)('results too large to answer', () => {
 
   const query = (name: string) =>
     http.request(gateway.url, 'POST', '/v1/query', {
-      key,
+      key: callerKey,
       json: { source: `${name}-${suffix}`, params: {} },
     });
 
@@ -94,7 +102,7 @@ describe.runIf(pgUp)('results too large to answer', () => {
     const small = await query('small');
     expect(small.status, small.text).toBe(200);
     expect(small.body.results).toHaveLength(100);
-    const usage = await http.request(gateway.url, 'GET', '/v1/account/usage', { key });
+    const usage = await http.request(gateway.url, 'GET', '/v1/account/usage', { key: callerKey });
     expect(usage.status, usage.text).toBe(200);
     // Only the one answered call was counted.
     expect(usage.body.totals).toMatchObject({ calls: 1 });

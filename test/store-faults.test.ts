@@ -112,6 +112,13 @@ describe.runIf(up)('the control-plane store failing mid-load', () => {
 
   /** `refusals`: whether calls must have been refused (a store that refuses connections answers at once). */
   async function check(name: string, mode: FaultMode, refusals: boolean): Promise<void> {
+    // A clean slate: the ledger is compared call by call with this phase's answers only (even
+    // when an earlier phase failed before it could clean up).
+    await withPg((c) =>
+      c.query(`DELETE FROM ${store.schema}.usage_events WHERE account_id = ANY($1)`, [
+        callers.map((x) => x.id),
+      ]),
+    );
     const { answers, restoredAt } = await cutMidLoad(mode, 3_000);
     const counts = tally(answers.map((a) => a.response));
     const firstBack = answers.find((a) => a.at > restoredAt && a.response.status === 200);
@@ -153,12 +160,6 @@ describe.runIf(up)('the control-plane store failing mid-load', () => {
       'usage events of calls not served',
     ).toEqual([]);
     expect(gateway.child.exitCode).toBeNull();
-    // Clean slate for the next phase: the ledger is compared call by call.
-    await withPg((c) =>
-      c.query(`DELETE FROM ${store.schema}.usage_events WHERE account_id = ANY($1)`, [
-        callers.map((x) => x.id),
-      ]),
-    );
   }
 
   it('restarted (connections reset, refused for 3 s): only 503s, ledger = 200s, back within 5 s', async () => {

@@ -87,6 +87,8 @@ export interface Gateway {
   readonly services: GatewayServices;
   /** Present when demo mode created or found the demo account. */
   readonly demo: DemoInfo | undefined;
+  /** Reads the change log now instead of at the next poll (resolves once its changes are applied). */
+  pollChanges(): Promise<void>;
   /** Stops the change feed, closes every connector (waiting up to graceMs) and the store. */
   close(graceMs?: number): Promise<void>;
 }
@@ -405,6 +407,8 @@ export async function createGateway(
       app,
       services,
       demo,
+      // Twice: a poll already under way may have read the log before the caller's write.
+      pollChanges: () => feed.poll().then(() => feed.poll()),
       close(graceMs = config.shutdownGraceMs) {
         closed ??= (async () => {
           clearInterval(reaper);
