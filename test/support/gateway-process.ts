@@ -1,9 +1,12 @@
-// Spawns a real gateway process (gateway/src/server.ts under tsx) on a free port, waits until
-// /healthz answers, keeps its stdout/stderr (JSON logs) for later inspection, and stops it with
-// SIGTERM, then SIGKILL after 10 s.
-import { type ChildProcess, spawn } from 'node:child_process';
+// Spawns a real gateway process (gateway/src/server.ts under tsx, or the compiled
+// gateway/dist/server.js under plain node) on a free port, waits until /healthz answers, keeps its
+// stdout/stderr (JSON logs) for later inspection, and stops it with SIGTERM, then SIGKILL after 10 s.
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 
 /** The repository root: the gateway resolves examples/analytics and workspace packages from here. */
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -36,6 +39,13 @@ export interface StartGatewayOptions {
   readonly env: Readonly<Record<string, string>>;
   /** How long to wait for /healthz (default 60 s: the embedded store takes seconds to create). */
   readonly readyTimeoutMs?: number;
+  /** The port to listen on (default: a free one). A restarted instance behind a proxy keeps its own. */
+  readonly port?: number;
+  /**
+   * Run the output of `npm run build` (gateway/dist/server.js) with plain `node` and these flags,
+   * as a deployment does, instead of the sources under tsx.
+   */
+  readonly compiled?: { readonly nodeFlags: readonly string[] };
 }
 
 /** A port nothing listens on right now, picked by the OS. */
@@ -54,26 +64,44 @@ export function freePort(): Promise<number> {
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
+ * Why the compiled build cannot be run as it is (not built, or older than the sources: tsc's own
+ * read-only `tsc -b --dry`), or undefined. `.ci/run` builds before `npm test`; a local run must too.
+ */
+export async function compiledBuildProblem(): Promise<string | undefined> {
+  if (!existsSync(join(REPO_ROOT, 'gateway/dist/server.js'))) {
+    return 'gateway/dist/server.js is missing (run `npm run build`)';
+  }
+  const { stdout } = await promisify(execFile)('npx', ['tsc', '-b', '--dry'], { cwd: REPO_ROOT });
+  const stale = stdout.split('\n').filter((line) => line.includes('would build project'));
+  if (stale.length === 0) return undefined;
+  return `the compiled build is missing or older than the sources (run \`npm run build\`):\n${stale.join('\n')}`;
+}
+
+/**
  * `gateway/src/server.ts` as its own process, with only PATH, HOME, HOST and `env`. node --import
  * tsx (not `npx tsx`): signals reach the gateway itself, not a wrapper process.
  */
-function spawnGateway(env: Readonly<Record<string, string>>, stdout: 'pipe' | 'ignore'): ChildProcess {
-  return spawn(
-    process.execPath,
-    ['--import', 'tsx', '--conditions=@quarry/source', 'gateway/src/server.ts'],
-    {
-      cwd: REPO_ROOT,
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', HOST: '127.0.0.1', ...env },
-      stdio: ['ignore', stdout, 'pipe'],
-    },
-  );
+function spawnGateway(
+  env: Readonly<Record<string, string>>,
+  stdout: 'pipe' | 'ignore',
+  compiled?: StartGatewayOptions['compiled'],
+): ChildProcess {
+  const args =
+    compiled === undefined
+      ? ['--import', 'tsx', '--conditions=@quarry/source', 'gateway/src/server.ts']
+      : [...compiled.nodeFlags, 'gateway/dist/server.js'];
+  return spawn(process.execPath, args, {
+    cwd: REPO_ROOT,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', HOST: '127.0.0.1', ...env },
+    stdio: ['ignore', stdout, 'pipe'],
+  });
 }
 
 /** Starts a gateway and resolves once it answers /healthz; rejects (with its output) if it dies first. */
 export async function startGateway(options: StartGatewayOptions): Promise<GatewayProcess> {
-  const port = await freePort();
+  const port = options.port ?? (await freePort());
   const started = performance.now();
-  const child = spawnGateway({ PORT: String(port), ...options.env }, 'pipe');
+  const child = spawnGateway({ PORT: String(port), ...options.env }, 'pipe', options.compiled);
   let out = '';
   let err = '';
   child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {

@@ -1,5 +1,9 @@
 // A small HTTP client for the end-to-end tests that remembers every response body it saw, so the
-// secrets scan can check all of them at the end.
+// secrets scan can check all of them at the end. With `localAddress` its connections leave from
+// that address (any of 127.0.0.0/8 on Linux), so a test can be several clients to a proxy; fetch
+// cannot choose its source address, so that client speaks node:http instead.
+import { Agent, request as httpRequest } from 'node:http';
+
 export interface HttpResponse {
   readonly status: number;
   readonly headers: Headers;
@@ -25,8 +29,56 @@ export interface HttpClient {
   readonly bodies: readonly string[];
 }
 
-export function createHttpClient(): HttpClient {
+export interface HttpClientOptions {
+  /** The source address of every connection (http:// only), e.g. `127.0.0.2`. */
+  readonly localAddress?: string;
+}
+
+interface RawResponse {
+  readonly status: number;
+  readonly headers: Headers;
+  readonly text: string;
+}
+
+type Send = (
+  url: string,
+  method: string,
+  headers: Record<string, string>,
+  body?: string,
+) => Promise<RawResponse>;
+
+async function sendWithFetch(url: string, method: string, headers: Record<string, string>, body?: string) {
+  const response = await fetch(url, { method, headers, ...(body === undefined ? {} : { body }) });
+  return { status: response.status, headers: response.headers, text: await response.text() };
+}
+
+function sendFrom(localAddress: string): Send {
+  const agent = new Agent({ keepAlive: true, localAddress });
+  return (url, method, headers, body) =>
+    new Promise((resolve, reject) => {
+      const req = httpRequest(url, { method, headers, agent }, (res) => {
+        let text = '';
+        res.setEncoding('utf8').on('data', (chunk: string) => {
+          text += chunk;
+        });
+        res.on('end', () => {
+          const received = new Headers();
+          for (const [name, value] of Object.entries(res.headers)) {
+            for (const v of Array.isArray(value) ? value : [value ?? '']) received.append(name, v);
+          }
+          resolve({ status: res.statusCode ?? 0, headers: received, text });
+        });
+        res.on('error', reject);
+      });
+      req.on('error', reject);
+      req.end(body);
+    });
+}
+
+export function createHttpClient(clientOptions: HttpClientOptions = {}): HttpClient {
   const bodies: string[] = [];
+  const { localAddress } = clientOptions;
+  const send = localAddress === undefined ? sendWithFetch : sendFrom(localAddress);
   return {
     bodies,
     async request(base, method, path, options = {}) {
@@ -37,20 +89,15 @@ export function createHttpClient(): HttpClient {
         body = JSON.stringify(options.json);
         headers['content-type'] ??= 'application/json';
       }
-      const response = await fetch(`${base}${path}`, {
-        method,
-        headers,
-        ...(body === undefined ? {} : { body }),
-      });
-      const text = await response.text();
-      bodies.push(text);
+      const response = await send(`${base}${path}`, method, headers, body);
+      bodies.push(response.text);
       let parsed: unknown;
       try {
-        parsed = JSON.parse(text);
+        parsed = JSON.parse(response.text);
       } catch {
         parsed = undefined;
       }
-      return { status: response.status, headers: response.headers, text, body: parsed };
+      return { ...response, body: parsed };
     },
   };
 }

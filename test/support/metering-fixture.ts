@@ -3,7 +3,7 @@
 // (usage_events) and the quota counters (usage_counters) straight from Postgres, so the tests
 // compare what clients saw with what was recorded.
 import { withPg } from './control-plane.js';
-import { type GatewayProcess, startGateway } from './gateway-process.js';
+import { type GatewayProcess, type StartGatewayOptions, startGateway } from './gateway-process.js';
 import type { HttpClient, HttpResponse } from './http-client.js';
 
 export interface TestAccount {
@@ -15,14 +15,17 @@ export interface TestAccount {
 
 /**
  * Starts `count` gateways with the same environment: the first alone (it migrates the schema),
- * the rest in parallel once it is up.
+ * the rest in parallel once it is up. `each` gives the options of instance `index` (its port…).
  */
 export async function startGateways(
   count: number,
   env: Readonly<Record<string, string>>,
+  each: (index: number) => Omit<StartGatewayOptions, 'env'> = () => ({}),
 ): Promise<GatewayProcess[]> {
-  const first = await startGateway({ env });
-  const rest = await Promise.allSettled(Array.from({ length: count - 1 }, () => startGateway({ env })));
+  const first = await startGateway({ env, ...each(0) });
+  const rest = await Promise.allSettled(
+    Array.from({ length: count - 1 }, (_, i) => startGateway({ env, ...each(i + 1) })),
+  );
   const started = [first, ...rest.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []))];
   const failed = rest.find((r): r is PromiseRejectedResult => r.status === 'rejected');
   if (failed) {
@@ -41,7 +44,7 @@ export function expectStatus(response: HttpResponse, status: number, what: strin
 /** Signs up a Free account over HTTP. */
 export async function signUp(
   http: HttpClient,
-  gateway: GatewayProcess,
+  gateway: Pick<GatewayProcess, 'url'>,
   label: string,
   suffix: string,
 ): Promise<TestAccount> {
@@ -58,7 +61,7 @@ export async function signUp(
 /** Issues another key for the account of `key`. */
 export async function issueKey(
   http: HttpClient,
-  gateway: GatewayProcess,
+  gateway: Pick<GatewayProcess, 'url'>,
   key: string,
   name: string,
 ): Promise<{ readonly id: string; readonly secret: string }> {
@@ -77,7 +80,7 @@ export async function issueKey(
 /** Connects the owner to the test Postgres server itself (enough for `SELECT … FROM pg_sleep(…)`). */
 export async function connectTestPostgres(
   http: HttpClient,
-  gateway: GatewayProcess,
+  gateway: Pick<GatewayProcess, 'url'>,
   ownerKey: string,
   name: string,
 ): Promise<void> {
@@ -105,7 +108,7 @@ export async function connectTestPostgres(
 /** Deploys an analytic as the owner of `ownerKey`. */
 export async function deployAnalytic(
   http: HttpClient,
-  gateway: GatewayProcess,
+  gateway: Pick<GatewayProcess, 'url'>,
   ownerKey: string,
   definition: Record<string, unknown>,
 ): Promise<HttpResponse> {
