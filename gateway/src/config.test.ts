@@ -50,6 +50,17 @@ describe('loadConfig', () => {
     ]);
   });
 
+  it('takes QUARRY_PUBLIC_URL with a domain name, an IP address or localhost, http(s) only', () => {
+    for (const url of ['https://quarry.example.com', 'http://127.0.0.1:8080', 'http://localhost:8787/']) {
+      expect(loadConfig({ QUARRY_PUBLIC_URL: url }).publicUrl).toBe(url.replace(/\/$/, ''));
+    }
+    for (const url of ['ftp://quarry.example.com', 'https://quarry.example.com/?a=1', 'quarry']) {
+      expect(problemsOf({ QUARRY_PUBLIC_URL: url }).map((p) => p.split(':')[0])).toEqual([
+        'QUARRY_PUBLIC_URL',
+      ]);
+    }
+  });
+
   it('refuses DATABASE_URL without QUARRY_SECRET_KEY', () => {
     const problems = problemsOf({ DATABASE_URL: 'postgres://quarry@db.internal/quarry' });
     expect(problems).toEqual([

@@ -86,7 +86,8 @@ const EnvSchema = z.object({
   QUARRY_RESERVE_MARGIN: z.coerce.number().int().min(0).max(1_000_000_000).default(100),
   QUARRY_KEY_CACHE_MS: z.coerce.number().int().min(0).max(5_000).default(1_000),
   QUARRY_PUBLIC_URL: z
-    .httpUrl()
+    // Any http(s) URL: a domain name, an IP address or localhost (z.httpUrl() takes names only).
+    .url({ protocol: /^https?$/ })
     .refine((u) => !/[?#]/.test(u), 'must have no query or fragment (it is the OAuth issuer)')
     .optional(),
   QUARRY_OAUTH_TOKEN_TTL: z.coerce.number().int().min(60).max(86_400).default(900),
