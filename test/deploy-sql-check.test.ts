@@ -5,7 +5,8 @@
 // data-modifying CTE) is refused as not read-only; a good query deploys with the columns it will
 // produce, and a dry run says what a deploy would do without saving anything. A connection to a
 // dead port is refused when saved, in the driver's words, is saved with ?test=false, and its
-// /test answers 503 in those words, never with the connection's password.
+// /test answers 503 in those words, never with the connection's password; an analytic on it is
+// deployed only unchecked (?check=false).
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -252,5 +253,28 @@ describe.runIf(pgUp && mysqlUp)('deploy checks the SQL against the warehouse', (
     expectErrorEnvelope(tested, 503, 'SOURCE_UNAVAILABLE');
     expect(tested.body.error.message).toContain('ECONNREFUSED');
     expect(tested.text).not.toContain(password);
+
+    // An analytic on it cannot be checked: 503, unless deployed unchecked with ?check=false.
+    const analytic = { name: `dead-${suffix}`, connection: 'dead', sql: 'SELECT 1 AS one' };
+    const unchecked = await http.request(gateway.url, 'PUT', `/v1/owner/analytics/${analytic.name}`, {
+      key,
+      json: analytic,
+    });
+    expectErrorEnvelope(unchecked, 503, 'SOURCE_UNAVAILABLE');
+    const deployed = await http.request(
+      gateway.url,
+      'PUT',
+      `/v1/owner/analytics/${analytic.name}?check=false`,
+      { key, json: analytic },
+    );
+    expect(deployed.status, deployed.text).toBe(200);
+    expect(deployed.body.outcome).toBe('created');
+    expect(deployed.body.columns).toBeUndefined();
+    const called = await http.request(gateway.url, 'POST', '/v1/query', {
+      key,
+      json: { source: analytic.name },
+    });
+    expectErrorEnvelope(called, 503, 'SOURCE_UNAVAILABLE');
+    expect(called.text).not.toContain(password);
   });
 });

@@ -25,7 +25,17 @@ const ColumnsSchema = z.array(z.object({ name: z.string(), type: z.string() })).
 const columnsJson = (columns: readonly { name: string; type: string }[] | undefined) =>
   columns === undefined ? {} : { columns: columns.map((c) => ({ name: c.name, type: c.type })) };
 const SQL_CHECK =
-  "The SQL is checked against the warehouse without running it: a table or column it does not know, or a statement that is not read-only, is a 400 `INVALID_REQUEST` whose `details` hold the warehouse's own message (secrets removed).";
+  "The SQL is checked against the warehouse without running it: a table or column it does not know, or a statement that is not read-only, is a 400 `INVALID_REQUEST` whose `details` hold the warehouse's own message (secrets removed); a warehouse that cannot be reached is a 503. `?check=false` skips the check.";
+const CheckQuery = z.object({
+  check: z.enum(['true', 'false']).optional().openapi({
+    description:
+      'Check the SQL against the warehouse (default `true`); `false` saves it unchecked, e.g. while the warehouse is down (it still runs read-only)',
+  }),
+});
+/** The write's check options from `?check=`. */
+const checkOptionsOf = (c: { req: { query(name: string): string | undefined } }) => ({
+  checkSql: c.req.query('check') !== 'false',
+});
 const one = { 'application/json': { schema: z.object({ analytic: AnalyticSchema }) } };
 const definitionBody = {
   required: true,
@@ -46,8 +56,9 @@ export function registerOwnerAnalyticsRoutes(app: OpenAPIHono<AppEnv>): void {
       path: '/v1/owner/analytics',
       tags: ['Owner'],
       summary: 'Create an analytic (version 1)',
+      description: SQL_CHECK,
       security: BEARER,
-      request: { body: definitionBody },
+      request: { query: CheckQuery, body: definitionBody },
       responses: {
         201: { description: 'Created', content: one },
         ...AUTHED_ERRORS,
@@ -61,6 +72,7 @@ export function registerOwnerAnalyticsRoutes(app: OpenAPIHono<AppEnv>): void {
       const analytic = await c.var.services.analytics.create(
         c.var.principal.accountId,
         await readJsonValue(c),
+        checkOptionsOf(c),
       );
       c.var.services.catalog.invalidate(analytic.name);
       return c.json({ analytic: analyticJson(analytic) }, 201);
@@ -76,7 +88,7 @@ export function registerOwnerAnalyticsRoutes(app: OpenAPIHono<AppEnv>): void {
         'Deploy an analytic: creates it, adds a version when the definition changed, or changes nothing',
       description: SQL_CHECK,
       security: BEARER,
-      request: { params: NameParam, body: definitionBody },
+      request: { params: NameParam, query: CheckQuery, body: definitionBody },
       responses: {
         200: {
           description: 'Deployed',
@@ -103,6 +115,7 @@ export function registerOwnerAnalyticsRoutes(app: OpenAPIHono<AppEnv>): void {
       const { outcome, analytic, columns } = await c.var.services.analytics.deploy(
         c.var.principal.accountId,
         input,
+        checkOptionsOf(c),
       );
       if (outcome !== 'unchanged') c.var.services.catalog.invalidate(name);
       return c.json({ analytic: analyticJson(analytic), outcome, ...columnsJson(columns) });

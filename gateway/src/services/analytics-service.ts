@@ -31,7 +31,9 @@ export type DeployOutcome = 'created' | 'updated' | 'unchanged';
 export interface CheckOptions {
   /**
    * Check the SQL against the warehouse (default true). The analytics directory loaded at start
-   * skips it: the demo warehouse may still be being seeded, and the files are the operator's.
+   * skips it (the demo warehouse may still be being seeded, and the files are the operator's), and
+   * an owner may (`?check=false`, e.g. while the warehouse is down): the connectors still run
+   * every statement read-only.
    */
   readonly checkSql?: boolean;
 }
@@ -72,7 +74,7 @@ export interface AnalyticsService {
    * INVALID_REQUEST listing every problem.
    */
   validate(ownerId: string, input: unknown, options?: CheckOptions): Promise<CheckedDefinition>;
-  create(ownerId: string, input: unknown): Promise<Analytic>;
+  create(ownerId: string, input: unknown, options?: CheckOptions): Promise<Analytic>;
   /** A new version of the owner's analytic `name` (the body's name must match or be absent). */
   update(ownerId: string, name: string, input: unknown): Promise<Analytic>;
   /** Creates, versions, or leaves alone when the definition is unchanged (idempotent deploys). */
@@ -279,8 +281,8 @@ export function createAnalyticsService(options: AnalyticsServiceOptions): Analyt
       return { definition, columns };
     },
 
-    async create(ownerId, input) {
-      const { definition } = await service.validate(ownerId, input);
+    async create(ownerId, input, checkOptions = {}) {
+      const { definition } = await service.validate(ownerId, input, checkOptions);
       return insert(ownerId, definition);
     },
 

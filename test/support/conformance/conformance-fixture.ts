@@ -170,7 +170,7 @@ async function deployUnreachable(base: string, ownerKey: string, runner: string)
     config: { host: '127.0.0.1', port: 1, database: 'none', user: 'none' },
   });
   const name = `conformance-down-${runner}`;
-  await call(base, 'PUT', `/v1/owner/analytics/${name}`, ownerKey, {
+  await call(base, 'PUT', `/v1/owner/analytics/${name}?check=false`, ownerKey, {
     name,
     connection: `down-${runner}`,
     sql: 'SELECT 1 AS one',
