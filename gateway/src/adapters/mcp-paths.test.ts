@@ -130,6 +130,8 @@ describe('MCP tool-call fast path', () => {
     expect(answer.result.structuredContent.meta.cached).toBe(true);
     expect(answer.result.structuredContent.results).toHaveLength(3);
     expect(viaFast.headers['x-request-id']).toMatch(/^req_/);
+    // The call's own id (its usage event's key) is the response's X-Request-Id.
+    expect(answer.result.structuredContent.meta.request_id).toBe(viaFast.headers['x-request-id']);
     expect(served()).toBe(before + 2);
   });
 

@@ -72,11 +72,13 @@ async function serve(
     const admitted = admitMcp(services, authorization, address);
     const principal = admitted instanceof Promise ? await admitted : admitted;
     accountId = principal.accountId;
+    // A plain tools/call is this request's only call: it takes the request's id as its own.
     const caller: McpCaller = {
       principal,
       authorization: authorization as string,
       address,
       signal,
+      requestId,
     };
     const fast = services.mcp.fastToolCall(
       {
@@ -92,7 +94,13 @@ async function serve(
       const answer = await fast;
       ({ status, headers, body: text } = answer);
     } else {
-      const response = await services.mcp.handle(webRequest(req, body, signal()), caller);
+      // Anything else may hold several calls: each gets its own id.
+      const response = await services.mcp.handle(webRequest(req, body, signal()), {
+        principal,
+        authorization: authorization as string,
+        address,
+        signal,
+      });
       status = response.status;
       headers = {};
       for (const [name, value] of response.headers) headers[name] = value;

@@ -60,6 +60,12 @@ export interface McpCaller {
   readonly address: string;
   /** Aborted when the HTTP request is (the caller hung up); asked for only when a query must run. */
   readonly signal: () => AbortSignal | undefined;
+  /**
+   * The HTTP request's id, given only where that request carries exactly one tool call (the
+   * node:http fast path): the call then uses it as its own (its usage event's key, the error's
+   * `request_id`), so the response's X-Request-Id names the call. Never shared by two calls.
+   */
+  readonly requestId?: string;
 }
 
 export interface McpToolsDeps {
@@ -366,7 +372,7 @@ export function createMcpTools(deps: McpToolsDeps, previews: { rows: number; per
   }
 
   async function run(name: string, args: unknown, caller: McpCaller): Promise<Outcome> {
-    const requestId = deps.newRequestId();
+    const requestId = caller.requestId ?? deps.newRequestId();
     try {
       if (args !== undefined && !isRecord(args))
         throw new ApiError('INVALID_REQUEST', 'Tool arguments must be an object.');
