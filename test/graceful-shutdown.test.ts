@@ -1,5 +1,6 @@
 // Graceful shutdown of a real gateway process: on SIGTERM a query already running finishes with
 // 200, the port stops accepting new connections, and the process exits 0 within its grace period.
+// With QUARRY_SHUTDOWN_DELAY_MS it first fails /readyz for that long while still serving.
 import { randomBytes } from 'node:crypto';
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -102,4 +103,37 @@ describe.runIf(pgUp)('graceful shutdown', () => {
     expect(exitedAfter).toBeLessThan(GRACE_MS);
     expect(gateway.stdout()).toContain('"stopped"');
   });
+
+  it('with QUARRY_SHUTDOWN_DELAY_MS fails /readyz first while still serving, then stops listening', async () => {
+    const DELAY_MS = 2_000;
+    const delayed = await startGateway({
+      env: {
+        ...postgresStoreEnv(store.databaseUrl, randomBytes(32).toString('base64')),
+        QUARRY_SHUTDOWN_DELAY_MS: String(DELAY_MS),
+      },
+    });
+    try {
+      expect((await http.request(delayed.url, 'GET', '/readyz')).status).toBe(200);
+      const signalled = performance.now();
+      delayed.child.kill('SIGTERM');
+      // The proxy's health check sees it going: 503 on new connections, which are still served.
+      let ready = 200;
+      while (ready === 200 && performance.now() - signalled < DELAY_MS / 2) {
+        ready = (await http.request(delayed.url, 'GET', '/readyz')).status;
+      }
+      expect(ready).toBe(503);
+      expect(await freshConnection(delayed.url), 'a new connection while stopping').toBe(200);
+      const served = await http.request(delayed.url, 'POST', '/v1/query', { key, json: { source: name } });
+      expect(served.status, served.text).toBe(200);
+      // After the delay it stops listening and exits 0.
+      const exit = await delayed.exited;
+      const exitedAfter = performance.now() - signalled;
+      console.log(`[e2e] delayed gateway exited ${Math.round(exitedAfter)} ms after SIGTERM`);
+      expect(exit).toEqual({ code: 0, signal: null });
+      expect(exitedAfter).toBeGreaterThanOrEqual(DELAY_MS);
+      expect(await freshConnection(delayed.url), 'a new connection after the delay').toBe('refused');
+    } finally {
+      await delayed.stop();
+    }
+  }, 60_000);
 });

@@ -51,6 +51,7 @@ const EnvSchema = z.object({
     .max(16 * 1024 * 1024)
     .default(64 * 1024),
   QUARRY_SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(600_000).default(10_000),
+  QUARRY_SHUTDOWN_DELAY_MS: z.coerce.number().int().min(0).max(600_000).default(0),
   QUARRY_REDIS_URL: z
     .string()
     .regex(/^rediss?:\/\//, 'must be a redis:// URL')
@@ -153,6 +154,12 @@ export interface GatewayConfig {
   readonly logLevel: string;
   readonly bodyLimit: number;
   readonly shutdownGraceMs: number;
+  /**
+   * On SIGTERM, how long the instance keeps serving with `/readyz` failing before it stops
+   * listening (QUARRY_SHUTDOWN_DELAY_MS; 0: at once): behind a proxy, long enough for its health
+   * checks to take the instance out, so no new connection reaches a closing listener.
+   */
+  readonly shutdownDelayMs: number;
   /** Redis for rate limits shared by every instance; unset: in-process limits. */
   readonly redisUrl: string | undefined;
   /** Calls a month on the Free plan (the price list says 30). */
@@ -336,6 +343,7 @@ export function loadConfig(
     logLevel: e.QUARRY_LOG_LEVEL,
     bodyLimit: e.QUARRY_BODY_LIMIT,
     shutdownGraceMs: e.QUARRY_SHUTDOWN_GRACE_MS,
+    shutdownDelayMs: e.QUARRY_SHUTDOWN_DELAY_MS,
     keyCacheMs: e.QUARRY_KEY_CACHE_MS,
     publicUrl:
       e.QUARRY_PUBLIC_URL?.replace(/\/+$/, '') ??

@@ -295,6 +295,8 @@ export async function createGateway(
       ),
       onError: (error) => logger.warn({ err: error }, 'MCP session error'),
     });
+    /** Set on SIGTERM (health.stopping()): /readyz fails from then on. */
+    let stopping = false;
     const services: GatewayServices = {
       config,
       logger,
@@ -323,8 +325,12 @@ export async function createGateway(
       tryTokens,
       oauth,
       health: {
+        stopping() {
+          stopping = true;
+        },
         async check() {
           const checks: Record<string, { ok: boolean; message?: string }> = {};
+          if (stopping) checks.shutdown = { ok: false, message: 'stopping: the instance is shutting down' };
           try {
             await sql.query('SELECT 1');
             checks.store = { ok: true };

@@ -83,8 +83,17 @@ async function main(): Promise<void> {
     );
   }
 
+  let stopping = false;
   const shutdown = async (signal: string) => {
-    if (shuttingDown) return;
+    if (stopping) return;
+    stopping = true;
+    // First fail /readyz while serving as before, so a proxy stops sending new connections, then
+    // stop listening (a connection the kernel queued after that would be reset unanswered).
+    gateway.services.health.stopping();
+    if (config.shutdownDelayMs > 0) {
+      logger.info({ signal, delay_ms: config.shutdownDelayMs }, 'stopping: /readyz fails, still serving');
+      await new Promise((resolve) => setTimeout(resolve, config.shutdownDelayMs));
+    }
     shuttingDown = true;
     logger.info({ signal }, 'shutting down');
     const grace = config.shutdownGraceMs;

@@ -34,6 +34,11 @@ export interface HealthCheck {
 
 export interface HealthService {
   check(): Promise<Record<string, HealthCheck>>;
+  /**
+   * From now on `/readyz` fails (check `shutdown`) while everything else is still served: a
+   * proxy's health checks take the instance out before it stops listening (server.ts, on SIGTERM).
+   */
+  stopping(): void;
 }
 
 export interface GatewayServices {
