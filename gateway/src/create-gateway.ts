@@ -54,6 +54,7 @@ import { createControlPlaneStore } from './store/control-plane-store.js';
 import { type MigrateResult, migrate } from './store/migrate.js';
 import { createPgClient } from './store/pg-client.js';
 import { createPgliteClient } from './store/pglite-client.js';
+import { pgliteTemplateFile } from './store/pglite-template.js';
 import type { SqlClient } from './store/sql-client.js';
 
 const REAP_INTERVAL_MS = 60_000;
@@ -122,7 +123,14 @@ export async function createGateway(
         onError: (e) => logger.warn({ err: e }, 'store connection error'),
         timeoutMs: config.timeouts.storeMs,
       })
-    : await createPgliteClient(join(config.dataDir, 'pglite'));
+    : await createPgliteClient(join(config.dataDir, 'pglite'), {
+        template: pgliteTemplateFile(),
+        onTemplateError: (error) =>
+          logger.warn(
+            { err: error },
+            'the embedded store template did not load: creating the store by initdb',
+          ),
+      });
   try {
     const { applied } = await migrateStore(sql, config.databaseUrl);
     if (applied.length > 0) logger.info({ applied }, 'store migrated');
