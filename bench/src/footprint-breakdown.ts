@@ -5,7 +5,7 @@
 // demo on is footprint.ts's own restart row. Each row says where its pages are (smaps-breakdown.ts).
 import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { gatewayHeapFlags } from '../../scripts/gateway-heap-flags.mjs';
+import { gatewayHeapFlags, gatewayMallocEnv } from '../../scripts/gateway-heap-flags.mjs';
 import { mib } from './proc-memory.js';
 import { freePort, REPO_ROOT } from './service-process.js';
 import { type ResidentBreakdown, readResidentBreakdown } from './smaps-breakdown.js';
@@ -91,7 +91,7 @@ async function gatewayDemoOff(dataDir: string): Promise<BreakdownRow> {
   };
   const gateway = spawn(process.execPath, [...gatewayHeapFlags(env), 'gateway/dist/server.js'], {
     cwd: REPO_ROOT,
-    env,
+    env: { ...env, ...gatewayMallocEnv(env) },
     stdio: 'ignore',
   });
   const url = `http://127.0.0.1:${port}`;

@@ -1,9 +1,9 @@
 // `npm run bench:footprint -w @quarry/bench -- [--runs N] [--modes tsx,compiled] [--breakdown]`:
 // the embedded default's memory and start times, as `npm start` (TypeScript under tsx) and
 // `npm run start:prod` (the compiled build under plain node) run it: the seeder and the gateway
-// spawned side by side with the same flags as scripts/start.mjs, on an empty data directory
-// (fresh start) and again on the same directory (restart), N times each (default 3; medians
-// printed). Per run: spawn → /healthz, spawn → the first demo answer (sales-by-region), the
+// spawned side by side with scripts/start.mjs's flags and malloc setting, on an empty data
+// directory (fresh start) and again on the same directory (restart), N times each (default 3;
+// medians printed). Per run: spawn → /healthz, spawn → the first demo answer (sales-by-region), the
 // gateway's resident memory 3 s after that answer and where it is (smaps-breakdown.ts), its V8
 // heap used then (from /metrics), and the machine's 1-minute load average and CPU steal, since
 // other sessions share these cores. `--breakdown` adds each part alone (footprint-breakdown.ts).
@@ -13,7 +13,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { gatewayHeapFlags } from '../../scripts/gateway-heap-flags.mjs';
+import { gatewayHeapFlags, gatewayMallocEnv } from '../../scripts/gateway-heap-flags.mjs';
 import { readCpuTimes, stealFraction } from './cpu-steal.js';
 import { type BreakdownRow, breakdownRow, measureBreakdown } from './footprint-breakdown.js';
 import { median } from './latency-stats.js';
@@ -70,7 +70,10 @@ async function measure(mode: Mode, start: Start, run: number, dataDir: string): 
   const cpuBefore = readCpuTimes();
   const spawned = performance.now();
   const seed = spawnNode(mode, 'examples/src/seed-demo-cli.ts', [], env);
-  const gateway = spawnNode(mode, 'gateway/src/server.ts', gatewayHeapFlags(env), env);
+  const gateway = spawnNode(mode, 'gateway/src/server.ts', gatewayHeapFlags(env), {
+    ...env,
+    ...gatewayMallocEnv(env),
+  });
   try {
     let healthzMs: number | undefined;
     let firstAnswerMs: number | undefined;
