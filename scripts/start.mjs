@@ -7,7 +7,7 @@
 // to the gateway; its exit code is ours.
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { gatewayHeapFlags } from './gateway-heap-flags.mjs';
+import { gatewayHeapFlags, gatewayMallocEnv } from './gateway-heap-flags.mjs';
 
 const compiled = process.argv.includes('--compiled');
 const watch = process.argv.includes('--watch');
@@ -38,15 +38,19 @@ if (compiled) {
 }
 
 const loader = compiled ? [] : ['--import', 'tsx', '--conditions=@quarry/source'];
-const run = (script, flags = []) =>
-  spawn(process.execPath, [...flags, ...loader, script], { stdio: 'inherit' });
+const run = (script, flags = [], env = {}) =>
+  spawn(process.execPath, [...flags, ...loader, script], {
+    stdio: 'inherit',
+    env: { ...process.env, ...env },
+  });
 const file = (name) => (compiled ? name.replace('/src/', '/dist/').replace(/\.ts$/, '.js') : name);
 
 const seed = run(file('examples/src/seed-demo-cli.ts'));
-const gateway = run(file('gateway/src/server.ts'), [
-  ...gatewayHeapFlags(process.env),
-  ...(watch ? ['--watch', '--watch-preserve-output'] : []),
-]);
+const gateway = run(
+  file('gateway/src/server.ts'),
+  [...gatewayHeapFlags(process.env), ...(watch ? ['--watch', '--watch-preserve-output'] : [])],
+  gatewayMallocEnv(process.env),
+);
 
 seed.on('exit', (code) => {
   if (code !== 0) {

@@ -52,8 +52,7 @@ import {
 import { createChangeFeed } from './store/change-feed.js';
 import { createControlPlaneStore } from './store/control-plane-store.js';
 import { type MigrateResult, migrate } from './store/migrate.js';
-import { createPgClient } from './store/pg-client.js';
-import { createPgliteClient } from './store/pglite-client.js';
+import { pgliteTemplateFile } from './store/pglite-template.js';
 import type { SqlClient } from './store/sql-client.js';
 
 const REAP_INTERVAL_MS = 60_000;
@@ -64,6 +63,7 @@ const REAP_INTERVAL_MS = 60_000;
  */
 async function migrateStore(sql: SqlClient, databaseUrl: string | undefined): Promise<MigrateResult> {
   if (databaseUrl === undefined) return migrate(sql);
+  const { createPgClient } = await import('./store/pg-client.js');
   const unbounded = createPgClient(databaseUrl, { max: 1 });
   try {
     return await migrate(unbounded);
@@ -119,12 +119,21 @@ export async function createGateway(
   // or opened (creating an embedded store takes seconds and leaves files behind).
   const plugins = options.plugins ?? (await loadPlugins(config.connectors));
   const metrics = createMetrics();
+  // Each store's driver is imported only when it is the one configured: the embedded default
+  // never loads pg, a PostgreSQL store never loads PGlite.
   const sql: SqlClient = config.databaseUrl
-    ? createPgClient(config.databaseUrl, {
+    ? (await import('./store/pg-client.js')).createPgClient(config.databaseUrl, {
         onError: (e) => logger.warn({ err: e }, 'store connection error'),
         timeoutMs: config.timeouts.storeMs,
       })
-    : await createPgliteClient(join(config.dataDir, 'pglite'));
+    : await (await import('./store/pglite-client.js')).createPgliteClient(join(config.dataDir, 'pglite'), {
+        template: pgliteTemplateFile(),
+        onTemplateError: (error) =>
+          logger.warn(
+            { err: error },
+            'the embedded store template did not load: creating the store by initdb',
+          ),
+      });
   try {
     const { applied } = await migrateStore(sql, config.databaseUrl);
     if (applied.length > 0) logger.info({ applied }, 'store migrated');
@@ -175,7 +184,7 @@ export async function createGateway(
     });
     const plans = createPlanCatalog(config.plans);
     const policies = createPlanPolicies(config.rateLimits);
-    const rateLimiter = createRateLimiter({
+    const rateLimiter = await createRateLimiter({
       ...(config.redisUrl ? { redisUrl: config.redisUrl } : {}),
       logger,
       redis: { commandTimeoutMs: config.timeouts.redisMs },

@@ -9,9 +9,5 @@ export {
   mysqlPlugin,
   mysqlPlugin as plugin,
 } from './mysql-plugin.js';
-export {
-  createMysqlSession,
-  type MysqlFlavour,
-  type MysqlSession,
-  type MysqlSessionOptions,
-} from './mysql-session.js';
+// Types only: the session module (mysql2) loads on a connection's first session.
+export type { MysqlFlavour, MysqlSession, MysqlSessionOptions } from './mysql-session.js';

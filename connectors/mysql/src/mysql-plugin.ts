@@ -1,13 +1,14 @@
 // The MySQL/MariaDB connector plugin: config schema, dialect, error mapping, and the driver that
 // opens one mysql2 connection per session with the driver options Quarry needs (exact BIGINT and
 // DECIMAL as strings, dates as strings in UTC, no multi-statements, array rows, no LOCAL INFILE).
+// The session module (and mysql2 with it) is imported on a connection's first session: a gateway
+// with no MySQL connection never loads it.
 import { connect } from 'node:net';
 import type { CheckedHost, ConnectorDriver, ConnectorPlugin, DriverContext } from '@quarry/sdk-connector';
 import type { ConnectionOptions } from 'mysql2';
 import { type MysqlConfig, mysqlConfigSchema } from './mysql-config.js';
 import { mysqlDialect } from './mysql-dialect.js';
 import { mapMysqlError } from './mysql-errors.js';
-import { createMysqlSession } from './mysql-session.js';
 
 /**
  * Prepared statements mysql2 keeps per connection (its default is 16,000). The server's global
@@ -65,6 +66,7 @@ export function createMysqlDriver(config: MysqlConfig, context: DriverContext): 
     async createSession() {
       // Checked again for every session: a name may resolve somewhere else by now.
       const checked = await context.destinations.checkHost(config.host, config.port);
+      const { createMysqlSession } = await import('./mysql-session.js');
       return createMysqlSession({
         connection: pinnedConnectionOptions(connection, checked),
         logger: context.logger,

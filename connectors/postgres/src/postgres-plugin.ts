@@ -1,17 +1,23 @@
 // The Postgres connector plugin: config schema, dialect, pool defaults, and a driver that opens
 // one read-only pg.Client per session, to the address the destination guard checked. Everything
-// else (pooling, timeouts, row caps, JSON values) is the SDK runtime's.
+// else (pooling, timeouts, row caps, JSON values) is the SDK runtime's. The session module (and
+// pg with it) is imported on a connection's first session: a gateway with no PostgreSQL
+// connection never loads it.
 import type { ConnectorDriver, ConnectorPlugin, DriverContext } from '@quarry/sdk-connector';
 import { type PostgresConfig, postgresConfigSchema, resolvePostgresSettings } from './postgres-config.js';
 import { postgresDialect } from './postgres-dialect.js';
 import { mapPostgresError } from './postgres-errors.js';
-import { createPostgresSession } from './postgres-session.js';
 
 /** Creates the driver for one validated config: settings are resolved once, here. */
 function createPostgresDriver(config: PostgresConfig, context: DriverContext): ConnectorDriver {
   const settings = resolvePostgresSettings(config);
   return {
-    createSession: () => createPostgresSession(settings, context.logger, context.destinations),
+    createSession: async () =>
+      (await import('./postgres-session.js')).createPostgresSession(
+        settings,
+        context.logger,
+        context.destinations,
+      ),
   };
 }
 

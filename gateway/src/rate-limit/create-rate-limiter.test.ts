@@ -6,7 +6,7 @@ const logger: RateLimitLogger = { warn: () => {}, info: () => {} };
 
 describe('createRateLimiter', () => {
   it('limits in memory, synchronously, when no Redis URL is configured', async () => {
-    const limiter = createRateLimiter({ logger });
+    const limiter = await createRateLimiter({ logger });
     const policy = { limit: 1, windowSeconds: 60, burst: 2 };
     const first = limiter.check('k', policy);
     expect(first).not.toBeInstanceOf(Promise);
@@ -18,7 +18,7 @@ describe('createRateLimiter', () => {
 
   it('still answers, limited, when the configured Redis is unreachable', async () => {
     const warnings: string[] = [];
-    const limiter = createRateLimiter({
+    const limiter = await createRateLimiter({
       redisUrl: 'redis://127.0.0.1:1',
       logger: { warn: (_o, msg) => warnings.push(msg ?? ''), info: () => {} },
     });

@@ -1,8 +1,9 @@
 // Chooses the limiter for this process: Redis (shared by every instance, with a per-instance
 // memory fallback) when a Redis URL is configured, the in-process memory limiter otherwise.
+// The Redis limiter (and ioredis with it, ~8 MiB resident) is imported only when configured.
 import { createMemoryRateLimiter, type MemoryRateLimiterOptions } from './memory-rate-limiter.js';
 import type { RateLimiter, RateLimitLogger } from './rate-limiter.js';
-import { createRedisRateLimiter, type RedisRateLimiterOptions } from './redis-rate-limiter.js';
+import type { RedisRateLimiterOptions } from './redis-rate-limiter.js';
 
 export interface RateLimiterConfig {
   /** `QUARRY_REDIS_URL`; absent or empty means a single instance limiting in memory. */
@@ -14,12 +15,13 @@ export interface RateLimiterConfig {
   readonly redis?: Omit<RedisRateLimiterOptions, 'redisUrl' | 'logger' | 'fallback'>;
 }
 
-export function createRateLimiter(config: RateLimiterConfig): RateLimiter {
+export async function createRateLimiter(config: RateLimiterConfig): Promise<RateLimiter> {
   if (!config.redisUrl) {
     config.logger.info({}, 'rate limiter: in memory (single instance)');
     return createMemoryRateLimiter(config.memory);
   }
   config.logger.info({}, 'rate limiter: Redis, shared across instances');
+  const { createRedisRateLimiter } = await import('./redis-rate-limiter.js');
   return createRedisRateLimiter({
     ...config.redis,
     redisUrl: config.redisUrl,

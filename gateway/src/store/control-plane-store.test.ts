@@ -656,6 +656,8 @@ describe('embedded store directory', () => {
     try {
       const first = await createPgliteClient(join(dir, 'db'));
       await migrate(first);
+      // The embedded settings (pglite-client.ts), not Postgres's 128 MB of WebAssembly memory.
+      expect(await first.query(`SELECT current_setting('shared_buffers') AS v`)).toEqual([{ v: '16MB' }]);
       const account = await createControlPlaneStore(first, { secretBox }).accounts.create({
         email: 'persist@example.com',
         name: 'Persist',
