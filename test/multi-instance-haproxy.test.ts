@@ -98,16 +98,30 @@ describe.runIf(up)('three compiled gateways behind HAProxy, as docs/deploy.md sa
     readyTimeoutMs: 90_000,
   });
 
+  /**
+   * Which instance answered each request id, from every instance's access log. Read into a map
+   * once per question: a rolling restart leaves tens of thousands of answers across megabytes of
+   * logs, too many to search the logs once per answer.
+   */
+  function answerers(): Map<string, GatewayProcess> {
+    const byId = new Map<string, GatewayProcess>();
+    for (const g of everyInstance) {
+      for (const [, id] of g.stdout().matchAll(/"request_id":"([^"]+)"/g)) byId.set(id as string, g);
+    }
+    return byId;
+  }
+
   /** The instance whose access log holds `requestId`, or undefined. */
-  function answeredBy(requestId: string | null): GatewayProcess | undefined {
-    return everyInstance.find((g) => g.stdout().includes(`"request_id":"${requestId}"`));
+  function answeredBy(requestId: string | null, byId = answerers()): GatewayProcess | undefined {
+    return requestId === null ? undefined : byId.get(requestId);
   }
 
   /** Waits until every one of `requestIds` is in some instance's access log (stdout trails answers). */
   async function waitForAccessLogs(requestIds: readonly (string | null)[]): Promise<void> {
-    await until('every answer in an access log', 10_000, async () =>
-      requestIds.every((id) => answeredBy(id) !== undefined),
-    );
+    await until('every answer in an access log', 10_000, async () => {
+      const byId = answerers();
+      return requestIds.every((id) => answeredBy(id, byId) !== undefined);
+    });
   }
 
   /** The instances' error-level log lines and haproxy's output, for failure messages. */
@@ -216,9 +230,10 @@ describe.runIf(up)('three compiled gateways behind HAProxy, as docs/deploy.md sa
     // counted against the one quota.
     await waitForAccessLogs(responses.map((r) => r.headers.get('x-request-id')));
     const served = responses.filter((r) => r.status === 200);
-    const servedBy = served.map((r) => answeredBy(r.headers.get('x-request-id')));
+    const byId = answerers();
+    const servedBy = served.map((r) => answeredBy(r.headers.get('x-request-id'), byId));
     const answeredByEach = gateways.map(
-      (g) => responses.filter((r) => answeredBy(r.headers.get('x-request-id')) === g).length,
+      (g) => responses.filter((r) => answeredBy(r.headers.get('x-request-id'), byId) === g).length,
     );
     const servedByEach = gateways.map((g) => servedBy.filter((by) => by === g).length);
     console.log(
@@ -269,7 +284,8 @@ describe.runIf(up)('three compiled gateways behind HAProxy, as docs/deploy.md sa
     for (const refused of fromAlice.slice(SIGNUPS_PER_HOUR)) expectThrottled(refused);
     // One allowance across the instances (Redis), not one per instance.
     await waitForAccessLogs(fromAlice.map((r) => r.headers.get('x-request-id')));
-    const answering = new Set(fromAlice.map((r) => answeredBy(r.headers.get('x-request-id'))));
+    const byId = answerers();
+    const answering = new Set(fromAlice.map((r) => answeredBy(r.headers.get('x-request-id'), byId)));
     expect(answering.size).toBeGreaterThan(1);
 
     // Bob, another address behind the same proxy, is not held back by Alice's sign-ups.
@@ -353,8 +369,9 @@ describe.runIf(up)('three compiled gateways behind HAProxy, as docs/deploy.md sa
       expect(failed.slice(0, 5), diagnostics()).toEqual([]);
       // Each new instance took its share again once back in rotation.
       await waitForAccessLogs(outcomes.map((o) => o.requestId));
+      const byId = answerers();
       const byRestarted = restarted.map(
-        (fresh) => outcomes.filter((o) => answeredBy(o.requestId) === fresh).length,
+        (fresh) => outcomes.filter((o) => answeredBy(o.requestId, byId) === fresh).length,
       );
       console.log(`[haproxy] calls answered by the restarted instances: ${byRestarted.join(', ')}`);
       for (const count of byRestarted) expect(count).toBeGreaterThan(0);

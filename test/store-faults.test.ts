@@ -101,12 +101,28 @@ describe.runIf(up)('the control-plane store failing mid-load', () => {
     });
     await sleep(1_500);
     await proxy.set(mode);
-    await sleep(ms);
+    // The workers' calls in flight at the cut may all be in one usage write, held in doubt until
+    // the store answers (billing/in-doubt-metering.ts), and a worker sends nothing new meanwhile:
+    // fresh calls made during the cut show how the store's absence is answered.
+    const probes: Promise<void>[] = [];
+    const cutEnds = performance.now() + ms;
+    while (performance.now() < cutEnds) {
+      n += 1;
+      const body =
+        n % 2 === 0 ? { source: `hit-${suffix}`, params: {} } : { source: `miss-${suffix}`, params: { n } };
+      const caller = callers[n % callers.length] as TestAccount;
+      probes.push(
+        http.request(gateway.url, 'POST', '/v1/query', { key: caller.key, json: body }).then((response) => {
+          answers.push({ response, requestId: response.headers.get('x-request-id'), at: performance.now() });
+        }),
+      );
+      await sleep(250);
+    }
     await proxy.set({ kind: 'pass' });
     const restoredAt = performance.now();
     await sleep(6_000);
     done = true;
-    await Promise.all(workers);
+    await Promise.all([...workers, ...probes]);
     return { answers, restoredAt };
   }
 
