@@ -21,6 +21,8 @@ function tooDeep(value: unknown, depth: number): boolean {
 
 export function isJsonContentType(header: string | undefined): boolean {
   if (header === undefined) return false;
+  // What nearly every client sends: no split, no allocation.
+  if (header === 'application/json') return true;
   const type = header.split(';', 1)[0]?.trim().toLowerCase() ?? '';
   return type === 'application/json' || (type.startsWith('application/') && type.endsWith('+json'));
 }
