@@ -302,6 +302,7 @@ export async function createGateway(
         },
         { rows: config.previewRows, perDay: config.previewsPerDay },
       ),
+      toolsPerPage: config.mcpToolsPerPage,
       onError: (error) => logger.warn({ err: error }, 'MCP session error'),
     });
     /** Set on SIGTERM (health.stopping()): /readyz fails from then on. */

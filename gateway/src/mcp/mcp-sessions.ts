@@ -11,7 +11,9 @@ import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/
 import { isJsonContentType } from '@modelcontextprotocol/sdk/shared/mediaType.js';
 import {
   CallToolRequestSchema,
+  ErrorCode,
   ListToolsRequestSchema,
+  McpError,
   SUPPORTED_PROTOCOL_VERSIONS,
 } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
@@ -36,6 +38,8 @@ export interface McpSessionsOptions {
   /** A session unused this long is closed. */
   readonly idleMs?: number;
   readonly onError?: (error: unknown) => void;
+  /** Tools in one page of `tools/list` (default 100); the answer's `nextCursor` asks for the next. */
+  readonly toolsPerPage?: number;
 }
 
 /** A POST of an open session as the node:http fast path read it (lower-case header values). */
@@ -125,8 +129,19 @@ function plainToolCall(body: string):
   return { id, name: params.name, arguments: args };
 }
 
+/** A `tools/list` cursor: where the next page starts, opaque to clients. */
+const cursorOf = (offset: number) => Buffer.from(`tools:${offset}`).toString('base64url');
+
+/** The offset a cursor of {@link cursorOf} names; INVALID_PARAMS for anything else. */
+function offsetOf(cursor: string): number {
+  const match = /^tools:(\d{1,9})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
+  if (match === null) throw new McpError(ErrorCode.InvalidParams, 'Invalid cursor: start again without one.');
+  return Number(match[1]);
+}
+
 export function createMcpSessions(options: McpSessionsOptions): McpSessions {
   const { tools } = options;
+  const toolsPerPage = options.toolsPerPage ?? 100;
   const maxSessions = options.maxSessions ?? 1000;
   const maxPerAccount = options.maxSessionsPerAccount ?? 20;
   const idleMs = options.idleMs ?? 30 * 60_000;
@@ -149,9 +164,15 @@ export function createMcpSessions(options: McpSessionsOptions): McpSessions {
       instructions: INSTRUCTIONS,
       jsonSchemaValidator: validator,
     });
-    mcp.server.setRequestHandler(ListToolsRequestSchema, async (_request, extra) => ({
-      tools: await tools.list(callerOf(extra).principal),
-    }));
+    mcp.server.setRequestHandler(ListToolsRequestSchema, async (request, extra) => {
+      const from = request.params?.cursor === undefined ? 0 : offsetOf(request.params.cursor);
+      const all = await tools.list(callerOf(extra).principal);
+      const to = from + toolsPerPage;
+      return {
+        tools: all.slice(from, to),
+        ...(to < all.length ? { nextCursor: cursorOf(to) } : {}),
+      };
+    });
     mcp.server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
       tools.call(request.params.name, request.params.arguments, callerOf(extra)),
     );
