@@ -6,8 +6,8 @@
 import { useEffect, useMemo, useState } from 'react';
 import { api, queryString } from '../api.js';
 import { Chart } from '../chart.js';
-import { DataTable, ErrorNote, Field, formatCents, formatCredits, formatUsd } from '../components.js';
-import { daysOf, thisMonth } from './usage.js';
+import { DataTable, ErrorNote, formatCents, formatCredits, formatUsd } from '../components.js';
+import { daysOf, MonthField, thisMonth } from '../months.js';
 
 interface Amounts {
   readonly calls: number;
@@ -89,17 +89,7 @@ export function StatementsPage() {
   return (
     <section aria-labelledby="statements-title">
       <h1 id="statements-title">Statements</h1>
-      <Field label="Month">
-        {(id) => (
-          <input
-            id={id}
-            type="month"
-            value={period}
-            max={thisMonth()}
-            onChange={(e) => e.target.value && setPeriod(e.target.value)}
-          />
-        )}
-      </Field>
+      <MonthField period={period} onChange={setPeriod} />
       <ErrorNote error={error} />
       {statement === undefined || chart === undefined ? null : (
         <>

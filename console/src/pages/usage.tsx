@@ -7,6 +7,7 @@ import { type FormEvent, useCallback, useEffect, useMemo, useState } from 'react
 import { api, queryString } from '../api.js';
 import { Chart } from '../chart.js';
 import { DataTable, ErrorNote, Field, formatCredits, formatUsd } from '../components.js';
+import { daysOf, MonthField, thisMonth } from '../months.js';
 
 interface Totals {
   readonly calls: number;
@@ -58,15 +59,6 @@ interface Budget {
   };
 }
 
-export const thisMonth = () => new Date().toISOString().slice(0, 7);
-
-/** Every day of the period, so a chart shows the days without calls too. */
-export function daysOf(period: string): string[] {
-  const [year, month] = period.split('-').map(Number) as [number, number];
-  const days = new Date(Date.UTC(year, month, 0)).getUTCDate();
-  return Array.from({ length: days }, (_, i) => `${period}-${String(i + 1).padStart(2, '0')}`);
-}
-
 export function UsagePage() {
   const [period, setPeriod] = useState(thisMonth);
   const [usage, setUsage] = useState<Usage>();
@@ -89,17 +81,7 @@ export function UsagePage() {
   return (
     <section aria-labelledby="usage-title">
       <h1 id="usage-title">Usage</h1>
-      <Field label="Month">
-        {(id) => (
-          <input
-            id={id}
-            type="month"
-            value={period}
-            max={thisMonth()}
-            onChange={(e) => e.target.value && setPeriod(e.target.value)}
-          />
-        )}
-      </Field>
+      <MonthField period={period} onChange={setPeriod} />
       <ErrorNote error={error} />
       {usage === undefined || perDay === undefined ? null : (
         <>

@@ -11,9 +11,8 @@ import { newRequestId } from '../http/middleware/request-id.js';
 import { admitMcp, MCP_PATH, mcpRefusal } from '../mcp/mcp-admission.js';
 import type { McpCaller } from '../mcp/mcp-tools.js';
 import { recordRequest } from '../observability/metrics.js';
-import { clientAddress } from '../security/client-address.js';
 import type { GatewayServices } from '../services/gateway-services.js';
-import { isBoundedPost, readBody } from './node-body.js';
+import { isBoundedPost, lazyAbortSignal, readBody, requestAddress } from './node-body.js';
 import type { BeforeWrite, NodeListener } from './node-query.js';
 
 const header = (req: IncomingMessage, name: string) => {
@@ -45,25 +44,9 @@ async function serve(
 ): Promise<void> {
   const started = performance.now();
   const requestId = newRequestId();
-  let controller: AbortController | undefined;
-  // Made only when something must be stopped if the caller hangs up (a warehouse query): a cache
-  // hit never asks for it.
-  const signal = () => {
-    if (controller === undefined) {
-      const aborter = new AbortController();
-      controller = aborter;
-      res.once('close', () => {
-        if (!res.writableFinished) aborter.abort();
-      });
-    }
-    return controller.signal;
-  };
+  const signal = lazyAbortSignal(res);
   const authorization = req.headers.authorization;
-  const address = clientAddress(
-    req.socket.remoteAddress,
-    req.headers['x-forwarded-for'] as string | undefined,
-    services.config.trustProxyHops,
-  );
+  const address = requestAddress(req, services.config.trustProxyHops);
   let status: number;
   let headers: Record<string, string | string[]>;
   let text: string;

@@ -8,9 +8,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { newRequestId } from '../http/middleware/request-id.js';
 import { recordRequest } from '../observability/metrics.js';
-import { clientAddress } from '../security/client-address.js';
 import type { GatewayServices } from '../services/gateway-services.js';
-import { isBoundedPost, readBody } from './node-body.js';
+import { isBoundedPost, lazyAbortSignal, readBody, requestAddress } from './node-body.js';
 
 /** A node:http request listener (the Hono app's, or one wrapping it). */
 export type NodeListener = (req: IncomingMessage, res: ServerResponse) => void;
@@ -29,16 +28,10 @@ async function serve(
 ) {
   const started = performance.now();
   const requestId = newRequestId();
-  let controller: AbortController | undefined;
   const headers = req.headers;
   const reply = await services.queryCall({
     requestId,
-    // node:http joins repeated X-Forwarded-For headers into one comma-separated value.
-    address: clientAddress(
-      req.socket.remoteAddress,
-      headers['x-forwarded-for'] as string | undefined,
-      services.config.trustProxyHops,
-    ),
+    address: requestAddress(req, services.config.trustProxyHops),
     started,
     headers: {
       authorization: headers.authorization,
@@ -49,17 +42,7 @@ async function serve(
       'idempotency-key': headers['idempotency-key'] as string | undefined,
     },
     request: { method: 'POST', body },
-    signal: () => {
-      if (controller === undefined) {
-        const aborter = new AbortController();
-        controller = aborter;
-        // The caller went away before its answer was written: stop its warehouse query.
-        res.once('close', () => {
-          if (!res.writableFinished) aborter.abort();
-        });
-      }
-      return controller.signal;
-    },
+    signal: lazyAbortSignal(res),
   });
   beforeWrite(res);
   res.writeHead(reply.status, reply.headers);

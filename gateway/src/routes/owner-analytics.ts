@@ -37,6 +37,9 @@ const checkOptionsOf = (c: { req: { query(name: string): string | undefined } })
   checkSql: c.req.query('check') !== 'false',
 });
 const one = { 'application/json': { schema: z.object({ analytic: AnalyticSchema }) } };
+/** What writing a definition can answer: its checks (400), a name taken (409), a warehouse down (503). */
+const DEPLOY_ERRORS = { ...AUTHED_ERRORS, ...BODY_ERRORS, ...CONFLICT_ERROR, 503: QUERY_ERRORS[503] };
+const DeployOutcomeSchema = z.enum(['created', 'updated', 'unchanged']);
 const definitionBody = {
   required: true,
   content: { 'application/json': { schema: AnalyticDefinitionSchema.meta({ id: 'AnalyticDefinition' }) } },
@@ -61,10 +64,7 @@ export function registerOwnerAnalyticsRoutes(app: OpenAPIHono<AppEnv>): void {
       request: { query: CheckQuery, body: definitionBody },
       responses: {
         201: { description: 'Created', content: one },
-        ...AUTHED_ERRORS,
-        ...BODY_ERRORS,
-        ...CONFLICT_ERROR,
-        503: QUERY_ERRORS[503],
+        ...DEPLOY_ERRORS,
       },
     }),
     requireScope('owner'),
@@ -96,16 +96,13 @@ export function registerOwnerAnalyticsRoutes(app: OpenAPIHono<AppEnv>): void {
             'application/json': {
               schema: z.object({
                 analytic: AnalyticSchema,
-                outcome: z.enum(['created', 'updated', 'unchanged']),
+                outcome: DeployOutcomeSchema,
                 columns: ColumnsSchema.optional(),
               }),
             },
           },
         },
-        ...AUTHED_ERRORS,
-        ...BODY_ERRORS,
-        ...CONFLICT_ERROR,
-        503: QUERY_ERRORS[503],
+        ...DEPLOY_ERRORS,
       },
     }),
     requireScope('owner'),
@@ -138,7 +135,7 @@ export function registerOwnerAnalyticsRoutes(app: OpenAPIHono<AppEnv>): void {
             'application/json': {
               schema: z.object({
                 name: z.string(),
-                outcome: z.enum(['created', 'updated', 'unchanged']).openapi({
+                outcome: DeployOutcomeSchema.openapi({
                   description: 'What deploying it would do',
                 }),
                 definition: AnalyticDefinitionSchema.meta({ id: 'AnalyticDefinition' }),
@@ -147,10 +144,7 @@ export function registerOwnerAnalyticsRoutes(app: OpenAPIHono<AppEnv>): void {
             },
           },
         },
-        ...AUTHED_ERRORS,
-        ...BODY_ERRORS,
-        ...CONFLICT_ERROR,
-        503: QUERY_ERRORS[503],
+        ...DEPLOY_ERRORS,
       },
     }),
     requireScope('owner'),
