@@ -175,7 +175,7 @@ describe.runIf(up)('metering across three gateway instances (real Postgres and R
     expect(await quotaCounter(store.schema, caller.id)).toBe(FREE_CALLS * 1_000);
   });
 
-  // Both ways of metering a call (billing/metering.ts): `always` reserves every call before the
+  // Both ways of metering a call (money/metering.ts): `always` reserves every call before the
   // warehouse is asked, so the victim's in-flight calls are pending events the survivors' reaper
   // must release; `near-limit` (the default) runs this Pay as you Go account's calls first and
   // charges each once served, so an in-flight call has written nothing at all.

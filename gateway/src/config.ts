@@ -4,7 +4,7 @@
 import path from 'node:path';
 import { getHeapStatistics } from 'node:v8';
 import { z } from 'zod';
-import { type Plan, parsePlans } from './billing/plan-catalog.js';
+import { type Plan, parsePlans } from './money/plan-catalog.js';
 import { parseRateLimitTable } from './rate-limit/plan-policies.js';
 import type { RateLimitPolicy } from './rate-limit/rate-limiter.js';
 import { type Keyring, parseKeyring } from './security/keyring.js';
@@ -56,7 +56,9 @@ const EnvSchema = z.object({
     .string()
     .regex(/^rediss?:\/\//, 'must be a redis:// URL')
     .optional(),
-  QUARRY_FREE_CALLS: z.coerce.number().int().min(0).max(1_000_000).default(30),
+  QUARRY_FREE_CREDITS: z.coerce.number().int().min(0).max(1_000_000).optional(),
+  /** The old name of QUARRY_FREE_CREDITS (a call of 1 credit), still taken. */
+  QUARRY_FREE_CALLS: z.coerce.number().int().min(0).max(1_000_000).optional(),
   QUARRY_PLANS: z.string().optional(),
   QUARRY_RATE_LIMITS: z.string().optional(),
   QUARRY_CACHE_MAX_BYTES: z.coerce
@@ -164,8 +166,8 @@ export interface GatewayConfig {
   /** Redis for rate limits shared by every instance; unset: in-process limits. */
   readonly redisUrl: string | undefined;
   /** Calls a month on the Free plan (the price list says 30). */
-  readonly freeCalls: number;
-  /** The plans: the defaults (Free with `freeCalls`) with QUARRY_PLANS (a JSON array) over them. */
+  readonly freeCredits: number;
+  /** The plans: the defaults (Free with `freeCredits`) with QUARRY_PLANS (a JSON array) over them. */
   readonly plans: readonly Plan[];
   /** QUARRY_RATE_LIMITS (`{plan: {limit, window_seconds, burst}}`): per-plan rate-limit overrides. */
   readonly rateLimits: Readonly<Record<string, RateLimitPolicy>>;
@@ -177,7 +179,7 @@ export interface GatewayConfig {
   /**
    * `near-limit` (default): a call of an account with at least `reserveMargin` calls of headroom
    * runs first and is charged with one write once served; `always`: every call reserves its quota
-   * unit (a pending event) before the warehouse is asked (billing/metering.ts).
+   * unit (a pending event) before the warehouse is asked (money/metering.ts).
    */
   readonly reserveAhead: 'always' | 'near-limit';
   readonly reserveMargin: number;
@@ -255,6 +257,11 @@ export class ConfigError extends Error {
 }
 
 /** A JSON variable's value (undefined when unset or blank); throws when it is not JSON. */
+/** The Free plan's credits a month: QUARRY_FREE_CREDITS, or its old name QUARRY_FREE_CALLS, or 30. */
+function freeCreditsOf(env: { QUARRY_FREE_CREDITS?: number; QUARRY_FREE_CALLS?: number }): number {
+  return env.QUARRY_FREE_CREDITS ?? env.QUARRY_FREE_CALLS ?? 30;
+}
+
 function jsonOf(text: string | undefined): unknown {
   if (text === undefined || text.trim() === '') return undefined;
   try {
@@ -299,7 +306,7 @@ export function loadConfig(
   // Variables with a syntax of their own are parsed here too, so their problems are listed with
   // the rest and the process stops before it opens the store.
   const plans = parseVariable(problems, 'QUARRY_PLANS', () =>
-    parsePlans(jsonOf(env.QUARRY_PLANS), parsed.success ? parsed.data.QUARRY_FREE_CALLS : 30),
+    parsePlans(jsonOf(env.QUARRY_PLANS), parsed.success ? freeCreditsOf(parsed.data) : 30),
   );
   const rateLimits = parseVariable(problems, 'QUARRY_RATE_LIMITS', () =>
     parseRateLimitTable(jsonOf(env.QUARRY_RATE_LIMITS)),
@@ -374,7 +381,7 @@ export function loadConfig(
     sessionTtlSeconds: e.QUARRY_SESSION_TTL,
     trustProxyHops: e.QUARRY_TRUST_PROXY,
     redisUrl: e.QUARRY_REDIS_URL,
-    freeCalls: e.QUARRY_FREE_CALLS,
+    freeCredits: freeCreditsOf(e),
     plans,
     rateLimits,
     reapAfterMs: e.QUARRY_REAP_AFTER_MS,

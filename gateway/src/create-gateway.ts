@@ -10,9 +10,6 @@ import { createAuthenticator } from './auth/authenticator.js';
 import { createKeyUsage } from './auth/key-usage.js';
 import { createKnownCredentials } from './auth/known-credentials.js';
 import { createTryTokens } from './auth/try-token.js';
-import { settleInDoubt } from './billing/in-doubt-metering.js';
-import { createMetering } from './billing/metering.js';
-import { createPlanCatalog } from './billing/plan-catalog.js';
 import { loadAnalyticsDir } from './bootstrap/analytics-dir.js';
 import { bootstrapDemo, DEMO_WAREHOUSE_FILE, type DemoInfo } from './bootstrap/demo.js';
 import { cacheKeyPrefix } from './cache/cache-key.js';
@@ -25,6 +22,11 @@ import type { AppEnv } from './http/app-env.js';
 import { newRequestId } from './http/middleware/request-id.js';
 import { createMcpSessions } from './mcp/mcp-sessions.js';
 import { createMcpTools } from './mcp/mcp-tools.js';
+import { createBillingService } from './money/billing-service.js';
+import { settleInDoubt } from './money/in-doubt-metering.js';
+import { createMetering } from './money/metering.js';
+import { createMoneyStore } from './money/money-store.js';
+import { createPlanCatalog } from './money/plan-catalog.js';
 import { createOAuthServices } from './oauth/oauth-services.js';
 import { createLogger, type Logger } from './observability/logger.js';
 import { createMetrics } from './observability/metrics.js';
@@ -40,7 +42,6 @@ import type { Keyring } from './security/keyring.js';
 import { createSecretBox } from './security/secret-box.js';
 import { createAccountService } from './services/account-service.js';
 import { createAnalyticsService } from './services/analytics-service.js';
-import { createBillingService } from './services/billing-service.js';
 import { createConnectionService } from './services/connection-service.js';
 import type { GatewayServices } from './services/gateway-services.js';
 import { createMarketplaceService } from './services/marketplace-service.js';
@@ -141,6 +142,7 @@ export async function createGateway(
     const secretBox = createSecretBox(keyring);
     const tryTokens = createTryTokens(keyring);
     const store = createControlPlaneStore(sql, { secretBox, limits: config.accountLimits });
+    const money = createMoneyStore(sql);
     const connectorLogger = logger.child({ component: 'connector' });
     // The demo's DuckDB file is the operator's own (bootstrapDemo writes it and its connection
     // through the store): it opens trusted while every QUARRY_ALLOW_* switch is off.
@@ -211,12 +213,12 @@ export async function createGateway(
       sessions: store.sessions,
       accessTokens: oauth.authenticator,
     });
-    const accounts = createAccountService(store, {
+    const accounts = createAccountService(store, money, {
       // Cached principals carry the plan and the key's limit: drop them so a change applies at once.
       onPlanChanged: () => auth.forgetAll(),
       onKeyChanged: (keyId) => auth.forgetKey(keyId),
     });
-    const billing = createBillingService(store, plans, config.budgets);
+    const billing = createBillingService(store, money, plans, config.budgets);
     const marketplace = createMarketplaceService(store);
     const sessions = createSessionService({
       store,
@@ -246,10 +248,10 @@ export async function createGateway(
       describe: (ownerId, connectionId, request) => connections.describe(ownerId, connectionId, request),
     });
     // Served calls' usage writes that the store may have committed unheard are settled before
-    // the call answers (billing/in-doubt-metering.ts).
+    // the call answers (money/in-doubt-metering.ts).
     const metering = settleInDoubt(
       createMetering({
-        usage: store.usage,
+        usage: money.usage,
         plans,
         budgets: config.budgets,
         reserveAhead: config.reserveAhead,
@@ -312,6 +314,7 @@ export async function createGateway(
       logger,
       metrics,
       store,
+      money,
       plugins,
       auth,
       catalog,
@@ -407,7 +410,7 @@ export async function createGateway(
     // The bound (QUARRY_REAP_AFTER_MS) is longer than any query may run, so a live call is never reaped.
     const reap = async () => {
       try {
-        const reaped = await store.usage.reapStale(config.reapAfterMs);
+        const reaped = await money.usage.reapStale(config.reapAfterMs);
         if (reaped > 0) logger.warn({ reaped }, 'released calls left pending by a stopped instance');
         await store.idempotency.purgeExpired();
       } catch (error) {

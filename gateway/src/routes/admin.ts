@@ -2,7 +2,6 @@
 // their plan and current-period calls, change an account's plan, set or lift a key's rate limit,
 // close a billing period (which freezes its owner statements), rotate the OAuth signing key.
 import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
-import { periodOf } from '../billing/billing-period.js';
 import { ApiError } from '../errors/api-error.js';
 import { isStoreError } from '../errors/store-error.js';
 import type { AppEnv } from '../http/app-env.js';
@@ -12,6 +11,7 @@ import { PeriodSchema } from '../http/period-param.js';
 import { readJson } from '../http/read-json.js';
 import { AccountSchema, accountJson, KeySchema, keyJson } from '../http/resources.js';
 import { pathParam, route, valid } from '../http/route.js';
+import { periodOf } from '../money/billing-period.js';
 import { RateLimitOverrideSchema } from '../rate-limit/plan-policies.js';
 import type { ApiKey } from '../store/api-key-repository.js';
 import type { SigningKeyRecord } from '../store/oauth-signing-key-repository.js';

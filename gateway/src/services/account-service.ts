@@ -4,6 +4,7 @@
 
 import { grantableScopes, SCOPES, type Scope } from '../auth/principal.js';
 import { ApiError } from '../errors/api-error.js';
+import type { MoneyStore } from '../money/money-store.js';
 import type { RateLimitOverride } from '../rate-limit/plan-policies.js';
 import { generateApiKey } from '../security/api-key.js';
 import type { Account, ListOptions } from '../store/account-repository.js';
@@ -61,6 +62,7 @@ export interface AccountServiceOptions {
 
 export function createAccountService(
   store: ControlPlaneStore,
+  money: MoneyStore,
   options: AccountServiceOptions = {},
 ): AccountService {
   async function issue(
@@ -107,7 +109,7 @@ export function createAccountService(
     revokeKey: (accountId, keyId) => store.keys.revoke(accountId, keyId),
     async listWithCalls(page, period) {
       const accounts = await store.accounts.list(page);
-      const calls = await Promise.all(accounts.map((a) => store.usage.counter(a.id, period)));
+      const calls = await Promise.all(accounts.map((a) => money.usage.counter(a.id, period)));
       return accounts.map((account, i) => ({ account, calls: Number(calls[i] ?? 0) }));
     },
     async setPlan(accountId, plan) {
