@@ -72,7 +72,7 @@ module.exports = {
     {
       name: 'gateway-never-imports-a-driver',
       severity: 'error',
-      comment: 'The gateway knows warehouses only through @quarry/sdk-connector (DESIGN.md §1).',
+      comment: 'The gateway knows warehouses only through @quarry/sdk-connector (docs/design.md §1).',
       // The control-plane store (store/) speaks to its own PostgreSQL; warehouses are another matter.
       from: { path: '^gateway/src/', pathNot: ['^gateway/src/store/', '\\.(test|bench)\\.ts$'] },
       to: { path: 'node_modules/(pg|mysql2|@duckdb|@google-cloud|snowflake-sdk|trino-client)/' },

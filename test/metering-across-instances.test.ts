@@ -1,5 +1,5 @@
 // Metering across three real gateway processes that share one control-plane schema on the real
-// Postgres and the real Redis (DESIGN.md §4, issue 4 "Done when"):
+// Postgres and the real Redis (docs/design.md §4, issue 4 "Done when"):
 //   1. a Free account's monthly quota is never over-admitted, however the calls are spread;
 //   2. `kill -9` of one instance under load neither loses nor invents a usage event.
 // The ledger (usage_events) and the counters (usage_counters) are read straight from Postgres

@@ -1,4 +1,4 @@
-// Metering on the query path (DESIGN.md §4, docs/money.md). Every served call has exactly one
+// Metering on the query path (docs/design.md §4, docs/money.md). Every served call has exactly one
 // final usage event, written before its answer leaves; a failed call is never charged and never
 // counted; the plan's monthly credits (a Pay as you Go account's budget) are never over-admitted,
 // across any number of instances. A call's origin decides what it costs: `paid` and `free` calls

@@ -1,4 +1,4 @@
-// The operator API (DESIGN.md §2), reachable only with QUARRY_ADMIN_TOKEN: list accounts with
+// The operator API (docs/design.md §2), reachable only with QUARRY_ADMIN_TOKEN: list accounts with
 // their plan and current-period calls, change an account's plan, set or lift a key's rate limit,
 // close a billing period (which freezes its owner statements), rotate the OAuth signing key.
 import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';

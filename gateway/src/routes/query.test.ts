@@ -1,4 +1,4 @@
-// The query contract (DESIGN.md §2–3) in process: response shape and types, query-string
+// The query contract (docs/design.md §2–3) in process: response shape and types, query-string
 // coercion, param errors, and every insights shape of the example analytics.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { periodOf } from '../money/billing-period.js';

@@ -1,6 +1,6 @@
 // Accounts and API keys: sign-up makes the account and its first key in one transaction; a key's
 // secret is returned once and only its digest is stored. A key never gets a scope its creator
-// lacks (DESIGN.md §4), as OAuth clients never do (oauth/client-service.ts).
+// lacks (docs/design.md §4), as OAuth clients never do (oauth/client-service.ts).
 
 import { grantableScopes, SCOPES, type Scope } from '../auth/principal.js';
 import { ApiError } from '../errors/api-error.js';

@@ -1,4 +1,4 @@
-// The services a running gateway injects into its app (typed context, STYLE.md).
+// The services a running gateway injects into its app (typed context: docs/architecture.md, "Gateway").
 
 import type { Authenticator } from '../auth/authenticator.js';
 import type { KnownCredentials } from '../auth/known-credentials.js';
