@@ -93,6 +93,13 @@ const EnvSchema = z.object({
     .url({ protocol: /^https?$/ })
     .refine((u) => !/[?#]/.test(u), 'must have no query or fragment (it is the OAuth issuer)')
     .optional(),
+  QUARRY_PAYMENTS: z.enum(['none', 'sandbox', 'stripe']).optional(),
+  STRIPE_SECRET_KEY: z.string().regex(/^(sk|rk)_(test|live)_\w+$/, 'a Stripe secret key (sk_… or rk_…)').optional(),
+  STRIPE_WEBHOOK_SECRET: z.string().regex(/^whsec_\w+$/, 'a webhook signing secret (whsec_…)').optional(),
+  QUARRY_STRIPE_API_BASE: z.url({ protocol: /^https?$/ }).optional(),
+  QUARRY_STRIPE_PRICES: z.string().optional(),
+  QUARRY_PAYMENT_GRACE_DAYS: z.coerce.number().min(0).max(365).default(7),
+  QUARRY_BILLING_TICK_MS: z.coerce.number().int().min(100).max(86_400_000).default(60_000),
   QUARRY_OAUTH_TOKEN_TTL: z.coerce.number().int().min(60).max(86_400).default(900),
   QUARRY_MAX_LIVE_POOLS: z.coerce.number().int().min(1).max(100_000).default(200),
   QUARRY_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(120_000).default(10_000),
@@ -143,6 +150,8 @@ export interface GatewayConfig {
   };
   readonly signup: 'open' | 'closed';
   readonly adminToken: string | undefined;
+  /** How callers pay (docs/money.md): QUARRY_PAYMENTS and, for Stripe, its keys. */
+  readonly payments: PaymentsConfig;
   /** Directory of analytic YAML files loaded at start. */
   readonly analyticsDir: string | undefined;
   /** The built web console served at `/` (QUARRY_CONSOLE_DIR, default console/dist). */
@@ -282,6 +291,24 @@ function parseVariable<T>(problems: string[], name: string, parse: () => T): T |
   }
 }
 
+/** QUARRY_PAYMENTS and what it needs. */
+export interface PaymentsConfig {
+  /** Default: `sandbox` on the embedded store, `none` with DATABASE_URL. */
+  readonly kind: 'none' | 'sandbox' | 'stripe';
+  readonly stripe:
+    | {
+        readonly secretKey: string;
+        readonly webhookSecret: string;
+        readonly apiBase: string | undefined;
+        readonly prices: Readonly<Record<string, string>>;
+      }
+    | undefined;
+  /** QUARRY_PAYMENT_GRACE_DAYS: how long a past-due account keeps its plan. */
+  readonly graceMs: number;
+  /** QUARRY_BILLING_TICK_MS: how often an instance applies due downgrades and ended grace periods. */
+  readonly tickMs: number;
+}
+
 /** Parses the environment once; throws ConfigError listing every problem. */
 export function loadConfig(
   env: Readonly<Record<string, string | undefined>>,
@@ -293,6 +320,11 @@ export function loadConfig(
     ? []
     : parsed.error.issues.map((i) => `${i.path.join('.') || 'env'}: ${i.message}`);
   // Cross-field rules read the raw values, so they are listed even when other variables are bad.
+  if (env.QUARRY_PAYMENTS === 'stripe') {
+    for (const name of ['STRIPE_SECRET_KEY', 'STRIPE_WEBHOOK_SECRET'] as const) {
+      if (!env[name]) problems.push(`${name}: required when QUARRY_PAYMENTS=stripe (docs/money.md)`);
+    }
+  }
   if (env.DATABASE_URL !== undefined && !env.QUARRY_SECRET_KEY) {
     problems.push('QUARRY_SECRET_KEY: required when DATABASE_URL is set (32 random bytes, base64)');
   }
@@ -316,7 +348,20 @@ export function loadConfig(
     secretKey === undefined || secretKey === ''
       ? undefined
       : parseVariable(problems, 'QUARRY_SECRET_KEY', () => parseKeyring(secretKey));
-  if (!parsed.success || problems.length > 0 || plans === undefined || rateLimits === undefined)
+  const stripePrices = parseVariable(problems, 'QUARRY_STRIPE_PRICES', () => {
+    const value = jsonOf(env.QUARRY_STRIPE_PRICES);
+    if (value === undefined) return {};
+    const prices = z.record(z.string(), z.string().regex(/^price_\w+$/)).safeParse(value);
+    if (!prices.success) throw new Error('a JSON object of plan id → Stripe price id (price_…)');
+    return prices.data;
+  });
+  if (
+    !parsed.success ||
+    problems.length > 0 ||
+    plans === undefined ||
+    rateLimits === undefined ||
+    stripePrices === undefined
+  )
     throw new ConfigError(problems);
   const e = parsed.data;
   const embedded = e.DATABASE_URL === undefined;
@@ -339,6 +384,21 @@ export function loadConfig(
     },
     signup: e.QUARRY_SIGNUP,
     adminToken: e.QUARRY_ADMIN_TOKEN,
+    payments: {
+      // The sandbox only where nothing else is set up: an operator on PostgreSQL chooses.
+      kind: e.QUARRY_PAYMENTS ?? (embedded ? 'sandbox' : 'none'),
+      stripe:
+        e.STRIPE_SECRET_KEY !== undefined && e.STRIPE_WEBHOOK_SECRET !== undefined
+          ? {
+              secretKey: e.STRIPE_SECRET_KEY,
+              webhookSecret: e.STRIPE_WEBHOOK_SECRET,
+              apiBase: e.QUARRY_STRIPE_API_BASE,
+              prices: stripePrices,
+            }
+          : undefined,
+      graceMs: Math.round(e.QUARRY_PAYMENT_GRACE_DAYS * 86_400_000),
+      tickMs: e.QUARRY_BILLING_TICK_MS,
+    },
     analyticsDir:
       e.QUARRY_ANALYTICS_DIR !== undefined
         ? path.resolve(cwd, e.QUARRY_ANALYTICS_DIR)
@@ -408,6 +468,10 @@ export function redactedConfig(config: GatewayConfig): Record<string, unknown> {
     databaseUrl: config.databaseUrl?.replace(/\/\/[^@/]*@/, '//***@'),
     keyring: config.keyring ? '***' : undefined,
     adminToken: config.adminToken ? '***' : undefined,
+    payments: {
+      ...config.payments,
+      stripe: config.payments.stripe && { ...config.payments.stripe, secretKey: '***', webhookSecret: '***' },
+    },
     demoKey: config.demoKey ? '***' : undefined,
     redisUrl: config.redisUrl?.replace(/\/\/[^@/]*@/, '//***@'),
   };
