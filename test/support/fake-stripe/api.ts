@@ -30,6 +30,7 @@ import {
   product,
   type StripeObject,
   type Subscription,
+  subscriptionItem,
 } from './objects.js';
 import { ApiError, type Store } from './store.js';
 
@@ -72,6 +73,9 @@ export function createApi(store: Store, baseUrl: () => string) {
       );
     }
     const value = target[head];
+    if (value === undefined) {
+      throw new ParamError(`This property cannot be expanded (${head}).`, 'expand', 'parameter_invalid');
+    }
     if (typeof value === 'string') {
       const found = store.objects.get(value);
       if (!found) return;
@@ -343,7 +347,7 @@ export function createApi(store: Store, baseUrl: () => string) {
         'parameter_invalid',
       );
     }
-    if (mode === 'setup' && !customerId && !optString(p, 'currency')) {
+    if (mode === 'setup' && !optList(p, 'payment_method_types') && !optString(p, 'currency')) {
       throw new ParamError('Missing required param: currency.', 'currency', 'parameter_missing');
     }
     const types = (optList(p, 'payment_method_types') ?? ['card']).map(String);
@@ -436,12 +440,15 @@ export function createApi(store: Store, baseUrl: () => string) {
         'A canceled subscription can only update its cancellation_details and metadata.',
       );
     }
-    const items = (optList(p, 'items') ?? []).map((entry, i) => {
-      if (typeof entry !== 'object' || Array.isArray(entry))
+    // As Stripe: an entry with `id` changes (or, with `deleted`, removes) that item; one without
+    // `id` adds a new item, and a price the subscription already has is refused.
+    const changes = (optList(p, 'items') ?? []).map((entry, i) => {
+      if (typeof entry !== 'object' || Array.isArray(entry)) {
         throw new ParamError('Invalid items', `items[${i}]`, 'parameter_invalid');
+      }
       const itemId = optString(entry, 'id');
-      const item = itemId ? sub.items.data.find((it) => it.id === itemId) : sub.items.data[0];
-      if (!item)
+      const item = itemId ? sub.items.data.find((it) => it.id === itemId) : undefined;
+      if (itemId && !item) {
         throw new ApiError(
           400,
           'invalid_request_error',
@@ -449,6 +456,7 @@ export function createApi(store: Store, baseUrl: () => string) {
           'resource_missing',
           `items[${i}][id]`,
         );
+      }
       const priceId = optString(entry, 'price');
       const newPrice = priceId ? store.objects.get(priceId) : undefined;
       if (priceId && newPrice?.object !== 'price') {
@@ -460,15 +468,51 @@ export function createApi(store: Store, baseUrl: () => string) {
           `items[${i}][price]`,
         );
       }
-      return { item, price: newPrice as Price | undefined, quantity: optInt(entry, 'quantity') };
+      if (!item && !newPrice)
+        throw new ParamError(
+          'Missing required param: items[0][price].',
+          `items[${i}][price]`,
+          'parameter_missing',
+        );
+      if (!item && sub.items.data.some((it) => it.price.id === priceId)) {
+        throw new ApiError(
+          400,
+          'invalid_request_error',
+          'Cannot add multiple subscription items with the same price (pass items[n][id] to change an existing item).',
+          undefined,
+          `items[${i}][price]`,
+        );
+      }
+      return {
+        item,
+        price: newPrice as Price | undefined,
+        quantity: optInt(entry, 'quantity'),
+        deleted: optBool(entry, 'deleted') === true,
+      };
     });
     const cancelAtEnd = optBool(p, 'cancel_at_period_end');
     const pm = optString(p, 'default_payment_method');
     store.update('customer.subscription.updated', sub, (s) => {
-      for (const change of items) {
-        if (change.price) change.item.price = change.price;
-        if (change.quantity !== undefined) change.item.quantity = change.quantity;
+      for (const change of changes) {
+        if (change.item && change.deleted) {
+          s.items.data = s.items.data.filter((it) => it !== change.item);
+        } else if (change.item) {
+          if (change.price) change.item.price = change.price;
+          if (change.quantity !== undefined) change.item.quantity = change.quantity;
+        } else if (change.price) {
+          const first = s.items.data[0];
+          const added = subscriptionItem(
+            now(),
+            s.id,
+            change.price,
+            change.quantity ?? 1,
+            first?.current_period_end ?? now(),
+          );
+          if (first) added.current_period_start = first.current_period_start;
+          s.items.data.push(added);
+        }
       }
+      s.items.total_count = s.items.data.length;
       s.metadata = mergeMetadata(s.metadata, p);
       if (pm !== undefined) s.default_payment_method = pm || null;
       if (cancelAtEnd !== undefined) {

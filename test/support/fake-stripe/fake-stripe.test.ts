@@ -415,6 +415,39 @@ describe('fake Stripe through the real SDK', () => {
     expect(fake.events().at(-1)!.type).toBe('charge.dispute.created');
   });
 
+  it('updates subscriptions through the API as Stripe does: items by id, additions, cancellation', async () => {
+    await start();
+    const { subscription } = await subscribe();
+    const created = fake.events().find((e) => e.type === 'customer.subscription.created')!;
+    expect(created.data.object.latest_invoice).toMatch(/^in_/);
+    expect(created.data.previous_attributes).toBeUndefined();
+    const team = await monthlyPrice(stripe, 'team_monthly', 9900);
+    const item = subscription.items.data[0]!;
+    const changed = await stripe.subscriptions.update(subscription.id, {
+      items: [{ id: item.id, price: team.id }],
+      proration_behavior: 'none',
+      metadata: { plan: 'team' },
+    });
+    expect(changed.items.data.map((i) => [i.id, i.price.lookup_key])).toEqual([[item.id, 'team_monthly']]);
+    expect(changed.metadata).toEqual({ account_id: 'acct_1', plan: 'team' });
+    const event = fake.events().at(-1)!;
+    expect(event.type).toBe('customer.subscription.updated');
+    expect(event.request.id).toBe(changed.lastResponse.requestId);
+    expect(Object.keys(event.data.previous_attributes ?? {}).sort()).toEqual(['items', 'metadata']);
+    await expect(
+      stripe.subscriptions.update(subscription.id, { items: [{ price: team.id }] }),
+    ).rejects.toMatchObject({
+      statusCode: 400,
+    });
+    await expect(stripe.subscriptions.retrieve(subscription.id, { expand: ['nope'] })).rejects.toMatchObject({
+      statusCode: 400,
+    });
+    const ending = await stripe.subscriptions.update(subscription.id, { cancel_at_period_end: true });
+    expect(ending.cancel_at).toBe(item.current_period_end);
+    await stripe.subscriptions.cancel(subscription.id);
+    await expect(stripe.subscriptions.cancel(subscription.id)).rejects.toMatchObject({ statusCode: 404 });
+  });
+
   it('holds events for delivery in any order and redelivers with the same id', async () => {
     await start();
     const customer = await stripe.customers.create({ email: 'c@example.com' });

@@ -327,7 +327,7 @@ export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<
         .join('');
       const back =
         typeof portalSession.return_url === 'string'
-          ? `<a id="return" href="${portalSession.return_url}">Return</a>`
+          ? `<a id="return" href="${escapeHtml(portalSession.return_url)}">Return</a>`
           : '';
       html(200, `<h1>Billing portal</h1><ul>${rows}</ul>${back}`);
       return;
@@ -440,4 +440,8 @@ export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<
 
 function json(value: unknown): string {
   return JSON.stringify(value, null, 2);
+}
+
+function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }

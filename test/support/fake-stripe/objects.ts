@@ -332,33 +332,43 @@ export interface Subscription extends StripeObject {
   latest_invoice: string | null;
 }
 
+export function subscriptionItem(
+  created: number,
+  subscriptionId: string,
+  forPrice: Price,
+  quantity: number,
+  periodEnd: number,
+): SubscriptionItem {
+  return {
+    id: newId('si_', 14),
+    object: 'subscription_item',
+    billing_thresholds: null,
+    created,
+    current_period_end: periodEnd,
+    current_period_start: created,
+    discounts: [],
+    metadata: {},
+    plan: null,
+    price: forPrice,
+    quantity,
+    subscription: subscriptionId,
+    tax_rates: [],
+  };
+}
+
 export function subscription(
   created: number,
   fields: {
     customer: string;
-    price: Price;
-    quantity: number;
-    periodEnd: number;
+    lines: { price: Price; quantity: number }[];
     metadata: Metadata;
     paymentMethod: string | null;
   },
 ): Subscription {
   const id = newId('sub_');
-  const item: SubscriptionItem = {
-    id: newId('si_', 14),
-    object: 'subscription_item',
-    billing_thresholds: null,
-    created,
-    current_period_end: fields.periodEnd,
-    current_period_start: created,
-    discounts: [],
-    metadata: {},
-    plan: null,
-    price: fields.price,
-    quantity: fields.quantity,
-    subscription: id,
-    tax_rates: [],
-  };
+  const data = fields.lines.map((line) =>
+    subscriptionItem(created, id, line.price, line.quantity, periodEnd(created, line.price)),
+  );
   return {
     id,
     object: 'subscription',
@@ -375,7 +385,7 @@ export function subscription(
     cancellation_details: { comment: null, feedback: null, reason: null },
     collection_method: 'charge_automatically',
     created,
-    currency: fields.price.currency,
+    currency: fields.lines[0]?.price.currency ?? 'usd',
     customer: fields.customer,
     customer_account: null,
     days_until_due: null,
@@ -388,9 +398,9 @@ export function subscription(
     invoice_settings: { account_tax_ids: null, issuer: { type: 'self' } },
     items: {
       object: 'list',
-      data: [item],
+      data,
       has_more: false,
-      total_count: 1,
+      total_count: data.length,
       url: `/v1/subscription_items?subscription=${id}`,
     },
     latest_invoice: null,
@@ -869,4 +879,19 @@ export function addMonths(unix: number, months: number): number {
   const last = new Date(Date.UTC(target.getUTCFullYear(), target.getUTCMonth() + 1, 0)).getUTCDate();
   target.setUTCDate(Math.min(day, last));
   return Math.floor(target.getTime() / 1000);
+}
+
+/** The end of the billing period that starts at `start` for a recurring price. */
+export function periodEnd(start: number, forPrice: Price): number {
+  const count = forPrice.recurring?.interval_count ?? 1;
+  switch (forPrice.recurring?.interval) {
+    case 'day':
+      return start + count * 86400;
+    case 'week':
+      return start + count * 7 * 86400;
+    case 'year':
+      return addMonths(start, 12 * count);
+    default:
+      return addMonths(start, count);
+  }
 }

@@ -2,7 +2,6 @@
 // the portal or the card network do. Every change runs synchronously and emits its events
 // through `emit`, in the order Stripe would send them.
 import {
-  addMonths,
   type Charge,
   type CheckoutSession,
   type Customer,
@@ -17,6 +16,7 @@ import {
   invoicePayment,
   type PaymentMethod,
   type Price,
+  periodEnd,
   refund,
   type StripeObject,
   type Subscription,
@@ -167,24 +167,23 @@ export class Store {
         s.customer = buyer.id;
         s.customer_details = details;
         s.setup_intent = intent.id;
+        s.url = null;
       });
       return;
     }
     const lines = this.lineItemsOf(session);
     if (session.mode === 'subscription') {
-      const first = lines[0]!;
       const sub = this.add(
         subscription(now, {
           customer: buyer.id,
-          price: first.price,
-          quantity: first.quantity,
-          periodEnd: addMonths(now, first.price.recurring?.interval_count ?? 1),
+          lines,
           metadata: { ...this.checkoutInputs.get(session.id)?.subscriptionMetadata },
           paymentMethod: card.id,
         }),
       );
-      this.emit('customer.subscription.created', sub);
       const bill = this.subscriptionInvoice(sub, 'subscription_create');
+      this.emit('customer.subscription.created', sub);
+      this.emit('invoice.created', bill);
       this.finalize(bill);
       this.pay(bill, card);
       this.update('checkout.session.completed', session, (s) => {
@@ -194,6 +193,7 @@ export class Store {
         s.customer_details = details;
         s.subscription = sub.id;
         s.invoice = bill.id;
+        s.url = null;
       });
       return;
     }
@@ -214,6 +214,7 @@ export class Store {
       s.payment_status = 'paid';
       s.customer = buyer.id;
       s.customer_details = details;
+      s.url = null;
     });
   }
 
@@ -225,14 +226,14 @@ export class Store {
 
   // ---- subscriptions ----------------------------------------------------------------------
 
-  /** The invoice for the subscription's current period, created (draft). */
+  /** The invoice for the subscription's current period, created as a draft (invoice.created not yet emitted). */
   private subscriptionInvoice(sub: Subscription, reason: string): Invoice {
     const owner = this.get<Customer>('customer', sub.customer);
-    const item = sub.items.data[0]!;
+    const first = sub.items.data[0]!;
     const bill = this.add(
       invoice(this.nowSeconds(), {
         customer: owner,
-        currency: item.price.currency,
+        currency: first.price.currency,
         description: null,
         metadata: {},
         autoAdvance: true,
@@ -240,23 +241,24 @@ export class Store {
         subscription: sub,
       }),
     );
-    const period = { start: item.current_period_start, end: item.current_period_end };
-    bill.lines.data.push(
-      invoiceLine(bill.id, {
-        amount: item.price.unit_amount * item.quantity,
-        currency: item.price.currency,
-        description: `${item.quantity} × ${this.productName(item.price)} (at $${(item.price.unit_amount / 100).toFixed(2)} / ${item.price.recurring?.interval ?? 'month'})`,
-        metadata: {},
-        period,
-        quantity: item.quantity,
-        subscription: { id: sub.id, item: item.id, price: item.price },
-      }),
-    );
-    bill.period_start = period.start;
-    bill.period_end = period.end;
+    for (const item of sub.items.data) {
+      const each = (item.price.unit_amount / 100).toFixed(2);
+      bill.lines.data.push(
+        invoiceLine(bill.id, {
+          amount: item.price.unit_amount * item.quantity,
+          currency: item.price.currency,
+          description: `${item.quantity} × ${this.productName(item.price)} (at $${each} / ${item.price.recurring?.interval ?? 'month'})`,
+          metadata: {},
+          period: { start: item.current_period_start, end: item.current_period_end },
+          quantity: item.quantity,
+          subscription: { id: sub.id, item: item.id, price: item.price },
+        }),
+      );
+    }
+    bill.period_start = first.current_period_start;
+    bill.period_end = first.current_period_end;
     this.total(bill);
     sub.latest_invoice = bill.id;
-    this.emit('invoice.created', bill);
     return bill;
   }
 
@@ -268,16 +270,18 @@ export class Store {
   renew(sub: Subscription, outcome: 'paid' | 'failed'): void {
     if (sub.status === 'canceled') throw new Error(`subscription ${sub.id} is canceled`);
     const before = structuredClone(sub);
-    const item = sub.items.data[0]!;
-    item.current_period_start = item.current_period_end;
-    item.current_period_end = addMonths(item.current_period_start, item.price.recurring?.interval_count ?? 1);
+    for (const item of sub.items.data) {
+      item.current_period_start = item.current_period_end;
+      item.current_period_end = periodEnd(item.current_period_start, item.price);
+    }
     if (sub.cancel_at_period_end) {
       sub.status = 'canceled';
-      sub.ended_at = item.current_period_start;
+      sub.ended_at = sub.items.data[0]!.current_period_start;
       this.emit('customer.subscription.deleted', sub, before);
       return;
     }
     const bill = this.subscriptionInvoice(sub, 'subscription_cycle');
+    this.emit('invoice.created', bill);
     this.finalize(bill);
     const card = this.cardFor(bill);
     const wasDeclining = this.declining.has(sub.customer);
@@ -297,15 +301,8 @@ export class Store {
   }
 
   cancel(sub: Subscription, atPeriodEnd: boolean): void {
-    if (sub.status === 'canceled') {
-      throw new ApiError(
-        400,
-        'invalid_request_error',
-        `No such subscription: '${sub.id}'`,
-        'resource_missing',
-        'id',
-      );
-    }
+    // Stripe answers a second cancellation as if the subscription were gone.
+    if (sub.status === 'canceled') throw missing(sub.id);
     const now = this.nowSeconds();
     if (atPeriodEnd) {
       this.update('customer.subscription.updated', sub, (s) => {

@@ -45,7 +45,8 @@ export function makeEvent(
     request,
     type,
   };
-  if (previous) event.data.previous_attributes = previousAttributes(previous, snapshot);
+  if (previous && type.endsWith('.updated'))
+    event.data.previous_attributes = previousAttributes(previous, snapshot);
   return event;
 }
 
