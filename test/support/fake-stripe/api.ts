@@ -30,6 +30,7 @@ import {
   product,
   type StripeObject,
   type Subscription,
+  setupIntent,
   subscriptionItem,
 } from './objects.js';
 import { ApiError, type Store } from './store.js';
@@ -367,6 +368,12 @@ export function createApi(store: Store, baseUrl: () => string) {
         baseUrl: baseUrl(),
       }),
     );
+    if (mode === 'setup') {
+      const data = optObject(p, 'setup_intent_data');
+      const intent = store.add(setupIntent(now(), customerId, data ? mergeMetadata({}, data) : {}));
+      made.setup_intent = intent.id;
+      store.emit('setup_intent.created', intent);
+    }
     const subscriptionData = optObject(p, 'subscription_data');
     store.checkoutInputs.set(made.id, {
       lines: lines.map((l) => ({ price: l.price.id, quantity: l.quantity })),

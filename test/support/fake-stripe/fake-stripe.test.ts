@@ -365,12 +365,16 @@ describe('fake Stripe through the real SDK', () => {
   });
 
   it('renews a subscription paid or failed (past_due), cancels, changes price, refunds and disputes', async () => {
-    await start();
+    const unix = (iso: string) => Date.parse(iso) / 1000;
+    await start({ now: () => new Date('2026-01-31T12:00:00Z') });
     const { subscription } = await subscribe();
+    expect(subscription.created).toBe(unix('2026-01-31T12:00:00Z'));
     const before = subscription.items.data[0]!.current_period_end;
+    expect(before).toBe(unix('2026-02-28T12:00:00Z'));
     await fake.renewSubscription(subscription.id, 'paid');
     const renewed = await stripe.subscriptions.retrieve(subscription.id);
     expect(renewed.items.data[0]!.current_period_start).toBe(before);
+    expect(renewed.items.data[0]!.current_period_end).toBe(unix('2026-03-31T12:00:00Z'));
     expect(renewed.status).toBe('active');
 
     await fake.renewSubscription(subscription.id, 'failed');

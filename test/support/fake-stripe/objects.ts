@@ -881,17 +881,17 @@ export function addMonths(unix: number, months: number): number {
   return Math.floor(target.getTime() / 1000);
 }
 
-/** The end of the billing period that starts at `start` for a recurring price. */
-export function periodEnd(start: number, forPrice: Price): number {
+/**
+ * The end of the billing period that starts at `start` for a recurring price, on the cycle of
+ * `anchor` (the billing cycle anchor): a subscription anchored on Jan 31 bills Feb 28, then Mar 31.
+ */
+export function periodEnd(start: number, forPrice: Price, anchor = start): number {
   const count = forPrice.recurring?.interval_count ?? 1;
-  switch (forPrice.recurring?.interval) {
-    case 'day':
-      return start + count * 86400;
-    case 'week':
-      return start + count * 7 * 86400;
-    case 'year':
-      return addMonths(start, 12 * count);
-    default:
-      return addMonths(start, count);
+  const interval = forPrice.recurring?.interval ?? 'month';
+  if (interval === 'day' || interval === 'week') return start + count * (interval === 'day' ? 1 : 7) * 86400;
+  const months = interval === 'year' ? 12 * count : count;
+  for (let n = 1; ; n++) {
+    const end = addMonths(anchor, n * months);
+    if (end > start) return end;
   }
 }

@@ -18,9 +18,9 @@ import {
   type Price,
   periodEnd,
   refund,
+  type SetupIntent,
   type StripeObject,
   type Subscription,
-  setupIntent,
   subscription,
 } from './objects.js';
 
@@ -157,16 +157,16 @@ export class Store {
       tax_ids: [],
     };
     if (session.mode === 'setup') {
-      const intent = this.add(setupIntent(now, buyer.id, {}));
-      intent.payment_method = card.id;
-      intent.status = 'succeeded';
-      this.emit('setup_intent.created', intent);
-      this.emit('setup_intent.succeeded', intent);
+      const intent = this.get<SetupIntent>('setup_intent', String(session.setup_intent));
+      this.update('setup_intent.succeeded', intent, (i) => {
+        i.customer = buyer.id;
+        i.payment_method = card.id;
+        i.status = 'succeeded';
+      });
       this.update('checkout.session.completed', session, (s) => {
         s.status = 'complete';
         s.customer = buyer.id;
         s.customer_details = details;
-        s.setup_intent = intent.id;
         s.url = null;
       });
       return;
@@ -272,7 +272,11 @@ export class Store {
     const before = structuredClone(sub);
     for (const item of sub.items.data) {
       item.current_period_start = item.current_period_end;
-      item.current_period_end = periodEnd(item.current_period_start, item.price);
+      item.current_period_end = periodEnd(
+        item.current_period_start,
+        item.price,
+        sub.billing_cycle_anchor as number,
+      );
     }
     if (sub.cancel_at_period_end) {
       sub.status = 'canceled';
