@@ -1,44 +1,52 @@
 // A protocol-level fake of Stripe for the tests: an HTTP server on loopback that the real `stripe`
-// SDK (23.1.0, API version 2026-10-28.endive) talks to over real HTTP, with Stripe's wire format.
-// Point the SDK at it with `new Stripe(key, { host: '127.0.0.1', port, protocol: 'http' })`, or
-// the gateway with `QUARRY_STRIPE_API_BASE=${fake.url}`.
+// SDK (23.1.0, API version 2026-10-28.endive) talks to over real HTTP in Stripe's wire format.
+// Point the SDK at it with `new Stripe('sk_test_…', { host: '127.0.0.1', port: fake.port,
+// protocol: 'http' })`, the gateway with `QUARRY_STRIPE_API_BASE=${fake.url}`.
 //
-// What it covers:
-// - `/v1` endpoints (api.ts): customers (create/retrieve/update incl. invoice_settings
-//   [default_payment_method], payment methods of a customer), products, prices (lookup keys,
-//   transfer_lookup_key, list by lookup_keys/active, expand data.product), checkout sessions
-//   (subscription / setup / payment mode, line items), billing portal sessions, subscriptions
-//   (retrieve/list/update items, metadata and cancel_at_period_end/cancel now), setup intents,
-//   invoice items, invoices (draft → finalize → pay, list, `expand[]=payments`), invoice payments,
-//   charges, refunds, disputes (retrieve), events.
-// - Stripe's protocol: form-encoded bracket parameters (unknown parameters are refused with 400
-//   parameter_unknown), Bearer sk_test_ auth (401), `Request-Id` on every answer, idempotency keys
-//   (same key + same body replays the stored answer byte for byte with `Idempotent-Replayed: true`;
-//   same key + another body is a 400 idempotency_error), the error envelope with 400/402/404,
-//   list envelopes (newest first, limit/starting_after), `expand` of any id-valued field.
-// - What people and the card network do, as driver methods: complete / decline / expire a checkout,
-//   renew a subscription paid or failed, cancel or change price as the portal does, refund, dispute,
-//   declining cards. Each emits the events Stripe sends, with `data.object` snapshots and
-//   `previous_attributes` on `*.updated` events.
-// - Webhooks signed like Stripe (`Stripe-Signature: t=…,v1=…`, verified by
-//   `stripe.webhooks.constructEvent`), delivered as they happen (in order, each awaited) or held
-//   for `deliver()` in any order and `redeliver()` replays. Signatures use the real clock (the
-//   receiver checks them against its real clock), objects' timestamps use `now()`.
-// - Faults for retry tests: `failNextRequests` answers 500 or drops the connection.
+// Covers:
+// - `/v1` (api.ts): customers (create, retrieve, update incl. invoice_settings
+//   [default_payment_method]; their card payment methods), products, prices (lookup_key,
+//   transfer_lookup_key, list by lookup_keys / active / product, expand data.product), checkout
+//   sessions in subscription / setup / payment mode (+ their line_items), billing portal sessions,
+//   subscriptions (retrieve, list by customer / status=all, update items / metadata /
+//   cancel_at_period_end, cancel now), setup intents, invoice items, invoices (create draft,
+//   finalize, pay, list, `expand[]=payments`), invoice payments, charges, refunds, disputes, events.
+// - The protocol: form-encoded bracket parameters, unknown ones refused (400 parameter_unknown);
+//   `Authorization: Bearer sk_test_…` (401 otherwise); `Request-Id` on every answer; idempotency
+//   keys on POST (same key + same body: the stored answer byte for byte with `Idempotent-Replayed:
+//   true`; another body: 400 idempotency_error); Stripe's error envelope with 400 / 402 / 404
+//   (unknown id: 404 resource_missing, param `id`); list envelopes (newest first, limit,
+//   starting_after); `expand` of any id-valued field, nested with dots.
+// - Hosted pages (pages.ts): `/checkout/pay/<id>` with Pay / Decline buttons that 303 to
+//   success_url (`{CHECKOUT_SESSION_ID}` substituted) / cancel_url; `/portal/<id>`.
+// - Drivers for what a customer, the portal or the card network does: complete / decline / expire a
+//   checkout, renew a subscription (paid, or failed → past_due), cancel or change its price as the
+//   portal does, refund, dispute, declining cards. Each emits the events Stripe sends, in Stripe's
+//   order, each `data.object` a snapshot, `previous_attributes` on `*.updated`, `request.id` set
+//   when an API call caused it. Drivers resolve after their events' deliveries were answered.
+// - Webhooks signed as Stripe signs them (verified by `stripe.webhooks.constructEvent`), POSTed to
+//   the webhook URL in order, each awaited, as they happen (events caused by an API call are
+//   delivered after it, asynchronously as Stripe does: `await fake.idle()` to wait), or held
+//   (no URL, or `holdEvents`) for `deliver(ids)` in any order; `redeliver(id)` replays one.
+//   Signatures carry the real clock (receivers check them against theirs); objects carry `now()`.
+// - Faults for retry tests: `failNextRequests(n, 'error500' | 'dropBeforeProcessing' |
+//   'dropAfterProcessing')`.
 //
-// What it does not cover: payment intents (charges carry `payment_intent: null`; invoices link to
-// their charges through invoice payments of type `charge`), 3-D Secure / SCA, taxes, coupons and
+// Does not cover: payment intents (charges have `payment_intent: null`; an invoice reaches its
+// charge through its invoice payments, type `charge`), 3-D Secure / SCA, taxes, coupons and
 // discounts, trials, prorations (a price change takes effect with no proration invoice), usage-
-// based billing, multi-item subscriptions beyond item 0 in drivers, test clocks, Connect, search
-// endpoints, webhook endpoint objects and automatic redelivery of failed webhooks, `send_invoice`
-// collection. In this API version a charge has no `invoice` field and a subscription has its
-// `current_period_*` only on its items: the fake sends them as Stripe does.
+// based billing, test clocks, Connect, search endpoints, webhook endpoint objects, automatic
+// retries of failed webhook deliveries or of failed renewals (call renewSubscription again),
+// `send_invoice` collection, deleting customers, non-card payment methods. As in this API version,
+// a charge has no `invoice` field, an invoice has no `charge`/`subscription` (see `parent`), and a
+// subscription has `current_period_start/end` only on its items.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type Stripe from 'stripe';
 import { createApi } from './api.js';
 import { parseForm } from './form.js';
-import { type CheckoutSession, newId, type StripeObject } from './objects.js';
+import { type CheckoutSession, newId, type Price, type StripeObject, type Subscription } from './objects.js';
+import { createPages } from './pages.js';
 import { ApiError, Store } from './store.js';
 import { API_VERSION, type Delivery, type FakeEvent, makeEvent, postEvent, signPayload } from './webhooks.js';
 
@@ -57,8 +65,10 @@ export interface FakeStripeOptions {
 
 export interface RecordedRequest {
   readonly method: string;
-  /** The path with its query string. */
+  /** The path, without the query string. */
   readonly path: string;
+  /** The query string, without `?` ('' when none). */
+  readonly query: string;
   readonly idempotencyKey?: string;
   readonly requestId: string;
   status: number;
@@ -160,6 +170,7 @@ export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<
     },
   );
   const api = createApi(store, () => baseUrl);
+  const pages = createPages(store, () => baseUrl);
 
   const session = (id: string) => store.get<CheckoutSession>('checkout.session', id);
   /** A change made by a person or the card network (no API request), then its deliveries awaited. */
@@ -192,7 +203,14 @@ export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<
     const requestId = newId('req_', 14);
     const key =
       typeof req.headers['idempotency-key'] === 'string' ? req.headers['idempotency-key'] : undefined;
-    const record: RecordedRequest = { method, path: req.url ?? '', requestId, status: 0, replayed: false };
+    const record: RecordedRequest = {
+      method,
+      path: url.pathname,
+      query: url.search.slice(1),
+      requestId,
+      status: 0,
+      replayed: false,
+    };
     if (key) (record as { idempotencyKey?: string }).idempotencyKey = key;
     requests.push(record);
     const answer = (status: number, text: string, extra: Record<string, string> = {}) => {
@@ -266,75 +284,6 @@ export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<
     answer(result.status, text);
   }
 
-  /** The hosted pages a browser would see: checkout (Pay / Decline) and the billing portal. */
-  function pages(method: string, url: URL, res: ServerResponse): void {
-    const html = (status: number, content: string) => {
-      res.writeHead(status, { 'Content-Type': 'text/html; charset=utf-8' });
-      res.end(
-        `<!doctype html><html><head><meta charset="utf-8"><title>fake Stripe</title></head><body>${content}</body></html>`,
-      );
-    };
-    const redirect = (location: string) => {
-      res.writeHead(303, { Location: location });
-      res.end();
-    };
-    const checkout = /^\/checkout\/pay\/([^/]+)(?:\/(complete|decline))?$/.exec(url.pathname);
-    const found = checkout ? store.objects.get(checkout[1]!) : undefined;
-    if (checkout && found?.object === 'checkout.session') {
-      const cs = found as CheckoutSession;
-      if (method === 'GET' && !checkout[2]) {
-        const amount =
-          cs.amount_total === null
-            ? ''
-            : `<p>Total: ${(cs.amount_total / 100).toFixed(2)} ${cs.currency}</p>`;
-        const forms =
-          cs.status === 'open'
-            ? `<form method="post" action="/checkout/pay/${cs.id}/complete"><button id="pay">Pay</button></form>` +
-              `<form method="post" action="/checkout/pay/${cs.id}/decline"><button id="decline">Decline</button></form>`
-            : `<p>This session is ${cs.status}.</p>`;
-        html(200, `<h1>Checkout (${cs.mode})</h1>${amount}${forms}`);
-        return;
-      }
-      if (method === 'POST' && cs.status === 'open') {
-        context = { id: null, idempotency_key: null };
-        if (checkout[2] === 'complete') {
-          store.completeCheckout(cs);
-          redirect((cs.success_url ?? baseUrl).replace(/\{CHECKOUT_SESSION_ID\}/g, cs.id));
-        } else {
-          redirect(cs.cancel_url ?? `${baseUrl}/checkout/pay/${cs.id}`);
-        }
-        return;
-      }
-      html(409, `<p>This session is ${cs.status}.</p>`);
-      return;
-    }
-    const portal = /^\/portal\/([^/]+)$/.exec(url.pathname);
-    const portalSession = portal ? store.objects.get(portal[1]!) : undefined;
-    if (method === 'GET' && portalSession?.object === 'billing_portal.session') {
-      const subs = store.all<
-        StripeObject & {
-          customer: string;
-          status: string;
-          items: { data: { price: { lookup_key: string | null; id: string } }[] };
-        }
-      >('subscription');
-      const rows = subs
-        .filter((s) => s.customer === portalSession.customer)
-        .map(
-          (s) =>
-            `<li>${s.id}: ${s.status} (${s.items.data[0]?.price.lookup_key ?? s.items.data[0]?.price.id})</li>`,
-        )
-        .join('');
-      const back =
-        typeof portalSession.return_url === 'string'
-          ? `<a id="return" href="${escapeHtml(portalSession.return_url)}">Return</a>`
-          : '';
-      html(200, `<h1>Billing portal</h1><ul>${rows}</ul>${back}`);
-      return;
-    }
-    html(404, '<p>Not found</p>');
-  }
-
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   baseUrl = `http://127.0.0.1:${port}`;
@@ -390,10 +339,8 @@ export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<
       drive(() => store.cancel(store.get('subscription', id), atPeriodEnd)),
     changeSubscriptionPrice: (id, priceId) =>
       drive(() => {
-        const next = store.get<StripeObject & { object: 'price' }>('price', priceId);
-        const sub = store.get<
-          StripeObject & { object: 'subscription'; items: { data: { price: unknown }[] } }
-        >('subscription', id);
+        const next = store.get<Price>('price', priceId);
+        const sub = store.get<Subscription>('subscription', id);
         store.update('customer.subscription.updated', sub, (s) => {
           s.items.data[0]!.price = next;
         });
@@ -440,8 +387,4 @@ export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<
 
 function json(value: unknown): string {
   return JSON.stringify(value, null, 2);
-}
-
-function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
