@@ -488,6 +488,54 @@ describe('fake Stripe through the real SDK', () => {
     expect(stripe.webhooks.constructEvent(last.body, last.signature, fake.webhookSecret).id).toBe(ids[0]);
   });
 
+  it('delivers events caused by API calls after the call, records what the endpoint answered', async () => {
+    const failing = await startReceiver(500);
+    try {
+      await start({ webhookUrl: failing.url });
+      const customer = await stripe.customers.create({ email: 'f@example.com' }, { idempotencyKey: 'k-f' });
+      await fake.idle();
+      const [delivery] = fake.deliveries();
+      expect(delivery).toMatchObject({ status: 500 });
+      const event = fake.events().find((e) => e.id === delivery!.eventId)!;
+      expect(event).toMatchObject({
+        type: 'customer.created',
+        pending_webhooks: 1,
+        request: { idempotency_key: 'k-f' },
+      });
+      expect(event.data.object.id).toBe(customer.id);
+      expect(failing.received).toHaveLength(1);
+
+      const invoice = await stripe.invoices.create({ customer: customer.id });
+      await stripe.invoiceItems.create({
+        customer: customer.id,
+        invoice: invoice.id,
+        amount: 100,
+        currency: 'usd',
+      });
+      await expect(stripe.invoices.pay(invoice.id)).rejects.toMatchObject({ statusCode: 400 });
+      expect((await stripe.paymentMethods.list({ customer: customer.id, type: 'card' })).data).toEqual([]);
+
+      const price = await stripe.prices.create({
+        product_data: { name: 'Dataset' },
+        unit_amount: 5000,
+        currency: 'usd',
+      });
+      const session = await stripe.checkout.sessions.create({
+        mode: 'payment',
+        customer: customer.id,
+        line_items: [{ price: price.id, quantity: 2 }],
+        success_url: 'https://quarry.test/ok',
+      });
+      expect(session.amount_total).toBe(10000);
+      await fake.completeCheckout(session.id);
+      expect((await stripe.checkout.sessions.retrieve(session.id)).payment_status).toBe('paid');
+      expect(fake.charges().map((c) => [c.amount, c.status])).toEqual([[10000, 'succeeded']]);
+      expect(fake.pendingEvents()).toEqual([]);
+    } finally {
+      await failing.close();
+    }
+  });
+
   it('serves a checkout page whose Pay button redirects to success_url with the session id', async () => {
     await start();
     const price = await monthlyPrice(stripe, 'pro_monthly');
