@@ -237,7 +237,7 @@ export function createApi(store: Store, baseUrl: () => string) {
         400,
         'invalid_request_error',
         `A price (\`${holder.id}\`) already uses that lookup key.`,
-        'lookup_key_already_used',
+        undefined, // which code Stripe sets here is not established, so the fake claims none
         'lookup_key',
       );
     }
