@@ -94,8 +94,14 @@ const EnvSchema = z.object({
     .refine((u) => !/[?#]/.test(u), 'must have no query or fragment (it is the OAuth issuer)')
     .optional(),
   QUARRY_PAYMENTS: z.enum(['none', 'sandbox', 'stripe']).optional(),
-  STRIPE_SECRET_KEY: z.string().regex(/^(sk|rk)_(test|live)_\w+$/, 'a Stripe secret key (sk_… or rk_…)').optional(),
-  STRIPE_WEBHOOK_SECRET: z.string().regex(/^whsec_\w+$/, 'a webhook signing secret (whsec_…)').optional(),
+  STRIPE_SECRET_KEY: z
+    .string()
+    .regex(/^(sk|rk)_(test|live)_\w+$/, 'a Stripe secret key (sk_… or rk_…)')
+    .optional(),
+  STRIPE_WEBHOOK_SECRET: z
+    .string()
+    .regex(/^whsec_\w+$/, 'a webhook signing secret (whsec_…)')
+    .optional(),
   QUARRY_STRIPE_API_BASE: z.url({ protocol: /^https?$/ }).optional(),
   QUARRY_STRIPE_PRICES: z.string().optional(),
   QUARRY_PAYMENT_GRACE_DAYS: z.coerce.number().min(0).max(365).default(7),

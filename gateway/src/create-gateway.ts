@@ -26,6 +26,9 @@ import { createBillingService } from './money/billing-service.js';
 import { settleInDoubt } from './money/in-doubt-metering.js';
 import { createMetering } from './money/metering.js';
 import { createMoneyStore } from './money/money-store.js';
+import type { PaymentProvider } from './money/payment-provider.js';
+import { createPaymentsService } from './money/payments-service.js';
+import type { PlanCatalog } from './money/plan-catalog.js';
 import { createPlanCatalog } from './money/plan-catalog.js';
 import { createOAuthServices } from './oauth/oauth-services.js';
 import { createLogger, type Logger } from './observability/logger.js';
@@ -109,6 +112,26 @@ async function keyringFor(config: GatewayConfig): Promise<Keyring> {
   // Only reachable in the embedded mode (loadConfig requires a key with DATABASE_URL).
   const demo = await loadOrCreateDemoSecretKey(config.dataDir);
   return { keys: { [demo.id]: demo.key }, current: demo.id };
+}
+
+/** The payment provider QUARRY_PAYMENTS names; Stripe's SDK is loaded only when it is the one. */
+async function paymentProviderFor(
+  config: GatewayConfig,
+  plans: PlanCatalog,
+): Promise<PaymentProvider | undefined> {
+  const { kind, stripe } = config.payments;
+  if (kind === 'sandbox') return (await import('./money/sandbox-provider.js')).createSandboxProvider();
+  if (kind !== 'stripe') return undefined;
+  // loadConfig refuses QUARRY_PAYMENTS=stripe without both keys.
+  if (stripe === undefined)
+    throw new Error('QUARRY_PAYMENTS=stripe needs STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET');
+  return (await import('./money/stripe-provider.js')).createStripeProvider({
+    secretKey: stripe.secretKey,
+    webhookSecret: stripe.webhookSecret,
+    apiBase: stripe.apiBase,
+    prices: stripe.prices,
+    plans,
+  });
 }
 
 export async function createGateway(
@@ -214,11 +237,27 @@ export async function createGateway(
       accessTokens: oauth.authenticator,
     });
     const accounts = createAccountService(store, money, {
-      // Cached principals carry the plan and the key's limit: drop them so a change applies at once.
-      onPlanChanged: () => auth.forgetAll(),
+      // Cached principals carry the plan and the key's limit: drop them so a change applies at
+      // once, here and (through the change log) on every other instance.
+      onPlanChanged: (accountId) => {
+        auth.forgetAll();
+        void store.changes
+          .append('account_plan', accountId)
+          .catch((error) => logger.warn({ err: error }, 'announcing a plan change failed'));
+      },
       onKeyChanged: (keyId) => auth.forgetKey(keyId),
     });
-    const billing = createBillingService(store, money, plans, config.budgets);
+    const payments = createPaymentsService({
+      kind: config.payments.kind,
+      provider: await paymentProviderFor(config, plans),
+      repository: money.payments,
+      accounts: { get: (id) => store.accounts.get(id), setPlan: (id, plan) => accounts.setPlan(id, plan) },
+      plans,
+      graceMs: config.payments.graceMs,
+      publicUrl: config.publicUrl,
+      logger: logger.child({ component: 'payments' }),
+    });
+    const billing = createBillingService(store, money, plans, config.budgets, payments);
     const marketplace = createMarketplaceService(store);
     const sessions = createSessionService({
       store,
@@ -315,6 +354,7 @@ export async function createGateway(
       metrics,
       store,
       money,
+      payments,
       plugins,
       auth,
       catalog,
@@ -374,6 +414,7 @@ export async function createGateway(
       intervalMs: options.changeFeedIntervalMs ?? 1_000,
       onChange: (event) => {
         if (event.kind === 'key') auth.forgetKey(event.ref);
+        else if (event.kind === 'account_plan') auth.forgetAll();
         else if (event.kind === 'oauth_client') auth.forgetClient(event.ref);
         else if (event.kind === 'signing_key') oauth.keyRing.invalidate();
         else if (event.kind === 'analytic') {
@@ -420,6 +461,12 @@ export async function createGateway(
     await reap();
     const reaper = setInterval(() => void reap(), Math.min(REAP_INTERVAL_MS, config.reapAfterMs));
     reaper.unref();
+    // Downgrades and cancels that reached their period's end, and grace periods that ran out:
+    // every instance ticks, and each change is conditional, so two ticks apply it once.
+    const billingTick = setInterval(() => {
+      payments.tick().catch((error) => logger.warn({ err: error }, 'billing tick failed'));
+    }, config.payments.tickMs);
+    billingTick.unref();
     const app = createApp(services);
     let closed: Promise<void> | undefined;
     return {
@@ -431,6 +478,7 @@ export async function createGateway(
       close(graceMs = config.shutdownGraceMs) {
         closed ??= (async () => {
           clearInterval(reaper);
+          clearInterval(billingTick);
           await feed.stop();
           await mcp.close();
           await connections.close(graceMs);

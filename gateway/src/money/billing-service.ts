@@ -5,6 +5,7 @@
 import { ApiError } from '../errors/api-error.js';
 import type { ControlPlaneStore } from '../store/control-plane-store.js';
 import type { MoneyStore } from './money-store.js';
+import type { PaymentsService, PeriodInvoices } from './payments-service.js';
 import { isBudgeted, type Plan, type PlanCatalog } from './plan-catalog.js';
 import type { ClosedPeriod, OwnerStatement } from './statement-repository.js';
 import { microUsdToUsd } from './units.js';
@@ -36,8 +37,11 @@ export interface BillingService {
   /** The account's usage in `period`; `fallbackPlan` when the account row is gone. */
   usage(accountId: string, fallbackPlan: string, period: string): Promise<AccountUsage>;
   ownerStatement(ownerId: string, period: string): Promise<OwnerStatement>;
-  /** Freezes every owner statement of an ended period and computes payouts (idempotent; CONFLICT while calls are in flight). */
-  closePeriod(period: string): Promise<ClosedPeriod>;
+  /**
+   * Freezes every owner statement of an ended period and computes payouts, then invoices the
+   * period's Pay as you Go usage (each idempotent; CONFLICT while calls are in flight).
+   */
+  closePeriod(period: string): Promise<ClosedPeriod & { readonly invoices: PeriodInvoices }>;
   /** The account's budget and what it spent in `period`. */
   budget(accountId: string, period: string): Promise<Budget>;
   /** Sets the budget (micro-USD); INVALID_REQUEST above the operator's cap. */
@@ -49,6 +53,7 @@ export function createBillingService(
   money: MoneyStore,
   plans: PlanCatalog,
   budgets: BudgetPolicy,
+  payments: Pick<PaymentsService, 'invoicePeriod'>,
 ): BillingService {
   const effective = (own: number | null) => Math.min(own ?? budgets.defaultMicroUsd, budgets.maxMicroUsd);
   const budget = async (accountId: string, period: string): Promise<Budget> => {
@@ -76,7 +81,10 @@ export function createBillingService(
       return { plan, report, counted, budgetMicroUsd: isBudgeted(plan) ? effective(own) : null };
     },
     ownerStatement: (ownerId, period) => money.statements.ownerStatement(ownerId, period),
-    closePeriod: (period) => money.statements.closePeriod(period),
+    async closePeriod(period) {
+      const closed = await money.statements.closePeriod(period);
+      return { ...closed, invoices: await payments.invoicePeriod(period) };
+    },
     budget,
     async setBudget(accountId, microUsd, period) {
       if (microUsd > budgets.maxMicroUsd) {

@@ -198,7 +198,8 @@ export function createMetering(options: MeteringOptions): Metering {
           `(${formatUsd(result.usedMicroUsd)} USD spent); this call needs ${credits} credits ` +
           `(${formatUsd(credits * creditValueMicroUsd(plan))} USD). Raise it with PUT /v1/account/budget, or wait for next month (UTC).`
         : `The ${plan.name} plan's ${plan.included_credits ?? 0} credits for ${period} are used up: this call needs ${credits} ` +
-          `credits and ${left} are left. The quota resets at the start of next month (UTC).`;
+          `credits and ${left} are left. The quota resets at the start of next month (UTC); for more now, ` +
+          'upgrade: the console’s Usage page, `quarry billing upgrade <plan>` or POST /v1/billing/checkout.';
     return new ApiError('QUOTA_EXCEEDED', message, {
       retryAfter: resetSeconds,
       details: [

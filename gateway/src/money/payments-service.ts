@@ -54,6 +54,8 @@ export interface PaymentsService {
   /** The provider, when there is one (the sandbox pages reach theirs through it). */
   readonly provider: PaymentProvider | undefined;
   view(accountId: string): Promise<BillingView>;
+  /** The standing of the provider's customer `customerId`, or null when it is no account of ours. */
+  providerStanding(customerId: string): Promise<BillingAccount | null>;
   /** A checkout page for `planId`; the browser comes back to `returnUrl` (on this gateway). */
   checkout(
     accountId: string,
@@ -261,6 +263,8 @@ export function createPaymentsService(options: PaymentsServiceOptions): Payments
     apply: async (facts) => {
       await apply(facts);
     },
+    providerStanding: (customerId) =>
+      provider === undefined ? Promise.resolve(null) : repo.byCustomer(provider.kind, customerId),
     async view(accountId) {
       const account = await accountOf(accountId);
       const [billing, invoices] = await Promise.all([repo.get(accountId), repo.invoicesOf(accountId)]);

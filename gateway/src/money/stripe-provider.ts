@@ -134,18 +134,30 @@ export function createStripeProvider(options: StripeProviderOptions): PaymentPro
     return idOf(invoice.parent?.subscription_details?.subscription) ?? idOf(legacy);
   }
 
-  /** The invoice a charge paid, if any (the charge's own field where the API has it, else its invoice payment). */
+  /**
+   * The invoice a charge paid, if any. The API's charges no longer name it: a card payment's
+   * PaymentIntent finds its invoice payment; a charge without one is looked for among the
+   * customer's latest invoices' payments.
+   */
   async function invoiceOfCharge(charge: Stripe.Charge): Promise<Stripe.Invoice | null> {
-    const direct = idOf((charge as { invoice?: string | { id: string } | null }).invoice);
-    if (direct !== null) return stripe.invoices.retrieve(direct);
     const intent = idOf(charge.payment_intent);
-    if (intent === null) return null;
-    const payments = await stripe.invoicePayments.list({
-      payment: { type: 'payment_intent', payment_intent: intent },
-      limit: 1,
-    });
-    const invoiceId = idOf(payments.data[0]?.invoice as string | { id: string } | undefined);
-    return invoiceId === null ? null : stripe.invoices.retrieve(invoiceId);
+    if (intent !== null) {
+      const payments = await stripe.invoicePayments.list({
+        payment: { type: 'payment_intent', payment_intent: intent },
+        limit: 1,
+      });
+      const invoiceId = idOf(payments.data[0]?.invoice as string | { id: string } | undefined);
+      return invoiceId === null ? null : stripe.invoices.retrieve(invoiceId);
+    }
+    const customer = idOf(charge.customer);
+    if (customer === null) return null;
+    const invoices = await stripe.invoices.list({ customer, limit: 12 });
+    for (const invoice of invoices.data) {
+      if (invoice.id === undefined) continue;
+      const payments = await stripe.invoicePayments.list({ invoice: invoice.id, limit: 10 });
+      if (payments.data.some((p) => idOf(p.payment.charge) === charge.id)) return invoice;
+    }
+    return null;
   }
 
   async function reversal(

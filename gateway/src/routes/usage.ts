@@ -41,12 +41,9 @@ export const PlanSchema = z
       .nullable()
       .openapi({ description: 'Credits included a month; null: Pay as you Go' }),
     monthly_price_cents: z.number().int(),
-    per_call_cents: z
-      .number()
-      .int()
-      .openapi({
-        description: 'Pay as you Go: the price of a credit, in cents (old name of `credit_price_cents`)',
-      }),
+    per_call_cents: z.number().int().openapi({
+      description: 'Pay as you Go: the price of a credit, in cents (old name of `credit_price_cents`)',
+    }),
     credit_price_cents: z
       .number()
       .int()

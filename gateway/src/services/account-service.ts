@@ -56,7 +56,7 @@ export interface AccountService {
 
 export interface AccountServiceOptions {
   /** Told when a plan or a key's limit changes, so cached verdicts are dropped at once here. */
-  readonly onPlanChanged?: () => void;
+  readonly onPlanChanged?: (accountId: string) => void;
   readonly onKeyChanged?: (keyId: string) => void;
 }
 
@@ -114,7 +114,7 @@ export function createAccountService(
     },
     async setPlan(accountId, plan) {
       const account = await store.accounts.setPlan(accountId, plan);
-      options.onPlanChanged?.();
+      options.onPlanChanged?.(accountId);
       return account;
     },
     async setKeyRateLimit(keyId, override) {

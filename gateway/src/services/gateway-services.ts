@@ -12,6 +12,7 @@ import type { McpSessions } from '../mcp/mcp-sessions.js';
 import type { BillingService } from '../money/billing-service.js';
 import type { Metering } from '../money/metering.js';
 import type { MoneyStore } from '../money/money-store.js';
+import type { PaymentsService } from '../money/payments-service.js';
 import type { PlanCatalog } from '../money/plan-catalog.js';
 import type { OAuthServices } from '../oauth/oauth-services.js';
 import type { Logger } from '../observability/logger.js';
@@ -63,6 +64,8 @@ export interface GatewayServices {
   readonly analytics: AnalyticsService;
   readonly accounts: AccountService;
   readonly billing: BillingService;
+  /** Callers paying for plans (QUARRY_PAYMENTS). */
+  readonly payments: PaymentsService;
   readonly marketplace: MarketplaceService;
   /** The web console's passwords and sign-in sessions. */
   readonly sessions: SessionService;
