@@ -37,7 +37,30 @@ module.exports = {
       severity: 'error',
       comment: 'auth/ sits under the services and the query module: it never imports them.',
       from: { path: '^gateway/src/auth/' },
-      to: { path: '^gateway/src/(services|query|billing|cache|catalog|bootstrap)/' },
+      to: { path: '^gateway/src/(services|query|money|cache|catalog|bootstrap)/' },
+    },
+    {
+      name: 'store-below-money',
+      severity: 'error',
+      comment:
+        'store/ is the persistence layer under the domain: it never imports the money module, the ' +
+        'services, the query module or anything above them (the money tables have their own store, ' +
+        'money/money-store.ts).',
+      from: { path: '^gateway/src/store/', pathNot: '\\.test\\.ts$' },
+      to: { path: '^gateway/src/(money|services|query|cache|catalog|bootstrap|mcp|oauth)/' },
+    },
+    {
+      name: 'money-repositories-stay-in-money',
+      severity: 'error',
+      comment:
+        'Only the money module builds or calls its repositories (docs/money.md): the rest of the ' +
+        'gateway goes through the billing service and the metering, or money/money-store.ts. ' +
+        'Their types may be imported anywhere.',
+      from: { path: '^gateway/src/', pathNot: ['^gateway/src/money/', '\\.(test|bench)\\.ts$'] },
+      to: {
+        path: '^gateway/src/money/(usage-repository|statement-repository|payment-repository)\\.ts$',
+        dependencyTypesNot: ['type-only'],
+      },
     },
     {
       name: 'query-module-transport-free',
@@ -49,7 +72,7 @@ module.exports = {
     {
       name: 'gateway-never-imports-a-driver',
       severity: 'error',
-      comment: 'The gateway knows warehouses only through @quarry/sdk-connector (DESIGN.md §1).',
+      comment: 'The gateway knows warehouses only through @quarry/sdk-connector (docs/design.md §1).',
       // The control-plane store (store/) speaks to its own PostgreSQL; warehouses are another matter.
       from: { path: '^gateway/src/', pathNot: ['^gateway/src/store/', '\\.(test|bench)\\.ts$'] },
       to: { path: 'node_modules/(pg|mysql2|@duckdb|@google-cloud|snowflake-sdk|trino-client)/' },

@@ -30,7 +30,7 @@ const YEAR = 2024;
 /** The gateway's key-cache bound: a revoked client's tokens must stop working within it. */
 const REVOCATION_BOUND_MS = 5_000;
 
-/** A row of sales-by-region: the DECIMAL sum is a JSON number while it fits in 2^53 (DESIGN.md §3). */
+/** A row of sales-by-region: the DECIMAL sum is a JSON number while it fits in 2^53 (docs/design.md §3). */
 interface RegionRevenue {
   readonly region: string;
   readonly revenue: number;

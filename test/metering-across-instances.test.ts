@@ -1,5 +1,5 @@
 // Metering across three real gateway processes that share one control-plane schema on the real
-// Postgres and the real Redis (DESIGN.md §4, issue 4 "Done when"):
+// Postgres and the real Redis (docs/design.md §4, issue 4 "Done when"):
 //   1. a Free account's monthly quota is never over-admitted, however the calls are spread;
 //   2. `kill -9` of one instance under load neither loses nor invents a usage event.
 // The ledger (usage_events) and the counters (usage_counters) are read straight from Postgres
@@ -175,7 +175,7 @@ describe.runIf(up)('metering across three gateway instances (real Postgres and R
     expect(await quotaCounter(store.schema, caller.id)).toBe(FREE_CALLS * 1_000);
   });
 
-  // Both ways of metering a call (billing/metering.ts): `always` reserves every call before the
+  // Both ways of metering a call (money/metering.ts): `always` reserves every call before the
   // warehouse is asked, so the victim's in-flight calls are pending events the survivors' reaper
   // must release; `near-limit` (the default) runs this Pay as you Go account's calls first and
   // charges each once served, so an in-flight call has written nothing at all.

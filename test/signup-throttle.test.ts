@@ -1,4 +1,4 @@
-// Sign-up is throttled per client address (DESIGN.md §4 abuse limits). Before the throttle one
+// Sign-up is throttled per client address (docs/design.md §4, abuse limits). Before the throttle one
 // client made 200 accounts in 0.74 s, each with an all-scope key. Real gateway processes on the
 // real Postgres store: the default allowance (5 an hour) from one socket address, whatever
 // X-Forwarded-For the client makes up; behind a trusted proxy (QUARRY_TRUST_PROXY=1) each

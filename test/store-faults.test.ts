@@ -102,7 +102,7 @@ describe.runIf(up)('the control-plane store failing mid-load', () => {
     await sleep(1_500);
     await proxy.set(mode);
     // The workers' calls in flight at the cut may all be in one usage write, held in doubt until
-    // the store answers (billing/in-doubt-metering.ts), and a worker sends nothing new meanwhile:
+    // the store answers (money/in-doubt-metering.ts), and a worker sends nothing new meanwhile:
     // fresh calls made during the cut show how the store's absence is answered.
     const probes: Promise<void>[] = [];
     const cutEnds = performance.now() + ms;
@@ -151,7 +151,7 @@ describe.runIf(up)('the control-plane store failing mid-load', () => {
       expect(a.response.body.error.retry_after).toBeGreaterThan(0);
     }
     // A blackholed store holds the calls whose usage writes are in doubt until it answers again
-    // (billing/in-doubt-metering.ts): they are then served, not refused.
+    // (money/in-doubt-metering.ts): they are then served, not refused.
     if (refusals) expect(counts['503 SOURCE_UNAVAILABLE'] ?? 0).toBeGreaterThan(0);
     expect(backMs).toBeLessThanOrEqual(5_000);
 

@@ -130,9 +130,9 @@ export function gatewayEnv(world: BenchWorld, logLevel: string): Record<string, 
       {
         id: 'free',
         name: 'Bench',
-        included_calls: 1_000_000_000,
+        included_credits: 1_000_000_000,
         monthly_price_cents: 0,
-        per_call_cents: 0,
+        credit_price_cents: 0,
       },
     ]),
     // Every bench client signs up from 127.0.0.1.

@@ -1,5 +1,5 @@
 // Reads the hypervisor's CPU steal from /proc/stat, so a bench can flag (and drop) windows in
-// which the machine was not really ours. See shared BENCHMARKING.md: steal comes in bursts.
+// which the machine was not really ours: steal comes in bursts.
 import { readFileSync } from 'node:fs';
 
 /** Cumulative CPU jiffies of all cores: the `steal` column and the sum of every column. */

@@ -1,4 +1,4 @@
-// A/B comparison the way BENCHMARKING.md asks: windows alternate A B A B … over `pairs` pairs,
+// A/B comparison (bench/README.md): windows alternate A B A B … over `pairs` pairs,
 // each pair gives its own ratios, and the medians of those paired ratios are the figures. A pair
 // in which either window saw more CPU steal than `maxSteal` is dropped (all are used, and the
 // result says so, when every pair is).

@@ -1,4 +1,4 @@
-// Typed errors of the client, mirroring the gateway's error envelope (DESIGN.md §2):
+// Typed errors of the client, mirroring the gateway's error envelope (docs/design.md §2):
 // `{"error": {"code", "message", "retry_after"?, "request_id", "details"?}}`. One class per
 // family so callers can `instanceof` them, plus the client's own failures (network, timeout)
 // and the OAuth token endpoint's RFC 6749 §5.2 errors, which are not in the envelope.

@@ -1,4 +1,4 @@
-// The shapes the gateway answers with (DESIGN.md §2 and the OpenAPI document at
+// The shapes the gateway answers with (docs/design.md §2 and the OpenAPI document at
 // /v1/openapi.json), as read-only TypeScript types. Field names stay as on the wire.
 
 /** A column of a query result, typed as the gateway reports it (`string`, `number`, `date`…). */

@@ -13,7 +13,7 @@ import (
 // sentinels (errors.Is(err, quarry.ErrRateLimit)).
 type Family string
 
-// The error families, mirroring the gateway's error envelope codes (DESIGN.md §2).
+// The error families, mirroring the gateway's error envelope codes (docs/design.md §2).
 const (
 	FamilyInvalidRequest    Family = "InvalidRequest"
 	FamilyInvalidParams     Family = "InvalidParams"

@@ -1,4 +1,4 @@
-// An analytic's param schema as the marketplace shows it (DESIGN.md §3, docs/analytic-params.md):
+// An analytic's param schema as the marketplace shows it (docs/design.md §3, docs/analytic-params.md):
 // a one-line description of each param's type and bounds, and the typed value of a form field.
 
 export interface ParamSpec {

@@ -88,7 +88,7 @@ function insightColumns(insights: Insights): string[] {
 }
 
 describe('example analytics', () => {
-  it('ships the two analytics DESIGN.md names and at least three more', () => {
+  it('ships the two analytics docs/design.md §6 names and at least three more', () => {
     expect([...analytics.keys()]).toEqual(
       expect.arrayContaining(['sales-by-region.yaml', 'top-products.yaml']),
     );
@@ -136,7 +136,7 @@ describe('example analytics', () => {
     }
   });
 
-  it('keeps sales-by-region exactly as DESIGN.md §3 defines it', async () => {
+  it('keeps sales-by-region exactly as docs/design.md §3 defines it', async () => {
     const a = analytic('sales-by-region');
     expect(a).toMatchObject({
       name: 'sales-by-region',
@@ -162,7 +162,7 @@ describe('example analytics', () => {
     expect(eu).toEqual([all.find((r) => r.region === 'EU')]);
   });
 
-  it('keeps top-products as DESIGN.md §6 defines it, honouring category and limit', async () => {
+  it('keeps top-products as docs/design.md §6 defines it, honouring category and limit', async () => {
     const a = analytic('top-products');
     expect(a.sql.replace(/\s+/g, ' ').trim()).toBe(
       'SELECT product, category, sum(amount) AS revenue FROM sales WHERE category = :category ' +

@@ -57,8 +57,8 @@ describe('OpenAPI', () => {
     expect(stringParams.status).toBe(400);
     expect(stringParams.json.error.code).toBe('INVALID_REQUEST');
     // A missing `params` is `{}` (the analytic's param schema then names any required one), as
-    // the document says; DESIGN.md §2 asked for INVALID_REQUEST, which made callers of
-    // parameterless analytics send `{}` for nothing.
+    // the document and docs/design.md §2 say; the first design asked for INVALID_REQUEST, which
+    // made callers of parameterless analytics send `{}` for nothing.
     const noParams = await tg.call('POST', '/v1/query', {
       key: tg.demoKey,
       body: { source: 'yearly-growth' },

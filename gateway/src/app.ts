@@ -16,6 +16,8 @@ import { honoPath } from './http/route.js';
 import { recordRequest } from './observability/metrics.js';
 import { registerAccountRoutes } from './routes/accounts.js';
 import { registerAdminRoutes } from './routes/admin.js';
+import { registerBillingRoutes } from './routes/billing.js';
+import { registerSandboxBillingRoutes } from './routes/billing-sandbox.js';
 import { registerBudgetRoutes } from './routes/budget.js';
 import { registerConnectorRoutes } from './routes/connectors.js';
 import { registerConsoleRoutes } from './routes/console.js';
@@ -105,6 +107,8 @@ export function createApp(services: GatewayServices): OpenAPIHono<AppEnv> {
   registerConnectorRoutes(app);
   registerUsageRoutes(app);
   registerBudgetRoutes(app);
+  registerBillingRoutes(app);
+  if (services.payments.kind === 'sandbox') registerSandboxBillingRoutes(app);
   registerStatementRoutes(app);
   registerOwnerListingRoutes(app);
   registerMarketplaceRoutes(app);

@@ -1,4 +1,4 @@
-// Configuration is parsed once and fails fast listing every problem (STYLE.md §6).
+// Configuration is parsed once and fails fast listing every problem (README.md, "Configuration").
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig, redactedConfig } from './config.js';
 

@@ -4,7 +4,7 @@
 import path from 'node:path';
 import { getHeapStatistics } from 'node:v8';
 import { z } from 'zod';
-import { type Plan, parsePlans } from './billing/plan-catalog.js';
+import { type Plan, parsePlans } from './money/plan-catalog.js';
 import { parseRateLimitTable } from './rate-limit/plan-policies.js';
 import type { RateLimitPolicy } from './rate-limit/rate-limiter.js';
 import { type Keyring, parseKeyring } from './security/keyring.js';
@@ -56,7 +56,9 @@ const EnvSchema = z.object({
     .string()
     .regex(/^rediss?:\/\//, 'must be a redis:// URL')
     .optional(),
-  QUARRY_FREE_CALLS: z.coerce.number().int().min(0).max(1_000_000).default(30),
+  QUARRY_FREE_CREDITS: z.coerce.number().int().min(0).max(1_000_000).optional(),
+  /** The old name of QUARRY_FREE_CREDITS (a call of 1 credit), still taken. */
+  QUARRY_FREE_CALLS: z.coerce.number().int().min(0).max(1_000_000).optional(),
   QUARRY_PLANS: z.string().optional(),
   QUARRY_RATE_LIMITS: z.string().optional(),
   QUARRY_CACHE_MAX_BYTES: z.coerce
@@ -91,6 +93,19 @@ const EnvSchema = z.object({
     .url({ protocol: /^https?$/ })
     .refine((u) => !/[?#]/.test(u), 'must have no query or fragment (it is the OAuth issuer)')
     .optional(),
+  QUARRY_PAYMENTS: z.enum(['none', 'sandbox', 'stripe']).optional(),
+  STRIPE_SECRET_KEY: z
+    .string()
+    .regex(/^(sk|rk)_(test|live)_\w+$/, 'a Stripe secret key (sk_… or rk_…)')
+    .optional(),
+  STRIPE_WEBHOOK_SECRET: z
+    .string()
+    .regex(/^whsec_\w+$/, 'a webhook signing secret (whsec_…)')
+    .optional(),
+  QUARRY_STRIPE_API_BASE: z.url({ protocol: /^https?$/ }).optional(),
+  QUARRY_STRIPE_PRICES: z.string().optional(),
+  QUARRY_PAYMENT_GRACE_DAYS: z.coerce.number().min(0).max(365).default(7),
+  QUARRY_BILLING_TICK_MS: z.coerce.number().int().min(100).max(86_400_000).default(60_000),
   QUARRY_OAUTH_TOKEN_TTL: z.coerce.number().int().min(60).max(86_400).default(900),
   QUARRY_MAX_LIVE_POOLS: z.coerce.number().int().min(1).max(100_000).default(200),
   QUARRY_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(120_000).default(10_000),
@@ -141,6 +156,8 @@ export interface GatewayConfig {
   };
   readonly signup: 'open' | 'closed';
   readonly adminToken: string | undefined;
+  /** How callers pay (docs/money.md): QUARRY_PAYMENTS and, for Stripe, its keys. */
+  readonly payments: PaymentsConfig;
   /** Directory of analytic YAML files loaded at start. */
   readonly analyticsDir: string | undefined;
   /** The built web console served at `/` (QUARRY_CONSOLE_DIR, default console/dist). */
@@ -164,8 +181,8 @@ export interface GatewayConfig {
   /** Redis for rate limits shared by every instance; unset: in-process limits. */
   readonly redisUrl: string | undefined;
   /** Calls a month on the Free plan (the price list says 30). */
-  readonly freeCalls: number;
-  /** The plans: the defaults (Free with `freeCalls`) with QUARRY_PLANS (a JSON array) over them. */
+  readonly freeCredits: number;
+  /** The plans: the defaults (Free with `freeCredits`) with QUARRY_PLANS (a JSON array) over them. */
   readonly plans: readonly Plan[];
   /** QUARRY_RATE_LIMITS (`{plan: {limit, window_seconds, burst}}`): per-plan rate-limit overrides. */
   readonly rateLimits: Readonly<Record<string, RateLimitPolicy>>;
@@ -177,7 +194,7 @@ export interface GatewayConfig {
   /**
    * `near-limit` (default): a call of an account with at least `reserveMargin` calls of headroom
    * runs first and is charged with one write once served; `always`: every call reserves its quota
-   * unit (a pending event) before the warehouse is asked (billing/metering.ts).
+   * unit (a pending event) before the warehouse is asked (money/metering.ts).
    */
   readonly reserveAhead: 'always' | 'near-limit';
   readonly reserveMargin: number;
@@ -255,6 +272,11 @@ export class ConfigError extends Error {
 }
 
 /** A JSON variable's value (undefined when unset or blank); throws when it is not JSON. */
+/** The Free plan's credits a month: QUARRY_FREE_CREDITS, or its old name QUARRY_FREE_CALLS, or 30. */
+function freeCreditsOf(env: { QUARRY_FREE_CREDITS?: number; QUARRY_FREE_CALLS?: number }): number {
+  return env.QUARRY_FREE_CREDITS ?? env.QUARRY_FREE_CALLS ?? 30;
+}
+
 function jsonOf(text: string | undefined): unknown {
   if (text === undefined || text.trim() === '') return undefined;
   try {
@@ -275,6 +297,24 @@ function parseVariable<T>(problems: string[], name: string, parse: () => T): T |
   }
 }
 
+/** QUARRY_PAYMENTS and what it needs. */
+export interface PaymentsConfig {
+  /** Default: `sandbox` on the embedded store, `none` with DATABASE_URL. */
+  readonly kind: 'none' | 'sandbox' | 'stripe';
+  readonly stripe:
+    | {
+        readonly secretKey: string;
+        readonly webhookSecret: string;
+        readonly apiBase: string | undefined;
+        readonly prices: Readonly<Record<string, string>>;
+      }
+    | undefined;
+  /** QUARRY_PAYMENT_GRACE_DAYS: how long a past-due account keeps its plan. */
+  readonly graceMs: number;
+  /** QUARRY_BILLING_TICK_MS: how often an instance applies due downgrades and ended grace periods. */
+  readonly tickMs: number;
+}
+
 /** Parses the environment once; throws ConfigError listing every problem. */
 export function loadConfig(
   env: Readonly<Record<string, string | undefined>>,
@@ -286,6 +326,11 @@ export function loadConfig(
     ? []
     : parsed.error.issues.map((i) => `${i.path.join('.') || 'env'}: ${i.message}`);
   // Cross-field rules read the raw values, so they are listed even when other variables are bad.
+  if (env.QUARRY_PAYMENTS === 'stripe') {
+    for (const name of ['STRIPE_SECRET_KEY', 'STRIPE_WEBHOOK_SECRET'] as const) {
+      if (!env[name]) problems.push(`${name}: required when QUARRY_PAYMENTS=stripe (docs/money.md)`);
+    }
+  }
   if (env.DATABASE_URL !== undefined && !env.QUARRY_SECRET_KEY) {
     problems.push('QUARRY_SECRET_KEY: required when DATABASE_URL is set (32 random bytes, base64)');
   }
@@ -299,7 +344,7 @@ export function loadConfig(
   // Variables with a syntax of their own are parsed here too, so their problems are listed with
   // the rest and the process stops before it opens the store.
   const plans = parseVariable(problems, 'QUARRY_PLANS', () =>
-    parsePlans(jsonOf(env.QUARRY_PLANS), parsed.success ? parsed.data.QUARRY_FREE_CALLS : 30),
+    parsePlans(jsonOf(env.QUARRY_PLANS), parsed.success ? freeCreditsOf(parsed.data) : 30),
   );
   const rateLimits = parseVariable(problems, 'QUARRY_RATE_LIMITS', () =>
     parseRateLimitTable(jsonOf(env.QUARRY_RATE_LIMITS)),
@@ -309,7 +354,20 @@ export function loadConfig(
     secretKey === undefined || secretKey === ''
       ? undefined
       : parseVariable(problems, 'QUARRY_SECRET_KEY', () => parseKeyring(secretKey));
-  if (!parsed.success || problems.length > 0 || plans === undefined || rateLimits === undefined)
+  const stripePrices = parseVariable(problems, 'QUARRY_STRIPE_PRICES', () => {
+    const value = jsonOf(env.QUARRY_STRIPE_PRICES);
+    if (value === undefined) return {};
+    const prices = z.record(z.string(), z.string().regex(/^price_\w+$/)).safeParse(value);
+    if (!prices.success) throw new Error('a JSON object of plan id → Stripe price id (price_…)');
+    return prices.data;
+  });
+  if (
+    !parsed.success ||
+    problems.length > 0 ||
+    plans === undefined ||
+    rateLimits === undefined ||
+    stripePrices === undefined
+  )
     throw new ConfigError(problems);
   const e = parsed.data;
   const embedded = e.DATABASE_URL === undefined;
@@ -332,6 +390,21 @@ export function loadConfig(
     },
     signup: e.QUARRY_SIGNUP,
     adminToken: e.QUARRY_ADMIN_TOKEN,
+    payments: {
+      // The sandbox only where nothing else is set up: an operator on PostgreSQL chooses.
+      kind: e.QUARRY_PAYMENTS ?? (embedded ? 'sandbox' : 'none'),
+      stripe:
+        e.STRIPE_SECRET_KEY !== undefined && e.STRIPE_WEBHOOK_SECRET !== undefined
+          ? {
+              secretKey: e.STRIPE_SECRET_KEY,
+              webhookSecret: e.STRIPE_WEBHOOK_SECRET,
+              apiBase: e.QUARRY_STRIPE_API_BASE,
+              prices: stripePrices,
+            }
+          : undefined,
+      graceMs: Math.round(e.QUARRY_PAYMENT_GRACE_DAYS * 86_400_000),
+      tickMs: e.QUARRY_BILLING_TICK_MS,
+    },
     analyticsDir:
       e.QUARRY_ANALYTICS_DIR !== undefined
         ? path.resolve(cwd, e.QUARRY_ANALYTICS_DIR)
@@ -374,7 +447,7 @@ export function loadConfig(
     sessionTtlSeconds: e.QUARRY_SESSION_TTL,
     trustProxyHops: e.QUARRY_TRUST_PROXY,
     redisUrl: e.QUARRY_REDIS_URL,
-    freeCalls: e.QUARRY_FREE_CALLS,
+    freeCredits: freeCreditsOf(e),
     plans,
     rateLimits,
     reapAfterMs: e.QUARRY_REAP_AFTER_MS,
@@ -401,6 +474,10 @@ export function redactedConfig(config: GatewayConfig): Record<string, unknown> {
     databaseUrl: config.databaseUrl?.replace(/\/\/[^@/]*@/, '//***@'),
     keyring: config.keyring ? '***' : undefined,
     adminToken: config.adminToken ? '***' : undefined,
+    payments: {
+      ...config.payments,
+      stripe: config.payments.stripe && { ...config.payments.stripe, secretKey: '***', webhookSecret: '***' },
+    },
     demoKey: config.demoKey ? '***' : undefined,
     redisUrl: config.redisUrl?.replace(/\/\/[^@/]*@/, '//***@'),
   };

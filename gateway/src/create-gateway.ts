@@ -10,9 +10,6 @@ import { createAuthenticator } from './auth/authenticator.js';
 import { createKeyUsage } from './auth/key-usage.js';
 import { createKnownCredentials } from './auth/known-credentials.js';
 import { createTryTokens } from './auth/try-token.js';
-import { settleInDoubt } from './billing/in-doubt-metering.js';
-import { createMetering } from './billing/metering.js';
-import { createPlanCatalog } from './billing/plan-catalog.js';
 import { loadAnalyticsDir } from './bootstrap/analytics-dir.js';
 import { bootstrapDemo, DEMO_WAREHOUSE_FILE, type DemoInfo } from './bootstrap/demo.js';
 import { cacheKeyPrefix } from './cache/cache-key.js';
@@ -25,6 +22,14 @@ import type { AppEnv } from './http/app-env.js';
 import { newRequestId } from './http/middleware/request-id.js';
 import { createMcpSessions } from './mcp/mcp-sessions.js';
 import { createMcpTools } from './mcp/mcp-tools.js';
+import { createBillingService } from './money/billing-service.js';
+import { settleInDoubt } from './money/in-doubt-metering.js';
+import { createMetering } from './money/metering.js';
+import { createMoneyStore } from './money/money-store.js';
+import type { PaymentProvider } from './money/payment-provider.js';
+import { createPaymentsService } from './money/payments-service.js';
+import type { PlanCatalog } from './money/plan-catalog.js';
+import { createPlanCatalog } from './money/plan-catalog.js';
 import { createOAuthServices } from './oauth/oauth-services.js';
 import { createLogger, type Logger } from './observability/logger.js';
 import { createMetrics } from './observability/metrics.js';
@@ -40,7 +45,6 @@ import type { Keyring } from './security/keyring.js';
 import { createSecretBox } from './security/secret-box.js';
 import { createAccountService } from './services/account-service.js';
 import { createAnalyticsService } from './services/analytics-service.js';
-import { createBillingService } from './services/billing-service.js';
 import { createConnectionService } from './services/connection-service.js';
 import type { GatewayServices } from './services/gateway-services.js';
 import { createMarketplaceService } from './services/marketplace-service.js';
@@ -110,6 +114,26 @@ async function keyringFor(config: GatewayConfig): Promise<Keyring> {
   return { keys: { [demo.id]: demo.key }, current: demo.id };
 }
 
+/** The payment provider QUARRY_PAYMENTS names; Stripe's SDK is loaded only when it is the one. */
+async function paymentProviderFor(
+  config: GatewayConfig,
+  plans: PlanCatalog,
+): Promise<PaymentProvider | undefined> {
+  const { kind, stripe } = config.payments;
+  if (kind === 'sandbox') return (await import('./money/sandbox-provider.js')).createSandboxProvider();
+  if (kind !== 'stripe') return undefined;
+  // loadConfig refuses QUARRY_PAYMENTS=stripe without both keys.
+  if (stripe === undefined)
+    throw new Error('QUARRY_PAYMENTS=stripe needs STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET');
+  return (await import('./money/stripe-provider.js')).createStripeProvider({
+    secretKey: stripe.secretKey,
+    webhookSecret: stripe.webhookSecret,
+    apiBase: stripe.apiBase,
+    prices: stripe.prices,
+    plans,
+  });
+}
+
 export async function createGateway(
   config: GatewayConfig,
   options: CreateGatewayOptions = {},
@@ -141,6 +165,7 @@ export async function createGateway(
     const secretBox = createSecretBox(keyring);
     const tryTokens = createTryTokens(keyring);
     const store = createControlPlaneStore(sql, { secretBox, limits: config.accountLimits });
+    const money = createMoneyStore(sql);
     const connectorLogger = logger.child({ component: 'connector' });
     // The demo's DuckDB file is the operator's own (bootstrapDemo writes it and its connection
     // through the store): it opens trusted while every QUARRY_ALLOW_* switch is off.
@@ -211,12 +236,28 @@ export async function createGateway(
       sessions: store.sessions,
       accessTokens: oauth.authenticator,
     });
-    const accounts = createAccountService(store, {
-      // Cached principals carry the plan and the key's limit: drop them so a change applies at once.
-      onPlanChanged: () => auth.forgetAll(),
+    const accounts = createAccountService(store, money, {
+      // Cached principals carry the plan and the key's limit: drop them so a change applies at
+      // once, here and (through the change log) on every other instance.
+      onPlanChanged: (accountId) => {
+        auth.forgetAll();
+        void store.changes
+          .append('account_plan', accountId)
+          .catch((error) => logger.warn({ err: error }, 'announcing a plan change failed'));
+      },
       onKeyChanged: (keyId) => auth.forgetKey(keyId),
     });
-    const billing = createBillingService(store, plans, config.budgets);
+    const payments = createPaymentsService({
+      kind: config.payments.kind,
+      provider: await paymentProviderFor(config, plans),
+      repository: money.payments,
+      accounts: { get: (id) => store.accounts.get(id), setPlan: (id, plan) => accounts.setPlan(id, plan) },
+      plans,
+      graceMs: config.payments.graceMs,
+      publicUrl: config.publicUrl,
+      logger: logger.child({ component: 'payments' }),
+    });
+    const billing = createBillingService(store, money, plans, config.budgets, payments);
     const marketplace = createMarketplaceService(store);
     const sessions = createSessionService({
       store,
@@ -246,10 +287,10 @@ export async function createGateway(
       describe: (ownerId, connectionId, request) => connections.describe(ownerId, connectionId, request),
     });
     // Served calls' usage writes that the store may have committed unheard are settled before
-    // the call answers (billing/in-doubt-metering.ts).
+    // the call answers (money/in-doubt-metering.ts).
     const metering = settleInDoubt(
       createMetering({
-        usage: store.usage,
+        usage: money.usage,
         plans,
         budgets: config.budgets,
         reserveAhead: config.reserveAhead,
@@ -312,6 +353,8 @@ export async function createGateway(
       logger,
       metrics,
       store,
+      money,
+      payments,
       plugins,
       auth,
       catalog,
@@ -371,6 +414,7 @@ export async function createGateway(
       intervalMs: options.changeFeedIntervalMs ?? 1_000,
       onChange: (event) => {
         if (event.kind === 'key') auth.forgetKey(event.ref);
+        else if (event.kind === 'account_plan') auth.forgetAll();
         else if (event.kind === 'oauth_client') auth.forgetClient(event.ref);
         else if (event.kind === 'signing_key') oauth.keyRing.invalidate();
         else if (event.kind === 'analytic') {
@@ -407,7 +451,7 @@ export async function createGateway(
     // The bound (QUARRY_REAP_AFTER_MS) is longer than any query may run, so a live call is never reaped.
     const reap = async () => {
       try {
-        const reaped = await store.usage.reapStale(config.reapAfterMs);
+        const reaped = await money.usage.reapStale(config.reapAfterMs);
         if (reaped > 0) logger.warn({ reaped }, 'released calls left pending by a stopped instance');
         await store.idempotency.purgeExpired();
       } catch (error) {
@@ -417,6 +461,12 @@ export async function createGateway(
     await reap();
     const reaper = setInterval(() => void reap(), Math.min(REAP_INTERVAL_MS, config.reapAfterMs));
     reaper.unref();
+    // Downgrades and cancels that reached their period's end, and grace periods that ran out:
+    // every instance ticks, and each change is conditional, so two ticks apply it once.
+    const billingTick = setInterval(() => {
+      payments.tick().catch((error) => logger.warn({ err: error }, 'billing tick failed'));
+    }, config.payments.tickMs);
+    billingTick.unref();
     const app = createApp(services);
     let closed: Promise<void> | undefined;
     return {
@@ -428,6 +478,7 @@ export async function createGateway(
       close(graceMs = config.shutdownGraceMs) {
         closed ??= (async () => {
           clearInterval(reaper);
+          clearInterval(billingTick);
           await feed.stop();
           await mcp.close();
           await connections.close(graceMs);

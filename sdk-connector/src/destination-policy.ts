@@ -1,6 +1,6 @@
 // What an owner's connection may reach, and how an address is judged. Owners are strangers: a
 // connection config is attacker input, so by default a connector reaches public addresses only.
-// The operator opts in to three separate powers (DESIGN §8): private networks (loopback, RFC 1918,
+// The operator opts in to three separate powers (docs/design.md §8): private networks (loopback, RFC 1918,
 // unique-local, unix sockets), the gateway host's files, and the gateway host's cloud identity.
 // Cloud metadata endpoints, link-local, multicast and reserved ranges are never reachable:
 // no warehouse lives there, and the metadata services hand out the host's credentials.

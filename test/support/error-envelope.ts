@@ -1,4 +1,4 @@
-// The assertion every error response must pass (DESIGN.md §2): its status, its code, a
+// The assertion every error response must pass (docs/design.md §2): its status, its code, a
 // non-empty message, and a request id equal to the X-Request-Id header.
 import { expect } from 'vitest';
 import type { HttpResponse } from './http-client.js';

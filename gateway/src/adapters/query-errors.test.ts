@@ -30,14 +30,14 @@ beforeAll(async () => {
   tg = await createTestGateway({
     // Carol's Free plan runs out after two calls; Bob's SMB plan allows one request a minute.
     QUARRY_PLANS: JSON.stringify([
-      { id: 'free', name: 'Tiny', included_calls: 2, monthly_price_cents: 0, per_call_cents: 0 },
-      { id: 'smb', name: 'SMB', included_calls: 250, monthly_price_cents: 4900, per_call_cents: 0 },
+      { id: 'free', name: 'Tiny', included_credits: 2, monthly_price_cents: 0, credit_price_cents: 0 },
+      { id: 'smb', name: 'SMB', included_credits: 250, monthly_price_cents: 4900, credit_price_cents: 0 },
       {
         id: 'enterprise',
         name: 'Enterprise',
-        included_calls: null,
+        included_credits: null,
         monthly_price_cents: 19900,
-        per_call_cents: 0,
+        credit_price_cents: 0,
       },
     ]),
     QUARRY_RATE_LIMITS: JSON.stringify({

@@ -7,7 +7,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { periodOf } from '../billing/billing-period.js';
+import { periodOf } from '../money/billing-period.js';
 import { createTestGateway, type SignedUp, type TestGateway } from '../testing/test-gateway.js';
 import { createGatewayListener } from './node-listener.js';
 
@@ -82,7 +82,7 @@ const normalised = (text: string) => {
   if (body.error) body.error = { ...body.error, request_id: 'x' };
   return body;
 };
-const counter = () => tg.gateway.services.store.usage.counter(alice.accountId, periodOf(new Date()));
+const counter = () => tg.gateway.services.money.usage.counter(alice.accountId, periodOf(new Date()));
 const served = () => tg.gateway.services.metering.stats().reserves.items;
 
 const GARDEN = { source: 'top-products', params: { category: 'Garden', limit: 4 } };
@@ -189,7 +189,7 @@ describe('query fast path', () => {
       };
       const first = await send(); // a miss through the app, now cached
       expect(first.status).toBe(200);
-      const before = await tight.gateway.services.store.usage.counter(bob.accountId, periodOf(new Date()));
+      const before = await tight.gateway.services.money.usage.counter(bob.accountId, periodOf(new Date()));
       const refused = await send(); // a hit, decided by the fast path
       expect(refused.status).toBe(429);
       expect(refused.body.error.code).toBe('RATE_LIMIT_EXCEEDED');
@@ -197,7 +197,7 @@ describe('query fast path', () => {
       expect(refused.headers['retry-after']).toMatch(/^\d+$/);
       expect(refused.headers.ratelimit).toBeDefined();
       expect(refused.body.error.request_id).toBe(refused.headers['x-request-id']);
-      expect(await tight.gateway.services.store.usage.counter(bob.accountId, periodOf(new Date()))).toBe(
+      expect(await tight.gateway.services.money.usage.counter(bob.accountId, periodOf(new Date()))).toBe(
         before,
       );
     } finally {
@@ -209,7 +209,7 @@ describe('query fast path', () => {
   it('refuses a spent quota with QUOTA_EXCEEDED and records nothing', async () => {
     const small = await createTestGateway({
       QUARRY_PLANS: JSON.stringify([
-        { id: 'free', name: 'Tiny', included_calls: 1, monthly_price_cents: 0, per_call_cents: 0 },
+        { id: 'free', name: 'Tiny', included_credits: 1, monthly_price_cents: 0, credit_price_cents: 0 },
       ]),
     });
     const carol = await small.signUp('Carol');
@@ -230,7 +230,7 @@ describe('query fast path', () => {
       expect(refused.status).toBe(429);
       expect(refused.body.error.code).toBe('QUOTA_EXCEEDED');
       expect(refused.headers['ratelimit-policy']).toContain('monthly');
-      expect(await small.gateway.services.store.usage.counter(carol.accountId, periodOf(new Date()))).toBe(1);
+      expect(await small.gateway.services.money.usage.counter(carol.accountId, periodOf(new Date()))).toBe(1);
     } finally {
       await new Promise((resolve) => server.close(resolve));
       await small.close();

@@ -1,4 +1,4 @@
-// Owner-defined output shapes (DESIGN.md §2 `insights`): single row → object, keyed by a column,
+// Owner-defined output shapes (docs/design.md §2 `insights`): single row → object, keyed by a column,
 // chart-ready series, totals. Computed from the JSON-safe rows the connector returned.
 import type { JsonValue } from '@quarry/sdk-connector';
 import type { InsightsSpec } from './analytic-definition.js';

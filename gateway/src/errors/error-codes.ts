@@ -1,4 +1,4 @@
-// The API's error codes and their HTTP statuses (DESIGN.md §2). The map is exhaustive by type,
+// The API's error codes and their HTTP statuses (docs/design.md §2). The map is exhaustive by type,
 // so adding a code without a status does not compile.
 
 export type ErrorCode =

@@ -1,5 +1,5 @@
 // The one error mapper below HTTP: every error from every layer becomes an ApiError, and an
-// ApiError becomes the DESIGN.md §2 envelope as plain data (status, headers, body), written alike
+// ApiError becomes the docs/design.md §2 envelope as plain data (status, headers, body), written alike
 // by the Hono app and by the query module. Domain errors map by code; anything unknown is logged
 // in full and answered as INTERNAL with nothing internal in the body.
 import type { ConnectorError } from '@quarry/sdk-connector';

@@ -1,5 +1,5 @@
 // Typed context for every route and middleware: the request id, the authenticated principal and
-// the injected services (STYLE.md: services reach handlers through typed context, not globals).
+// the injected services (services reach handlers through typed context, not globals: docs/architecture.md).
 import type { Principal } from '../auth/principal.js';
 import type { GatewayServices } from '../services/gateway-services.js';
 

@@ -1,4 +1,4 @@
-// Every error code of DESIGN.md §2 that one in-process gateway can produce, each checked for
+// Every error code of docs/design.md §2 that one in-process gateway can produce, each checked for
 // status, code, a message, the request id in body and header, and the headers the code needs.
 import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -2,7 +2,7 @@
 // defaulting to the current one.
 import { z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
-import { PERIOD_PATTERN, periodOf } from '../billing/billing-period.js';
+import { PERIOD_PATTERN, periodOf } from '../money/billing-period.js';
 import type { AppEnv } from './app-env.js';
 import { valid } from './route.js';
 

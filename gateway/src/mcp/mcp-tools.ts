@@ -97,7 +97,7 @@ export interface McpTools {
   ): Promise<string>;
 }
 
-/** The query answer of DESIGN.md §2, as far as the summary reads it. */
+/** The query answer of docs/design.md §2, as far as the summary reads it. */
 interface QueryAnswer {
   readonly source: string;
   readonly results: readonly unknown[];

@@ -1,7 +1,7 @@
 // Idempotency-Key on POST /v1/query: a replay of a completed call returns the stored answer and
 // is not charged again; the same key with a different body, or while the first is still running,
 // is refused. Failed calls are not stored, so a retry runs (and is charged) once. The answer is
-// stored by the call's charge itself, in the same store transaction (billing/metering.ts), so a
+// stored by the call's charge itself, in the same store transaction (money/metering.ts), so a
 // process that dies after the charge leaves the answer for the retry to replay: never a charged
 // call whose retry runs, and is charged, again.
 import { createHash } from 'node:crypto';

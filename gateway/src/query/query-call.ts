@@ -224,7 +224,7 @@ export function createQueryCallHandler(deps: QueryCallDeps): QueryCallHandler {
   ): QueryReply {
     let apiError = asApiError(error, deps.logger.child({ request_id: call.requestId }));
     // The analytic's owner sees what its warehouse said (secrets removed), to fix the SQL;
-    // every other caller keeps the generic message (DESIGN.md §8).
+    // every other caller keeps the generic message (docs/design.md §8).
     if (
       isConnectorError(error) &&
       error.warehouseMessage !== undefined &&

@@ -1,5 +1,5 @@
 // The query path: resolve the analytic the caller may see, validate and type its params, run it
-// in place through the connection's connector, and shape the answer (DESIGN.md §2–3).
+// in place through the connection's connector, and shape the answer (docs/design.md §2–3).
 
 import {
   type ColumnInfo,
@@ -28,7 +28,7 @@ export interface QueryCaller {
   readonly accountId: string;
 }
 
-/** A warehouse result, shaped: the rows, the owner's insights and typed columns (DESIGN.md §2). */
+/** A warehouse result, shaped: the rows, the owner's insights and typed columns (docs/design.md §2). */
 export interface QueryResult {
   readonly source: string;
   readonly version: number;

@@ -7,13 +7,13 @@
 // (QUOTA_EXCEEDED, connector errors); a failed call is never charged.
 import type { ParamValues } from '@quarry/sdk-connector';
 import type { Principal } from '../auth/principal.js';
-import type { Charge, IdempotentCompletion, Metering, PendingCharge } from '../billing/metering.js';
-import type { PlanCatalog } from '../billing/plan-catalog.js';
 import { cacheKey } from '../cache/cache-key.js';
 import { matchesIfNoneMatch } from '../cache/etag.js';
 import type { CacheLookup, ResultCache } from '../cache/result-cache.js';
 import type { CatalogEntry } from '../catalog/catalog.js';
 import { ApiError } from '../errors/api-error.js';
+import type { Charge, IdempotentCompletion, Metering, PendingCharge } from '../money/metering.js';
+import type { PlanCatalog } from '../money/plan-catalog.js';
 import { formatQuotaPolicyItem, formatServiceLimitItem } from '../rate-limit/rate-limit-headers.js';
 import type { LimitHeaders } from './admission.js';
 import { answerBody, storedAnswer } from './answer.js';
@@ -187,7 +187,7 @@ export function quotaHeaders(
   if (outcome instanceof ApiError) {
     if (outcome.code !== 'QUOTA_EXCEEDED') return current === undefined ? undefined : { ...current };
     const plan = deps.plans.resolve(principal.plan);
-    return withQuotaHeaders(current, plan.included_calls ?? 0, 0, Math.ceil(outcome.retryAfter ?? 0));
+    return withQuotaHeaders(current, plan.included_credits ?? 0, 0, Math.ceil(outcome.retryAfter ?? 0));
   }
   if (outcome.limit === null || outcome.remaining === null)
     return current === undefined ? undefined : { ...current };

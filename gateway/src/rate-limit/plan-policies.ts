@@ -31,7 +31,7 @@ export const RateLimitOverrideSchema = z.union([
 
 export type RateLimitOverride = z.infer<typeof RateLimitOverrideSchema>;
 
-/** The defaults per plan id (DESIGN.md §4 plans); `free` is also the fallback for unknown plans. */
+/** The defaults per plan id (docs/design.md §4, plans); `free` is also the fallback for unknown plans. */
 export const DEFAULT_PLAN_RATE_LIMITS: Readonly<Record<string, RateLimitPolicy>> = {
   free: { limit: 10, windowSeconds: 60, burst: 5 },
   smb: { limit: 60, windowSeconds: 60, burst: 20 },

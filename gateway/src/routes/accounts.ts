@@ -1,4 +1,4 @@
-// Sign-up and the caller's own account (DESIGN.md §2 management).
+// Sign-up and the caller's own account (docs/design.md §2, management).
 import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
 import { ApiError } from '../errors/api-error.js';
 import type { AppEnv } from '../http/app-env.js';

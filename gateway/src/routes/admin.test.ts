@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../app.js';
-import { periodOf } from '../billing/billing-period.js';
+import { periodOf } from '../money/billing-period.js';
 import { createTestGateway, type SignedUp, type TestGateway } from '../testing/test-gateway.js';
 
 const ADMIN_TOKEN = `admin-${randomUUID()}`;
@@ -172,7 +172,7 @@ describe('closing a period', () => {
     const entry = await tg.gateway.services.catalog.resolve('sales-by-region');
     if (!entry) throw new Error('sales-by-region is missing');
     const requestId = `req_${randomUUID().replace(/-/g, '')}`;
-    const reserved = await tg.gateway.services.store.usage.reserve({
+    const reserved = await tg.gateway.services.money.usage.reserve({
       requestId,
       accountId: alice.accountId,
       keyId: alice.keyId,
@@ -189,7 +189,7 @@ describe('closing a period', () => {
       credits: 5,
     });
     if (reserved.ok && commit)
-      await tg.gateway.services.store.usage.commit(requestId, { latencyMs: 1, status: 'ok' });
+      await tg.gateway.services.money.usage.commit(requestId, { latencyMs: 1, status: 'ok' });
     return { reserved, requestId };
   }
   const statement = async (period: string) =>
@@ -247,7 +247,7 @@ describe('closing a period', () => {
     expect(busy.status).toBe(409);
     expect(busy.json.error).toMatchObject({ code: 'CONFLICT', retry_after: 1 });
     expect(busy.headers.get('retry-after')).toBe('1');
-    await tg.gateway.services.store.usage.release(requestId);
+    await tg.gateway.services.money.usage.release(requestId);
     expect((await admin('POST', '/v1/admin/periods/2020-02/close')).status).toBe(200);
   });
 });

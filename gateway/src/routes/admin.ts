@@ -1,8 +1,7 @@
-// The operator API (DESIGN.md §2), reachable only with QUARRY_ADMIN_TOKEN: list accounts with
+// The operator API (docs/design.md §2), reachable only with QUARRY_ADMIN_TOKEN: list accounts with
 // their plan and current-period calls, change an account's plan, set or lift a key's rate limit,
 // close a billing period (which freezes its owner statements), rotate the OAuth signing key.
 import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
-import { periodOf } from '../billing/billing-period.js';
 import { ApiError } from '../errors/api-error.js';
 import { isStoreError } from '../errors/store-error.js';
 import type { AppEnv } from '../http/app-env.js';
@@ -12,6 +11,7 @@ import { PeriodSchema } from '../http/period-param.js';
 import { readJson } from '../http/read-json.js';
 import { AccountSchema, accountJson, KeySchema, keyJson } from '../http/resources.js';
 import { pathParam, route, valid } from '../http/route.js';
+import { periodOf } from '../money/billing-period.js';
 import { RateLimitOverrideSchema } from '../rate-limit/plan-policies.js';
 import type { ApiKey } from '../store/api-key-repository.js';
 import type { SigningKeyRecord } from '../store/oauth-signing-key-repository.js';
@@ -203,9 +203,9 @@ export function registerAdminRoutes(app: OpenAPIHono<AppEnv>): void {
       method: 'post',
       path: '/v1/admin/periods/{period}/close',
       tags: ['Operator'],
-      summary: 'Close an ended billing period: freezes every owner statement of it',
+      summary: 'Close an ended billing period: freezes every owner statement, invoices Pay as you Go',
       description:
-        'Only a month that has ended (UTC) can be closed. Idempotent. 409 with `retry_after` while calls of the period are still in flight.',
+        'Only a month that has ended (UTC) can be closed. Freezes the owner statements and computes payouts, then sends each Pay as you Go account one invoice for the period, charged to its card (with a payment provider; an account that never paid through it is left to the operator). Idempotent: closing again, or on two instances, invoices nobody twice. 409 with `retry_after` while calls of the period are still in flight.',
       security: ADMIN_SECURITY,
       request: { params: z.object({ period: PeriodSchema.openapi({ example: '2026-10' }) }) },
       responses: {
@@ -213,7 +213,22 @@ export function registerAdminRoutes(app: OpenAPIHono<AppEnv>): void {
           description: 'Closed',
           content: {
             'application/json': {
-              schema: z.object({ period: z.string(), closed_at: z.string(), already_closed: z.boolean() }),
+              schema: z.object({
+                period: z.string(),
+                closed_at: z.string(),
+                already_closed: z.boolean(),
+                invoices: z
+                  .object({
+                    invoiced: z.number().int(),
+                    paid: z.number().int(),
+                    failed: z.number().int(),
+                    total_cents: z.number().int(),
+                  })
+                  .openapi({
+                    description:
+                      'Pay as you Go invoices this close sent and charged (0 for those a close before it sent)',
+                  }),
+              }),
             },
           },
         },
@@ -238,6 +253,12 @@ export function registerAdminRoutes(app: OpenAPIHono<AppEnv>): void {
           period: closed.period,
           closed_at: closed.closedAt.toISOString(),
           already_closed: closed.alreadyClosed,
+          invoices: {
+            invoiced: closed.invoices.invoiced,
+            paid: closed.invoices.paid,
+            failed: closed.invoices.failed,
+            total_cents: closed.invoices.totalCents,
+          },
         });
       } catch (error) {
         if (isStoreError(error, 'CONFLICT')) {

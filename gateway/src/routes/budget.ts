@@ -2,14 +2,14 @@
 // Calls stop with 429 QUOTA_EXCEEDED once what the period's credits cost would pass it. Default
 // QUARRY_DEFAULT_BUDGET_USD (100), at most the operator's QUARRY_MAX_BUDGET_USD.
 import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
-import { periodOf } from '../billing/billing-period.js';
-import { isBudgeted } from '../billing/plan-catalog.js';
 import type { AppEnv } from '../http/app-env.js';
 import { AUTHED_ERRORS, BEARER, BODY_ERRORS } from '../http/common-schemas.js';
 import { requireScope } from '../http/middleware/require-scope.js';
 import { readJson } from '../http/read-json.js';
 import { route } from '../http/route.js';
-import type { Budget } from '../services/billing-service.js';
+import { periodOf } from '../money/billing-period.js';
+import type { Budget } from '../money/billing-service.js';
+import { isBudgeted } from '../money/plan-catalog.js';
 import { BudgetStateSchema, budgetJson, usd } from './money-schemas.js';
 
 export const BudgetChangeSchema = z

@@ -1,4 +1,4 @@
-// The limits that keep credits from being farmed (DESIGN.md §4): an analytic's price is capped
+// The limits that keep credits from being farmed (docs/design.md §4): an analytic's price is capped
 // (QUARRY_MAX_PRICE), an account's free previews are counted across all its keys
 // (QUARRY_PREVIEWS_PER_DAY), and rate limits hold per account, whichever of its keys calls, with
 // management calls in a bucket of their own.

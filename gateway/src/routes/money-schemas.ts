@@ -1,9 +1,10 @@
 // OpenAPI schemas and JSON shapes the money routes share (usage, statements, budget): amounts
 // are exact integers (millicredits, micro-USD) next to their display form (credits, USD).
 import { z } from '@hono/zod-openapi';
+import { microUsdToUsd } from '../money/units.js';
 
 /** Micro-USD as a USD number (display; the `*_micro_usd` field next to it is exact). */
-export const usd = (microUsd: number): number => microUsd / 1_000_000;
+export const usd = microUsdToUsd;
 
 export const CallsByOriginSchema = z
   .object({

@@ -5,7 +5,7 @@
 // instance), and every cached call metered like any other.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../app.js';
-import { periodOf } from '../billing/billing-period.js';
+import { periodOf } from '../money/billing-period.js';
 import { createTestGateway, type SignedUp, type TestGateway, withQueries } from '../testing/test-gateway.js';
 
 let tg: TestGateway;
@@ -25,7 +25,7 @@ const top = (params: Record<string, unknown>, headers?: Record<string, string>) 
     body: { source: 'top-products', params },
     ...(headers ? { headers } : {}),
   });
-const counter = () => tg.gateway.services.store.usage.counter(alice.accountId, periodOf(new Date()));
+const counter = () => tg.gateway.services.money.usage.counter(alice.accountId, periodOf(new Date()));
 
 /**
  * The gateway's app with warehouse queries counted, each starting only once `gate` opens (the

@@ -1,7 +1,7 @@
-// The query contract (DESIGN.md §2–3) in process: response shape and types, query-string
+// The query contract (docs/design.md §2–3) in process: response shape and types, query-string
 // coercion, param errors, and every insights shape of the example analytics.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { periodOf } from '../billing/billing-period.js';
+import { periodOf } from '../money/billing-period.js';
 import { createTestGateway, type TestGateway } from '../testing/test-gateway.js';
 
 let tg: TestGateway;
@@ -291,7 +291,7 @@ describe('RESULT_TOO_LARGE', () => {
       const caller = await small.signUp('Wide');
       const call = (n: number) =>
         small.call('POST', '/v1/query', { key: caller.key, body: { source: 'wide-rows', params: { n } } });
-      const usage = () => small.gateway.services.store.usage.counter(caller.accountId, periodOf(new Date()));
+      const usage = () => small.gateway.services.money.usage.counter(caller.accountId, periodOf(new Date()));
 
       // ~270 bytes a row against a 64 KiB bound: 100 rows fit, 1,000 do not.
       expect((await call(100)).status).toBe(200);

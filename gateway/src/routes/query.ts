@@ -1,4 +1,4 @@
-// The OpenAPI description of the query contract of DESIGN.md §2: POST /v1/query and
+// The OpenAPI description of the query contract of docs/design.md §2: POST /v1/query and
 // GET /v1/analytics/{name}. One query module decides both (query/query-call.ts); the adapters
 // (adapters/hono-query.ts, adapters/node-query.ts) serve them.
 import { createRoute, z } from '@hono/zod-openapi';

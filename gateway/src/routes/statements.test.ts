@@ -2,7 +2,7 @@
 // platform 1.4; price 1 → owner 0.8, not 0), Free-plan credits worth 0 USD, JSON and CSV, another
 // owner's calls never mixed in.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { periodOf } from '../billing/billing-period.js';
+import { periodOf } from '../money/billing-period.js';
 import { createTestGateway, type SignedUp, type TestGateway } from '../testing/test-gateway.js';
 
 let tg: TestGateway;

@@ -8,7 +8,8 @@ import { csvResponse, toCsv, wantsCsv } from '../http/csv.js';
 import { requireScope } from '../http/middleware/require-scope.js';
 import { jsonOrCsv, periodParam, ReportQuerySchema } from '../http/period-param.js';
 import { route } from '../http/route.js';
-import type { OwnerStatement, Payout, StatementAmounts } from '../store/statement-repository.js';
+import type { OwnerStatement, Payout, StatementAmounts } from '../money/statement-repository.js';
+import { millicreditsToCredits } from '../money/units.js';
 import { CallsByOriginSchema, usd } from './money-schemas.js';
 
 const Amounts = z.object({
@@ -78,9 +79,9 @@ export const STATEMENT_CSV_COLUMNS = [
 const amountsJson = (a: StatementAmounts) => ({
   calls: a.calls,
   calls_by_origin: a.callsByOrigin,
-  credits: a.millicredits / 1_000,
-  owner_share: a.ownerMillicredits / 1_000,
-  platform_share: a.platformMillicredits / 1_000,
+  credits: millicreditsToCredits(a.millicredits),
+  owner_share: millicreditsToCredits(a.ownerMillicredits),
+  platform_share: millicreditsToCredits(a.platformMillicredits),
   millicredits: a.millicredits,
   owner_share_millicredits: a.ownerMillicredits,
   platform_share_millicredits: a.platformMillicredits,

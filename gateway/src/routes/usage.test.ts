@@ -3,7 +3,7 @@
 // quota spent. The Free plan here includes 3 calls a month; usage-test-broken deploys (the warehouse
 // accepts its SQL) and fails when it runs (a scalar subquery of two rows).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { periodOf, secondsToPeriodEnd } from '../billing/billing-period.js';
+import { periodOf, secondsToPeriodEnd } from '../money/billing-period.js';
 import { createTestGateway, type SignedUp, type TestGateway } from '../testing/test-gateway.js';
 
 let tg: TestGateway;
@@ -68,6 +68,7 @@ describe('GET /v1/account/usage', () => {
         included_credits: 250,
         monthly_price_cents: 4_900,
         per_call_cents: 0,
+        credit_price_cents: 0,
         credit_value_usd: 0.196,
       },
       totals: {
@@ -169,7 +170,7 @@ describe('quota', () => {
     expect(tried.json.meta.credits).toBe(0);
     const after = (await tg.call('GET', '/v1/account/usage', { key: free.key })).json;
     expect(after.totals).toMatchObject({ calls: 3, credits: 3, marketplace_calls: 1, remaining_calls: 0 });
-    expect(await tg.gateway.services.store.usage.counter(free.accountId, period)).toBe(3);
+    expect(await tg.gateway.services.money.usage.counter(free.accountId, period)).toBe(3);
     expect((await sales(free.key)).status).toBe(429);
   });
 
@@ -218,6 +219,7 @@ describe('GET /v1/plans', () => {
       included_credits: included,
       monthly_price_cents: cents,
       per_call_cents: perCall,
+      credit_price_cents: perCall,
       credit_value_usd: value,
     });
     expect(res.json).toEqual({

@@ -2,15 +2,22 @@
 // by origin, credits used and left, what the plan or the Pay as you Go budget leaves and what is
 // due, by analytic and by day, as JSON or CSV.
 import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
-import { creditValueMicroUsd, isBudgeted, MICRO_USD_PER_CENT, type Plan } from '../billing/plan-catalog.js';
 import type { AppEnv } from '../http/app-env.js';
 import { AUTHED_ERRORS, BEARER } from '../http/common-schemas.js';
 import { csvResponse, toCsv, wantsCsv } from '../http/csv.js';
 import { requireScope } from '../http/middleware/require-scope.js';
 import { jsonOrCsv, periodParam, ReportQuerySchema } from '../http/period-param.js';
 import { route } from '../http/route.js';
-import type { AccountUsage } from '../services/billing-service.js';
-import type { UsageTotals } from '../store/usage-repository.js';
+import type { AccountUsage } from '../money/billing-service.js';
+import { creditValueMicroUsd, isBudgeted, type Plan } from '../money/plan-catalog.js';
+import {
+  centsDue,
+  centsToMicroUsd,
+  creditsToMillicredits,
+  millicreditsToCredits,
+  wholeCredits,
+} from '../money/units.js';
+import type { UsageTotals } from '../money/usage-repository.js';
 import { BudgetStateSchema, budgetJson, CallsByOriginSchema, usd } from './money-schemas.js';
 
 const Totals = z.object({
@@ -27,10 +34,20 @@ export const PlanSchema = z
       .number()
       .int()
       .nullable()
-      .openapi({ description: 'Credits included a month (calls at 1 credit each); null: Pay as you Go' }),
-    included_credits: z.number().int().nullable().openapi({ description: 'The same, by its name' }),
+      .openapi({ description: 'Old name of `included_credits` (calls at 1 credit each)' }),
+    included_credits: z
+      .number()
+      .int()
+      .nullable()
+      .openapi({ description: 'Credits included a month; null: Pay as you Go' }),
     monthly_price_cents: z.number().int(),
-    per_call_cents: z.number().int().openapi({ description: 'Pay as you Go: the price of a credit' }),
+    per_call_cents: z.number().int().openapi({
+      description: 'Pay as you Go: the price of a credit, in cents (old name of `credit_price_cents`)',
+    }),
+    credit_price_cents: z
+      .number()
+      .int()
+      .openapi({ description: 'Pay as you Go: the price of a credit, in cents' }),
     credit_value_usd: z
       .number()
       .openapi({ description: 'What one credit costs on this plan: price ÷ included credits (Free: 0)' }),
@@ -85,7 +102,7 @@ export const USAGE_CSV_COLUMNS = [
   'value_usd',
 ] as const;
 
-const credits = (millicredits: number) => millicredits / 1_000;
+const credits = millicreditsToCredits;
 const ORIGINS = ['paid', 'free', 'marketplace', 'owner'] as const;
 
 function usageCsv(period: string, usage: AccountUsage): string {
@@ -111,10 +128,11 @@ export function planJson(plan: Plan) {
   return {
     id: plan.id,
     name: plan.name,
-    included_calls: plan.included_calls,
-    included_credits: plan.included_calls,
+    included_calls: plan.included_credits,
+    included_credits: plan.included_credits,
     monthly_price_cents: plan.monthly_price_cents,
-    per_call_cents: plan.per_call_cents,
+    per_call_cents: plan.credit_price_cents,
+    credit_price_cents: plan.credit_price_cents,
     credit_value_usd: usd(creditValueMicroUsd(plan)),
   };
 }
@@ -134,11 +152,11 @@ function usageJson(period: string, usage: AccountUsage) {
       ? value === 0
         ? null
         : Math.max(0, Math.floor((budgetMicroUsd - counted.valueMicroUsd) / value))
-      : plan.included_calls === null
+      : plan.included_credits === null
         ? null
-        : Math.max(0, Math.floor((plan.included_calls * 1_000 - counted.millicredits) / 1_000));
+        : Math.max(0, wholeCredits(creditsToMillicredits(plan.included_credits) - counted.millicredits));
   const dueMicroUsd =
-    plan.monthly_price_cents * MICRO_USD_PER_CENT + (isBudgeted(plan) ? report.totals.valueMicroUsd : 0);
+    centsToMicroUsd(plan.monthly_price_cents) + (isBudgeted(plan) ? report.totals.valueMicroUsd : 0);
   const used = credits(report.totals.millicredits);
   return {
     period,
@@ -153,7 +171,7 @@ function usageJson(period: string, usage: AccountUsage) {
       remaining_calls: left,
       amount_due_usd: usd(dueMicroUsd),
       amount_due_micro_usd: dueMicroUsd,
-      amount_due_cents: Math.ceil(dueMicroUsd / MICRO_USD_PER_CENT),
+      amount_due_cents: centsDue(dueMicroUsd),
     },
     budget:
       budgetMicroUsd === null ? null : budgetJson({ budgetMicroUsd, spentMicroUsd: counted.valueMicroUsd }),

@@ -1,9 +1,10 @@
 // Accounts and API keys: sign-up makes the account and its first key in one transaction; a key's
 // secret is returned once and only its digest is stored. A key never gets a scope its creator
-// lacks (DESIGN.md §4), as OAuth clients never do (oauth/client-service.ts).
+// lacks (docs/design.md §4), as OAuth clients never do (oauth/client-service.ts).
 
 import { grantableScopes, SCOPES, type Scope } from '../auth/principal.js';
 import { ApiError } from '../errors/api-error.js';
+import type { MoneyStore } from '../money/money-store.js';
 import type { RateLimitOverride } from '../rate-limit/plan-policies.js';
 import { generateApiKey } from '../security/api-key.js';
 import type { Account, ListOptions } from '../store/account-repository.js';
@@ -55,12 +56,13 @@ export interface AccountService {
 
 export interface AccountServiceOptions {
   /** Told when a plan or a key's limit changes, so cached verdicts are dropped at once here. */
-  readonly onPlanChanged?: () => void;
+  readonly onPlanChanged?: (accountId: string) => void;
   readonly onKeyChanged?: (keyId: string) => void;
 }
 
 export function createAccountService(
   store: ControlPlaneStore,
+  money: MoneyStore,
   options: AccountServiceOptions = {},
 ): AccountService {
   async function issue(
@@ -107,12 +109,12 @@ export function createAccountService(
     revokeKey: (accountId, keyId) => store.keys.revoke(accountId, keyId),
     async listWithCalls(page, period) {
       const accounts = await store.accounts.list(page);
-      const calls = await Promise.all(accounts.map((a) => store.usage.counter(a.id, period)));
+      const calls = await Promise.all(accounts.map((a) => money.usage.counter(a.id, period)));
       return accounts.map((account, i) => ({ account, calls: Number(calls[i] ?? 0) }));
     },
     async setPlan(accountId, plan) {
       const account = await store.accounts.setPlan(accountId, plan);
-      options.onPlanChanged?.();
+      options.onPlanChanged?.(accountId);
       return account;
     },
     async setKeyRateLimit(keyId, override) {

@@ -265,7 +265,7 @@ export function createAnalyticsService(options: AnalyticsServiceOptions): Analyt
           problems.push({ field: 'sql', message: (error as Error).message });
         }
       }
-      // Money: no analytic charges more than the operator allows (DESIGN.md §4).
+      // Money: no analytic charges more than the operator allows (docs/design.md §4).
       if (typeof raw.price === 'number' && raw.price > options.maxPrice) {
         problems.push({
           field: 'price',

@@ -1,16 +1,19 @@
-// The services a running gateway injects into its app (typed context, STYLE.md).
+// The services a running gateway injects into its app (typed context: docs/architecture.md, "Gateway").
 
 import type { Authenticator } from '../auth/authenticator.js';
 import type { KnownCredentials } from '../auth/known-credentials.js';
 import type { TryTokens } from '../auth/try-token.js';
-import type { Metering } from '../billing/metering.js';
-import type { PlanCatalog } from '../billing/plan-catalog.js';
 import type { ResultCache } from '../cache/result-cache.js';
 import type { Catalog } from '../catalog/catalog.js';
 import type { GatewayConfig } from '../config.js';
 import type { ConnectionBreakers } from '../connections/connection-breakers.js';
 import type { PluginRegistry } from '../connections/plugin-registry.js';
 import type { McpSessions } from '../mcp/mcp-sessions.js';
+import type { BillingService } from '../money/billing-service.js';
+import type { Metering } from '../money/metering.js';
+import type { MoneyStore } from '../money/money-store.js';
+import type { PaymentsService } from '../money/payments-service.js';
+import type { PlanCatalog } from '../money/plan-catalog.js';
 import type { OAuthServices } from '../oauth/oauth-services.js';
 import type { Logger } from '../observability/logger.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
@@ -22,7 +25,6 @@ import type { RateLimiter } from '../rate-limit/rate-limiter.js';
 import type { ControlPlaneStore } from '../store/control-plane-store.js';
 import type { AccountService } from './account-service.js';
 import type { AnalyticsService } from './analytics-service.js';
-import type { BillingService } from './billing-service.js';
 import type { ConnectionService } from './connection-service.js';
 import type { MarketplaceService } from './marketplace-service.js';
 import type { SessionService } from './session-service.js';
@@ -46,6 +48,8 @@ export interface GatewayServices {
   readonly logger: Logger;
   readonly metrics: GatewayMetrics;
   readonly store: ControlPlaneStore;
+  /** The money tables: usage ledger and quota counters, statements (money/). */
+  readonly money: MoneyStore;
   readonly plugins: PluginRegistry;
   readonly auth: Authenticator;
   readonly catalog: Catalog;
@@ -60,6 +64,8 @@ export interface GatewayServices {
   readonly analytics: AnalyticsService;
   readonly accounts: AccountService;
   readonly billing: BillingService;
+  /** Callers paying for plans (QUARRY_PAYMENTS). */
+  readonly payments: PaymentsService;
   readonly marketplace: MarketplaceService;
   /** The web console's passwords and sign-in sessions. */
   readonly sessions: SessionService;

@@ -12,13 +12,14 @@ export type ChangeKind =
   | 'listing'
   | 'connection'
   | 'oauth_client'
-  | 'signing_key';
+  | 'signing_key'
+  | 'account_plan';
 
 /**
  * One change. `ref` is the key id, the analytic name, the analytic id (`analytic_cache`: its
  * owner dropped its cached answers), the analytic id (`listing`: published, edited or unpublished
- * on the marketplace), the connection id, the OAuth client's id, or the kid of the
- * new signing key.
+ * on the marketplace), the connection id, the OAuth client's id, the kid of the
+ * new signing key, or the account id (`account_plan`: its plan changed).
  */
 export interface ChangeEvent {
   readonly id: number;

@@ -19,8 +19,6 @@ import {
 } from './oauth-signing-key-repository.js';
 import { createSessionRepository, type SessionRepository } from './session-repository.js';
 import type { SqlExecutor } from './sql-client.js';
-import { createStatementRepository, type StatementRepository } from './statement-repository.js';
-import { createUsageRepository, type UsageRepository } from './usage-repository.js';
 
 /** Options for {@link createControlPlaneStore}. */
 export interface ControlPlaneStoreOptions {
@@ -37,10 +35,6 @@ export interface ControlPlaneStore {
   readonly connections: ConnectionRepository;
   readonly analytics: AnalyticRepository;
   readonly changes: ChangeLogRepository;
-  /** Quota counters and the usage ledger. */
-  readonly usage: UsageRepository;
-  /** Owner statements and closing billing periods. */
-  readonly statements: StatementRepository;
   readonly idempotency: IdempotencyRepository;
   /** Marketplace listings. */
   readonly listings: ListingRepository;
@@ -67,8 +61,6 @@ export function createControlPlaneStore(
     connections: createConnectionRepository(sql, options.secretBox, options.limits),
     analytics: createAnalyticRepository(sql, options.limits),
     changes: createChangeLogRepository(sql),
-    usage: createUsageRepository(sql),
-    statements: createStatementRepository(sql),
     idempotency: createIdempotencyRepository(sql),
     listings: createListingRepository(sql),
     oauthClients: createOAuthClientRepository(sql, options.limits),

@@ -1,5 +1,5 @@
 // Parses and validates a JSON request body against a zod schema (the same schema OpenAPI is
-// generated from), with the error codes DESIGN.md §2 asks for: 415 without a JSON content type,
+// generated from), with the error codes of docs/design.md §2: 415 without a JSON content type,
 // 400 for malformed or too deeply nested JSON, 400 INVALID_REQUEST listing every schema problem.
 // Plain data in, so the query module and the HTTP layer (http/read-json.ts) share it.
 import type { z } from 'zod';

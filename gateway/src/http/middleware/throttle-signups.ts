@@ -1,4 +1,4 @@
-// The sign-up throttle (DESIGN.md §4 abuse limits): QUARRY_SIGNUPS_PER_HOUR sign-ups per client
+// The sign-up throttle (docs/design.md §4, abuse limits): QUARRY_SIGNUPS_PER_HOUR sign-ups per client
 // address (security/client-address.ts), at most that many at once, in the gateway's rate limiter,
 // so the allowance is shared by every instance when they share Redis. Without it one client made
 // 200 accounts in 0.74 s, each with an all-scope key.

@@ -1,5 +1,5 @@
 // Micro-benchmark of metering on the real PostgreSQL (run it by hand; it is not a test):
-//   npx tsx --conditions=@quarry/source gateway/src/billing/metering.bench.ts [concurrency] [seconds]
+//   npx tsx --conditions=@quarry/source gateway/src/money/metering.bench.ts [concurrency] [seconds]
 // Measures calls per second of one account at `concurrency` callers (default 64), alternating,
 // in the same run:
 //   one-by-one   usage.reserve + usage.commit per call (what every call did before group commit)
@@ -20,6 +20,7 @@ import { migrate } from '../store/migrate.js';
 import { createPgClient } from '../store/pg-client.js';
 import { periodOf } from './billing-period.js';
 import { createMetering } from './metering.js';
+import { createMoneyStore } from './money-store.js';
 import { createPlanCatalog } from './plan-catalog.js';
 
 const PG_URL = process.env.QUARRY_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -36,9 +37,12 @@ async function main(): Promise<void> {
   const sql = createPgClient(url.toString());
   try {
     await migrate(sql);
-    const store = createControlPlaneStore(sql, {
-      secretBox: createSecretBox({ keys: { k: randomBytes(32) }, current: 'k' }),
-    });
+    const store = {
+      ...createControlPlaneStore(sql, {
+        secretBox: createSecretBox({ keys: { k: randomBytes(32) }, current: 'k' }),
+      }),
+      ...createMoneyStore(sql),
+    };
     const account = await store.accounts.create({ email: `bench-${schema}@example.com`, name: 'bench' });
     const analytic = await store.analytics.create({
       accountId: account.id,
@@ -47,7 +51,13 @@ async function main(): Promise<void> {
       visibility: 'public',
     });
     const plans = createPlanCatalog([
-      { id: 'free', name: 'Bench', included_calls: 1_000_000_000, monthly_price_cents: 0, per_call_cents: 0 },
+      {
+        id: 'free',
+        name: 'Bench',
+        included_credits: 1_000_000_000,
+        monthly_price_cents: 0,
+        credit_price_cents: 0,
+      },
     ]);
     const principal = {
       accountId: account.id,

@@ -6,8 +6,8 @@
 // statement afterwards.
 
 import { StoreError } from '../errors/store-error.js';
+import type { SqlExecutor } from '../store/sql-client.js';
 import type { UsageOrigin } from './revenue-split.js';
-import type { SqlExecutor } from './sql-client.js';
 import { assertPeriod, PERIOD_LOCK_KEY } from './usage-repository.js';
 
 /** Calls, credits, money and their splits, for one analytic or in total. */

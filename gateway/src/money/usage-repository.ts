@@ -8,10 +8,12 @@
 // the period; every query below is race-free under READ COMMITTED across any number of gateway
 // instances. An idempotent call's stored answer may ride along (`completion`): it then commits
 // in the same transaction as the call's charge.
-import { PERIOD_PATTERN } from '../billing/billing-period.js';
+
 import { StoreError } from '../errors/store-error.js';
+import type { SqlExecutor } from '../store/sql-client.js';
+import { PERIOD_PATTERN } from './billing-period.js';
 import { type CallAmounts, isCounted, priceCall, type UsageOrigin } from './revenue-split.js';
-import type { SqlExecutor } from './sql-client.js';
+import { creditsToMillicredits, wholeCredits } from './units.js';
 
 export type { UsageOrigin } from './revenue-split.js';
 
@@ -195,7 +197,7 @@ export function assertPeriod(period: string): void {
 /** Whole credits left under a counter, or null without a cap. */
 function remainingOf(input: Reservation, state: CounterState): number | null {
   if (input.limit !== null)
-    return Math.max(0, Math.floor((input.limit * 1_000 - state.usedMillicredits) / 1_000));
+    return Math.max(0, wholeCredits(creditsToMillicredits(input.limit) - state.usedMillicredits));
   if (state.budgetMicroUsd === null) return null;
   if (input.creditValueMicroUsd === 0) return null;
   return Math.max(0, Math.floor((state.budgetMicroUsd - state.usedMicroUsd) / input.creditValueMicroUsd));
@@ -225,7 +227,7 @@ function check(input: ReserveRequest, index: number): Checked | Error {
       input,
       money: priceCall(input.origin, input.credits, input.creditValueMicroUsd),
       counterKey: counterKeyOf(input.accountId, input.period),
-      limitMc: input.limit === null ? null : input.limit * 1_000,
+      limitMc: input.limit === null ? null : creditsToMillicredits(input.limit),
     };
   } catch (error) {
     return error as Error;

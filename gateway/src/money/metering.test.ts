@@ -1,5 +1,5 @@
 // Metering's choice between reserving a call before the warehouse is asked and charging it once
-// served (billing/metering.ts), against the real store: embedded PGlite and the real PostgreSQL
+// served (money/metering.ts), against the real store: embedded PGlite and the real PostgreSQL
 // at QUARRY_TEST_PG_URL, a fresh schema per run. What is checked is what the ledger and the
 // counter hold at each step, and that the quota is never over-admitted either way.
 import { randomBytes } from 'node:crypto';
@@ -13,6 +13,7 @@ import { migrate } from '../store/migrate.js';
 import type { SqlClient } from '../store/sql-client.js';
 import { storeBackends } from '../store/testing/store-backends.js';
 import { createMetering, type Metering, type MeteringOptions } from './metering.js';
+import { createMoneyStore, type MoneyStore } from './money-store.js';
 import { createPlanCatalog, type Plan } from './plan-catalog.js';
 
 const backends = await storeBackends('metering', 'quarry_metering_mode');
@@ -24,26 +25,26 @@ const PERIOD = '2031-03';
 const plan = (id: string, includedCalls: number | null): Plan => ({
   id,
   name: id,
-  included_calls: includedCalls,
+  included_credits: includedCalls,
   monthly_price_cents: 0,
-  per_call_cents: 0,
+  credit_price_cents: 0,
 });
 const PLANS = createPlanCatalog([
   plan('free', 3),
   plan('big', 1_000),
   plan('edge', 120),
-  { ...plan('payg', null), per_call_cents: 50 },
+  { ...plan('payg', null), credit_price_cents: 50 },
 ]);
 
 for (const { backend, available } of backends) {
   describe.skipIf(!available)(`metering on ${backend.name}`, () => {
     let sql: SqlClient;
-    let store: ControlPlaneStore;
+    let store: ControlPlaneStore & MoneyStore;
 
     beforeAll(async () => {
       sql = await backend.fresh();
       await migrate(sql);
-      store = createControlPlaneStore(sql, { secretBox });
+      store = { ...createControlPlaneStore(sql, { secretBox }), ...createMoneyStore(sql) };
     });
     afterAll(() => backend.teardown());
 

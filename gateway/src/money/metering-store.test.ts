@@ -7,12 +7,13 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isStoreError } from '../errors/store-error.js';
 import { createSecretBox } from '../security/secret-box.js';
-import type { Analytic } from './analytic-repository.js';
-import { type ControlPlaneStore, createControlPlaneStore } from './control-plane-store.js';
-import { migrate } from './migrate.js';
+import type { Analytic } from '../store/analytic-repository.js';
+import { type ControlPlaneStore, createControlPlaneStore } from '../store/control-plane-store.js';
+import { migrate } from '../store/migrate.js';
+import type { SqlClient, SqlExecutor } from '../store/sql-client.js';
+import { storeBackends } from '../store/testing/store-backends.js';
+import { createMoneyStore, type MoneyStore } from './money-store.js';
 import { priceCall } from './revenue-split.js';
-import type { SqlClient, SqlExecutor } from './sql-client.js';
-import { storeBackends } from './testing/store-backends.js';
 import {
   createUsageRepository,
   type Reservation,
@@ -54,12 +55,12 @@ const counting = (usage: UsageRepository) => ({
 for (const { backend, available } of backends) {
   describe.skipIf(!available)(`metering store on ${backend.name}`, () => {
     let sql: SqlClient;
-    let store: ControlPlaneStore;
+    let store: ControlPlaneStore & MoneyStore;
 
     beforeAll(async () => {
       sql = await backend.fresh();
       await migrate(sql);
-      store = createControlPlaneStore(sql, { secretBox });
+      store = { ...createControlPlaneStore(sql, { secretBox }), ...createMoneyStore(sql) };
     });
     afterAll(() => backend.teardown());
 
@@ -719,7 +720,7 @@ for (const { backend, available } of backends) {
 
       it(`admits exactly ${limit} of ${racers} parallel reservations`, async () => {
         const pool = await backend.pool(sql, 20);
-        const racingStore = createControlPlaneStore(pool, { secretBox });
+        const racingStore = { ...createControlPlaneStore(pool, { secretBox }), ...createMoneyStore(pool) };
         const { caller, analytic } = await world();
         const results = await Promise.all(
           Array.from({ length: racers }, () =>
@@ -736,7 +737,7 @@ for (const { backend, available } of backends) {
 
       it('keeps counter = events while reservations, releases and a reaper race', async () => {
         const pool = await backend.pool(sql, 20);
-        const racingStore = createControlPlaneStore(pool, { secretBox });
+        const racingStore = { ...createControlPlaneStore(pool, { secretBox }), ...createMoneyStore(pool) };
         const { caller, analytic } = await world();
         const work = Array.from({ length: racers }, async (_, i) => {
           const input = reservation(caller.id, analytic, { limit });
@@ -754,7 +755,7 @@ for (const { backend, available } of backends) {
 
       it('closing a period while calls race it never lets a served call miss the frozen statement', async () => {
         const pool = await backend.pool(sql, 20);
-        const racingStore = createControlPlaneStore(pool, { secretBox });
+        const racingStore = { ...createControlPlaneStore(pool, { secretBox }), ...createMoneyStore(pool) };
         const { caller, owner, analytic } = await world();
         const period = freshPeriod();
         const served: string[] = [];
@@ -1166,7 +1167,7 @@ for (const { backend, available } of backends) {
     });
 
     describe('ledger properties', () => {
-      /** The plans an account may be on, as the gateway prices them (billing/plan-catalog.ts). */
+      /** The plans an account may be on, as the gateway prices them (money/plan-catalog.ts). */
       const PLANS = {
         free: { limit: 30, value: 0, budgeted: false },
         smb: { limit: 250, value: 196_000, budgeted: false },

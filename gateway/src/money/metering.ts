@@ -1,4 +1,4 @@
-// Metering on the query path (DESIGN.md §4, docs/money.md). Every served call has exactly one
+// Metering on the query path (docs/design.md §4, docs/money.md). Every served call has exactly one
 // final usage event, written before its answer leaves; a failed call is never charged and never
 // counted; the plan's monthly credits (a Pay as you Go account's budget) are never over-admitted,
 // across any number of instances. A call's origin decides what it costs: `paid` and `free` calls
@@ -22,7 +22,7 @@
 //   credits it has in flight, at least `reserveMargin` (default 100): a Free account (30 credits)
 //   always reserves first.
 //
-// Reservations, charges and commits are group-committed (billing/group-commit.ts): concurrent
+// Reservations, charges and commits are group-committed (money/group-commit.ts): concurrent
 // calls share one store transaction per batch, and each call still answers only once its own
 // event is durable.
 
@@ -30,7 +30,11 @@ import type { Principal } from '../auth/principal.js';
 import type { CatalogEntry } from '../catalog/catalog.js';
 import { ApiError } from '../errors/api-error.js';
 import { isStoreUnavailable } from '../errors/store-error.js';
-import type { UsageOrigin } from '../store/revenue-split.js';
+import { createPeriodClock } from './billing-period.js';
+import { createGroupCommit, type GroupCommitStats } from './group-commit.js';
+import { creditValueMicroUsd, isBudgeted, type Plan, type PlanCatalog } from './plan-catalog.js';
+import type { UsageOrigin } from './revenue-split.js';
+import { formatUsd } from './units.js';
 import type {
   BudgetPolicy,
   CommitRequest,
@@ -39,12 +43,9 @@ import type {
   ReserveRequest,
   ReserveResult,
   UsageRepository,
-} from '../store/usage-repository.js';
-import { createPeriodClock } from './billing-period.js';
-import { createGroupCommit, type GroupCommitStats } from './group-commit.js';
-import { creditValueMicroUsd, isBudgeted, type Plan, type PlanCatalog } from './plan-catalog.js';
+} from './usage-repository.js';
 
-export type { IdempotentCompletion } from '../store/usage-repository.js';
+export type { IdempotentCompletion } from './usage-repository.js';
 
 /** A call charged: what its answer tells the caller about the quota. */
 export interface Charge {
@@ -193,11 +194,12 @@ export function createMetering(options: MeteringOptions): Metering {
     const budget = result.budgetMicroUsd;
     const message =
       budget !== null
-        ? `The ${plan.name} budget of ${(budget / 1_000_000).toFixed(2)} USD for ${period} is used up ` +
-          `(${(result.usedMicroUsd / 1_000_000).toFixed(2)} USD spent); this call needs ${credits} credits ` +
-          `(${((credits * creditValueMicroUsd(plan)) / 1_000_000).toFixed(2)} USD). Raise it with PUT /v1/account/budget, or wait for next month (UTC).`
-        : `The ${plan.name} plan's ${plan.included_calls ?? 0} credits for ${period} are used up: this call needs ${credits} ` +
-          `credits and ${left} are left. The quota resets at the start of next month (UTC).`;
+        ? `The ${plan.name} budget of ${formatUsd(budget)} USD for ${period} is used up ` +
+          `(${formatUsd(result.usedMicroUsd)} USD spent); this call needs ${credits} credits ` +
+          `(${formatUsd(credits * creditValueMicroUsd(plan))} USD). Raise it with PUT /v1/account/budget, or wait for next month (UTC).`
+        : `The ${plan.name} plan's ${plan.included_credits ?? 0} credits for ${period} are used up: this call needs ${credits} ` +
+          `credits and ${left} are left. The quota resets at the start of next month (UTC); for more now, ` +
+          'upgrade: the console’s Usage page, `quarry billing upgrade <plan>` or POST /v1/billing/checkout.';
     return new ApiError('QUOTA_EXCEEDED', message, {
       retryAfter: resetSeconds,
       details: [
@@ -222,7 +224,7 @@ export function createMetering(options: MeteringOptions): Metering {
     const origin = originOf(principal, entry, plan);
     const isCounted = counted(origin);
     const budgeted = isCounted && isBudgeted(plan);
-    const limit = isCounted && !budgeted ? plan.included_calls : null;
+    const limit = isCounted && !budgeted ? plan.included_credits : null;
     const credits = isCounted ? entry.definition.price : 0;
     const value = creditValueMicroUsd(plan);
     let result: ReserveResult;

@@ -4,6 +4,8 @@
 // floor(value × 80 / 100) µUSD; the platform the rest, so each pair sums to its total. Integer
 // arithmetic only: no float ever touches money.
 
+import { creditsToMillicredits } from './units.js';
+
 /** An amount split between an analytic's owner and the platform. */
 export interface RevenueSplit {
   readonly ownerShare: number;
@@ -78,7 +80,7 @@ export function priceCall(origin: UsageOrigin, credits: number, creditValueMicro
   if (!Number.isSafeInteger(value)) throw new RangeError(`a call worth ${value} µUSD is out of range`);
   const money = splitCredits(value);
   return {
-    millicredits: credits * 1_000,
+    millicredits: creditsToMillicredits(credits),
     ownerMillicredits: credits * 800,
     platformMillicredits: credits * 200,
     valueMicroUsd: value,

@@ -1,11 +1,15 @@
 // Reports of the money side for routes (docs/money.md): a caller's usage in a period with its
 // plan and budget, an owner's statement, a Pay as you Go account's budget, and the operator's
 // closing of a period.
-import { isBudgeted, type Plan, type PlanCatalog } from '../billing/plan-catalog.js';
+
 import { ApiError } from '../errors/api-error.js';
 import type { ControlPlaneStore } from '../store/control-plane-store.js';
-import type { ClosedPeriod, OwnerStatement } from '../store/statement-repository.js';
-import type { BudgetPolicy, CounterTotals, UsageReport } from '../store/usage-repository.js';
+import type { MoneyStore } from './money-store.js';
+import type { PaymentsService, PeriodInvoices } from './payments-service.js';
+import { isBudgeted, type Plan, type PlanCatalog } from './plan-catalog.js';
+import type { ClosedPeriod, OwnerStatement } from './statement-repository.js';
+import { microUsdToUsd } from './units.js';
+import type { BudgetPolicy, CounterTotals, UsageReport } from './usage-repository.js';
 
 export interface AccountUsage {
   /** The account's stored plan (an operator's change shows at once, whatever credentials cached). */
@@ -33,8 +37,11 @@ export interface BillingService {
   /** The account's usage in `period`; `fallbackPlan` when the account row is gone. */
   usage(accountId: string, fallbackPlan: string, period: string): Promise<AccountUsage>;
   ownerStatement(ownerId: string, period: string): Promise<OwnerStatement>;
-  /** Freezes every owner statement of an ended period and computes payouts (idempotent; CONFLICT while calls are in flight). */
-  closePeriod(period: string): Promise<ClosedPeriod>;
+  /**
+   * Freezes every owner statement of an ended period and computes payouts, then invoices the
+   * period's Pay as you Go usage (each idempotent; CONFLICT while calls are in flight).
+   */
+  closePeriod(period: string): Promise<ClosedPeriod & { readonly invoices: PeriodInvoices }>;
   /** The account's budget and what it spent in `period`. */
   budget(accountId: string, period: string): Promise<Budget>;
   /** Sets the budget (micro-USD); INVALID_REQUEST above the operator's cap. */
@@ -43,14 +50,16 @@ export interface BillingService {
 
 export function createBillingService(
   store: ControlPlaneStore,
+  money: MoneyStore,
   plans: PlanCatalog,
   budgets: BudgetPolicy,
+  payments: Pick<PaymentsService, 'invoicePeriod'>,
 ): BillingService {
   const effective = (own: number | null) => Math.min(own ?? budgets.defaultMicroUsd, budgets.maxMicroUsd);
   const budget = async (accountId: string, period: string): Promise<Budget> => {
     const [own, counted] = await Promise.all([
-      store.usage.budgetOf(accountId),
-      store.usage.counters(accountId, period),
+      money.usage.budgetOf(accountId),
+      money.usage.counters(accountId, period),
     ]);
     return {
       budgetMicroUsd: effective(own),
@@ -65,23 +74,26 @@ export function createBillingService(
       const account = await store.accounts.get(accountId);
       const plan = plans.resolve(account?.plan ?? fallbackPlan);
       const [report, counted, own] = await Promise.all([
-        store.usage.usageFor(accountId, period),
-        store.usage.counters(accountId, period),
-        isBudgeted(plan) ? store.usage.budgetOf(accountId) : Promise.resolve(null),
+        money.usage.usageFor(accountId, period),
+        money.usage.counters(accountId, period),
+        isBudgeted(plan) ? money.usage.budgetOf(accountId) : Promise.resolve(null),
       ]);
       return { plan, report, counted, budgetMicroUsd: isBudgeted(plan) ? effective(own) : null };
     },
-    ownerStatement: (ownerId, period) => store.statements.ownerStatement(ownerId, period),
-    closePeriod: (period) => store.statements.closePeriod(period),
+    ownerStatement: (ownerId, period) => money.statements.ownerStatement(ownerId, period),
+    async closePeriod(period) {
+      const closed = await money.statements.closePeriod(period);
+      return { ...closed, invoices: await payments.invoicePeriod(period) };
+    },
     budget,
     async setBudget(accountId, microUsd, period) {
       if (microUsd > budgets.maxMicroUsd) {
-        const max = budgets.maxMicroUsd / 1_000_000;
+        const max = microUsdToUsd(budgets.maxMicroUsd);
         throw new ApiError('INVALID_REQUEST', `A budget may be at most ${max} USD on this gateway.`, {
           details: [{ field: 'budget_usd', message: `at most ${max}` }],
         });
       }
-      if (!(await store.usage.setBudget(accountId, microUsd))) {
+      if (!(await money.usage.setBudget(accountId, microUsd))) {
         throw new ApiError('NOT_FOUND', 'The account is gone.');
       }
       return budget(accountId, period);

@@ -1,0 +1,397 @@
+// The Stripe payment provider (QUARRY_PAYMENTS=stripe), on the official SDK with a pinned API
+// version: Checkout in subscription mode for a plan and in setup mode for a card (Pay as you Go),
+// the customer portal, verified webhooks read back from the API (so events apply in any order),
+// and Pay as you Go invoices charged to the card on file. Every write carries an idempotency key
+// derived from what it is for, so a retry, a second close or a second instance never pays twice.
+// Prices are found by lookup key (`quarry_<plan>_<cents>_usd_month`) or created once, unless
+// QUARRY_STRIPE_PRICES names them.
+import Stripe from 'stripe';
+import type {
+  Checkout,
+  CheckoutRequest,
+  InvoiceOutcome,
+  InvoiceRequest,
+  PaymentFact,
+  PaymentProvider,
+  ProviderEvent,
+  SubscriptionState,
+} from './payment-provider.js';
+import { PaymentSignatureError } from './payment-provider.js';
+import type { Plan, PlanCatalog } from './plan-catalog.js';
+
+/** The API version every request is sent with (the SDK's own, pinned with the SDK's version). */
+export const STRIPE_API_VERSION = '2026-10-28.endive';
+
+export interface StripeProviderOptions {
+  readonly secretKey: string;
+  readonly webhookSecret: string;
+  /** QUARRY_STRIPE_API_BASE: another API address (a protocol fake in tests). */
+  readonly apiBase?: string;
+  /** QUARRY_STRIPE_PRICES: plan id → Stripe price id, instead of lookup keys. */
+  readonly prices?: Readonly<Record<string, string>>;
+  readonly plans: PlanCatalog;
+}
+
+/** The lookup key of a plan's monthly price: a new one when the plan's price changes. */
+export const priceLookupKey = (plan: Plan): string =>
+  `quarry_${plan.id}_${plan.monthly_price_cents}_usd_month`;
+
+const LOOKUP_KEY = /^quarry_([a-z][a-z0-9_-]{0,31})_\d+_usd_month$/;
+
+const idOf = (value: string | { id: string } | null | undefined): string | null =>
+  value === null || value === undefined ? null : typeof value === 'string' ? value : value.id;
+
+function isMissing(error: unknown): boolean {
+  return error instanceof Stripe.errors.StripeInvalidRequestError && error.statusCode === 404;
+}
+
+export function createStripeProvider(options: StripeProviderOptions): PaymentProvider {
+  const base = options.apiBase === undefined ? undefined : new URL(options.apiBase);
+  const stripe = new Stripe(options.secretKey, {
+    apiVersion: STRIPE_API_VERSION,
+    maxNetworkRetries: 2,
+    timeout: 20_000,
+    appInfo: { name: 'Quarry' },
+    ...(base === undefined
+      ? {}
+      : {
+          host: base.hostname,
+          port: base.port || (base.protocol === 'https:' ? 443 : 80),
+          protocol: base.protocol === 'https:' ? 'https' : 'http',
+        }),
+  });
+  const planOfPrice = new Map(Object.entries(options.prices ?? {}).map(([plan, price]) => [price, plan]));
+  const priceIds = new Map<string, Promise<string>>();
+
+  /** The price of `plan`: named by configuration, found by lookup key, or created once. */
+  function priceFor(plan: Plan): Promise<string> {
+    const named = options.prices?.[plan.id];
+    if (named !== undefined) return Promise.resolve(named);
+    const key = priceLookupKey(plan);
+    let found = priceIds.get(key);
+    if (found === undefined) {
+      found = (async () => {
+        const existing = await stripe.prices.list({ lookup_keys: [key], active: true, limit: 1 });
+        const price = existing.data[0];
+        if (price !== undefined) return price.id;
+        const product = await stripe.products.create(
+          { name: `Quarry ${plan.name}`, metadata: { quarry_plan: plan.id } },
+          { idempotencyKey: `quarry-product-${key}` },
+        );
+        const created = await stripe.prices.create(
+          {
+            product: product.id,
+            unit_amount: plan.monthly_price_cents,
+            currency: 'usd',
+            recurring: { interval: 'month' },
+            lookup_key: key,
+            metadata: { quarry_plan: plan.id },
+          },
+          { idempotencyKey: `quarry-price-${key}` },
+        );
+        return created.id;
+      })();
+      priceIds.set(key, found);
+      // A failure is not remembered: the next checkout asks again.
+      found.catch(() => priceIds.delete(key));
+    }
+    return found;
+  }
+
+  function planOf(price: Stripe.Price | undefined): string | undefined {
+    if (price === undefined) return undefined;
+    const byConfig = planOfPrice.get(price.id);
+    if (byConfig !== undefined) return byConfig;
+    const match = price.lookup_key === null ? null : LOOKUP_KEY.exec(price.lookup_key);
+    return match?.[1] ?? price.metadata?.quarry_plan;
+  }
+
+  function stateOf(sub: Stripe.Subscription): SubscriptionState {
+    const item = sub.items.data[0];
+    return {
+      id: sub.id,
+      customerId: idOf(sub.customer) ?? '',
+      planId: planOf(item?.price),
+      status: sub.status,
+      currentPeriodEnd: new Date((item?.current_period_end ?? sub.created) * 1000),
+      cancelAtPeriodEnd: sub.cancel_at_period_end,
+    };
+  }
+
+  /** The subscription as it is now; null when Stripe no longer has it. */
+  async function subscription(id: string): Promise<SubscriptionState | null> {
+    try {
+      return stateOf(await stripe.subscriptions.retrieve(id));
+    } catch (error) {
+      if (isMissing(error)) return null;
+      throw error;
+    }
+  }
+
+  /** The subscription an invoice is for, if any. */
+  function subscriptionOfInvoice(invoice: Stripe.Invoice): string | null {
+    const legacy = (invoice as { subscription?: string | { id: string } | null }).subscription;
+    return idOf(invoice.parent?.subscription_details?.subscription) ?? idOf(legacy);
+  }
+
+  /**
+   * The invoice a charge paid, if any. The API's charges no longer name it: a card payment's
+   * PaymentIntent finds its invoice payment; a charge without one is looked for among the
+   * customer's latest invoices' payments.
+   */
+  async function invoiceOfCharge(charge: Stripe.Charge): Promise<Stripe.Invoice | null> {
+    const intent = idOf(charge.payment_intent);
+    if (intent !== null) {
+      const payments = await stripe.invoicePayments.list({
+        payment: { type: 'payment_intent', payment_intent: intent },
+        limit: 1,
+      });
+      const invoiceId = idOf(payments.data[0]?.invoice as string | { id: string } | undefined);
+      return invoiceId === null ? null : stripe.invoices.retrieve(invoiceId);
+    }
+    const customer = idOf(charge.customer);
+    if (customer === null) return null;
+    const invoices = await stripe.invoices.list({ customer, limit: 12 });
+    for (const invoice of invoices.data) {
+      if (invoice.id === undefined) continue;
+      const payments = await stripe.invoicePayments.list({ invoice: invoice.id, limit: 10 });
+      if (payments.data.some((p) => idOf(p.payment.charge) === charge.id)) return invoice;
+    }
+    return null;
+  }
+
+  async function reversal(
+    kind: 'refund' | 'dispute',
+    reference: string,
+    chargeOrId: string | Stripe.Charge,
+    amountCents: number,
+  ): Promise<PaymentFact[]> {
+    const charge = typeof chargeOrId === 'string' ? await stripe.charges.retrieve(chargeOrId) : chargeOrId;
+    const customerId = idOf(charge.customer);
+    if (customerId === null) return [];
+    const invoice = await invoiceOfCharge(charge);
+    return [
+      {
+        type: 'reversal',
+        kind,
+        customerId,
+        reference,
+        chargeId: charge.id,
+        invoiceId: invoice?.id ?? null,
+        subscriptionId: invoice === null ? null : subscriptionOfInvoice(invoice),
+        amountCents,
+      },
+    ];
+  }
+
+  /** What an event means now: the objects it names, read again from the API. */
+  async function factsOf(event: Stripe.Event): Promise<PaymentFact[]> {
+    switch (event.type) {
+      case 'checkout.session.completed': {
+        const session = event.data.object;
+        const accountId = session.client_reference_id ?? session.metadata?.quarry_account;
+        const customerId = idOf(session.customer);
+        if (accountId === undefined || accountId === null || customerId === null) return [];
+        if (session.mode === 'subscription') {
+          const subId = idOf(session.subscription);
+          return [
+            {
+              type: 'checkout_completed',
+              accountId,
+              customerId,
+              subscription: subId === null ? null : await subscription(subId),
+              cardOnFile: true,
+            },
+          ];
+        }
+        if (session.mode === 'setup') {
+          const intentId = idOf(session.setup_intent);
+          if (intentId === null) return [];
+          const intent = await stripe.setupIntents.retrieve(intentId);
+          const method = idOf(intent.payment_method);
+          if (intent.status !== 'succeeded' || method === null) return [];
+          // The card saved becomes the one Pay as you Go invoices charge.
+          await stripe.customers.update(
+            customerId,
+            { invoice_settings: { default_payment_method: method } },
+            { idempotencyKey: `quarry-default-card-${intentId}` },
+          );
+          return [
+            { type: 'checkout_completed', accountId, customerId, subscription: null, cardOnFile: true },
+          ];
+        }
+        return [];
+      }
+      case 'customer.subscription.created':
+      case 'customer.subscription.updated':
+      case 'customer.subscription.deleted':
+      case 'customer.subscription.paused':
+      case 'customer.subscription.resumed': {
+        const sub = event.data.object;
+        const customerId = idOf(sub.customer);
+        if (customerId === null) return [];
+        return [
+          {
+            type: 'subscription',
+            customerId,
+            subscriptionId: sub.id,
+            subscription: await subscription(sub.id),
+          },
+        ];
+      }
+      case 'invoice.paid':
+      case 'invoice.payment_failed': {
+        const invoice = event.data.object;
+        const customerId = idOf(invoice.customer);
+        if (customerId === null) return [];
+        const subId = subscriptionOfInvoice(invoice);
+        if (subId !== null) {
+          return [
+            {
+              type: 'subscription',
+              customerId,
+              subscriptionId: subId,
+              subscription: await subscription(subId),
+            },
+          ];
+        }
+        if (invoice.metadata?.quarry_kind !== 'payg' || invoice.id === undefined) return [];
+        const current = await stripe.invoices.retrieve(invoice.id);
+        return [{ type: 'invoice', customerId, invoiceId: invoice.id, paid: current.status === 'paid' }];
+      }
+      case 'charge.refunded': {
+        const charge = event.data.object;
+        const refund = charge.refunds?.data[0]?.id ?? `${charge.id}:refund`;
+        return reversal('refund', refund, charge, charge.amount_refunded);
+      }
+      case 'charge.dispute.created': {
+        const dispute = event.data.object;
+        const chargeId = idOf(dispute.charge);
+        return chargeId === null ? [] : reversal('dispute', dispute.id, chargeId, dispute.amount);
+      }
+      default:
+        return [];
+    }
+  }
+
+  return {
+    kind: 'stripe',
+    async createCheckout(request: CheckoutRequest): Promise<Checkout> {
+      const customerId =
+        request.customerId ??
+        (
+          await stripe.customers.create(
+            {
+              email: request.account.email,
+              name: request.account.name,
+              metadata: { quarry_account: request.account.id },
+            },
+            { idempotencyKey: `quarry-customer-${request.account.id}` },
+          )
+        ).id;
+      const metadata = { quarry_account: request.account.id, quarry_plan: request.plan.id };
+      const common = {
+        customer: customerId,
+        client_reference_id: request.account.id,
+        success_url: request.successUrl,
+        cancel_url: request.cancelUrl,
+        metadata,
+      };
+      const session =
+        request.mode === 'subscription'
+          ? await stripe.checkout.sessions.create({
+              ...common,
+              mode: 'subscription',
+              line_items: [{ price: await priceFor(request.plan), quantity: 1 }],
+              subscription_data: { metadata },
+            })
+          : await stripe.checkout.sessions.create({
+              ...common,
+              mode: 'setup',
+              currency: 'usd',
+            });
+      if (session.url === null)
+        throw new Error(`Stripe returned checkout session ${session.id} without a URL`);
+      return { id: session.id, url: session.url, customerId };
+    },
+    async createPortal(customerId, returnUrl) {
+      const session = await stripe.billingPortal.sessions.create({
+        customer: customerId,
+        return_url: returnUrl,
+      });
+      return { url: session.url };
+    },
+    verifyWebhook(rawBody, signature): ProviderEvent {
+      if (signature === undefined) throw new PaymentSignatureError('no Stripe-Signature header');
+      let event: Stripe.Event;
+      try {
+        event = stripe.webhooks.constructEvent(rawBody, signature, options.webhookSecret);
+      } catch (error) {
+        throw new PaymentSignatureError(
+          error instanceof Error ? error.message : 'the signature does not match',
+        );
+      }
+      return { id: event.id, type: event.type, facts: () => factsOf(event) };
+    },
+    async chargeInvoice(request: InvoiceRequest): Promise<InvoiceOutcome> {
+      const key = request.idempotencyKey;
+      const metadata = {
+        quarry_kind: 'payg',
+        quarry_account: request.accountId,
+        quarry_period: request.period,
+      };
+      let invoice = await stripe.invoices.create(
+        {
+          customer: request.customerId,
+          collection_method: 'charge_automatically',
+          auto_advance: false,
+          pending_invoice_items_behavior: 'exclude',
+          currency: 'usd',
+          description: `Quarry Pay as you Go, ${request.period}`,
+          metadata,
+        },
+        { idempotencyKey: `${key}-invoice` },
+      );
+      const id = invoice.id as string;
+      if (invoice.status === 'draft') {
+        for (const [i, line] of request.lines.entries()) {
+          if (line.cents === 0) continue;
+          await stripe.invoiceItems.create(
+            {
+              customer: request.customerId,
+              invoice: id,
+              amount: line.cents,
+              currency: 'usd',
+              description: line.description,
+              metadata: { ...metadata, quarry_analytic: line.analytic ?? '' },
+            },
+            { idempotencyKey: `${key}-line-${i}` },
+          );
+        }
+        invoice = await stripe.invoices.finalizeInvoice(id, {}, { idempotencyKey: `${key}-finalize` });
+      }
+      if (invoice.status === 'paid') return { invoiceId: id, paid: true };
+      try {
+        invoice = await stripe.invoices.pay(id, {}, { idempotencyKey: `${key}-pay` });
+        return { invoiceId: id, paid: invoice.status === 'paid' };
+      } catch (error) {
+        if (error instanceof Stripe.errors.StripeCardError) return { invoiceId: id, paid: false };
+        throw error;
+      }
+    },
+    async cancelSubscription(subscriptionId) {
+      try {
+        await stripe.subscriptions.cancel(
+          subscriptionId,
+          {},
+          { idempotencyKey: `quarry-cancel-${subscriptionId}` },
+        );
+      } catch (error) {
+        // Gone or already canceled: what was asked is so.
+        if (isMissing(error)) return;
+        if (error instanceof Stripe.errors.StripeInvalidRequestError && /cancel/i.test(error.message)) return;
+        throw error;
+      }
+    },
+  };
+}
