@@ -60,6 +60,7 @@ export type {
   ListingInput,
   NewApiKey,
   NewConnection,
+  PaygInvoice,
   Plan,
   QueryMeta,
   QueryParams,

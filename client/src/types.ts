@@ -284,6 +284,22 @@ export interface Billing {
   /** Pay as you Go only. */
   readonly budget: BudgetState | null;
   readonly plans: readonly BillingPlan[];
+  /** Pay as you Go invoices, newest first. */
+  readonly invoices: readonly PaygInvoice[];
+}
+
+/** A closed period's Pay as you Go invoice. */
+export interface PaygInvoice {
+  readonly period: string;
+  readonly status: 'pending' | 'paid' | 'failed' | 'nothing_due';
+  readonly invoice_id: string | null;
+  readonly amount_cents: number;
+  readonly amount_usd: number;
+  readonly lines: readonly {
+    readonly description: string;
+    readonly amount_cents: number;
+    readonly analytic: string | null;
+  }[];
 }
 
 /** `POST /v1/billing/checkout`: a checkout session to open in a browser. */

@@ -376,6 +376,16 @@ describe('billing', () => {
         grace_ends_at: '2026-12-14T00:00:00.000Z',
         pending_plan: 'free',
         pending_at: '2026-12-31T23:59:59.000Z',
+        invoices: [
+          {
+            period: '2026-10',
+            status: 'paid',
+            invoice_id: 'in_1',
+            amount_cents: 350,
+            amount_usd: 3.5,
+            lines: [{ description: '7 credits', amount_cents: 350, analytic: 'sales-by-region' }],
+          },
+        ],
       }),
     }));
     const run = await quarry(['billing', 'status'], { env: { QUARRY_URL: server.url, QUARRY_API_KEY: KEY } });
@@ -387,6 +397,7 @@ describe('billing', () => {
     expect(run.stdout).toContain('Card on file: yes');
     expect(run.stdout).toContain('Pending: changes to Forever Free at 2026-12-31T23:59:59.000Z');
     expect(run.stdout).toContain('Budget: $1.50 spent of $100.00 this month, $98.50 left');
+    expect(run.stdout).toContain('Invoice 2026-10: $3.50, paid');
   });
 
   it('upgrade prints the checkout URL, then waits (progress on a terminal) until the plan changed', async () => {

@@ -85,6 +85,7 @@ export function billingAnswer(plan = 'free', overrides: Partial<Billing> = {}): 
           }
         : null,
     plans,
+    invoices: [],
     ...overrides,
   };
 }

@@ -71,6 +71,9 @@ export function formatBilling(b: Billing): string {
       `Budget: ${usd(b.budget.spent_usd)} spent of ${usd(b.budget.budget_usd)} this month, ${usd(b.budget.left_usd)} left`,
     );
   }
+  for (const invoice of b.invoices.slice(0, 3)) {
+    lines.push(`Invoice ${invoice.period}: ${usd(invoice.amount_usd)}, ${invoice.status.replace('_', ' ')}`);
+  }
   if (b.provider === 'none') lines.push('Payments: none; plans are set by the operator of this gateway.');
   else if (b.provider === 'sandbox') lines.push('Payments: sandbox (no money moves)');
   else lines.push(`Payments: ${b.provider}`);
