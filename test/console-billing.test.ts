@@ -1,7 +1,7 @@
 // Buying a plan in the web console, end to end: Debian's Chromium (playwright-core) against a real
 // gateway process started as `npm start` starts it (embedded store, demo marketplace) with the
 // sandbox payment provider (QUARRY_PAYMENTS=sandbox: the gateway's own checkout page, no money
-// moves), the Free plan lowered to 3 credits (QUARRY_FREE_CALLS) so they are quickly spent.
+// moves), the Free plan lowered to 3 credits (QUARRY_FREE_CREDITS) so they are quickly spent.
 // - a new person signs up, spends the Free credits through the API with the key the sign-up
 //   showed, and the next call is refused (429 QUOTA_EXCEEDED, mentioning an upgrade);
 // - the Usage page shows the spent-credits notice and the plans side by side (also at a phone's
@@ -9,6 +9,8 @@
 // - Upgrade on SMB leads to the sandbox checkout; Decline comes back with "nothing was charged"
 //   and the plan stays Free; Upgrade again, Pay, and back in the console the plan becomes SMB
 //   (the page polls GET /v1/billing), the notice is gone, and the next API call answers 200;
+// - Add a card (Pay as you Go) saves a card on the sandbox page and the account moves to Pay as
+//   you Go, with its budget form;
 // - on a gateway that takes no payments (QUARRY_PAYMENTS=none) the Plan section says the
 //   operator sets plans and offers no button.
 // Writes docs/screenshots/billing-plans.png, sandbox-checkout.png and billing-upgraded.png.
@@ -45,7 +47,7 @@ describe.skipIf(!up)('buying a plan in the web console (sandbox payments)', () =
       env: {
         QUARRY_DATA_DIR: dataDir,
         QUARRY_PAYMENTS: payments,
-        QUARRY_FREE_CALLS: String(FREE_CREDITS),
+        QUARRY_FREE_CREDITS: String(FREE_CREDITS),
         QUARRY_SIGNUPS_PER_HOUR: '1000',
         // The Free plan's rate limit (10 a minute, 5 at once) is not what this test is about.
         QUARRY_RATE_LIMITS: JSON.stringify({ free: { limit: 1000, window_seconds: 60, burst: 1000 } }),
@@ -196,6 +198,26 @@ describe.skipIf(!up)('buying a plan in the web console (sandbox payments)', () =
     expect(billing.json).toMatchObject({ provider: 'sandbox', plan: { id: 'smb' }, status: 'active' });
     const next = await call(key);
     expect(next.status, JSON.stringify(next.json)).toBe(200);
+    expect(errors).toEqual([]);
+  }, 180_000);
+
+  it('Add a card moves a Free account to Pay as you Go once the sandbox saved the card', async () => {
+    const { page, errors } = await newPage();
+    const key = await signUp(page, gateway.url, `payg-${suffix}@example.com`);
+    await page.getByRole('link', { name: 'Usage' }).click();
+    await page.getByRole('list', { name: 'Plans' }).getByRole('button', { name: 'Add a card' }).click();
+    await page.waitForURL(/\/billing\/sandbox\/checkout\//);
+    await page.getByRole('button', { name: 'Save card' }).click();
+    await poll(() => page.getByTestId('billing-plan').textContent()).toBe('Pay as you Go');
+    await poll(() => page.getByTestId('checkout-note').textContent()).toBe(
+      'Payment received: you are on Pay as you Go now.',
+    );
+    expect(await page.getByTestId('billing-status').textContent()).toContain('A card is on file.');
+    await poll(() => page.getByTestId('plan').textContent()).toBe('Pay as you Go');
+    await poll(() => page.getByRole('heading', { name: 'Pay as you Go budget' }).count()).toBe(1);
+    const billing = await apiCall(gateway.url, 'GET', '/v1/billing', key);
+    expect(billing.json).toMatchObject({ plan: { id: 'payg' }, card_on_file: true });
+    expect((await call(key)).status).toBe(200);
     expect(errors).toEqual([]);
   }, 180_000);
 
