@@ -228,7 +228,12 @@ describe('closing a period', () => {
       carried_out_micro_usd: 4_000,
     });
     const again = await admin('POST', '/v1/admin/periods/2020-01/close');
-    expect(again.json).toEqual({ period: '2020-01', closed_at: closed.json.closed_at, already_closed: true });
+    expect(again.json).toEqual({
+      period: '2020-01',
+      closed_at: closed.json.closed_at,
+      already_closed: true,
+      invoices: { invoiced: 0, paid: 0, failed: 0, total_cents: 0 },
+    });
   });
 
   it('refuses the current month, a future one and a malformed one', async () => {

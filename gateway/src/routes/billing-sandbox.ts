@@ -1,7 +1,8 @@
 // The sandbox provider's pages (QUARRY_PAYMENTS=sandbox, money/sandbox-provider.ts): a checkout
 // where a person pays or declines with one click, and a billing portal that cancels or resumes
 // the subscription or removes the card. Each is marked "Sandbox: no money moves". A session's id
-// is its only credential (random, an hour long, like a hosted checkout's URL).
+// is its only credential (random, an hour long, like a hosted checkout's URL). They are pages for
+// a browser: each answers HTML, and a form's answer sends the browser on (a refresh to the return URL).
 import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { ApiError } from '../errors/api-error.js';
@@ -25,16 +26,28 @@ button.primary{background:#0b57d0;color:#fff;border-color:#0b57d0}`;
 
 const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
 
-function page(c: Context<AppEnv>, title: string, body: string, status: 200 | 404 = 200) {
+function page(c: Context<AppEnv>, title: string, body: string, status: 200 | 404 = 200, redirect?: string) {
   c.header('content-security-policy', SANDBOX_CSP);
   c.header('cache-control', 'no-store');
   return c.html(
     `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">` +
-      `<title>${escapeHtml(title)} — Quarry sandbox</title><style>${STYLE}</style></head><body><main>` +
+      `<title>${escapeHtml(title)} — Quarry sandbox</title>` +
+      (redirect === undefined ? '' : `<meta http-equiv="refresh" content="0;url=${escapeHtml(redirect)}">`) +
+      `<style>${STYLE}</style></head><body><main>` +
       `<p class="banner" role="note">Sandbox: no money moves</p>${body}</main></body></html>`,
     status,
   );
 }
+
+/** Where the browser goes next: at once, and a link for a browser that does not follow refreshes. */
+const onward = (c: Context<AppEnv>, title: string, message: string, to: string) =>
+  page(
+    c,
+    title,
+    `<h1>${escapeHtml(message)}</h1><p><a href="${escapeHtml(to)}">Back to Quarry</a></p>`,
+    200,
+    to,
+  );
 
 const gone = (c: Context<AppEnv>) =>
   page(
@@ -60,85 +73,116 @@ async function formAction(c: Context<AppEnv>): Promise<string> {
   return typeof form.action === 'string' ? form.action : '';
 }
 
-const hidden = { hide: true } as const;
-const html = { 200: { description: 'A page', content: { 'text/html': { schema: z.string() } } } };
-
 export function registerSandboxBillingRoutes(app: OpenAPIHono<AppEnv>): void {
+  const doc = (method: 'get' | 'post', path: string, summary: string) =>
+    createRoute({
+      method,
+      path,
+      tags: ['Billing'],
+      summary,
+      request: {
+        params: z.object({ id: z.string().max(100).openapi({ description: 'The session, from its URL' }) }),
+        ...(method === 'post'
+          ? {
+              body: {
+                required: true,
+                content: {
+                  'application/x-www-form-urlencoded': {
+                    schema: z.object({ action: z.string().openapi({ description: 'The button pressed' }) }),
+                  },
+                },
+              },
+            }
+          : {}),
+      },
+      responses: {
+        200: { description: 'A page', content: { 'text/html': { schema: z.string() } } },
+        404: {
+          description: 'The session ended or never was',
+          content: { 'text/html': { schema: z.string() } },
+        },
+      },
+    });
   const checkoutPath = '/billing/sandbox/checkout/{id}';
-  route(app, createRoute({ ...hidden, method: 'get', path: checkoutPath, responses: html }), (c) => {
-    const session = sandboxOf(c).checkoutSession(pathParam(c, 'id'));
-    if (session === undefined) return gone(c);
-    const { plan } = session;
-    const what =
-      session.mode === 'setup'
-        ? `<h1>Add a card for ${escapeHtml(plan.name)}</h1><p class="price">${escapeHtml(priceText(plan))}</p>` +
-          '<p class="muted">Billed monthly for the credits you spend, within your budget. Card 4242 4242 4242 4242 (sandbox).</p>'
-        : `<h1>Subscribe to ${escapeHtml(plan.name)}</h1><p class="price">${escapeHtml(priceText(plan))}</p>` +
-          `<p class="muted">${plan.included_credits ?? 0} credits a month, from now on. Card 4242 4242 4242 4242 (sandbox).</p>`;
-    const pay =
-      session.mode === 'setup'
-        ? 'Save card'
-        : `Pay ${formatUsd(centsToMicroUsd(plan.monthly_price_cents))} USD`;
-    return page(
-      c,
-      `Checkout: ${plan.name}`,
-      `${what}<form method="post"><button class="primary" name="action" value="pay">${escapeHtml(pay)}</button>` +
-        '<button name="action" value="decline">Decline</button></form>',
-    );
-  });
   route(
     app,
-    createRoute({
-      ...hidden,
-      method: 'post',
-      path: checkoutPath,
-      responses: { 303: { description: 'Back' } },
-    }),
-    async (c) => {
-      const sandbox = sandboxOf(c);
-      const action = await formAction(c);
-      const finished = sandbox.finishCheckout(pathParam(c, 'id'), action === 'pay');
-      if (finished === undefined) return gone(c);
-      await c.var.services.payments.apply(finished.facts);
-      return c.redirect(finished.redirect, 303);
+    doc('get', checkoutPath, 'Sandbox checkout page (QUARRY_PAYMENTS=sandbox): pay or decline'),
+    (c) => {
+      const session = sandboxOf(c).checkoutSession(pathParam(c, 'id'));
+      if (session === undefined) return gone(c);
+      const { plan } = session;
+      const what =
+        session.mode === 'setup'
+          ? `<h1>Add a card for ${escapeHtml(plan.name)}</h1><p class="price">${escapeHtml(priceText(plan))}</p>` +
+            '<p class="muted">Billed monthly for the credits you spend, within your budget. Card 4242 4242 4242 4242 (sandbox).</p>'
+          : `<h1>Subscribe to ${escapeHtml(plan.name)}</h1><p class="price">${escapeHtml(priceText(plan))}</p>` +
+            `<p class="muted">${plan.included_credits ?? 0} credits a month, from now on. Card 4242 4242 4242 4242 (sandbox).</p>`;
+      const pay =
+        session.mode === 'setup'
+          ? 'Save card'
+          : `Pay ${formatUsd(centsToMicroUsd(plan.monthly_price_cents))} USD`;
+      return page(
+        c,
+        `Checkout: ${plan.name}`,
+        `${what}<form method="post"><button class="primary" name="action" value="pay">${escapeHtml(pay)}</button>` +
+          '<button name="action" value="decline">Decline</button></form>',
+      );
     },
   );
-
-  const portalPath = '/billing/sandbox/portal/{id}';
-  route(app, createRoute({ ...hidden, method: 'get', path: portalPath, responses: html }), async (c) => {
+  route(app, doc('post', checkoutPath, 'Pays (`action=pay`) or declines a sandbox checkout'), async (c) => {
     const sandbox = sandboxOf(c);
-    const session = sandbox.portalSession(pathParam(c, 'id'));
-    if (session === undefined) return gone(c);
-    const { services } = c.var;
-    const billing = await services.payments.providerStanding(session.customerId);
-    if (billing === null) return gone(c);
-    const view = await services.payments.view(billing.accountId);
-    const plan = view.plan;
-    const pending =
-      billing.pendingPlan !== null && billing.pendingAt !== null
-        ? `<p>Moves to ${escapeHtml(services.plans.resolve(billing.pendingPlan).name)} on ${billing.pendingAt.toISOString().slice(0, 10)}.</p>`
-        : '';
-    const buttons = [
-      billing.subscriptionId !== null && !billing.cancelAtPeriodEnd
-        ? '<button name="action" value="cancel">Cancel subscription</button>'
-        : '',
-      billing.subscriptionId !== null && billing.cancelAtPeriodEnd
-        ? '<button name="action" value="resume">Keep subscription</button>'
-        : '',
-      billing.cardOnFile ? '<button name="action" value="remove_card">Remove card</button>' : '',
-      '<button class="primary" name="action" value="return">Back to Quarry</button>',
-    ].join('');
-    return page(
+    const action = await formAction(c);
+    const finished = sandbox.finishCheckout(pathParam(c, 'id'), action === 'pay');
+    if (finished === undefined) return gone(c);
+    await c.var.services.payments.apply(finished.facts);
+    const paid = finished.facts.length > 0;
+    return onward(
       c,
-      'Billing',
-      `<h1>${escapeHtml(plan.name)}</h1><p class="price">${escapeHtml(priceText(plan))}</p>` +
-        `<p class="muted">Card on file: ${billing.cardOnFile ? 'yes (4242)' : 'no'}.</p>${pending}` +
-        `<form method="post">${buttons}</form>`,
+      paid ? 'Paid' : 'Declined',
+      paid ? 'Payment received' : 'Payment declined: nothing was charged',
+      finished.redirect,
     );
   });
+
+  const portalPath = '/billing/sandbox/portal/{id}';
   route(
     app,
-    createRoute({ ...hidden, method: 'post', path: portalPath, responses: { 303: { description: 'Back' } } }),
+    doc('get', portalPath, 'Sandbox billing portal page: cancel, resume, remove the card'),
+    async (c) => {
+      const sandbox = sandboxOf(c);
+      const session = sandbox.portalSession(pathParam(c, 'id'));
+      if (session === undefined) return gone(c);
+      const { services } = c.var;
+      const billing = await services.payments.providerStanding(session.customerId);
+      if (billing === null) return gone(c);
+      const view = await services.payments.view(billing.accountId);
+      const plan = view.plan;
+      const pending =
+        billing.pendingPlan !== null && billing.pendingAt !== null
+          ? `<p>Moves to ${escapeHtml(services.plans.resolve(billing.pendingPlan).name)} on ${billing.pendingAt.toISOString().slice(0, 10)}.</p>`
+          : '';
+      const buttons = [
+        billing.subscriptionId !== null && !billing.cancelAtPeriodEnd
+          ? '<button name="action" value="cancel">Cancel subscription</button>'
+          : '',
+        billing.subscriptionId !== null && billing.cancelAtPeriodEnd
+          ? '<button name="action" value="resume">Keep subscription</button>'
+          : '',
+        billing.cardOnFile ? '<button name="action" value="remove_card">Remove card</button>' : '',
+        '<button class="primary" name="action" value="return">Back to Quarry</button>',
+      ].join('');
+      return page(
+        c,
+        'Billing',
+        `<h1>${escapeHtml(plan.name)}</h1><p class="price">${escapeHtml(priceText(plan))}</p>` +
+          `<p class="muted">Card on file: ${billing.cardOnFile ? 'yes (4242)' : 'no'}.</p>${pending}` +
+          `<form method="post">${buttons}</form>`,
+      );
+    },
+  );
+  route(
+    app,
+    doc('post', portalPath, 'Acts on a sandbox portal (`action=cancel|resume|remove_card|return`)'),
     async (c) => {
       const sandbox = sandboxOf(c);
       const id = pathParam(c, 'id');
@@ -152,9 +196,9 @@ export function registerSandboxBillingRoutes(app: OpenAPIHono<AppEnv>): void {
             sandbox.portalAction(id, action as SandboxPortalAction, billing),
           );
         }
-        return c.redirect(c.req.path, 303);
+        return onward(c, 'Billing', 'Done', c.req.path);
       }
-      return c.redirect(session.returnUrl, 303);
+      return onward(c, 'Billing', 'Back to Quarry', session.returnUrl);
     },
   );
 }
