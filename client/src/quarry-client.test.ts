@@ -20,6 +20,7 @@ import {
   UpstreamError,
 } from './errors.js';
 import { createQuarryClient } from './quarry-client.js';
+import { billingAnswer } from './testing/billing-fixture.js';
 import {
   envelope,
   queryAnswer,
@@ -119,6 +120,73 @@ describe('requests', () => {
     await expect(client.analytics.delete('gone')).resolves.toBeUndefined();
     await expect(client.analytics.purgeCache('top/products')).resolves.toBeUndefined();
     await expect(client.analytics.purgeCache('nope')).rejects.toMatchObject({ code: 'NOT_FOUND' });
+  });
+});
+
+describe('billing', () => {
+  it('reads the billing state, opens a checkout (with or without a return URL) and the portal', async () => {
+    const s = await serve((req) => {
+      if (req.url === '/v1/billing' && req.method === 'GET')
+        return { status: 200, body: billingAnswer('smb') };
+      if (req.url === '/v1/billing/checkout' && req.method === 'POST') {
+        const { plan } = JSON.parse(req.body) as { plan: string };
+        if (plan === 'free')
+          return envelope(400, 'INVALID_REQUEST', { details: [{ field: 'plan', message: 'free' }] });
+        return {
+          status: 200,
+          body: {
+            id: 'cs_1',
+            url: `${s.url}/billing/sandbox/checkout/cs_1`,
+            mode: plan === 'payg' ? 'setup' : 'subscription',
+          },
+        };
+      }
+      if (req.url === '/v1/billing/portal' && req.method === 'POST')
+        return { status: 200, body: { url: `${s.url}/billing/sandbox/portal` } };
+      return envelope(404, 'NOT_FOUND');
+    });
+    const client = clientFor(s);
+    const billing = await client.billing.get();
+    expect(billing.plan.id).toBe('smb');
+    expect(billing.plans.find((p) => p.current)?.id).toBe('smb');
+    expect(billing.plans.find((p) => p.id === 'enterprise')?.action).toBe('upgrade');
+    expect(s.requests[0]?.headers.authorization).toBe(`Bearer ${KEY}`);
+
+    const checkout = await client.billing.checkout('enterprise', { returnUrl: 'http://gw.example/#/usage' });
+    expect(checkout).toEqual({
+      id: 'cs_1',
+      url: `${s.url}/billing/sandbox/checkout/cs_1`,
+      mode: 'subscription',
+    });
+    expect(JSON.parse(s.requests[1]?.body ?? '')).toEqual({
+      plan: 'enterprise',
+      return_url: 'http://gw.example/#/usage',
+    });
+    expect(s.requests[1]?.headers['content-type']).toBe('application/json');
+    expect((await client.billing.checkout('payg')).mode).toBe('setup');
+    expect(JSON.parse(s.requests[2]?.body ?? '')).toEqual({ plan: 'payg' });
+
+    expect((await client.billing.portal()).url).toBe(`${s.url}/billing/sandbox/portal`);
+    expect(JSON.parse(s.requests[3]?.body ?? '')).toEqual({});
+    await client.billing.portal({ returnUrl: 'http://gw.example/' });
+    expect(JSON.parse(s.requests[4]?.body ?? '')).toEqual({ return_url: 'http://gw.example/' });
+
+    expect(await failure(client.billing.checkout('free'))).toBeInstanceOf(InvalidRequestError);
+    await expect(client.billing.checkout('')).rejects.toThrow(TypeError);
+    expect(s.requests).toHaveLength(6);
+  });
+
+  it('throws ConflictError when the gateway takes no payments, and never repeats a checkout', async () => {
+    const s = await serve((req) =>
+      req.url === '/v1/billing/checkout'
+        ? envelope(409, 'CONFLICT')
+        : envelope(503, 'SOURCE_UNAVAILABLE', { retry_after: 0.001 }),
+    );
+    const client = clientFor(s, 2);
+    expect(await failure(client.billing.checkout('smb'))).toBeInstanceOf(ConflictError);
+    expect(await failure(client.billing.portal())).toBeInstanceOf(SourceUnavailableError);
+    // A 503 may have opened a checkout or portal session: not repeated (only refused calls are).
+    expect(s.requests).toHaveLength(2);
   });
 });
 

@@ -10,6 +10,9 @@ import type {
   AnalyticDefinition,
   AnalyticVersion,
   ApiKey,
+  Billing,
+  BillingPortal,
+  Checkout,
   Connection,
   DeployResult,
   DryRunResult,
@@ -61,6 +64,11 @@ export interface QueryOptions extends CallOptions {
 /** A reporting period: a calendar month in UTC, `YYYY-MM` (default: the current one). */
 export interface PeriodOptions extends CallOptions {
   readonly period?: string;
+}
+
+/** Where the payment pages send the browser back (an absolute URL on the gateway's origin). */
+export interface ReturnUrlOptions extends CallOptions {
+  readonly returnUrl?: string;
 }
 
 export interface QuarryClient {
@@ -142,6 +150,17 @@ export interface QuarryClient {
   };
   readonly account: {
     get(options?: CallOptions): Promise<Account>;
+  };
+  readonly billing: {
+    /** The account's plan, subscription, card and budget, and the plans with what each offers. */
+    get(options?: CallOptions): Promise<Billing>;
+    /**
+     * A checkout for `plan` (a paid plan, or `payg`: a card on file); open its `url` in a browser.
+     * The plan changes once the payment arrives: poll `get()` until `plan.id` does.
+     */
+    checkout(plan: string, options?: ReturnUrlOptions): Promise<Checkout>;
+    /** The payment provider's page for the card, the invoices and cancelling. */
+    portal(options?: ReturnUrlOptions): Promise<BillingPortal>;
   };
 }
 
@@ -436,6 +455,38 @@ export function createQuarryClient(
           signal: o.signal,
         });
         return body.account;
+      },
+    },
+    billing: {
+      get(o = {}) {
+        return transport.send<Billing>({
+          method: 'GET',
+          path: '/v1/billing',
+          idempotent: true,
+          signal: o.signal,
+        });
+      },
+      checkout(plan, o = {}) {
+        if (typeof plan !== 'string' || plan === '') {
+          return Promise.reject(new TypeError('A checkout needs a plan id (smb, enterprise, payg, …).'));
+        }
+        return transport.send<Checkout>({
+          method: 'POST',
+          path: '/v1/billing/checkout',
+          body: { plan, ...(o.returnUrl === undefined ? {} : { return_url: o.returnUrl }) },
+          // Each attempt opens a checkout of its own: only a refused call is repeated.
+          idempotent: false,
+          signal: o.signal,
+        });
+      },
+      portal(o = {}) {
+        return transport.send<BillingPortal>({
+          method: 'POST',
+          path: '/v1/billing/portal',
+          body: o.returnUrl === undefined ? {} : { return_url: o.returnUrl },
+          idempotent: false,
+          signal: o.signal,
+        });
       },
     },
   };

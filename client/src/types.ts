@@ -222,3 +222,95 @@ export interface SignUpResult {
   readonly account: Account;
   readonly key: IssuedApiKey;
 }
+
+/** A plan as `GET /v1/plans` lists it (the same shape in usage and billing answers). */
+export interface Plan {
+  readonly id: string;
+  readonly name: string;
+  /** Credits included a month; null: Pay as you Go (billed per credit within a budget). */
+  readonly included_calls: number | null;
+  /** The same, by its name. */
+  readonly included_credits: number | null;
+  readonly monthly_price_cents: number;
+  /** Pay as you Go: the price of a credit, in cents. */
+  readonly per_call_cents: number;
+  /** What one credit costs on this plan: price ÷ included credits (Free: 0). */
+  readonly credit_value_usd: number;
+}
+
+/** A Pay as you Go budget this period, in USD (display) and micro-USD (exact). */
+export interface BudgetState {
+  readonly budget_usd: number;
+  readonly spent_usd: number;
+  readonly left_usd: number;
+  readonly budget_micro_usd: number;
+  readonly spent_micro_usd: number;
+  readonly left_micro_usd: number;
+}
+
+/** Who takes the payments: nobody (the operator sets plans), the embedded sandbox, or Stripe. */
+export type BillingProvider = 'none' | 'sandbox' | 'stripe';
+
+/** The subscription's state; `none`: no subscription (Free, or a plan the operator set). */
+export type BillingStatus = 'active' | 'past_due' | 'canceled' | 'none';
+
+/**
+ * What can be done about a plan: `upgrade` (a checkout), `downgrade` (through the portal),
+ * `add_card` (Pay as you Go: a card on file first), `current`; null when nothing can.
+ */
+export type BillingAction = 'current' | 'upgrade' | 'downgrade' | 'add_card';
+
+/** A plan on offer, as the account sees it in `GET /v1/billing`. */
+export interface BillingPlan extends Plan {
+  readonly current: boolean;
+  readonly action: BillingAction | null;
+}
+
+/** `GET /v1/billing`: the account's plan, its subscription and the plans it may move to. */
+export interface Billing {
+  readonly provider: BillingProvider;
+  readonly plan: Plan;
+  readonly status: BillingStatus;
+  readonly current_period_end: string | null;
+  readonly cancel_at_period_end: boolean;
+  /** A downgrade or cancellation that applies at `pending_at`. */
+  readonly pending_plan: string | null;
+  readonly pending_at: string | null;
+  /** Past due: when the account falls back to the Free plan. */
+  readonly grace_ends_at: string | null;
+  readonly card_on_file: boolean;
+  /** Whether `POST /v1/billing/portal` works (the account has a payment customer). */
+  readonly portal: boolean;
+  /** Pay as you Go only. */
+  readonly budget: BudgetState | null;
+  readonly plans: readonly BillingPlan[];
+  /** Pay as you Go invoices, newest first. */
+  readonly invoices: readonly PaygInvoice[];
+}
+
+/** A closed period's Pay as you Go invoice. */
+export interface PaygInvoice {
+  readonly period: string;
+  readonly status: 'pending' | 'paid' | 'failed' | 'nothing_due';
+  readonly invoice_id: string | null;
+  readonly amount_cents: number;
+  readonly amount_usd: number;
+  readonly lines: readonly {
+    readonly description: string;
+    readonly amount_cents: number;
+    readonly analytic: string | null;
+  }[];
+}
+
+/** `POST /v1/billing/checkout`: a checkout session to open in a browser. */
+export interface Checkout {
+  readonly id: string;
+  readonly url: string;
+  /** `subscription`: a paid plan; `setup`: a card on file (Pay as you Go). */
+  readonly mode: 'subscription' | 'setup';
+}
+
+/** `POST /v1/billing/portal`: the payment provider's page for the card, invoices, cancelling. */
+export interface BillingPortal {
+  readonly url: string;
+}

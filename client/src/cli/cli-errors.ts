@@ -60,7 +60,7 @@ function hintFor(error: unknown): string | undefined {
   if (error instanceof RateLimitError && error.retryAfter !== undefined)
     return `Try again in ${Math.ceil(error.retryAfter)} s.`;
   if (error instanceof QuotaExceededError)
-    return "The plan's monthly calls are used up; they reset next month.";
+    return "The plan's monthly credits are used up; they reset next month, or upgrade: `quarry billing status`.";
   return undefined;
 }
 

@@ -6,6 +6,7 @@ import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { billingAnswer } from '../testing/billing-fixture.js';
 import {
   envelope,
   queryAnswer,
@@ -13,6 +14,7 @@ import {
   type TestHandler,
   type TestServer,
 } from '../testing/test-server.js';
+import type { Billing } from '../types.js';
 import type { CliIo } from './cli-io.js';
 import { runCli } from './run-cli.js';
 
@@ -295,6 +297,187 @@ describe('analytics purge-cache', () => {
   });
 });
 
+/**
+ * A gateway selling plans: the account is on `state.plan`; a checkout answers a sandbox URL, and
+ * the plan changes (as the payment's webhook would) on the `arriveAt`-th billing read after it.
+ */
+function billingGateway(state: { plan: string; arriveAt: number; card?: boolean; provider?: string }) {
+  let checkout: string | undefined;
+  let reads = 0;
+  const handler: TestHandler = (req) => {
+    if (req.headers.authorization !== `Bearer ${KEY}`) return envelope(401, 'UNAUTHENTICATED');
+    if (req.url === '/v1/billing') {
+      if (checkout !== undefined && ++reads >= state.arriveAt) state.plan = checkout;
+      const overrides: Partial<Billing> = {
+        ...(state.provider === 'none' ? { provider: 'none' } : {}),
+        ...(state.card === undefined ? {} : { card_on_file: state.card }),
+      };
+      return { status: 200, body: billingAnswer(state.plan, overrides) };
+    }
+    if (req.url === '/v1/billing/checkout') {
+      if (state.provider === 'none')
+        return envelope(409, 'CONFLICT', {
+          details: [{ message: 'This gateway takes no payments: the operator sets plans.' }],
+        });
+      const { plan } = JSON.parse(req.body) as { plan: string };
+      if (plan === state.plan) return envelope(400, 'INVALID_REQUEST');
+      checkout = plan;
+      return {
+        status: 200,
+        body: {
+          id: 'cs_1',
+          url: 'http://127.0.0.1:8787/billing/sandbox/checkout/cs_1',
+          mode: plan === 'payg' ? 'setup' : 'subscription',
+        },
+      };
+    }
+    if (req.url === '/v1/billing/portal')
+      return state.plan === 'free'
+        ? envelope(409, 'CONFLICT')
+        : { status: 200, body: { url: 'http://127.0.0.1:8787/billing/sandbox/portal/cus_1' } };
+    return envelope(404, 'NOT_FOUND');
+  };
+  return handler;
+}
+
+describe('billing', () => {
+  it('status shows the plan, status, card, budget and each plan with its action', async () => {
+    server = await startTestServer(billingGateway({ plan: 'free', arriveAt: 1 }));
+    const env = { QUARRY_URL: server.url, QUARRY_API_KEY: KEY };
+    const run = await quarry(['billing', 'status'], { env });
+    expect(run.code, run.stderr).toBe(0);
+    const lines = run.stdout.split('\n');
+    expect(lines.slice(0, 4)).toEqual([
+      'Plan: Forever Free (30 credits a month, free)',
+      'Status: no subscription',
+      'Card on file: no',
+      'Payments: sandbox (no money moves)',
+    ]);
+    expect(lines[5]).toMatch(/^plan\s+name\s+credits\/month\s+price\s+a credit costs\s+action$/);
+    expect(lines.slice(7, 11)).toEqual([
+      expect.stringMatching(/^free\s+Forever Free\s+30\s+free\s+\$0\.00\s+current plan$/),
+      expect.stringMatching(
+        /^smb\s+SMB\s+250\s+\$49\.00\/month\s+\$0\.196\s+upgrade: quarry billing upgrade smb$/,
+      ),
+      expect.stringMatching(/^enterprise\s+Enterprise\s+2,000\s+\$199\.00\/month\s+\$0\.0995\s+upgrade:/),
+      expect.stringMatching(
+        /^payg\s+Pay as you Go\s+pay per credit\s+\$0\.50\/credit\s+\$0\.50\s+add a card: quarry billing upgrade payg$/,
+      ),
+    ]);
+    const json = await quarry(['billing', 'status', '--json'], { env });
+    expect(JSON.parse(json.stdout)).toEqual(billingAnswer('free'));
+  });
+
+  it('status of a paid plan past due, with a pending change and a budget', async () => {
+    server = await startTestServer((req) => ({
+      status: 200,
+      body: billingAnswer(req.url === '/v1/billing' ? 'payg' : 'free', {
+        status: 'past_due',
+        grace_ends_at: '2026-12-14T00:00:00.000Z',
+        pending_plan: 'free',
+        pending_at: '2026-12-31T23:59:59.000Z',
+        invoices: [
+          {
+            period: '2026-10',
+            status: 'paid',
+            invoice_id: 'in_1',
+            amount_cents: 350,
+            amount_usd: 3.5,
+            lines: [{ description: '7 credits', amount_cents: 350, analytic: 'sales-by-region' }],
+          },
+        ],
+      }),
+    }));
+    const run = await quarry(['billing', 'status'], { env: { QUARRY_URL: server.url, QUARRY_API_KEY: KEY } });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toContain('Plan: Pay as you Go (pay per credit credits a month, $0.50/credit)');
+    expect(run.stdout).toContain(
+      'Status: past due: the last payment failed; the account falls back to the Free plan at 2026-12-14T00:00:00.000Z',
+    );
+    expect(run.stdout).toContain('Card on file: yes');
+    expect(run.stdout).toContain('Pending: changes to Forever Free at 2026-12-31T23:59:59.000Z');
+    expect(run.stdout).toContain('Budget: $1.50 spent of $100.00 this month, $98.50 left');
+    expect(run.stdout).toContain('Invoice 2026-10: $3.50, paid');
+  });
+
+  it('upgrade prints the checkout URL, then waits (progress on a terminal) until the plan changed', async () => {
+    server = await startTestServer(billingGateway({ plan: 'free', arriveAt: 2 }));
+    const run = await quarry(['billing', 'upgrade', 'smb'], {
+      env: { QUARRY_URL: server.url, QUARRY_API_KEY: KEY },
+      tty: true,
+    });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toBe(
+      'Open this page to pay for smb:\nhttp://127.0.0.1:8787/billing/sandbox/checkout/cs_1\nPaid: you are on SMB.\n',
+    );
+    expect(run.stderr).toContain('Waiting up to 600 s for the payment');
+    expect(run.stderr).toContain('waiting for the payment (plan free, 0 s of 600 s)');
+    expect(server.requests.map((r) => `${r.method} ${r.url}`)).toEqual([
+      'POST /v1/billing/checkout',
+      'GET /v1/billing',
+      'GET /v1/billing',
+    ]);
+    expect(JSON.parse(server.requests[0]?.body ?? '')).toEqual({ plan: 'smb' });
+  });
+
+  it('upgrade to payg waits for the card too, and --json prints the checkout then the billing', async () => {
+    const state = { plan: 'free', arriveAt: 1, card: false };
+    const gateway = billingGateway(state);
+    server = await startTestServer((req, i) => {
+      // The plan arrives at once, the card on the next read.
+      if (req.url === '/v1/billing' && state.plan === 'payg') state.card = true;
+      return gateway(req, i);
+    });
+    const run = await quarry(['billing', 'upgrade', 'payg', '--json'], {
+      env: { QUARRY_URL: server.url, QUARRY_API_KEY: KEY },
+    });
+    expect(run.code, run.stderr).toBe(0);
+    const [checkout, billing, rest] = run.stdout.split('\n');
+    expect(JSON.parse(checkout ?? '')).toMatchObject({ id: 'cs_1', mode: 'setup' });
+    expect(JSON.parse(billing ?? '')).toMatchObject({ plan: { id: 'payg' }, card_on_file: true });
+    expect(rest).toBe('');
+    expect(server.requestsTo('/v1/billing').length).toBe(3);
+  });
+
+  it('upgrade gives up after --timeout with a clear message and exit 1; --no-wait does not wait', async () => {
+    server = await startTestServer(billingGateway({ plan: 'free', arriveAt: 1_000 }));
+    const env = { QUARRY_URL: server.url, QUARRY_API_KEY: KEY };
+    const late = await quarry(['billing', 'upgrade', 'smb', '--timeout', '0.2'], { env });
+    expect(late.code).toBe(1);
+    expect(late.stderr).toContain(
+      'quarry: The plan is still Forever Free after 0.2 s: no payment for smb has arrived. Pay on http://127.0.0.1:8787/billing/sandbox/checkout/cs_1',
+    );
+    const quick = await quarry(['billing', 'upgrade', 'enterprise', '--no-wait'], { env });
+    expect(quick.code, quick.stderr).toBe(0);
+    expect(quick.stdout).toBe(
+      'Open this page to pay for enterprise:\nhttp://127.0.0.1:8787/billing/sandbox/checkout/cs_1\n',
+    );
+    expect(server.requests.at(-1)?.url).toBe('/v1/billing/checkout');
+    const bad = await quarry(['billing', 'upgrade', 'smb', '--timeout', 'soon'], { env });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--timeout takes a number of seconds');
+  });
+
+  it('upgrade on a gateway that takes no payments exits 1 with the reason; portal prints its URL', async () => {
+    server = await startTestServer(billingGateway({ plan: 'free', arriveAt: 1, provider: 'none' }));
+    const env = { QUARRY_URL: server.url, QUARRY_API_KEY: KEY };
+    const refused = await quarry(['billing', 'upgrade', 'smb'], { env });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('CONFLICT');
+    expect(refused.stderr).toContain('This gateway takes no payments');
+    const status = await quarry(['billing', 'status'], { env });
+    expect(status.stdout).toContain('Payments: none; plans are set by the operator of this gateway.');
+    expect(status.stdout).not.toContain('quarry billing upgrade');
+    const noCustomer = await quarry(['billing', 'portal'], { env });
+    expect(noCustomer.code).toBe(1);
+    await server.close();
+    server = await startTestServer(billingGateway({ plan: 'smb', arriveAt: 1 }));
+    const portal = await quarry(['billing', 'portal'], { env: { ...env, QUARRY_URL: server.url } });
+    expect(portal.code, portal.stderr).toBe(0);
+    expect(portal.stdout).toBe('http://127.0.0.1:8787/billing/sandbox/portal/cus_1\n');
+  });
+});
+
 describe('usage errors and help', () => {
   it('answers --help for every command and subcommand', async () => {
     for (const argv of [
@@ -312,6 +495,10 @@ describe('usage errors and help', () => {
       ['analytics', 'purge-cache', '--help'],
       ['usage', '--help'],
       ['statements', '--help'],
+      ['billing', '--help'],
+      ['billing', 'status', '--help'],
+      ['billing', 'upgrade', '--help'],
+      ['billing', 'portal', '--help'],
     ]) {
       const run = await quarry(argv);
       expect(run.code, argv.join(' ')).toBe(0);
@@ -329,6 +516,8 @@ describe('usage errors and help', () => {
       ['keys', 'revoke'],
       ['usage', '--period', '2026-13'],
       ['query', 'x', '--bogus'],
+      ['billing'],
+      ['billing', 'upgrade'],
     ]) {
       const run = await quarry(argv);
       expect(run.code, argv.join(' ')).toBe(2);

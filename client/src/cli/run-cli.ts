@@ -12,6 +12,7 @@ import {
   analyticsRmCommand,
   analyticsVersionsCommand,
 } from './commands/analytics.js';
+import { billingPortalCommand, billingStatusCommand, billingUpgradeCommand } from './commands/billing.js';
 import {
   connectionsAddCommand,
   connectionsListCommand,
@@ -56,6 +57,9 @@ const COMMANDS: readonly Command[] = [
   marketplaceShowCommand,
   usageCommand,
   statementsCommand,
+  billingStatusCommand,
+  billingUpgradeCommand,
+  billingPortalCommand,
 ];
 
 /** Commands with subcommands, and what they are for. */
@@ -65,6 +69,7 @@ const GROUPS: Readonly<Record<string, string>> = {
   analytics: 'deploy, check and list your analytics',
   listings: 'list your analytics on the marketplace',
   marketplace: 'browse the marketplace',
+  billing: 'see your plan and buy another',
 };
 
 const isHelp = (arg: string | undefined) => arg === '--help' || arg === '-h';
@@ -77,7 +82,8 @@ function commandList(commands: readonly Command[]): string {
 const MAIN_HELP = `Usage: quarry <command> [options]
 
 The command line for a Quarry gateway: sign up, log in, manage keys, run analytics, connect
-warehouses, deploy and list analytics, browse the marketplace, and read usage and statements.
+warehouses, deploy and list analytics, browse the marketplace, read usage and statements, and
+buy a plan.
 
 Commands:
 ${commandList(COMMANDS)}

@@ -1,6 +1,7 @@
 // Usage this month (or another): the plan, credits used and left, the amount due in USD, a chart
 // of credits per day, a table per analytic with the calls by origin, the CSV, and for a Pay as you
-// Go account its monthly budget. All rendering of the usage answer's shape is in this one module
+// Go account its monthly budget. The Plan section (buying another plan, the notice when the
+// month's credits are spent, the return from a checkout) is in ./billing.tsx. All rendering of the usage answer's shape is in this one module
 // (GET /v1/account/usage, GET and PUT /v1/account/budget; shapes in gateway/src/routes/usage.ts,
 // budget.ts and money-schemas.ts).
 import { type FormEvent, useCallback, useEffect, useMemo, useState } from 'react';
@@ -8,6 +9,7 @@ import { api, queryString } from '../api.js';
 import { Chart } from '../chart.js';
 import { DataTable, ErrorNote, Field, formatCredits, formatUsd } from '../components.js';
 import { daysOf, MonthField, thisMonth } from '../months.js';
+import { CheckoutNote, PlanSection, QuotaNotice, useBilling, useCheckoutReturn } from './billing.js';
 
 interface Totals {
   readonly calls: number;
@@ -68,6 +70,8 @@ export function UsagePage() {
     api<Usage>('GET', `/v1/account/usage${queryString({ period })}`).then(setUsage, setError);
   }, [period]);
   useEffect(load, [load]);
+  const billing = useBilling();
+  const checkout = useCheckoutReturn(billing.setBilling, load);
   const perDay = useMemo(() => {
     if (usage === undefined) return undefined;
     const credits = new Map(usage.by_day.map((d) => [d.date, d.credits]));
@@ -78,9 +82,18 @@ export function UsagePage() {
     };
   }, [usage]);
   const payg = usage !== undefined && usage.plan.included_credits === null;
+  const quotaSpent =
+    usage !== undefined &&
+    usage.period === thisMonth() &&
+    usage.plan.included_credits !== null &&
+    usage.totals.credits_left === 0;
   return (
     <section aria-labelledby="usage-title">
       <h1 id="usage-title">Usage</h1>
+      <CheckoutNote state={checkout} />
+      {quotaSpent ? (
+        <QuotaNotice billing={billing.billing} resetsOn={firstOfNextMonth(usage.period)} />
+      ) : null}
       <MonthField period={period} onChange={setPeriod} />
       <ErrorNote error={error} />
       {usage === undefined || perDay === undefined ? null : (
@@ -113,6 +126,7 @@ export function UsagePage() {
               <dd>{usage.totals.calls_by_origin.marketplace}</dd>
             </div>
           </dl>
+          <PlanSection billing={billing.billing} error={billing.error} />
           <DataTable
             caption="Calls by origin"
             columns={['paid', 'free plan', 'marketplace previews', 'your own analytics']}
@@ -150,6 +164,15 @@ export function UsagePage() {
       )}
     </section>
   );
+}
+
+/** The first day of the month after `period` (YYYY-MM), as the console shows dates. */
+function firstOfNextMonth(period: string): string {
+  const [year, month] = period.split('-').map(Number) as [number, number];
+  return new Date(Date.UTC(year, month, 1)).toLocaleDateString('en-US', {
+    dateStyle: 'medium',
+    timeZone: 'UTC',
+  });
 }
 
 /** The Pay as you Go budget: what this month may cost at most; calls stop with 429 past it. */
