@@ -206,6 +206,21 @@ describe.runIf(up)('paying with Stripe (two instances, real Postgres, the Stripe
       'portal',
     );
     expect(portal.body.url).toMatch(new RegExp(`^${stripe.url}/portal/`));
+
+    // Paying already, Alice upgrades in place: the subscription's price changes, no second one.
+    const up = expectStatus(
+      await http.request(g2.url, 'POST', '/v1/billing/checkout', {
+        key: alice.key,
+        json: { plan: 'enterprise' },
+      }),
+      200,
+      'upgrade in place',
+    );
+    expect(up.body.url).toMatch(/checkout=success/);
+    expect(await billing(g1, alice.key)).toMatchObject({ plan: { id: 'enterprise' }, status: 'active' });
+    const subs = stripe.subscriptions().filter((s) => s.customer === customerOf(alice.id).id);
+    expect(subs).toHaveLength(1);
+    expect(subs[0]!.items.data[0]!.price.lookup_key).toBe(priceFor('enterprise').lookup_key);
   });
 
   it('changes nothing when the card is declined and the checkout expires', async () => {

@@ -3,6 +3,7 @@
 // the sandbox's pages) into `PaymentFact`s that carry the *current* state of what they name,
 // read from the provider when they are applied, so the payments service can apply facts in any
 // order and any number of times and end in the same state.
+import type { BillingAccount } from './payment-repository.js';
 import type { Plan } from './plan-catalog.js';
 import type { Cents } from './units.js';
 
@@ -120,6 +121,11 @@ export interface PaymentProvider {
   readonly kind: Exclude<PaymentsKind, 'none'>;
   /** A page where the account pays for `plan` or saves a card. */
   createCheckout(request: CheckoutRequest): Promise<Checkout>;
+  /**
+   * Moves a paying subscription to a dearer plan now (the difference is charged at once): its
+   * state after. Cheaper plans and cancels go through the portal, at the period's end.
+   */
+  changeSubscription(billing: BillingAccount, plan: Plan): Promise<SubscriptionState>;
   /** A page where the customer manages its card, invoices and subscription. */
   createPortal(customerId: string, returnUrl: string): Promise<{ readonly url: string }>;
   /** Verifies a webhook delivery (raw body, signature header); throws a PaymentSignatureError. */

@@ -249,10 +249,17 @@ export function createPaymentsService(options: PaymentsServiceOptions): Payments
     return accountId;
   }
 
+  const isSubscribed = (billing: BillingAccount | null): boolean =>
+    billing !== null &&
+    billing.provider === provider?.kind &&
+    billing.subscriptionId !== null &&
+    billing.status !== 'canceled';
+
   function actionFor(plan: Plan, account: Account, billing: BillingAccount | null): PlanAction {
     if (plan.id === account.plan) return 'current';
     if (provider === undefined) return null;
-    if (isBudgeted(plan)) return 'add_card';
+    // A subscription is cancelled (in the portal) before Pay as you Go can be chosen.
+    if (isBudgeted(plan)) return isSubscribed(billing) ? null : 'add_card';
     if (plan.monthly_price_cents === 0) return billing?.subscriptionId ? 'downgrade' : null;
     return isUpgrade(plans, account.plan, plan.id) ? 'upgrade' : 'downgrade';
   }
@@ -315,16 +322,25 @@ export function createPaymentsService(options: PaymentsServiceOptions): Payments
       }
       const base = returnUrlOf(returnUrl);
       const billing = await repo.get(accountId);
-      const subscribed =
-        billing !== null &&
-        billing.provider === payments.kind &&
-        billing.subscriptionId !== null &&
-        billing.status !== 'canceled';
-      if (subscribed) {
-        throw new ApiError(
-          'CONFLICT',
-          `The account pays for the ${plans.resolve(billing.subscriptionPlan ?? account.plan).name} plan: change or cancel it in the billing portal (POST /v1/billing/portal).`,
-        );
+      if (billing !== null && isSubscribed(billing)) {
+        const paidFor = plans.resolve(billing.subscriptionPlan ?? account.plan);
+        if (budgeted || !isUpgrade(plans, paidFor.id, plan.id)) {
+          throw new ApiError(
+            'CONFLICT',
+            `The account pays for the ${paidFor.name} plan: ${budgeted ? 'cancel' : 'change'} it in the billing portal (POST /v1/billing/portal); it ends or changes at the end of the month paid for.`,
+          );
+        }
+        // An upgrade of a paying subscription: its card pays the difference now, no checkout page.
+        const state = await payments.changeSubscription(billing, plan);
+        await apply([
+          {
+            type: 'subscription',
+            customerId: billing.customerId,
+            subscriptionId: state.id,
+            subscription: state,
+          },
+        ]);
+        return { id: state.id, url: withQuery(base, 'checkout', 'success'), mode: 'subscription' };
       }
       const checkout = await payments.createCheckout({
         account: { id: account.id, email: account.email, name: account.name },

@@ -97,6 +97,16 @@ export function createSandboxProvider(options: { readonly now?: () => Date } = {
       });
       return { id, url: `/billing/sandbox/checkout/${id}`, customerId };
     },
+    async changeSubscription(billing, plan) {
+      return {
+        id: billing.subscriptionId ?? token('sub'),
+        customerId: billing.customerId,
+        planId: plan.id,
+        status: 'active',
+        currentPeriodEnd: billing.currentPeriodEnd ?? monthEnd(now()),
+        cancelAtPeriodEnd: false,
+      };
+    },
     async createPortal(customerId, returnUrl) {
       sweep();
       const id = token('bps');

@@ -314,6 +314,25 @@ export function createStripeProvider(options: StripeProviderOptions): PaymentPro
         throw new Error(`Stripe returned checkout session ${session.id} without a URL`);
       return { id: session.id, url: session.url, customerId };
     },
+    async changeSubscription(billing, plan) {
+      if (billing.subscriptionId === null)
+        throw new Error(`account ${billing.accountId} has no subscription to change`);
+      const current = await stripe.subscriptions.retrieve(billing.subscriptionId);
+      const item = current.items.data[0];
+      if (item === undefined) throw new Error(`subscription ${current.id} has no item`);
+      const price = await priceFor(plan);
+      const updated = await stripe.subscriptions.update(
+        current.id,
+        {
+          items: [{ id: item.id, price }],
+          // The difference for the rest of the period is invoiced and charged now.
+          proration_behavior: 'always_invoice',
+          metadata: { quarry_account: billing.accountId, quarry_plan: plan.id },
+        },
+        { idempotencyKey: `quarry-change-${current.id}-${item.price.id}-${price}` },
+      );
+      return stateOf(updated);
+    },
     async createPortal(customerId, returnUrl) {
       const session = await stripe.billingPortal.sessions.create({
         customer: customerId,

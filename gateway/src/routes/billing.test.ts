@@ -96,13 +96,24 @@ describe('the sandbox provider', () => {
     // A finished checkout cannot be paid again.
     const again = await tg.call('POST', pathOf(started.url), form('pay'));
     expect(again.status).toBe(404);
-    // The account already pays: another plan goes through the portal.
-    const second = await tg.call('POST', '/v1/billing/checkout', {
-      key: bob.key,
-      body: { plan: 'enterprise' },
+    // A paying account upgrades in place: no checkout page, the plan changes at once.
+    const actions = (await tg.call('GET', '/v1/billing', { key: bob.key })).json.plans.map(
+      (p: { id: string; action: string | null }) => `${p.id}:${p.action}`,
+    );
+    expect(actions).toEqual(['free:downgrade', 'smb:current', 'enterprise:upgrade', 'payg:null']);
+    const up = await tg.call('POST', '/v1/billing/checkout', { key: bob.key, body: { plan: 'enterprise' } });
+    expect(up.status, up.text).toBe(200);
+    expect(up.json.url).toBe('http://quarry.test/?checkout=success#/usage');
+    expect((await tg.call('GET', '/v1/billing', { key: bob.key })).json).toMatchObject({
+      plan: { id: 'enterprise' },
+      status: 'active',
     });
-    expect(second.status).toBe(409);
-    expect(second.json.error.message).toMatch(/portal/);
+    // Cheaper plans and Pay as you Go go through the portal.
+    for (const plan of ['smb', 'payg']) {
+      const down = await tg.call('POST', '/v1/billing/checkout', { key: bob.key, body: { plan } });
+      expect(down.status).toBe(409);
+      expect(down.json.error.message).toMatch(/portal/);
+    }
   });
 
   it('changes nothing when the checkout is declined', async () => {
@@ -113,7 +124,12 @@ describe('the sandbox provider', () => {
     expect(declined.text).toContain('nothing was charged');
     expect(declined.text).toContain('content="0;url=http://quarry.test/?checkout=cancel#/usage"');
     const billing = (await tg.call('GET', '/v1/billing', { key: carol.key })).json;
-    expect(billing).toMatchObject({ plan: { id: 'free' }, status: 'none', card_on_file: false });
+    expect(billing).toMatchObject({
+      plan: { id: 'free' },
+      status: 'none',
+      card_on_file: false,
+      portal: false,
+    });
   });
 
   it('puts a card on file for Pay as you Go, which then shows its budget', async () => {

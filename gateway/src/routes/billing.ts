@@ -122,7 +122,11 @@ export function registerBillingRoutes(app: OpenAPIHono<AppEnv>): void {
         pending_at: iso(b?.pendingAt),
         grace_ends_at: iso(view.graceEndsAt),
         card_on_file: b?.cardOnFile ?? false,
-        portal: b !== null && b.provider === view.provider,
+        // Something to manage: a card, a subscription or an invoice (not a checkout left unpaid).
+        portal:
+          b !== null &&
+          b.provider === view.provider &&
+          (b.cardOnFile || b.subscriptionId !== null || view.invoices.length > 0),
         budget: budget === null ? null : budgetJson(budget),
         plans: view.plans.map(({ plan, action }) => ({
           ...planJson(plan),
