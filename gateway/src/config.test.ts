@@ -120,6 +120,47 @@ describe('loadConfig', () => {
     ]);
   });
 
+  it('chooses payments: the sandbox embedded, none with DATABASE_URL, and Stripe only with both keys', () => {
+    expect(loadConfig({}, '/srv').payments.kind).toBe('sandbox');
+    const pg = {
+      DATABASE_URL: 'postgres://db/quarry',
+      QUARRY_SECRET_KEY: Buffer.alloc(32, 1).toString('base64'),
+    };
+    expect(loadConfig(pg, '/srv').payments.kind).toBe('none');
+    expect(problemsOf({ QUARRY_PAYMENTS: 'stripe' }).map((p) => p.split(':')[0])).toEqual([
+      'STRIPE_SECRET_KEY',
+      'STRIPE_WEBHOOK_SECRET',
+    ]);
+    expect(
+      problemsOf({
+        QUARRY_PAYMENTS: 'paypal',
+        STRIPE_SECRET_KEY: 'pk_test_public',
+        QUARRY_STRIPE_PRICES: '{"smb":"prod_1"}',
+        QUARRY_PAYMENT_GRACE_DAYS: '-1',
+      })
+        .map((p) => p.split(':')[0])
+        .sort(),
+    ).toEqual(['QUARRY_PAYMENTS', 'QUARRY_PAYMENT_GRACE_DAYS', 'QUARRY_STRIPE_PRICES', 'STRIPE_SECRET_KEY']);
+    const stripe = loadConfig(
+      {
+        QUARRY_PAYMENTS: 'stripe',
+        STRIPE_SECRET_KEY: 'sk_test_abc123',
+        STRIPE_WEBHOOK_SECRET: 'whsec_abc123',
+        QUARRY_STRIPE_PRICES: '{"smb":"price_123"}',
+        QUARRY_PAYMENT_GRACE_DAYS: '0.5',
+      },
+      '/srv',
+    );
+    expect(stripe.payments).toMatchObject({
+      kind: 'stripe',
+      stripe: { secretKey: 'sk_test_abc123', prices: { smb: 'price_123' } },
+      graceMs: 43_200_000,
+    });
+    const logged = JSON.stringify(redactedConfig(stripe));
+    expect(logged).not.toContain('sk_test_abc123');
+    expect(logged).not.toContain('whsec_abc123');
+  });
+
   it('redacts secrets for logging', () => {
     const config = loadConfig({
       DATABASE_URL: 'postgres://quarry:hunter2@db.internal/quarry',
