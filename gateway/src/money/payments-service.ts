@@ -155,6 +155,9 @@ export function createPaymentsService(options: PaymentsServiceOptions): Payments
     return url;
   };
 
+  /** A provider's URL as the caller opens it (the sandbox's pages are paths on this gateway). */
+  const absolute = (url: string) => (url.startsWith('/') ? `${options.publicUrl}${url}` : url);
+
   const accountOf = async (accountId: string): Promise<Account> => {
     const account = await accounts.get(accountId);
     if (account === null) throw new ApiError('NOT_FOUND', 'The account is gone.');
@@ -351,7 +354,7 @@ export function createPaymentsService(options: PaymentsServiceOptions): Payments
         cancelUrl: withQuery(base, 'checkout', 'cancel'),
       });
       await repo.linkCustomer(accountId, payments.kind, checkout.customerId);
-      return { id: checkout.id, url: checkout.url, mode: budgeted ? 'setup' : 'subscription' };
+      return { id: checkout.id, url: absolute(checkout.url), mode: budgeted ? 'setup' : 'subscription' };
     },
     async portal(accountId, returnUrl) {
       const payments = need();
@@ -363,7 +366,8 @@ export function createPaymentsService(options: PaymentsServiceOptions): Payments
           'The account has no billing yet: buy a plan or add a card first (POST /v1/billing/checkout).',
         );
       }
-      return payments.createPortal(billing.customerId, base);
+      const portal = await payments.createPortal(billing.customerId, base);
+      return { url: absolute(portal.url) };
     },
     async webhook(rawBody, signature) {
       const payments = need();

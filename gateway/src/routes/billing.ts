@@ -157,7 +157,7 @@ export function registerBillingRoutes(app: OpenAPIHono<AppEnv>): void {
       tags: ['Billing'],
       summary: 'A checkout page to buy a plan (or save a card for Pay as you Go)',
       description:
-        'Answers the URL of the payment provider’s checkout page. The plan changes once the payment is made (upgrades at once: the month’s included credits become the new plan’s, credits used stay used). 400 for an unknown plan, the free plan or the current one; 409 when the gateway takes no payments, or when the account already pays for a subscription (change it in the portal).',
+        'Answers the URL of the payment provider’s checkout page. The plan changes once the payment is made (upgrades at once: the month’s included credits become the new plan’s, credits used stay used). An account that already pays for a subscription upgrades in place, without a checkout page (the provider charges the difference; `url` is then the return URL). 400 for an unknown plan, the free plan or the current one; 409 when the gateway takes no payments, or for a cheaper plan or Pay as you Go while a subscription is paid (change or cancel it in the portal).',
       security: BEARER,
       request: {
         body: { required: true, content: { 'application/json': { schema: CheckoutRequestSchema } } },
@@ -173,9 +173,7 @@ export function registerBillingRoutes(app: OpenAPIHono<AppEnv>): void {
     async (c) => {
       const { services, principal } = c.var;
       const body = await readJson(c, CheckoutRequestSchema);
-      const checkout = await services.payments.checkout(principal.accountId, body.plan, body.return_url);
-      const url = checkout.url.startsWith('/') ? `${services.config.publicUrl}${checkout.url}` : checkout.url;
-      return c.json({ ...checkout, url });
+      return c.json(await services.payments.checkout(principal.accountId, body.plan, body.return_url));
     },
   );
 
@@ -208,9 +206,7 @@ export function registerBillingRoutes(app: OpenAPIHono<AppEnv>): void {
         text.trim() === ''
           ? {}
           : validateBody(PortalRequestSchema, parseJsonBody(c.req.header('content-type'), text));
-      const portal = await services.payments.portal(principal.accountId, body.return_url);
-      const url = portal.url.startsWith('/') ? `${services.config.publicUrl}${portal.url}` : portal.url;
-      return c.json({ url });
+      return c.json(await services.payments.portal(principal.accountId, body.return_url));
     },
   );
 
