@@ -45,12 +45,19 @@ import type { AddressInfo } from 'node:net';
 import type Stripe from 'stripe';
 import { createApi } from './api.js';
 import { parseForm } from './form.js';
-import { type CheckoutSession, newId, type Price, type StripeObject, type Subscription } from './objects.js';
+import {
+  type Account,
+  type CheckoutSession,
+  newId,
+  type Price,
+  type StripeObject,
+  type Subscription,
+} from './objects.js';
 import { createPages } from './pages.js';
-import { ApiError, Store } from './store.js';
+import { type AccountLinkRecord, ApiError, Store, type TransferFailure } from './store.js';
 import { API_VERSION, type Delivery, type FakeEvent, makeEvent, postEvent, signPayload } from './webhooks.js';
 
-export type { Delivery, FakeEvent };
+export type { AccountLinkRecord, Delivery, FakeEvent, TransferFailure };
 
 export interface FakeStripeOptions {
   /** The signing secret of the webhook endpoint (`whsec_…`, generated if not given). */
@@ -93,6 +100,13 @@ export interface FakeStripe {
   charges(): readonly Stripe.Charge[];
   checkoutSessions(): readonly Stripe.Checkout.Session[];
   paymentMethods(): readonly Stripe.PaymentMethod[];
+  /** Connected accounts. */
+  accounts(): readonly Stripe.Account[];
+  transfers(): readonly Stripe.Transfer[];
+  /** Every account link made, with what it was made for and how far its page got. */
+  accountLinks(): readonly AccountLinkRecord[];
+  /** The platform's available balance by currency (smallest unit), as `GET /v1/balance` shows it. */
+  balance(): Readonly<Record<string, number>>;
   events(): readonly FakeEvent[];
   requests(): readonly RecordedRequest[];
   deliveries(): readonly Delivery[];
@@ -106,6 +120,14 @@ export interface FakeStripe {
   refundCharge(chargeId: string): Promise<void>;
   disputeCharge(chargeId: string): Promise<void>;
   setCardDeclines(customerId: string, declines: boolean): void;
+  /** The owner finishes Stripe's hosted onboarding (what the page's "Complete onboarding" does). */
+  completeOnboarding(accountId: string): Promise<void>;
+  /** Stripe asks the account for `fields`: they are past due, payouts and capabilities stop. */
+  requireMore(accountId: string, fields: string[]): Promise<void>;
+  /** Sets the platform's available balance in `currency` (default usd), in its smallest unit. */
+  setBalance(amount: number, currency?: string): void;
+  /** The next `count` `POST /v1/transfers` (not replays) answer 400 with this code. */
+  failNextTransfers(count: number, code?: TransferFailure): void;
   /** The next `count` API requests fail: a 500 before processing, or a dropped connection. */
   failNextRequests(count: number, fault: Fault): void;
 
@@ -315,6 +337,10 @@ export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<
     charges: view<Stripe.Charge>('charge'),
     checkoutSessions: view<Stripe.Checkout.Session>('checkout.session'),
     paymentMethods: view<Stripe.PaymentMethod>('payment_method'),
+    accounts: view<Stripe.Account>('account'),
+    transfers: view<Stripe.Transfer>('transfer'),
+    accountLinks: () => [...store.accountLinks.values()].map((link) => ({ ...link })),
+    balance: () => Object.fromEntries(store.balance),
     events: () => events.map((e) => structuredClone(e)),
     requests: () => [...requests],
     deliveries: () => [...deliveries],
@@ -352,6 +378,15 @@ export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<
       store.get('customer', customerId);
       if (declines) store.declining.add(customerId);
       else store.declining.delete(customerId);
+    },
+    completeOnboarding: (id) => drive(() => store.completeOnboarding(store.get<Account>('account', id))),
+    requireMore: (id, fields) => drive(() => store.requireMore(store.get<Account>('account', id), fields)),
+    setBalance: (amount, currency = 'usd') => {
+      if (!Number.isInteger(amount) || amount < 0) throw new Error(`fake-stripe: bad balance ${amount}`);
+      store.balance.set(currency.toLowerCase(), amount);
+    },
+    failNextTransfers: (count, code = 'transfers_not_allowed') => {
+      for (let i = 0; i < count; i++) store.transferFailures.push(code);
     },
     failNextRequests: (count, fault) => {
       for (let i = 0; i < count; i++) faults.push(fault);
