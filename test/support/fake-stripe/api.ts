@@ -951,7 +951,8 @@ export function createApi(store: Store, baseUrl: () => string) {
   on('GET', '/v1/transfers/:id/reversals', (p, [id]) => {
     onlyParams(p, LIST);
     const sent = store.get<Transfer>('transfer', id!);
-    return listOf(`/v1/transfers/${sent.id}/reversals`, sent.reversals.data, p);
+    // listOf takes items oldest first; the transfer holds its reversals newest first.
+    return listOf(`/v1/transfers/${sent.id}/reversals`, [...sent.reversals.data].reverse(), p);
   });
   on('GET', '/v1/transfers/:id/reversals/:id', (p, [id, reversalId]) => {
     const sent = store.get<Transfer>('transfer', id!);
