@@ -11,6 +11,22 @@
 //   subscriptions (retrieve, list by customer / status=all, update items / metadata /
 //   cancel_at_period_end, cancel now), setup intents, invoice items, invoices (create draft,
 //   finalize, pay, list, `expand[]=payments`), invoice payments, charges, refunds, disputes, events.
+// - Connect for paying data owners (api.ts, store.ts): connected accounts (create with the legacy
+//   `type=express` / `standard` or with `controller[...]` properties; an Express Dashboard without
+//   platform fees and losses and Stripe-collected requirements refused, in the fake's words, as
+//   are `type` with `controller`; retrieve, update metadata / email, list), account links
+//   (`account_onboarding`; expire after 300 s), transfers (create, retrieve, update, list by
+//   destination / transfer_group; refused as Stripe refuses them: unknown destination 400
+//   resource_missing, destination without an active `transfers` capability 400
+//   insufficient_capabilities_for_transfer, amount < 1, balance_insufficient), transfer reversals
+//   (partial or full; create, list, retrieve) and `GET /v1/balance`: the platform's available
+//   balance by currency, 10,000,000 usd cents at start, debited by transfers, credited by reversals.
+//   A new account is not onboarded: details_submitted, charges_enabled and payouts_enabled false,
+//   requested capabilities `inactive`, requirements past due. Emits `transfer.created`,
+//   `transfer.reversed` (Stripe documents `transfer.updated` for description / metadata changes
+//   only, so a reversal does not send it), `transfer.updated`, and `account.updated` (with
+//   `previous_attributes`, only when something changed, and the event's `account` set to the
+//   connected account; nothing on create).
 // - The protocol: form-encoded bracket parameters, unknown ones refused (400 parameter_unknown);
 //   `Authorization: Bearer sk_test_…` (401 otherwise); `Request-Id` on every answer; idempotency
 //   keys on POST (same key + same body: the stored answer byte for byte with `Idempotent-Replayed:
@@ -18,28 +34,49 @@
 //   (unknown id: 404 resource_missing, param `id`); list envelopes (newest first, limit,
 //   starting_after); `expand` of any id-valued field, nested with dots.
 // - Hosted pages (pages.ts): `/checkout/pay/<id>` with Pay / Decline buttons that 303 to
-//   success_url (`{CHECKOUT_SESSION_ID}` substituted) / cancel_url; `/portal/<id>`.
+//   success_url (`{CHECKOUT_SESSION_ID}` substituted) / cancel_url; `/portal/<id>`; an account
+//   link's `/connect/onboard/<token>` with "Complete onboarding" (→ return_url) and "Leave"
+//   (→ refresh_url) buttons; a link is single-use, and an expired or used one 303s to refresh_url.
 // - Drivers for what a customer, the portal or the card network does: complete / decline / expire a
 //   checkout, renew a subscription (paid, or failed → past_due), cancel or change its price as the
-//   portal does, refund, dispute, declining cards. Each emits the events Stripe sends, in Stripe's
-//   order, each `data.object` a snapshot, `previous_attributes` on `*.updated`, `request.id` set
-//   when an API call caused it. Drivers resolve after their events' deliveries were answered.
+//   portal does, refund, dispute, declining cards; a data owner completing onboarding
+//   (`completeOnboarding`: details submitted, requested capabilities active, payouts enabled,
+//   charges_enabled only if `card_payments` was requested, a test bank account, requirements
+//   emptied) or Stripe asking for more (`requireMore`: those fields past due, payouts, charges and
+//   capabilities stopped); the platform's balance (`setBalance`). Each emits the events Stripe
+//   sends, in Stripe's order, each `data.object` a snapshot, `previous_attributes` on `*.updated`,
+//   `request.id` set when an API call caused it. Drivers resolve after their events' deliveries
+//   were answered.
 // - Webhooks signed as Stripe signs them (verified by `stripe.webhooks.constructEvent`), POSTed to
 //   the webhook URL in order, each awaited, as they happen (events caused by an API call are
 //   delivered after it, asynchronously as Stripe does: `await fake.idle()` to wait), or held
 //   (no URL, or `holdEvents`) for `deliver(ids)` in any order; `redeliver(id)` replays one.
 //   Signatures carry the real clock (receivers check them against theirs); objects carry `now()`.
 // - Faults for retry tests: `failNextRequests(n, 'error500' | 'dropBeforeProcessing' |
-//   'dropAfterProcessing')`.
+//   'dropAfterProcessing')`; `failNextTransfers(n, code)`: the next n transfer creations (past
+//   their parameter checks; replays excepted) answer 400 `transfers_not_allowed` (default) or
+//   `balance_insufficient`.
 //
 // Does not cover: payment intents (charges have `payment_intent: null`; an invoice reaches its
 // charge through its invoice payments, type `charge`), 3-D Secure / SCA, taxes, coupons and
 // discounts, trials, prorations (a price change takes effect with no proration invoice), usage-
-// based billing, test clocks, Connect, search endpoints, webhook endpoint objects, automatic
+// based billing, test clocks, search endpoints, webhook endpoint objects, automatic
 // retries of failed webhook deliveries or of failed renewals (call renewSubscription again),
-// `send_invoice` collection, deleting customers, non-card payment methods. As in this API version,
-// a charge has no `invoice` field, an invoice has no `charge`/`subscription` (see `parent`), and a
-// subscription has `current_period_start/end` only on its items.
+// `send_invoice` collection, deleting customers, non-card payment methods. Of Connect: Custom
+// accounts and `account_update` links (requirement_collection=application), the `Stripe-Account`
+// header (acting as a connected account), direct and destination charges, application fees,
+// `source_transaction`, payouts and the connected accounts' own balances, login links, persons,
+// external account endpoints, capability endpoints and `capability.updated` /
+// `account.external_account.*` events, deleting or rejecting accounts, requirements with a future
+// `current_deadline`, currency conversion (a transfer draws on the balance in its own currency;
+// charges do not feed the balance). Connect events go to the same webhook URL and secret as the
+// rest (Stripe sends them to a separate Connect endpoint with its own secret). Which `type` Stripe
+// reports for an account made with controller properties is not established: the fake says
+// `none` (read `controller.stripe_dashboard.type`, set both ways). Unknown connected account ids
+// answer 404 resource_missing like other ids; the messages of refused reversals and links are the
+// fake's. As in this API version, a charge has no `invoice` field, an invoice has no
+// `charge`/`subscription` (see `parent`), and a subscription has `current_period_start/end` only
+// on its items.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type Stripe from 'stripe';
