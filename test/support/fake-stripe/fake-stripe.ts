@@ -417,7 +417,11 @@ export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<
       else store.declining.delete(customerId);
     },
     completeOnboarding: (id) => drive(() => store.completeOnboarding(store.get<Account>('account', id))),
-    requireMore: (id, fields) => drive(() => store.requireMore(store.get<Account>('account', id), fields)),
+    requireMore: (id, fields) =>
+      drive(() => {
+        if (fields.length === 0) throw new Error('fake-stripe: requireMore needs at least one field');
+        store.requireMore(store.get<Account>('account', id), fields);
+      }),
     setBalance: (amount, currency = 'usd') => {
       if (!Number.isInteger(amount) || amount < 0) throw new Error(`fake-stripe: bad balance ${amount}`);
       store.balance.set(currency.toLowerCase(), amount);
