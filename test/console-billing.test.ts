@@ -130,7 +130,8 @@ describe.skipIf(!up)('buying a plan in the web console (sandbox payments)', () =
     await poll(() => page.getByTestId('credits-left').textContent()).toBe('0');
     const notice = page.getByTestId('quota-notice');
     await poll(() => notice.getByRole('heading').textContent()).toBe("You have used this month's credits");
-    expect(await notice.getByRole('button', { name: /^Upgrade to SMB/ }).count()).toBe(1);
+    // The billing view loads beside the usage: its button comes when it has.
+    await poll(() => notice.getByRole('button', { name: /^Upgrade to SMB/ }).count()).toBe(1);
     const plans = page.getByRole('list', { name: 'Plans' });
     await poll(() => plans.getByRole('listitem').count()).toBe(4);
     expect(await page.getByTestId('billing-plan').textContent()).toBe('Forever Free');
