@@ -32,7 +32,7 @@ function Page({ route }: { readonly route: string[] }): ReactNode {
     case 'studio':
       return <StudioPage />;
     case 'statements':
-      return <StatementsPage />;
+      return <StatementsPage key={arg ?? ''} initialPeriod={arg} />;
     default:
       return (
         <p>
