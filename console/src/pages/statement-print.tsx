@@ -64,7 +64,7 @@ export function StatementPrintPage({ period }: { readonly period: string }) {
         </label>
       </div>
       <ErrorNote error={error} />
-      <header className="print-head">
+      <div className="print-head">
         <p className="print-brand">Quarry</p>
         <h1 id="print-title">Owner statement — {period}</h1>
         <dl className="print-meta">
@@ -96,121 +96,127 @@ export function StatementPrintPage({ period }: { readonly period: string }) {
             <dd>{formatDay(new Date().toISOString())}</dd>
           </div>
         </dl>
-      </header>
+      </div>
       {statement === undefined ? null : (
         <>
-          <table>
-            <caption>Earnings per analytic</caption>
-            <thead>
-              <tr>
-                <th scope="col">Analytic</th>
-                <th scope="col" className="num">
-                  Calls
-                </th>
-                <th scope="col" className="num">
-                  Credits
-                </th>
-                <th scope="col" className="num">
-                  Callers paid
-                </th>
-                <th scope="col" className="num">
-                  Your share (80%)
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {statement.analytics.length === 0 ? (
-                <tr>
-                  <td colSpan={5}>No calls in this period.</td>
-                </tr>
-              ) : (
-                statement.analytics.map((a) => (
-                  <tr key={a.name}>
-                    <th scope="row">{a.name}</th>
-                    <td className="num">{a.calls}</td>
-                    <td className="num">{formatCredits(a.credits)}</td>
-                    <td className="num">{formatUsd(a.value_usd)}</td>
-                    <td className="num">{formatUsd(a.owner_share_usd)}</td>
-                  </tr>
-                ))
-              )}
-            </tbody>
-            <tfoot>
-              <tr>
-                <th scope="row">Total</th>
-                <td className="num">{statement.totals.calls}</td>
-                <td className="num">{formatCredits(statement.totals.credits)}</td>
-                <td className="num">{formatUsd(statement.totals.value_usd)}</td>
-                <td className="num" data-testid="print-earnings">
-                  {formatUsd(statement.totals.owner_share_usd)}
-                </td>
-              </tr>
-            </tfoot>
-          </table>
-          {perDay && statement.by_day.length > 0 ? (
+          <div className="table-wrap">
             <table>
-              <caption>Per day (UTC) and analytic</caption>
+              <caption>Earnings per analytic</caption>
               <thead>
                 <tr>
-                  <th scope="col">Day</th>
                   <th scope="col">Analytic</th>
                   <th scope="col" className="num">
                     Calls
                   </th>
                   <th scope="col" className="num">
+                    Credits
+                  </th>
+                  <th scope="col" className="num">
                     Callers paid
                   </th>
                   <th scope="col" className="num">
-                    Your share
+                    Your share (80%)
                   </th>
                 </tr>
               </thead>
               <tbody>
-                {statement.by_day.map((d) => (
-                  <tr key={`${d.date} ${d.name}`}>
-                    <td>{d.date}</td>
-                    <td>{d.name}</td>
-                    <td className="num">{d.calls}</td>
-                    <td className="num">{formatUsd(d.value_usd)}</td>
-                    <td className="num">{formatUsd(d.owner_share_usd)}</td>
+                {statement.analytics.length === 0 ? (
+                  <tr>
+                    <td colSpan={5}>No calls in this period.</td>
                   </tr>
-                ))}
-              </tbody>
-            </table>
-          ) : null}
-          {adjustments.length === 0 ? null : (
-            <table data-testid="print-adjustments">
-              <caption>Adjustments (refunds and disputes of earlier usage)</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Analytic</th>
-                  <th scope="col">Usage month</th>
-                  <th scope="col">Reason</th>
-                  <th scope="col" className="num">
-                    Your share
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {adjustments.map((a, i) => (
-                  // biome-ignore lint/suspicious/noArrayIndexKey: adjustments have no identity of their own.
-                  <tr key={i}>
-                    <td>{a.analytic}</td>
-                    <td>{a.usage_period}</td>
-                    <td>{ADJUSTMENT_REASONS[a.reason] ?? a.reason}</td>
-                    <td className="num">{microUsd(a.owner_micro_usd)}</td>
-                  </tr>
-                ))}
+                ) : (
+                  statement.analytics.map((a) => (
+                    <tr key={a.name}>
+                      <th scope="row">{a.name}</th>
+                      <td className="num">{a.calls}</td>
+                      <td className="num">{formatCredits(a.credits)}</td>
+                      <td className="num">{formatUsd(a.value_usd)}</td>
+                      <td className="num">{formatUsd(a.owner_share_usd)}</td>
+                    </tr>
+                  ))
+                )}
               </tbody>
               <tfoot>
                 <tr>
-                  <th scope="row" colSpan={3}>
-                    Total adjustments
-                  </th>
-                  <td className="num">{microUsd(adjustedMicro)}</td>
+                  <th scope="row">Total</th>
+                  <td className="num">{statement.totals.calls}</td>
+                  <td className="num">{formatCredits(statement.totals.credits)}</td>
+                  <td className="num">{formatUsd(statement.totals.value_usd)}</td>
+                  <td className="num" data-testid="print-earnings">
+                    {formatUsd(statement.totals.owner_share_usd)}
+                  </td>
                 </tr>
               </tfoot>
             </table>
+          </div>
+          {perDay && statement.by_day.length > 0 ? (
+            <div className="table-wrap">
+              <table>
+                <caption>Per day (UTC) and analytic</caption>
+                <thead>
+                  <tr>
+                    <th scope="col">Day</th>
+                    <th scope="col">Analytic</th>
+                    <th scope="col" className="num">
+                      Calls
+                    </th>
+                    <th scope="col" className="num">
+                      Callers paid
+                    </th>
+                    <th scope="col" className="num">
+                      Your share
+                    </th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {statement.by_day.map((d) => (
+                    <tr key={`${d.date} ${d.name}`}>
+                      <td>{d.date}</td>
+                      <td>{d.name}</td>
+                      <td className="num">{d.calls}</td>
+                      <td className="num">{formatUsd(d.value_usd)}</td>
+                      <td className="num">{formatUsd(d.owner_share_usd)}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          ) : null}
+          {adjustments.length === 0 ? null : (
+            <div className="table-wrap">
+              <table data-testid="print-adjustments">
+                <caption>Adjustments (refunds and disputes of earlier usage)</caption>
+                <thead>
+                  <tr>
+                    <th scope="col">Analytic</th>
+                    <th scope="col">Usage month</th>
+                    <th scope="col">Reason</th>
+                    <th scope="col" className="num">
+                      Your share
+                    </th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {adjustments.map((a, i) => (
+                    // biome-ignore lint/suspicious/noArrayIndexKey: adjustments have no identity of their own.
+                    <tr key={i}>
+                      <td>{a.analytic}</td>
+                      <td>{a.usage_period}</td>
+                      <td>{ADJUSTMENT_REASONS[a.reason] ?? a.reason}</td>
+                      <td className="num">{microUsd(a.owner_micro_usd)}</td>
+                    </tr>
+                  ))}
+                </tbody>
+                <tfoot>
+                  <tr>
+                    <th scope="row" colSpan={3}>
+                      Total adjustments
+                    </th>
+                    <td className="num">{microUsd(adjustedMicro)}</td>
+                  </tr>
+                </tfoot>
+              </table>
+            </div>
           )}
           <h2>Payout</h2>
           {p === null ? (
