@@ -3,7 +3,7 @@
 // the sandbox's pages) into `PaymentFact`s that carry the *current* state of what they name,
 // read from the provider when they are applied, so the payments service can apply facts in any
 // order and any number of times and end in the same state.
-import type { BillingAccount } from './payment-repository.js';
+import type { BillingAccount } from './billing-account.js';
 import type { Plan } from './plan-catalog.js';
 import type { Cents } from './units.js';
 

@@ -1,27 +1,13 @@
 // The payments tables (migration 013): each account's standing with the payment provider, the
 // provider events applied (once each), Pay as you Go invoices and payment reversals. Only the
 // payments service (payments-service.ts) calls this.
+
+export type { BillingAccount, BillingStatus } from './billing-account.js';
+
 import type { SqlExecutor } from '../store/sql-client.js';
+import type { BillingAccount, BillingStatus } from './billing-account.js';
 import type { InvoiceLine } from './payment-provider.js';
 import type { Cents, MicroUsd } from './units.js';
-
-export type BillingStatus = 'none' | 'active' | 'past_due' | 'canceled';
-
-/** What the gateway last read of an account at its payment provider. */
-export interface BillingAccount {
-  readonly accountId: string;
-  readonly provider: 'sandbox' | 'stripe';
-  readonly customerId: string;
-  readonly subscriptionId: string | null;
-  readonly subscriptionPlan: string | null;
-  readonly status: BillingStatus;
-  readonly currentPeriodEnd: Date | null;
-  readonly cancelAtPeriodEnd: boolean;
-  readonly pendingPlan: string | null;
-  readonly pendingAt: Date | null;
-  readonly pastDueSince: Date | null;
-  readonly cardOnFile: boolean;
-}
 
 /** The standing fields a fact changes (undefined: unchanged). */
 export type StandingChange = Partial<

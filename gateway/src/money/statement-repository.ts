@@ -7,8 +7,39 @@
 
 import { StoreError } from '../errors/store-error.js';
 import type { SqlExecutor } from '../store/sql-client.js';
+import { decidePayout, type PayoutPolicy, type PayoutStatus } from './payout-rules.js';
 import type { UsageOrigin } from './revenue-split.js';
 import { assertPeriod, PERIOD_LOCK_KEY } from './usage-repository.js';
+
+/** Before payment providers: every payout listed for the operator, no minimum (the default). */
+const OPERATOR_PAYS: PayoutPolicy = { provider: 'none', minimumCents: 0 };
+
+interface PayoutRow {
+  readonly carried_in_musd: string | number;
+  readonly earned_musd: string | number;
+  readonly adjusted_musd: string | number;
+  readonly payout_cents: string | number;
+  readonly carried_out_musd: string | number;
+  readonly status: PayoutStatus;
+  readonly reason: string | null;
+  readonly transfer_id: string | null;
+  readonly paid_at: Date | null;
+}
+
+export const PAYOUT_COLUMNS =
+  'carried_in_musd, earned_musd, adjusted_musd, payout_cents, carried_out_musd, status, reason, transfer_id, paid_at';
+
+export const toPayout = (p: PayoutRow): Payout => ({
+  carriedInMicroUsd: Number(p.carried_in_musd),
+  earnedMicroUsd: Number(p.earned_musd),
+  adjustedMicroUsd: Number(p.adjusted_musd),
+  payoutCents: Number(p.payout_cents),
+  carriedOutMicroUsd: Number(p.carried_out_musd),
+  status: p.status,
+  reason: p.reason,
+  transferId: p.transfer_id,
+  paidAt: p.paid_at,
+});
 
 /** Calls, credits, money and their splits, for one analytic or in total. */
 export interface StatementAmounts {
@@ -24,12 +55,29 @@ export interface StatementAmounts {
   readonly platformMicroUsd: number;
 }
 
-/** An owner's payout of a closed period: whole cents, the sub-cent rest carried on. */
+/** An owner's payout of a closed period: whole cents, the rest carried on (payout-rules.ts). */
 export interface Payout {
+  /** The previous payout's carried-out balance: may be negative, or a held amount. */
   readonly carriedInMicroUsd: number;
   readonly earnedMicroUsd: number;
+  /** Owner shares taken back by refunds and disputes, netted here. */
+  readonly adjustedMicroUsd: number;
   readonly payoutCents: number;
   readonly carriedOutMicroUsd: number;
+  readonly status: PayoutStatus;
+  readonly reason: string | null;
+  readonly transferId: string | null;
+  readonly paidAt: Date | null;
+}
+
+/** A reversal of owner shares (a refunded or disputed caller payment), by analytic. */
+export interface OwnerAdjustment {
+  readonly analytic: string;
+  /** The period of the calls whose payment was reversed. */
+  readonly usagePeriod: string;
+  readonly reason: 'refund' | 'dispute';
+  readonly ownerMicroUsd: number;
+  readonly platformMicroUsd: number;
 }
 
 /** An owner's earnings in one period. */
@@ -48,6 +96,11 @@ export interface OwnerStatement {
   readonly byDay: readonly (StatementAmounts & { readonly date: string; readonly name: string })[];
   /** Once closed (and the owner earned or carried something): the payout. */
   readonly payout: Payout | null;
+  /**
+   * Shares taken back: netted by this period's payout once closed; while it is open, those the
+   * next close will net.
+   */
+  readonly adjustments: readonly OwnerAdjustment[];
 }
 
 /** What {@link StatementRepository.closePeriod} did. */
@@ -66,7 +119,7 @@ export interface StatementRepository {
    * reservations in it. Idempotent. CONFLICT while calls of the period are still in flight
    * (pending reservations): retry once they finish or are reaped.
    */
-  closePeriod(period: string): Promise<ClosedPeriod>;
+  closePeriod(period: string, policy?: PayoutPolicy): Promise<ClosedPeriod>;
   /** When the period was closed, or null when it is open. */
   closedAt(period: string): Promise<Date | null>;
 }
@@ -161,25 +214,24 @@ export function createStatementRepository(sql: SqlExecutor): StatementRepository
         }
         let payout: Payout | null = null;
         if (closedAt !== null) {
-          const [p] = await tx.query<{
-            carried_in_musd: number;
-            earned_musd: number;
-            payout_cents: number;
-            carried_out_musd: number;
-          }>(
-            `SELECT carried_in_musd, earned_musd, payout_cents, carried_out_musd FROM owner_payouts
-              WHERE period = $1 AND owner_id = $2`,
+          const [p] = await tx.query<PayoutRow>(
+            `SELECT ${PAYOUT_COLUMNS} FROM owner_payouts WHERE period = $1 AND owner_id = $2`,
             [period, ownerId],
           );
-          if (p !== undefined) {
-            payout = {
-              carriedInMicroUsd: Number(p.carried_in_musd),
-              earnedMicroUsd: Number(p.earned_musd),
-              payoutCents: Number(p.payout_cents),
-              carriedOutMicroUsd: Number(p.carried_out_musd),
-            };
-          }
+          if (p !== undefined) payout = toPayout(p);
         }
+        const adjustments = await tx.query<{
+          analytic_name: string;
+          usage_period: string;
+          kind: 'refund' | 'dispute';
+          owner_musd: string | number;
+          platform_musd: string | number;
+        }>(
+          `SELECT analytic_name, usage_period, kind, owner_musd, platform_musd FROM owner_adjustments
+            WHERE owner_id = $1 AND ${closedAt === null ? 'applied_period IS NULL' : 'applied_period = $2'}
+            ORDER BY created_at, analytic_name`,
+          closedAt === null ? [ownerId] : [ownerId, period],
+        );
         return {
           period,
           ownerId,
@@ -190,11 +242,18 @@ export function createStatementRepository(sql: SqlExecutor): StatementRepository
           totals,
           byDay: [...byDay.values()],
           payout,
+          adjustments: adjustments.map((a) => ({
+            analytic: a.analytic_name,
+            usagePeriod: a.usage_period,
+            reason: a.kind,
+            ownerMicroUsd: Number(a.owner_musd),
+            platformMicroUsd: Number(a.platform_musd),
+          })),
         };
       });
     },
 
-    closePeriod(period) {
+    closePeriod(period, policy = OPERATOR_PAYS) {
       assertPeriod(period);
       return sql.transaction(async (tx) => {
         // Exclusive: waits for reservations of the period under way, and holds off new ones.
@@ -228,20 +287,59 @@ export function createStatementRepository(sql: SqlExecutor): StatementRepository
              FROM (${LEDGER_LINES} ${LEDGER_GROUPS}) lines`,
           [period],
         );
-        // Payable = what the owner carried from its last payout + what it earned now; paid in
-        // whole cents (10,000 µUSD), the rest carried on.
-        await tx.query(
-          `INSERT INTO owner_payouts (period, owner_id, carried_in_musd, earned_musd, payout_cents, carried_out_musd)
-           SELECT $1, e.owner_id, coalesce(prev.carried_out_musd, 0), e.earned,
-                  (coalesce(prev.carried_out_musd, 0) + e.earned) / 10000,
-                  (coalesce(prev.carried_out_musd, 0) + e.earned) % 10000
-             FROM (SELECT owner_id, sum(owner_musd)::bigint AS earned FROM owner_statement_lines
-                    WHERE period = $1 GROUP BY owner_id) e
-             LEFT JOIN LATERAL (SELECT p.carried_out_musd FROM owner_payouts p
-                                 WHERE p.owner_id = e.owner_id ORDER BY p.seq DESC LIMIT 1) prev ON true
-            ORDER BY e.owner_id`,
-          [period],
+        // The adjustments this close nets: taken first, so one recorded meanwhile waits for the next.
+        await tx.query('UPDATE owner_adjustments SET applied_period = $1 WHERE applied_period IS NULL', [
+          period,
+        ]);
+        // Each owner that earned, had shares taken back, or still holds a balance: payable = its
+        // last carried-out balance + what it earned − what was taken back (payout-rules.ts).
+        const owners = await tx.query<{
+          owner_id: string;
+          carried_in: string | number;
+          earned: string | number;
+          adjusted: string | number;
+          onboarded: boolean;
+        }>(
+          `WITH earned AS (SELECT owner_id, sum(owner_musd)::bigint AS earned FROM owner_statement_lines
+                            WHERE period = $1 GROUP BY owner_id),
+                adjusted AS (SELECT owner_id, sum(owner_musd)::bigint AS adjusted FROM owner_adjustments
+                              WHERE applied_period = $1 GROUP BY owner_id),
+                last AS (SELECT DISTINCT ON (owner_id) owner_id, carried_out_musd, status FROM owner_payouts
+                          ORDER BY owner_id, seq DESC),
+                owners AS (SELECT owner_id FROM earned UNION SELECT owner_id FROM adjusted
+                           UNION SELECT owner_id FROM last WHERE status IN ('held', 'failed'))
+           SELECT o.owner_id, coalesce(l.carried_out_musd, 0) AS carried_in, coalesce(e.earned, 0) AS earned,
+                  coalesce(a.adjusted, 0) AS adjusted,
+                  coalesce(pa.payouts_enabled AND pa.provider = $2, false) AS onboarded
+             FROM owners o LEFT JOIN earned e USING (owner_id) LEFT JOIN adjusted a USING (owner_id)
+             LEFT JOIN last l USING (owner_id) LEFT JOIN payout_accounts pa USING (owner_id)
+            ORDER BY o.owner_id`,
+          [period, policy.provider],
         );
+        for (const o of owners) {
+          const input = {
+            carriedInMicroUsd: Number(o.carried_in),
+            earnedMicroUsd: Number(o.earned),
+            adjustedMicroUsd: Number(o.adjusted),
+          };
+          const decision = decidePayout(input, policy, o.onboarded);
+          await tx.query(
+            `INSERT INTO owner_payouts (period, owner_id, carried_in_musd, earned_musd, adjusted_musd, payout_cents,
+                                        carried_out_musd, status, reason)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+            [
+              period,
+              o.owner_id,
+              input.carriedInMicroUsd,
+              input.earnedMicroUsd,
+              input.adjustedMicroUsd,
+              decision.payoutCents,
+              decision.carriedOutMicroUsd,
+              decision.status,
+              decision.reason,
+            ],
+          );
+        }
         return { period, closedAt: closed!.closed_at, alreadyClosed: false };
       });
     },

@@ -1,5 +1,7 @@
 // The `/v1` endpoints the fake serves: each parses Stripe's parameters (unknown ones are refused
 // as Stripe refuses them), changes the store and answers the object, expanded as asked.
+
+import { randomBytes } from 'node:crypto';
 import {
   expandPaths,
   type FormParams,
@@ -14,6 +16,8 @@ import {
   reqString,
 } from './form.js';
 import {
+  type Account,
+  account,
   type Charge,
   type CheckoutSession,
   type Customer,
@@ -32,6 +36,8 @@ import {
   type Subscription,
   setupIntent,
   subscriptionItem,
+  type Transfer,
+  type TransferReversal,
 } from './objects.js';
 import { ApiError, type Store } from './store.js';
 
@@ -710,6 +716,273 @@ export function createApi(store: Store, baseUrl: () => string) {
     );
   });
 
+  // ---- Connect: connected accounts, account links, transfers, balance -----------------------
+
+  on('POST', '/v1/accounts', (p) => {
+    onlyParams(p, [
+      'type',
+      'controller',
+      'email',
+      'country',
+      'capabilities',
+      'business_type',
+      'business_profile',
+      'default_currency',
+      'metadata',
+    ]);
+    const type = optString(p, 'type');
+    const wanted = optObject(p, 'controller');
+    if (type !== undefined && wanted) {
+      throw new ParamError(
+        'You cannot specify both `type` and `controller`; use `controller` alone.',
+        'controller',
+        'parameter_invalid',
+      );
+    }
+    let controller: Account['controller'];
+    let accountType: Account['type'];
+    if (type === 'express') {
+      // The controller properties Stripe sets on an account created as `type=express`.
+      accountType = 'express';
+      controller = {
+        fees: { payer: 'application_express' },
+        is_controller: true,
+        losses: { payments: 'application' },
+        requirement_collection: 'stripe',
+        stripe_dashboard: { type: 'express' },
+        type: 'application',
+      };
+    } else if (type === 'standard' || (type === undefined && !wanted)) {
+      accountType = 'standard';
+      controller = {
+        fees: { payer: 'account' },
+        is_controller: true,
+        losses: { payments: 'stripe' },
+        requirement_collection: 'stripe',
+        stripe_dashboard: { type: 'full' },
+        type: 'application',
+      };
+    } else if (type !== undefined) {
+      throw new ParamError(
+        type === 'custom'
+          ? 'fake-stripe does not cover Custom accounts (type=custom).'
+          : `Invalid type: must be one of custom, express, or standard`,
+        'type',
+        'parameter_invalid',
+      );
+    } else {
+      controller = connectController(wanted!);
+      // Which `type` Stripe reports for an account made with controller properties is not
+      // established; the fake says `none` (read `controller.stripe_dashboard.type` instead).
+      accountType = 'none';
+    }
+    const capabilities = optObject(p, 'capabilities') ?? {};
+    const requested = Object.keys(capabilities).filter((name) => {
+      const entry = optObject(capabilities, name);
+      return entry ? optBool(entry, 'requested') === true : false;
+    });
+    const businessType = optString(p, 'business_type') ?? null;
+    if (
+      businessType &&
+      !['individual', 'company', 'non_profit', 'government_entity'].includes(businessType)
+    ) {
+      throw new ParamError(
+        'Invalid business_type: must be one of company, government_entity, individual, or non_profit',
+        'business_type',
+        'parameter_invalid',
+      );
+    }
+    const made = store.add(
+      account(now(), {
+        type: accountType,
+        controller,
+        email: optString(p, 'email') ?? null,
+        country: (optString(p, 'country') ?? 'US').toUpperCase(),
+        businessType,
+        capabilities: requested,
+        metadata: mergeMetadata({}, p),
+      }),
+    );
+    const currency = optString(p, 'default_currency');
+    if (currency) made.default_currency = currency.toLowerCase();
+    return render(made, expandPaths(p));
+  });
+  on('GET', '/v1/accounts/:id', (p, [id]) => get<Account>('account', id!, p));
+  on('POST', '/v1/accounts/:id', (p, [id]) => {
+    onlyParams(p, ['metadata', 'email']);
+    const found = store.get<Account>('account', id!);
+    store.changeAccount(found, (a) => {
+      const email = optString(p, 'email');
+      if (email !== undefined) a.email = email || null;
+      a.metadata = mergeMetadata(a.metadata, p);
+    });
+    return render(found, expandPaths(p));
+  });
+  on('GET', '/v1/accounts', (p) => {
+    onlyParams(p, ['created', ...LIST]);
+    return listOf('/v1/accounts', store.all<Account>('account'), p);
+  });
+
+  on('POST', '/v1/account_links', (p) => {
+    onlyParams(p, ['account', 'type', 'refresh_url', 'return_url', 'collect', 'collection_options']);
+    const accountId = reqString(p, 'account');
+    const found = store.objects.get(accountId);
+    if (found?.object !== 'account') {
+      throw new ApiError(
+        400,
+        'invalid_request_error',
+        `No such account: '${accountId}'`,
+        'resource_missing',
+        'account',
+      );
+    }
+    const type = reqString(p, 'type');
+    if (type !== 'account_onboarding' && type !== 'account_update') {
+      throw new ParamError(
+        'Invalid type: must be one of account_onboarding or account_update',
+        'type',
+        'parameter_invalid',
+      );
+    }
+    if (type === 'account_update' && (found as Account).controller.requirement_collection !== 'application') {
+      throw new ParamError(
+        'You cannot create `account_update` type Account Links for accounts where Stripe collects requirements; use `account_onboarding`.',
+        'type',
+        'parameter_invalid',
+      );
+    }
+    const options = optObject(p, 'collection_options');
+    const collect =
+      (options ? optString(options, 'fields') : undefined) ?? optString(p, 'collect') ?? 'currently_due';
+    if (collect !== 'currently_due' && collect !== 'eventually_due') {
+      throw new ParamError(
+        'Invalid fields: must be one of currently_due or eventually_due',
+        options ? 'collection_options[fields]' : 'collect',
+        'parameter_invalid',
+      );
+    }
+    const token = randomBytes(9).toString('base64url');
+    const created = now();
+    const url = `${baseUrl()}/connect/onboard/${token}`;
+    store.accountLinks.set(token, {
+      token,
+      account: accountId,
+      type,
+      collect,
+      refreshUrl: optString(p, 'refresh_url') ?? null,
+      returnUrl: optString(p, 'return_url') ?? null,
+      created,
+      expiresAt: created + 300,
+      url,
+      state: 'new',
+    });
+    return { object: 'account_link', created, expires_at: created + 300, url };
+  });
+
+  on('POST', '/v1/transfers', (p) => {
+    onlyParams(p, [
+      'amount',
+      'currency',
+      'destination',
+      'transfer_group',
+      'description',
+      'metadata',
+      'source_transaction',
+      'source_type',
+    ]);
+    const amount = optInt(p, 'amount');
+    if (amount === undefined)
+      throw new ParamError('Missing required param: amount.', 'amount', 'parameter_missing');
+    if (amount < 1) {
+      throw new ParamError(
+        'This value must be greater than or equal to 1.',
+        'amount',
+        'parameter_invalid_integer',
+      );
+    }
+    const currency = reqString(p, 'currency').toLowerCase();
+    if (!/^[a-z]{3}$/.test(currency)) {
+      throw new ParamError(`Invalid currency: ${currency}.`, 'currency', 'parameter_invalid');
+    }
+    if (optString(p, 'source_transaction')) {
+      throw new ParamError(
+        'fake-stripe does not cover transfers with source_transaction.',
+        'source_transaction',
+        'parameter_invalid',
+      );
+    }
+    const made = store.createTransfer({
+      amount,
+      currency,
+      destination: reqString(p, 'destination'),
+      description: optString(p, 'description') ?? null,
+      transferGroup: optString(p, 'transfer_group') ?? null,
+      metadata: mergeMetadata({}, p),
+    });
+    return render(made, expandPaths(p));
+  });
+  on('GET', '/v1/transfers/:id', (p, [id]) => get<Transfer>('transfer', id!, p));
+  on('POST', '/v1/transfers/:id', (p, [id]) => {
+    onlyParams(p, ['description', 'metadata']);
+    const found = store.get<Transfer>('transfer', id!);
+    store.update('transfer.updated', found, (t) => {
+      const description = optString(p, 'description');
+      if (description !== undefined) t.description = description || null;
+      t.metadata = mergeMetadata(t.metadata, p);
+    });
+    return render(found, expandPaths(p));
+  });
+  on('GET', '/v1/transfers', (p) => {
+    onlyParams(p, ['destination', 'transfer_group', 'created', ...LIST]);
+    const destination = optString(p, 'destination');
+    const group = optString(p, 'transfer_group');
+    const found = store
+      .all<Transfer>('transfer')
+      .filter(
+        (t) => (!destination || t.destination === destination) && (!group || t.transfer_group === group),
+      );
+    return listOf('/v1/transfers', found, p);
+  });
+  on('POST', '/v1/transfers/:id/reversals', (p, [id]) => {
+    onlyParams(p, ['amount', 'description', 'metadata', 'refund_application_fee']);
+    const sent = store.get<Transfer>('transfer', id!);
+    return render(store.reverseTransfer(sent, optInt(p, 'amount'), mergeMetadata({}, p)), expandPaths(p));
+  });
+  on('GET', '/v1/transfers/:id/reversals', (p, [id]) => {
+    onlyParams(p, LIST);
+    const sent = store.get<Transfer>('transfer', id!);
+    // listOf takes items oldest first; the transfer holds its reversals newest first.
+    return listOf(`/v1/transfers/${sent.id}/reversals`, [...sent.reversals.data].reverse(), p);
+  });
+  on('GET', '/v1/transfers/:id/reversals/:id', (p, [id, reversalId]) => {
+    const sent = store.get<Transfer>('transfer', id!);
+    const found = store.get<TransferReversal>('transfer_reversal', reversalId!);
+    if (found.transfer !== sent.id)
+      throw new ApiError(
+        404,
+        'invalid_request_error',
+        `No such transfer_reversal: '${reversalId}'`,
+        'resource_missing',
+        'id',
+      );
+    return render(found, expandPaths(p));
+  });
+
+  on('GET', '/v1/balance', (p) => {
+    onlyParams(p, []);
+    const currencies = [...store.balance.keys()];
+    return {
+      object: 'balance',
+      available: currencies.map((currency) => {
+        const amount = store.balance.get(currency) ?? 0;
+        return { amount, currency, source_types: { card: amount } };
+      }),
+      connect_reserved: currencies.map((currency) => ({ amount: 0, currency })),
+      livemode: false,
+      pending: currencies.map((currency) => ({ amount: 0, currency, source_types: { card: 0 } })),
+    };
+  });
+
   return function handle(method: string, path: string, params: FormParams): Answer {
     for (const [routeMethod, pattern, handler] of routes) {
       const match = routeMethod === method ? pattern.exec(path) : null;
@@ -736,5 +1009,64 @@ export function createApi(store: Store, baseUrl: () => string) {
         `Unrecognized request URL (${method}: ${path}). Please see https://stripe.com/docs or we can help at https://support.stripe.com/.`,
       ).body(),
     };
+  };
+}
+
+/** The controller properties asked for, with Stripe's defaults and the combinations it refuses. */
+function connectController(wanted: FormParams): Account['controller'] {
+  const dashboard = optObject(wanted, 'stripe_dashboard');
+  const fees = optObject(wanted, 'fees');
+  const losses = optObject(wanted, 'losses');
+  const dashboardType = (dashboard ? optString(dashboard, 'type') : undefined) ?? 'full';
+  const collection = optString(wanted, 'requirement_collection') ?? 'stripe';
+  const payer =
+    (fees ? optString(fees, 'payer') : undefined) ?? (dashboardType === 'full' ? 'account' : 'application');
+  const payments =
+    (losses ? optString(losses, 'payments') : undefined) ??
+    (dashboardType === 'full' ? 'stripe' : 'application');
+  const check = (ok: boolean, param: string, message: string) => {
+    if (!ok) throw new ParamError(message, param, 'parameter_invalid');
+  };
+  check(
+    ['express', 'full', 'none'].includes(dashboardType),
+    'controller[stripe_dashboard][type]',
+    'Invalid controller[stripe_dashboard][type]: must be one of express, full, or none',
+  );
+  check(
+    ['application', 'stripe'].includes(collection),
+    'controller[requirement_collection]',
+    'Invalid controller[requirement_collection]: must be one of application or stripe',
+  );
+  check(
+    ['account', 'application'].includes(payer),
+    'controller[fees][payer]',
+    'Invalid controller[fees][payer]: must be one of account or application',
+  );
+  check(
+    ['application', 'stripe'].includes(payments),
+    'controller[losses][payments]',
+    'Invalid controller[losses][payments]: must be one of application or stripe',
+  );
+  if (dashboardType === 'express') {
+    check(
+      payer === 'application' && payments === 'application' && collection === 'stripe',
+      'controller',
+      'An account with the Express Dashboard needs controller[fees][payer]=application, controller[losses][payments]=application and controller[requirement_collection]=stripe.',
+    );
+  }
+  if (collection === 'application') {
+    check(
+      dashboardType === 'none' && payments === 'application',
+      'controller[requirement_collection]',
+      'controller[requirement_collection]=application needs controller[stripe_dashboard][type]=none and controller[losses][payments]=application.',
+    );
+  }
+  return {
+    fees: { payer },
+    is_controller: true,
+    losses: { payments },
+    requirement_collection: collection,
+    stripe_dashboard: { type: dashboardType },
+    type: 'application',
   };
 }

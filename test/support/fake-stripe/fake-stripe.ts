@@ -11,6 +11,22 @@
 //   subscriptions (retrieve, list by customer / status=all, update items / metadata /
 //   cancel_at_period_end, cancel now), setup intents, invoice items, invoices (create draft,
 //   finalize, pay, list, `expand[]=payments`), invoice payments, charges, refunds, disputes, events.
+// - Connect for paying data owners (api.ts, store.ts): connected accounts (create with the legacy
+//   `type=express` / `standard` or with `controller[...]` properties; an Express Dashboard without
+//   platform fees and losses and Stripe-collected requirements refused, in the fake's words, as
+//   are `type` with `controller`; retrieve, update metadata / email, list), account links
+//   (`account_onboarding`; expire after 300 s), transfers (create, retrieve, update, list by
+//   destination / transfer_group; refused as Stripe refuses them: unknown destination 400
+//   resource_missing, destination without an active `transfers` capability 400
+//   insufficient_capabilities_for_transfer, amount < 1, balance_insufficient), transfer reversals
+//   (partial or full; create, list, retrieve) and `GET /v1/balance`: the platform's available
+//   balance by currency, 10,000,000 usd cents at start, debited by transfers, credited by reversals.
+//   A new account is not onboarded: details_submitted, charges_enabled and payouts_enabled false,
+//   requested capabilities `inactive`, requirements past due. Emits `transfer.created`,
+//   `transfer.reversed` (Stripe documents `transfer.updated` for description / metadata changes
+//   only, so a reversal does not send it), `transfer.updated`, and `account.updated` (with
+//   `previous_attributes`, only when something changed, and the event's `account` set to the
+//   connected account; nothing on create).
 // - The protocol: form-encoded bracket parameters, unknown ones refused (400 parameter_unknown);
 //   `Authorization: Bearer sk_test_…` (401 otherwise); `Request-Id` on every answer; idempotency
 //   keys on POST (same key + same body: the stored answer byte for byte with `Idempotent-Replayed:
@@ -18,39 +34,67 @@
 //   (unknown id: 404 resource_missing, param `id`); list envelopes (newest first, limit,
 //   starting_after); `expand` of any id-valued field, nested with dots.
 // - Hosted pages (pages.ts): `/checkout/pay/<id>` with Pay / Decline buttons that 303 to
-//   success_url (`{CHECKOUT_SESSION_ID}` substituted) / cancel_url; `/portal/<id>`.
+//   success_url (`{CHECKOUT_SESSION_ID}` substituted) / cancel_url; `/portal/<id>`; an account
+//   link's `/connect/onboard/<token>` with "Complete onboarding" (→ return_url) and "Leave"
+//   (→ refresh_url) buttons; a link is single-use, and an expired or used one 303s to refresh_url.
 // - Drivers for what a customer, the portal or the card network does: complete / decline / expire a
 //   checkout, renew a subscription (paid, or failed → past_due), cancel or change its price as the
-//   portal does, refund, dispute, declining cards. Each emits the events Stripe sends, in Stripe's
-//   order, each `data.object` a snapshot, `previous_attributes` on `*.updated`, `request.id` set
-//   when an API call caused it. Drivers resolve after their events' deliveries were answered.
+//   portal does, refund, dispute, declining cards; a data owner completing onboarding
+//   (`completeOnboarding`: details submitted, requested capabilities active, payouts enabled,
+//   charges_enabled only if `card_payments` was requested, a test bank account, requirements
+//   emptied) or Stripe asking for more (`requireMore`: those fields past due, payouts, charges and
+//   capabilities stopped); the platform's balance (`setBalance`). Each emits the events Stripe
+//   sends, in Stripe's order, each `data.object` a snapshot, `previous_attributes` on `*.updated`,
+//   `request.id` set when an API call caused it. Drivers resolve after their events' deliveries
+//   were answered.
 // - Webhooks signed as Stripe signs them (verified by `stripe.webhooks.constructEvent`), POSTed to
 //   the webhook URL in order, each awaited, as they happen (events caused by an API call are
 //   delivered after it, asynchronously as Stripe does: `await fake.idle()` to wait), or held
 //   (no URL, or `holdEvents`) for `deliver(ids)` in any order; `redeliver(id)` replays one.
 //   Signatures carry the real clock (receivers check them against theirs); objects carry `now()`.
 // - Faults for retry tests: `failNextRequests(n, 'error500' | 'dropBeforeProcessing' |
-//   'dropAfterProcessing')`.
+//   'dropAfterProcessing')`; `failNextTransfers(n, code)`: the next n transfer creations (past
+//   their parameter checks; replays excepted) answer 400 `transfers_not_allowed` (default) or
+//   `balance_insufficient`.
 //
 // Does not cover: payment intents (charges have `payment_intent: null`; an invoice reaches its
 // charge through its invoice payments, type `charge`), 3-D Secure / SCA, taxes, coupons and
 // discounts, trials, prorations (a price change takes effect with no proration invoice), usage-
-// based billing, test clocks, Connect, search endpoints, webhook endpoint objects, automatic
+// based billing, test clocks, search endpoints, webhook endpoint objects, automatic
 // retries of failed webhook deliveries or of failed renewals (call renewSubscription again),
-// `send_invoice` collection, deleting customers, non-card payment methods. As in this API version,
-// a charge has no `invoice` field, an invoice has no `charge`/`subscription` (see `parent`), and a
-// subscription has `current_period_start/end` only on its items.
+// `send_invoice` collection, deleting customers, non-card payment methods. Of Connect: Custom
+// accounts and `account_update` links (requirement_collection=application), the `Stripe-Account`
+// header (acting as a connected account), direct and destination charges, application fees,
+// `source_transaction`, payouts and the connected accounts' own balances, login links, persons,
+// external account endpoints, capability endpoints and `capability.updated` /
+// `account.external_account.*` events, deleting or rejecting accounts, requirements with a future
+// `current_deadline`, currency conversion (a transfer draws on the balance in its own currency;
+// charges do not feed the balance). Connect events go to the same webhook URL and secret as the
+// rest (Stripe sends them to a separate Connect endpoint with its own secret). Which `type` Stripe
+// reports for an account made with controller properties is not established: the fake says
+// `none` (read `controller.stripe_dashboard.type`, set both ways). Unknown connected account ids
+// answer 404 resource_missing like other ids; the messages of refused reversals and links are the
+// fake's. As in this API version, a charge has no `invoice` field, an invoice has no
+// `charge`/`subscription` (see `parent`), and a subscription has `current_period_start/end` only
+// on its items.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type Stripe from 'stripe';
 import { createApi } from './api.js';
 import { parseForm } from './form.js';
-import { type CheckoutSession, newId, type Price, type StripeObject, type Subscription } from './objects.js';
+import {
+  type Account,
+  type CheckoutSession,
+  newId,
+  type Price,
+  type StripeObject,
+  type Subscription,
+} from './objects.js';
 import { createPages } from './pages.js';
-import { ApiError, Store } from './store.js';
+import { type AccountLinkRecord, ApiError, Store, type TransferFailure } from './store.js';
 import { API_VERSION, type Delivery, type FakeEvent, makeEvent, postEvent, signPayload } from './webhooks.js';
 
-export type { Delivery, FakeEvent };
+export type { AccountLinkRecord, Delivery, FakeEvent, TransferFailure };
 
 export interface FakeStripeOptions {
   /** The signing secret of the webhook endpoint (`whsec_…`, generated if not given). */
@@ -93,6 +137,13 @@ export interface FakeStripe {
   charges(): readonly Stripe.Charge[];
   checkoutSessions(): readonly Stripe.Checkout.Session[];
   paymentMethods(): readonly Stripe.PaymentMethod[];
+  /** Connected accounts. */
+  accounts(): readonly Stripe.Account[];
+  transfers(): readonly Stripe.Transfer[];
+  /** Every account link made, with what it was made for and how far its page got. */
+  accountLinks(): readonly AccountLinkRecord[];
+  /** The platform's available balance by currency (smallest unit), as `GET /v1/balance` shows it. */
+  balance(): Readonly<Record<string, number>>;
   events(): readonly FakeEvent[];
   requests(): readonly RecordedRequest[];
   deliveries(): readonly Delivery[];
@@ -106,6 +157,14 @@ export interface FakeStripe {
   refundCharge(chargeId: string): Promise<void>;
   disputeCharge(chargeId: string): Promise<void>;
   setCardDeclines(customerId: string, declines: boolean): void;
+  /** The owner finishes Stripe's hosted onboarding (what the page's "Complete onboarding" does). */
+  completeOnboarding(accountId: string): Promise<void>;
+  /** Stripe asks the account for `fields`: they are past due, payouts and capabilities stop. */
+  requireMore(accountId: string, fields: string[]): Promise<void>;
+  /** Sets the platform's available balance in `currency` (default usd), in its smallest unit. */
+  setBalance(amount: number, currency?: string): void;
+  /** The next `count` `POST /v1/transfers` (not replays) answer 400 with this code. */
+  failNextTransfers(count: number, code?: TransferFailure): void;
   /** The next `count` API requests fail: a 500 before processing, or a dropped connection. */
   failNextRequests(count: number, fault: Fault): void;
 
@@ -315,6 +374,10 @@ export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<
     charges: view<Stripe.Charge>('charge'),
     checkoutSessions: view<Stripe.Checkout.Session>('checkout.session'),
     paymentMethods: view<Stripe.PaymentMethod>('payment_method'),
+    accounts: view<Stripe.Account>('account'),
+    transfers: view<Stripe.Transfer>('transfer'),
+    accountLinks: () => [...store.accountLinks.values()].map((link) => ({ ...link })),
+    balance: () => Object.fromEntries(store.balance),
     events: () => events.map((e) => structuredClone(e)),
     requests: () => [...requests],
     deliveries: () => [...deliveries],
@@ -352,6 +415,19 @@ export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<
       store.get('customer', customerId);
       if (declines) store.declining.add(customerId);
       else store.declining.delete(customerId);
+    },
+    completeOnboarding: (id) => drive(() => store.completeOnboarding(store.get<Account>('account', id))),
+    requireMore: (id, fields) =>
+      drive(() => {
+        if (fields.length === 0) throw new Error('fake-stripe: requireMore needs at least one field');
+        store.requireMore(store.get<Account>('account', id), fields);
+      }),
+    setBalance: (amount, currency = 'usd') => {
+      if (!Number.isInteger(amount) || amount < 0) throw new Error(`fake-stripe: bad balance ${amount}`);
+      store.balance.set(currency.toLowerCase(), amount);
+    },
+    failNextTransfers: (count, code = 'transfers_not_allowed') => {
+      for (let i = 0; i < count; i++) store.transferFailures.push(code);
     },
     failNextRequests: (count, fault) => {
       for (let i = 0; i < count; i++) faults.push(fault);

@@ -895,3 +895,235 @@ export function periodEnd(start: number, forPrice: Price, anchor = start): numbe
     if (end > start) return end;
   }
 }
+
+// ---- Connect ------------------------------------------------------------------------------
+
+export interface Requirements {
+  alternatives: unknown[];
+  current_deadline: number | null;
+  currently_due: string[];
+  disabled_reason: string | null;
+  errors: unknown[];
+  eventually_due: string[];
+  past_due: string[];
+  pending_verification: string[];
+}
+
+export interface Account extends StripeObject {
+  object: 'account';
+  type: 'express' | 'standard' | 'none';
+  email: string | null;
+  business_type: string | null;
+  capabilities: Record<string, 'active' | 'inactive' | 'pending'>;
+  charges_enabled: boolean;
+  payouts_enabled: boolean;
+  details_submitted: boolean;
+  requirements: Requirements;
+  future_requirements: Requirements;
+  metadata: Metadata;
+  tos_acceptance: { date: number | null; ip: string | null; user_agent: string | null };
+  controller: {
+    fees: { payer: string };
+    is_controller: boolean;
+    losses: { payments: string };
+    requirement_collection: string;
+    stripe_dashboard: { type: string };
+    type: 'application' | 'account';
+  };
+  external_accounts: {
+    object: 'list';
+    data: StripeObject[];
+    has_more: false;
+    total_count: number;
+    url: string;
+  };
+}
+
+export function requirements(due: string[], disabledReason: string | null): Requirements {
+  return {
+    alternatives: [],
+    current_deadline: null,
+    currently_due: [...due],
+    disabled_reason: disabledReason,
+    errors: [],
+    eventually_due: [...due],
+    past_due: [...due],
+    pending_verification: [],
+  };
+}
+
+export function account(
+  created: number,
+  fields: {
+    type: Account['type'];
+    controller: Account['controller'];
+    email: string | null;
+    country: string;
+    businessType: string | null;
+    capabilities: string[];
+    metadata: Metadata;
+  },
+): Account {
+  const id = newId('acct_', 16);
+  // What Stripe asks of a new account before it can be paid out (the fake's fixed list).
+  const due = [
+    ...(fields.businessType ? [] : ['business_type']),
+    'external_account',
+    'tos_acceptance.date',
+    'tos_acceptance.ip',
+  ];
+  return {
+    id,
+    object: 'account',
+    business_profile: {
+      annual_revenue: null,
+      estimated_worker_count: null,
+      mcc: null,
+      name: null,
+      product_description: null,
+      support_address: null,
+      support_email: null,
+      support_phone: null,
+      support_url: null,
+      url: null,
+    },
+    business_type: fields.businessType,
+    capabilities: Object.fromEntries(fields.capabilities.map((name) => [name, 'inactive' as const])),
+    charges_enabled: false,
+    controller: fields.controller,
+    country: fields.country,
+    created,
+    default_currency: fields.country === 'US' ? 'usd' : 'eur',
+    details_submitted: false,
+    email: fields.email,
+    external_accounts: {
+      object: 'list',
+      data: [],
+      has_more: false,
+      total_count: 0,
+      url: `/v1/accounts/${id}/external_accounts`,
+    },
+    future_requirements: requirements([], null),
+    livemode: false,
+    metadata: fields.metadata,
+    payouts_enabled: false,
+    requirements: requirements(due, 'requirements.past_due'),
+    settings: {
+      dashboard: { display_name: null, timezone: 'Etc/UTC' },
+      payouts: {
+        debit_negative_balances: true,
+        schedule: { delay_days: 2, interval: 'daily' },
+        statement_descriptor: null,
+      },
+    },
+    tos_acceptance: { date: null, ip: null, user_agent: null },
+    type: fields.type,
+  };
+}
+
+/** The bank account Stripe's hosted onboarding attaches (Stripe's test routing and account numbers). */
+export function bankAccount(accountId: string, currency: string, country: string): StripeObject {
+  return {
+    id: newId('ba_'),
+    object: 'bank_account',
+    account: accountId,
+    account_holder_name: null,
+    account_holder_type: null,
+    account_type: null,
+    available_payout_methods: ['standard'],
+    bank_name: 'STRIPE TEST BANK',
+    country,
+    currency,
+    default_for_currency: true,
+    fingerprint: newId('', 16),
+    last4: '6789',
+    metadata: {},
+    routing_number: '110000000',
+    status: 'new',
+  };
+}
+
+export interface AccountLink {
+  object: 'account_link';
+  created: number;
+  expires_at: number;
+  url: string;
+}
+
+export interface TransferReversal extends StripeObject {
+  object: 'transfer_reversal';
+  amount: number;
+  currency: string;
+  transfer: string;
+  metadata: Metadata;
+}
+
+export interface Transfer extends StripeObject {
+  object: 'transfer';
+  amount: number;
+  amount_reversed: number;
+  currency: string;
+  description: string | null;
+  destination: string;
+  metadata: Metadata;
+  reversed: boolean;
+  reversals: { object: 'list'; data: TransferReversal[]; has_more: false; total_count: number; url: string };
+  transfer_group: string | null;
+}
+
+export function transfer(
+  created: number,
+  fields: {
+    amount: number;
+    currency: string;
+    destination: string;
+    description: string | null;
+    transferGroup: string | null;
+    metadata: Metadata;
+  },
+): Transfer {
+  const id = newId('tr_');
+  return {
+    id,
+    object: 'transfer',
+    amount: fields.amount,
+    amount_reversed: 0,
+    balance_transaction: newId('txn_'),
+    created,
+    currency: fields.currency,
+    description: fields.description,
+    destination: fields.destination,
+    destination_payment: newId('py_', 14),
+    livemode: false,
+    metadata: fields.metadata,
+    reversals: {
+      object: 'list',
+      data: [],
+      has_more: false,
+      total_count: 0,
+      url: `/v1/transfers/${id}/reversals`,
+    },
+    reversed: false,
+    source_transaction: null,
+    source_type: 'card',
+    transfer_group: fields.transferGroup,
+  };
+}
+
+export function transferReversal(
+  created: number,
+  fields: { transfer: Transfer; amount: number; metadata: Metadata },
+): TransferReversal {
+  return {
+    id: newId('trr_'),
+    object: 'transfer_reversal',
+    amount: fields.amount,
+    balance_transaction: newId('txn_'),
+    created,
+    currency: fields.transfer.currency,
+    destination_payment_refund: newId('pyr_'),
+    metadata: fields.metadata,
+    source_refund: null,
+    transfer: fields.transfer.id,
+  };
+}

@@ -1,9 +1,11 @@
 // The hosted pages a browser would see: Checkout at `/checkout/pay/<id>` (Pay / Decline buttons
 // that POST back, then 303 to success_url with `{CHECKOUT_SESSION_ID}` substituted, or to
 // cancel_url) and the billing portal at `/portal/<id>` (the customer's subscriptions and a link
-// back to return_url).
+// back to return_url), and Connect onboarding at `/connect/onboard/<token>` (an account link's
+// URL: "Complete onboarding" completes it and 303s to return_url, "Leave" 303s to refresh_url; an
+// expired or already used link 303s to refresh_url, as Stripe's does).
 import type { ServerResponse } from 'node:http';
-import type { CheckoutSession, Subscription } from './objects.js';
+import type { Account, CheckoutSession, Subscription } from './objects.js';
 import type { Store } from './store.js';
 
 export function createPages(store: Store, baseUrl: () => string) {
@@ -47,6 +49,45 @@ export function createPages(store: Store, baseUrl: () => string) {
       }
       html(409, `<p>This session is ${cs.status}.</p>`);
       return;
+    }
+
+    const onboard = /^\/connect\/onboard\/([^/]+)(?:\/(complete|leave))?$/.exec(url.pathname);
+    const link = onboard ? store.accountLinks.get(onboard[1]!) : undefined;
+    if (onboard && link) {
+      const acct = store.get<Account>('account', link.account);
+      const refresh = () =>
+        link.refreshUrl ? redirect(link.refreshUrl) : html(410, '<p>This link has expired.</p>');
+      const expired = store.nowSeconds() >= link.expiresAt;
+      if (method === 'GET' && !onboard[2]) {
+        if (expired || link.state !== 'new') {
+          refresh();
+          return;
+        }
+        link.state = 'visited';
+        const due = acct.requirements.currently_due.map((f) => `<li>${escapeHtml(f)}</li>`).join('');
+        html(
+          200,
+          `<h1>Onboarding for ${escapeHtml(acct.email ?? acct.id)}</h1><ul>${due}</ul>` +
+            `<form method="post" action="/connect/onboard/${link.token}/complete"><button id="complete">Complete onboarding</button></form>` +
+            `<form method="post" action="/connect/onboard/${link.token}/leave"><button id="leave">Leave</button></form>`,
+        );
+        return;
+      }
+      if (method === 'POST' && onboard[2]) {
+        if (expired || link.state === 'done') {
+          refresh();
+          return;
+        }
+        link.state = 'done';
+        if (onboard[2] === 'leave') {
+          refresh();
+          return;
+        }
+        store.completeOnboarding(acct);
+        if (link.returnUrl) redirect(link.returnUrl);
+        else html(200, '<p>Onboarding complete.</p>');
+        return;
+      }
     }
 
     const portal = /^\/portal\/([^/]+)$/.exec(url.pathname);

@@ -2,6 +2,8 @@
 // the portal or the card network do. Every change runs synchronously and emits its events
 // through `emit`, in the order Stripe would send them.
 import {
+  type Account,
+  bankAccount,
   type Charge,
   type CheckoutSession,
   type Customer,
@@ -18,10 +20,15 @@ import {
   type Price,
   periodEnd,
   refund,
+  requirements,
   type SetupIntent,
   type StripeObject,
   type Subscription,
   subscription,
+  type Transfer,
+  type TransferReversal,
+  transfer,
+  transferReversal,
 } from './objects.js';
 
 /** An error the API answers with Stripe's envelope `{"error": {...}}`. */
@@ -63,6 +70,9 @@ const NAMES: Record<string, string> = {
   dp: 'dispute',
   evt: 'event',
   bps: 'billing_portal.session',
+  acct: 'account',
+  tr: 'transfer',
+  trr: 'transfer_reversal',
 };
 
 export function missing(id: string): ApiError {
@@ -74,6 +84,22 @@ export function missing(id: string): ApiError {
     'resource_missing',
     'id',
   );
+}
+
+export type TransferFailure = 'transfers_not_allowed' | 'balance_insufficient';
+
+export interface AccountLinkRecord {
+  readonly token: string;
+  readonly account: string;
+  readonly type: 'account_onboarding' | 'account_update';
+  readonly collect: 'currently_due' | 'eventually_due';
+  readonly refreshUrl: string | null;
+  readonly returnUrl: string | null;
+  readonly created: number;
+  readonly expiresAt: number;
+  readonly url: string;
+  /** `new` until its page is opened, `visited` once it is, `done` once completed or left. */
+  state: 'new' | 'visited' | 'done';
 }
 
 export type Emit = (type: string, object: StripeObject, previous?: StripeObject) => void;
@@ -88,6 +114,12 @@ export class Store {
     { lines: { price: string; quantity: number }[]; subscriptionMetadata: Record<string, string> }
   >();
   private readonly paymentsByInvoice = new Map<string, StripeObject[]>();
+  /** The platform's available balance by currency, in the currency's smallest unit. */
+  readonly balance = new Map<string, number>([['usd', 10_000_000]]);
+  /** Account links by the token in their URL (they have no id and cannot be retrieved). */
+  readonly accountLinks = new Map<string, AccountLinkRecord>();
+  /** The error codes the next `POST /v1/transfers` answer with, one each. */
+  readonly transferFailures: TransferFailure[] = [];
 
   constructor(
     readonly nowSeconds: () => number,
@@ -507,4 +539,132 @@ export class Store {
     this.emit('charge.dispute.created', made);
     return made;
   }
+
+  // ---- Connect ----------------------------------------------------------------------------
+
+  /** What the owner does in Stripe's hosted onboarding: everything due given, capabilities active. */
+  completeOnboarding(acct: Account): void {
+    const now = this.nowSeconds();
+    this.changeAccount(acct, (a) => {
+      a.details_submitted = true;
+      a.business_type ??= 'individual';
+      if (a.tos_acceptance.date === null) a.tos_acceptance = { date: now, ip: '127.0.0.1', user_agent: null };
+      for (const name of Object.keys(a.capabilities)) a.capabilities[name] = 'active';
+      a.charges_enabled = a.capabilities.card_payments === 'active';
+      a.payouts_enabled = true;
+      a.requirements = requirements([], null);
+      if (a.external_accounts.data.length === 0) {
+        a.external_accounts.data.push(bankAccount(a.id, String(a.default_currency), String(a.country)));
+        a.external_accounts.total_count = 1;
+      }
+    });
+  }
+
+  /** Stripe asks for more: `fields` past due, payouts and the account's capabilities stopped. */
+  requireMore(acct: Account, fields: string[]): void {
+    this.changeAccount(acct, (a) => {
+      a.requirements = requirements(fields, 'requirements.past_due');
+      for (const name of Object.keys(a.capabilities)) a.capabilities[name] = 'inactive';
+      a.charges_enabled = false;
+      a.payouts_enabled = false;
+    });
+  }
+
+  /** `account.updated` only when something changed, as Stripe sends it. */
+  changeAccount(acct: Account, change: (a: Account) => void): void {
+    const before = JSON.stringify(acct);
+    const copy = structuredClone(acct);
+    change(acct);
+    if (JSON.stringify(acct) !== before) this.emit('account.updated', acct, copy);
+  }
+
+  createTransfer(fields: {
+    amount: number;
+    currency: string;
+    destination: string;
+    description: string | null;
+    transferGroup: string | null;
+    metadata: Record<string, string>;
+  }): Transfer {
+    const failure = this.transferFailures.shift();
+    if (failure) throw transferFailure(failure);
+    const found = this.objects.get(fields.destination);
+    if (found?.object !== 'account') {
+      throw new ApiError(
+        400,
+        'invalid_request_error',
+        `No such destination: '${fields.destination}'`,
+        'resource_missing',
+        'destination',
+      );
+    }
+    const caps = (found as Account).capabilities;
+    if (!['transfers', 'crypto_transfers', 'legacy_payments'].some((name) => caps[name] === 'active')) {
+      throw new ApiError(
+        400,
+        'invalid_request_error',
+        'Your destination account needs to have at least one of the following capabilities enabled: transfers, crypto_transfers, legacy_payments',
+        'insufficient_capabilities_for_transfer',
+        'destination',
+      );
+    }
+    const available = this.balance.get(fields.currency) ?? 0;
+    if (available < fields.amount) throw transferFailure('balance_insufficient');
+    this.balance.set(fields.currency, available - fields.amount);
+    const made = this.add(transfer(this.nowSeconds(), fields));
+    this.emit('transfer.created', made);
+    return made;
+  }
+
+  reverseTransfer(
+    sent: Transfer,
+    amount: number | undefined,
+    metadata: Record<string, string>,
+  ): TransferReversal {
+    const left = sent.amount - sent.amount_reversed;
+    if (left === 0) {
+      throw new ApiError(
+        400,
+        'invalid_request_error',
+        `Transfer ${sent.id} has already been fully reversed.`,
+        undefined,
+        'amount',
+      );
+    }
+    const value = amount ?? left;
+    if (value < 1 || value > left) {
+      throw new ApiError(
+        400,
+        'invalid_request_error',
+        `Amount (${value}) must be between 1 and the amount not yet reversed on transfer ${sent.id} (${left}).`,
+        undefined,
+        'amount',
+      );
+    }
+    const made = this.add(transferReversal(this.nowSeconds(), { transfer: sent, amount: value, metadata }));
+    sent.amount_reversed += value;
+    sent.reversed = sent.amount_reversed === sent.amount;
+    sent.reversals.data.unshift(made);
+    sent.reversals.total_count = sent.reversals.data.length;
+    this.balance.set(sent.currency, (this.balance.get(sent.currency) ?? 0) + value);
+    this.emit('transfer.reversed', sent);
+    return made;
+  }
+}
+
+function transferFailure(code: TransferFailure): ApiError {
+  if (code === 'balance_insufficient') {
+    return new ApiError(
+      400,
+      'invalid_request_error',
+      'You have insufficient available funds in your Stripe account. Try adding funds directly to your available balance by creating Charges using the 4000000000000077 test card. See: https://stripe.com/docs/testing#available-balance',
+      'balance_insufficient',
+    );
+  }
+  return new ApiError(
+    400,
+    'invalid_request_error',
+    'The requested transfer could not be created. Please contact us for more information.',
+    'transfers_not_allowed',
+  );
 }

@@ -9,6 +9,8 @@ export const API_VERSION = '2026-10-28.endive';
 export interface FakeEvent {
   id: string;
   object: 'event';
+  /** The connected account a Connect event (`account.updated`) is about; absent on the platform's own. */
+  account?: string;
   api_version: string;
   created: number;
   data: { object: StripeObject; previous_attributes?: Record<string, unknown> };
@@ -37,6 +39,7 @@ export function makeEvent(
   const event: FakeEvent = {
     id: newId('evt_'),
     object: 'event',
+    ...(object.object === 'account' ? { account: object.id } : {}),
     api_version: API_VERSION,
     created,
     data: { object: snapshot },
