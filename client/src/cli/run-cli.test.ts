@@ -586,6 +586,61 @@ describe('payouts', () => {
     expect(bad.stderr).toContain('--timeout takes a number of seconds above 0, got "soon"');
   });
 
+  it('statements of a closed month show its adjustments and its payout with status and transfer', async () => {
+    const amounts = {
+      calls: 64,
+      credits: 64,
+      owner_share: 51.2,
+      platform_share: 12.8,
+      value_usd: 12.544,
+      owner_share_usd: 10.0352,
+      platform_share_usd: 2.5088,
+    };
+    server = await startTestServer((req) => {
+      if (req.headers.authorization !== `Bearer ${KEY}`) return envelope(401, 'UNAUTHENTICATED');
+      return {
+        status: 200,
+        body: {
+          period: '2026-10',
+          closed_at: '2026-11-01T00:00:00.000Z',
+          analytics: [{ name: 'sales', ...amounts }],
+          totals: amounts,
+          by_day: [],
+          adjustments: [
+            {
+              analytic: 'sales',
+              usage_period: '2026-09',
+              reason: 'refund',
+              owner_micro_usd: -250_000,
+              owner_usd: -0.25,
+              platform_micro_usd: -62_500,
+            },
+          ],
+          payout: {
+            carried_in_micro_usd: 3_794_000,
+            earned_micro_usd: 9_000_000,
+            adjusted_micro_usd: 250_000,
+            payout_cents: 1_254,
+            payout_usd: 12.54,
+            carried_out_micro_usd: 4_000,
+            status: 'paid',
+            reason: null,
+            transfer_id: 'tr_sandbox_1a2b3c',
+          },
+        },
+      };
+    });
+    const run = await quarry(['statements', '--period', '2026-10'], {
+      env: { QUARRY_URL: server.url, QUARRY_API_KEY: KEY },
+    });
+    expect(run.code, run.stderr).toBe(0);
+    const lines = run.stdout.split('\n');
+    expect(lines).toContainEqual(expect.stringMatching(/^refund\s+2026-09\s+sales\s+-0\.25\s+-0\.0625$/));
+    expect(lines).toContain(
+      'Payout: 12.54 USD, paid, transfer tr_sandbox_1a2b3c — earned 9.00, adjusted -0.25, carried in 3.794, carried out 0.004 USD',
+    );
+  });
+
   it('on a gateway whose operator pays by hand: says so, and onboard exits 1 with the reason', async () => {
     server = await startTestServer(
       payoutsGateway({ status: 'not_started', completeAt: 1, provider: 'none' }),
