@@ -30,6 +30,7 @@ import { registerOAuthClientRoutes } from './routes/oauth-clients.js';
 import { registerOwnerAnalyticsRoutes } from './routes/owner-analytics.js';
 import { registerOwnerConnectionRoutes } from './routes/owner-connections.js';
 import { registerOwnerListingRoutes } from './routes/owner-listings.js';
+import { registerAdminPayoutRoutes, registerPayoutRoutes } from './routes/payouts.js';
 import { registerPlanRoutes } from './routes/plans.js';
 import { registerSessionRoutes } from './routes/session.js';
 import { registerStatementRoutes } from './routes/statements.js';
@@ -108,6 +109,7 @@ export function createApp(services: GatewayServices): OpenAPIHono<AppEnv> {
   registerUsageRoutes(app);
   registerBudgetRoutes(app);
   registerBillingRoutes(app);
+  registerPayoutRoutes(app);
   if (services.payments.kind === 'sandbox') registerSandboxBillingRoutes(app);
   registerStatementRoutes(app);
   registerOwnerListingRoutes(app);
@@ -121,7 +123,10 @@ export function createApp(services: GatewayServices): OpenAPIHono<AppEnv> {
   // The web console at / (its files under /assets/).
   registerConsoleRoutes(app);
   // Without QUARRY_ADMIN_TOKEN the operator API does not exist: its paths answer as unknown ones.
-  if (services.config.adminToken !== undefined) registerAdminRoutes(app);
+  if (services.config.adminToken !== undefined) {
+    registerAdminRoutes(app);
+    registerAdminPayoutRoutes(app);
+  }
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearerAuth', {
     type: 'http',

@@ -106,6 +106,13 @@ const EnvSchema = z.object({
   QUARRY_STRIPE_PRICES: z.string().optional(),
   QUARRY_PAYMENT_GRACE_DAYS: z.coerce.number().min(0).max(365).default(7),
   QUARRY_BILLING_TICK_MS: z.coerce.number().int().min(100).max(86_400_000).default(60_000),
+  QUARRY_MIN_PAYOUT_CENTS: z.coerce.number().int().min(0).max(100_000_000).default(1_000),
+  QUARRY_CLOSE_GRACE_HOURS: z.coerce
+    .number()
+    .min(0)
+    .max(24 * 31)
+    .default(24),
+  QUARRY_AUTO_CLOSE: bool.optional(),
   QUARRY_OAUTH_TOKEN_TTL: z.coerce.number().int().min(60).max(86_400).default(900),
   QUARRY_MAX_LIVE_POOLS: z.coerce.number().int().min(1).max(100_000).default(200),
   QUARRY_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(120_000).default(10_000),
@@ -313,6 +320,12 @@ export interface PaymentsConfig {
   readonly graceMs: number;
   /** QUARRY_BILLING_TICK_MS: how often an instance applies due downgrades and ended grace periods. */
   readonly tickMs: number;
+  /** QUARRY_MIN_PAYOUT_CENTS: smaller payouts are held and carried. */
+  readonly minPayoutCents: number;
+  /** QUARRY_CLOSE_GRACE_HOURS: how long after a month's end it closes by itself (so late usage lands). */
+  readonly closeGraceMs: number;
+  /** QUARRY_AUTO_CLOSE (default true): whether instances close months by themselves. */
+  readonly autoClose: boolean;
 }
 
 /** Parses the environment once; throws ConfigError listing every problem. */
@@ -404,6 +417,9 @@ export function loadConfig(
           : undefined,
       graceMs: Math.round(e.QUARRY_PAYMENT_GRACE_DAYS * 86_400_000),
       tickMs: e.QUARRY_BILLING_TICK_MS,
+      minPayoutCents: e.QUARRY_MIN_PAYOUT_CENTS,
+      closeGraceMs: Math.round(e.QUARRY_CLOSE_GRACE_HOURS * 3_600_000),
+      autoClose: e.QUARRY_AUTO_CLOSE ?? true,
     },
     analyticsDir:
       e.QUARRY_ANALYTICS_DIR !== undefined

@@ -28,6 +28,7 @@ import { createMetering } from './money/metering.js';
 import { createMoneyStore } from './money/money-store.js';
 import type { PaymentProvider } from './money/payment-provider.js';
 import { createPaymentsService } from './money/payments-service.js';
+import { createPayoutsService } from './money/payouts.js';
 import type { PlanCatalog } from './money/plan-catalog.js';
 import { createPlanCatalog } from './money/plan-catalog.js';
 import { createOAuthServices } from './oauth/oauth-services.js';
@@ -251,13 +252,26 @@ export async function createGateway(
       kind: config.payments.kind,
       provider: await paymentProviderFor(config, plans),
       repository: money.payments,
+      payouts: money.payouts,
       accounts: { get: (id) => store.accounts.get(id), setPlan: (id, plan) => accounts.setPlan(id, plan) },
       plans,
       graceMs: config.payments.graceMs,
       publicUrl: config.publicUrl,
       logger: logger.child({ component: 'payments' }),
     });
-    const billing = createBillingService(store, money, plans, config.budgets, payments);
+    const payouts = createPayoutsService({
+      provider: payments.provider,
+      kind: config.payments.kind,
+      repository: money.payouts,
+      statements: money.statements,
+      invoicePeriod: (period) => payments.invoicePeriod(period),
+      minimumCents: config.payments.minPayoutCents,
+      closeGraceMs: config.payments.closeGraceMs,
+      autoClose: config.payments.autoClose,
+      publicUrl: config.publicUrl,
+      logger: logger.child({ component: 'payouts' }),
+    });
+    const billing = createBillingService(store, money, plans, config.budgets, payouts);
     const marketplace = createMarketplaceService(store);
     const sessions = createSessionService({
       store,
@@ -355,6 +369,7 @@ export async function createGateway(
       store,
       money,
       payments,
+      payouts,
       plugins,
       auth,
       catalog,
@@ -463,8 +478,19 @@ export async function createGateway(
     reaper.unref();
     // Downgrades and cancels that reached their period's end, and grace periods that ran out:
     // every instance ticks, and each change is conditional, so two ticks apply it once.
+    // The same tick closes the last month once its grace has passed (one instance, by claim).
+    let ticking = false;
     const billingTick = setInterval(() => {
-      payments.tick().catch((error) => logger.warn({ err: error }, 'billing tick failed'));
+      if (ticking) return;
+      ticking = true;
+      Promise.all([
+        payments.tick().catch((error) => logger.warn({ err: error }, 'billing tick failed')),
+        payouts
+          .tick()
+          .catch((error) => logger.warn({ err: error }, 'closing the month failed; retried next tick')),
+      ]).finally(() => {
+        ticking = false;
+      });
     }, config.payments.tickMs);
     billingTick.unref();
     const app = createApp(services);

@@ -5,9 +5,9 @@
 import { ApiError } from '../errors/api-error.js';
 import type { ControlPlaneStore } from '../store/control-plane-store.js';
 import type { MoneyStore } from './money-store.js';
-import type { PaymentsService, PeriodInvoices } from './payments-service.js';
+import type { MonthClose, PayoutsService } from './payouts.js';
 import { isBudgeted, type Plan, type PlanCatalog } from './plan-catalog.js';
-import type { ClosedPeriod, OwnerStatement } from './statement-repository.js';
+import type { OwnerStatement } from './statement-repository.js';
 import { microUsdToUsd } from './units.js';
 import type { BudgetPolicy, CounterTotals, UsageReport } from './usage-repository.js';
 
@@ -41,7 +41,7 @@ export interface BillingService {
    * Freezes every owner statement of an ended period and computes payouts, then invoices the
    * period's Pay as you Go usage (each idempotent; CONFLICT while calls are in flight).
    */
-  closePeriod(period: string): Promise<ClosedPeriod & { readonly invoices: PeriodInvoices }>;
+  closePeriod(period: string): Promise<MonthClose>;
   /** The account's budget and what it spent in `period`. */
   budget(accountId: string, period: string): Promise<Budget>;
   /** Sets the budget (micro-USD); INVALID_REQUEST above the operator's cap. */
@@ -53,7 +53,7 @@ export function createBillingService(
   money: MoneyStore,
   plans: PlanCatalog,
   budgets: BudgetPolicy,
-  payments: Pick<PaymentsService, 'invoicePeriod'>,
+  months: Pick<PayoutsService, 'closeNow'>,
 ): BillingService {
   const effective = (own: number | null) => Math.min(own ?? budgets.defaultMicroUsd, budgets.maxMicroUsd);
   const budget = async (accountId: string, period: string): Promise<Budget> => {
@@ -81,10 +81,7 @@ export function createBillingService(
       return { plan, report, counted, budgetMicroUsd: isBudgeted(plan) ? effective(own) : null };
     },
     ownerStatement: (ownerId, period) => money.statements.ownerStatement(ownerId, period),
-    async closePeriod(period) {
-      const closed = await money.statements.closePeriod(period);
-      return { ...closed, invoices: await payments.invoicePeriod(period) };
-    },
+    closePeriod: (period) => months.closeNow(period),
     budget,
     async setBudget(accountId, microUsd, period) {
       if (microUsd > budgets.maxMicroUsd) {

@@ -3,6 +3,7 @@
 // (docs/money.md); the rest of the gateway reads money through this store and the billing service.
 import type { SqlExecutor } from '../store/sql-client.js';
 import { createPaymentRepository, type PaymentRepository } from './payment-repository.js';
+import { createPayoutRepository, type PayoutRepository } from './payout-repository.js';
 import { createStatementRepository, type StatementRepository } from './statement-repository.js';
 import { createUsageRepository, type UsageRepository } from './usage-repository.js';
 
@@ -14,6 +15,8 @@ export interface MoneyStore {
   readonly statements: StatementRepository;
   /** Standing with the payment provider, its events, Pay as you Go invoices, reversals. */
   readonly payments: PaymentRepository;
+  /** Where owners are paid, adjustments, payouts' states, month-close claims. */
+  readonly payouts: PayoutRepository;
 }
 
 /** Builds the money store over `sql` (the control plane's client, migrated). */
@@ -22,5 +25,6 @@ export function createMoneyStore(sql: SqlExecutor): MoneyStore {
     usage: createUsageRepository(sql),
     statements: createStatementRepository(sql),
     payments: createPaymentRepository(sql),
+    payouts: createPayoutRepository(sql),
   };
 }

@@ -60,6 +60,15 @@ export type PaymentFact =
       /** Whether it reverses a subscription's payment (the account then moves to Free at once). */
       readonly subscriptionId: string | null;
       readonly amountCents: Cents;
+      /** What the reversed payment paid, and the period of the calls it paid for. */
+      readonly paidCents: Cents;
+      readonly usagePeriod: string;
+    }
+  | {
+      /** An owner's connected account changed (onboarding progressed, or the provider needs more). */
+      readonly type: 'payout_account';
+      readonly connectedAccountId: string;
+      readonly state: ConnectedAccountState;
     }
   | {
       /** A card was saved or removed outside a checkout (the customer portal). */
@@ -67,6 +76,28 @@ export type PaymentFact =
       readonly customerId: string;
       readonly cardOnFile: boolean;
     };
+
+/** Where an owner is paid, as the provider says. */
+export interface ConnectedAccountState {
+  readonly detailsSubmitted: boolean;
+  readonly payoutsEnabled: boolean;
+  /** What the provider still needs (its field names). */
+  readonly requirements: readonly string[];
+}
+
+export interface TransferRequest {
+  readonly connectedAccountId: string;
+  readonly cents: Cents;
+  readonly ownerId: string;
+  readonly period: string;
+  /** One transfer per owner and period, whoever asks and how often. */
+  readonly idempotencyKey: string;
+}
+
+/** A transfer the provider refused (no capability, no balance…): the payout fails and is carried. */
+export class TransferFailure extends Error {
+  override readonly name = 'TransferFailure';
+}
 
 /** A provider event, verified, with what it means for us (none: nothing to do). */
 export interface ProviderEvent {
@@ -134,6 +165,17 @@ export interface PaymentProvider {
   chargeInvoice(request: InvoiceRequest): Promise<InvoiceOutcome>;
   /** Ends a subscription now (a refund, or a grace period that ran out). Idempotent. */
   cancelSubscription(subscriptionId: string): Promise<void>;
+  /** A connected account for an owner to be paid on (made once per owner). */
+  createConnectedAccount(owner: { readonly id: string; readonly email: string }): Promise<string>;
+  /** A page where the owner says where to be paid; `refreshUrl` when the link has expired. */
+  onboardingLink(
+    connectedAccountId: string,
+    returnUrl: string,
+    refreshUrl: string,
+  ): Promise<{ readonly url: string }>;
+  connectedAccountState(connectedAccountId: string): Promise<ConnectedAccountState>;
+  /** Pays an owner's payout to its connected account; TransferFailure when the provider refuses. */
+  transfer(request: TransferRequest): Promise<{ readonly transferId: string }>;
 }
 
 /** A webhook whose signature does not verify: answered 400, nothing changed. */

@@ -58,6 +58,9 @@ export interface PaymentAdjustment {
   readonly chargeId: string | null;
   readonly invoiceId: string | null;
   readonly amountCents: Cents;
+  /** What the reversed payment paid, and the period of the calls it paid for. */
+  readonly paidCents: Cents;
+  readonly usagePeriod: string;
 }
 
 export interface PaymentRepository {
@@ -95,7 +98,6 @@ export interface PaymentRepository {
   invoicesOf(accountId: string, limit?: number): Promise<readonly PaygInvoice[]>;
   /** Records a reversal once; false when it was recorded already. */
   recordAdjustment(adjustment: PaymentAdjustment): Promise<boolean>;
-  adjustmentsOf(accountId: string): Promise<readonly PaymentAdjustment[]>;
 }
 
 interface BillingRow {
@@ -317,35 +319,22 @@ export function createPaymentRepository(sql: SqlExecutor): PaymentRepository {
     },
     async recordAdjustment(a) {
       const rows = await sql.query(
-        `INSERT INTO payment_adjustments (provider, kind, reference, account_id, charge_id, invoice_id, amount_cents)
-         VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING RETURNING 1`,
-        [a.provider, a.kind, a.reference, a.accountId, a.chargeId, a.invoiceId, a.amountCents],
+        `INSERT INTO payment_adjustments (provider, kind, reference, account_id, charge_id, invoice_id, amount_cents,
+                                          paid_cents, usage_period)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT DO NOTHING RETURNING 1`,
+        [
+          a.provider,
+          a.kind,
+          a.reference,
+          a.accountId,
+          a.chargeId,
+          a.invoiceId,
+          a.amountCents,
+          a.paidCents,
+          a.usagePeriod,
+        ],
       );
       return rows.length > 0;
-    },
-    async adjustmentsOf(accountId) {
-      const rows = await sql.query<{
-        provider: string;
-        kind: 'refund' | 'dispute';
-        reference: string;
-        account_id: string;
-        charge_id: string | null;
-        invoice_id: string | null;
-        amount_cents: string | number;
-      }>(
-        `SELECT provider, kind, reference, account_id, charge_id, invoice_id, amount_cents
-         FROM payment_adjustments WHERE account_id = $1 ORDER BY created_at`,
-        [accountId],
-      );
-      return rows.map((r) => ({
-        provider: r.provider,
-        kind: r.kind,
-        reference: r.reference,
-        accountId: r.account_id,
-        chargeId: r.charge_id,
-        invoiceId: r.invoice_id,
-        amountCents: Number(r.amount_cents),
-      }));
     },
   };
 }

@@ -15,6 +15,7 @@ import type {
 } from './payment-provider.js';
 import { PaymentSignatureError } from './payment-provider.js';
 import type { BillingAccount, PaygInvoice, PaymentRepository } from './payment-repository.js';
+import type { PayoutRepository } from './payout-repository.js';
 import { isBudgeted, type Plan, type PlanCatalog } from './plan-catalog.js';
 import {
   graceVerdict,
@@ -77,6 +78,8 @@ export interface PaymentsServiceOptions {
   readonly kind: PaymentsKind;
   readonly provider: PaymentProvider | undefined;
   readonly repository: PaymentRepository;
+  /** Where owners are paid, and the owner shares a reversal takes back. */
+  readonly payouts: Pick<PayoutRepository, 'updateAccount' | 'recordAdjustments'>;
   readonly accounts: {
     get(accountId: string): Promise<Account | null>;
     /** Moves the account to `plan` on every instance at once. */
@@ -177,6 +180,11 @@ export function createPaymentsService(options: PaymentsServiceOptions): Payments
   }
 
   async function applyOne(fact: PaymentFact): Promise<string | null> {
+    if (fact.type === 'payout_account') {
+      // An owner's connected account: where it is paid (payouts.ts reads it at the next close).
+      const updated = await options.payouts.updateAccount(fact.connectedAccountId, fact.state);
+      return updated?.ownerId ?? null;
+    }
     const billing =
       fact.type === 'checkout_completed'
         ? await repo.linkCustomer(fact.accountId, need().kind, fact.customerId)
@@ -222,7 +230,9 @@ export function createPaymentsService(options: PaymentsServiceOptions): Payments
         await commit(billing, account.plan, invoiceVerdict(billing, fact.paid, at));
         break;
       case 'reversal': {
-        const recorded = await repo.recordAdjustment({
+        // Each step is idempotent (recorded once by reference), so a retried event finishes what a
+        // failed one began.
+        await repo.recordAdjustment({
           provider: need().kind,
           kind: fact.kind,
           reference: fact.reference,
@@ -230,8 +240,22 @@ export function createPaymentsService(options: PaymentsServiceOptions): Payments
           chargeId: fact.chargeId,
           invoiceId: fact.invoiceId,
           amountCents: fact.amountCents,
+          paidCents: fact.paidCents,
+          usagePeriod: fact.usagePeriod,
         });
-        if (!recorded) break;
+        // The owners' (and the platform's) shares of the credits that payment bought are taken
+        // back, netted against the owners' next payouts (payouts.ts).
+        await options.payouts.recordAdjustments({
+          provider: need().kind,
+          kind: fact.kind,
+          reference: fact.reference,
+          payerId: billing.accountId,
+          usagePeriod: fact.usagePeriod,
+          share:
+            fact.paidCents > 0 && fact.amountCents < fact.paidCents
+              ? { numerator: fact.amountCents, denominator: fact.paidCents }
+              : { numerator: 1, denominator: 1 },
+        });
         const verdict = reversalVerdict(billing, fact.subscriptionId);
         if (verdict.plan !== undefined && fact.subscriptionId !== null) {
           await need().cancelSubscription(fact.subscriptionId);

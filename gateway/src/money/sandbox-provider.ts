@@ -40,6 +40,14 @@ export interface SandboxPortal {
 
 export type SandboxPortalAction = 'cancel' | 'resume' | 'remove_card';
 
+/** A sandbox onboarding link (where an owner is paid). */
+export interface SandboxOnboarding {
+  readonly id: string;
+  readonly connectedAccountId: string;
+  readonly returnUrl: string;
+  readonly expiresAt: number;
+}
+
 export interface SandboxProvider extends PaymentProvider {
   readonly kind: 'sandbox';
   /** An open checkout, or undefined (unknown, finished or expired). */
@@ -52,6 +60,11 @@ export interface SandboxProvider extends PaymentProvider {
   portalSession(id: string): SandboxPortal | undefined;
   /** A portal action on the account's current standing: what it changed. */
   portalAction(id: string, action: SandboxPortalAction, billing: BillingAccount): readonly PaymentFact[];
+  onboardingSession(id: string): SandboxOnboarding | undefined;
+  /** Completes an owner's onboarding at once: where the browser goes next, and what it changed. */
+  finishOnboarding(
+    id: string,
+  ): { readonly redirect: string; readonly facts: readonly PaymentFact[] } | undefined;
 }
 
 /** The end of the current calendar month (UTC): a sandbox subscription's period. */
@@ -65,6 +78,9 @@ export function createSandboxProvider(options: { readonly now?: () => Date } = {
   const now = options.now ?? (() => new Date());
   const checkouts = new Map<string, SandboxCheckout>();
   const portals = new Map<string, SandboxPortal>();
+  const onboardings = new Map<string, SandboxOnboarding>();
+  // Connected accounts onboarded in this process (the store keeps what they said: payout_accounts).
+  const onboarded = new Set<string>();
   const live = <T extends { expiresAt: number }>(map: Map<string, T>, id: string): T | undefined => {
     const found = map.get(id);
     if (found === undefined) return undefined;
@@ -74,7 +90,7 @@ export function createSandboxProvider(options: { readonly now?: () => Date } = {
   };
   const sweep = () => {
     const at = now().getTime();
-    for (const map of [checkouts, portals] as Map<string, { expiresAt: number }>[]) {
+    for (const map of [checkouts, portals, onboardings] as Map<string, { expiresAt: number }>[]) {
       for (const [id, entry] of map) if (entry.expiresAt <= at) map.delete(id);
     }
   };
@@ -170,5 +186,43 @@ export function createSandboxProvider(options: { readonly now?: () => Date } = {
       return { invoiceId: `in_sandbox_${request.accountId}_${request.period}`, paid: true };
     },
     async cancelSubscription() {},
+    async createConnectedAccount(owner) {
+      return `acct_sandbox_${owner.id}`;
+    },
+    async onboardingLink(connectedAccountId, returnUrl) {
+      sweep();
+      const id = token('acctlink');
+      onboardings.set(id, { id, connectedAccountId, returnUrl, expiresAt: now().getTime() + SESSION_MS });
+      return { url: `/billing/sandbox/onboarding/${id}` };
+    },
+    async connectedAccountState(connectedAccountId) {
+      return onboarded.has(connectedAccountId)
+        ? { detailsSubmitted: true, payoutsEnabled: true, requirements: [] }
+        : {
+            detailsSubmitted: false,
+            payoutsEnabled: false,
+            requirements: ['external_account', 'tos_acceptance'],
+          };
+    },
+    async transfer(request) {
+      return { transferId: `tr_sandbox_${request.ownerId}_${request.period}` };
+    },
+    onboardingSession: (id) => live(onboardings, id),
+    finishOnboarding(id) {
+      const session = live(onboardings, id);
+      if (session === undefined) return undefined;
+      onboardings.delete(id);
+      onboarded.add(session.connectedAccountId);
+      return {
+        redirect: session.returnUrl,
+        facts: [
+          {
+            type: 'payout_account',
+            connectedAccountId: session.connectedAccountId,
+            state: { detailsSubmitted: true, payoutsEnabled: true, requirements: [] },
+          },
+        ],
+      };
+    },
   };
 }

@@ -16,7 +16,7 @@ import type {
   ProviderEvent,
   SubscriptionState,
 } from './payment-provider.js';
-import { PaymentSignatureError } from './payment-provider.js';
+import { type ConnectedAccountState, PaymentSignatureError, TransferFailure } from './payment-provider.js';
 import type { Plan, PlanCatalog } from './plan-catalog.js';
 
 /** The API version every request is sent with (the SDK's own, pinned with the SDK's version). */
@@ -170,6 +170,10 @@ export function createStripeProvider(options: StripeProviderOptions): PaymentPro
     const customerId = idOf(charge.customer);
     if (customerId === null) return [];
     const invoice = await invoiceOfCharge(charge);
+    // The calls it paid for: a Pay as you Go invoice names its period; a subscription's payment
+    // pays for the month it was made in.
+    const usagePeriod =
+      invoice?.metadata?.quarry_period ?? new Date(charge.created * 1000).toISOString().slice(0, 7);
     return [
       {
         type: 'reversal',
@@ -180,8 +184,23 @@ export function createStripeProvider(options: StripeProviderOptions): PaymentPro
         invoiceId: invoice?.id ?? null,
         subscriptionId: invoice === null ? null : subscriptionOfInvoice(invoice),
         amountCents,
+        paidCents: charge.amount,
+        usagePeriod,
       },
     ];
+  }
+
+  /** Where a connected account stands now. */
+  async function connectedAccountState(id: string): Promise<ConnectedAccountState> {
+    const account = await stripe.accounts.retrieve(id);
+    return {
+      detailsSubmitted: account.details_submitted ?? false,
+      payoutsEnabled: account.payouts_enabled ?? false,
+      requirements: [
+        ...(account.requirements?.currently_due ?? []),
+        ...(account.requirements?.past_due ?? []),
+      ].filter((field, i, all) => all.indexOf(field) === i),
+    };
   }
 
   /** What an event means now: the objects it names, read again from the API. */
@@ -258,6 +277,16 @@ export function createStripeProvider(options: StripeProviderOptions): PaymentPro
         if (invoice.metadata?.quarry_kind !== 'payg' || invoice.id === undefined) return [];
         const current = await stripe.invoices.retrieve(invoice.id);
         return [{ type: 'invoice', customerId, invoiceId: invoice.id, paid: current.status === 'paid' }];
+      }
+      case 'account.updated': {
+        const account = event.data.object;
+        return [
+          {
+            type: 'payout_account',
+            connectedAccountId: account.id,
+            state: await connectedAccountState(account.id),
+          },
+        ];
       }
       case 'charge.refunded': {
         const charge = event.data.object;
@@ -395,6 +424,68 @@ export function createStripeProvider(options: StripeProviderOptions): PaymentPro
         return { invoiceId: id, paid: invoice.status === 'paid' };
       } catch (error) {
         if (error instanceof Stripe.errors.StripeCardError) return { invoiceId: id, paid: false };
+        throw error;
+      }
+    },
+    async createConnectedAccount(owner) {
+      // Express-style: Stripe collects what it needs and the owner gets the Express dashboard;
+      // the platform pays Stripe's fees and carries the losses (the controller properties the
+      // current API prefers to `type: 'express'`).
+      const account = await stripe.accounts.create(
+        {
+          email: owner.email,
+          controller: {
+            fees: { payer: 'application' },
+            losses: { payments: 'application' },
+            stripe_dashboard: { type: 'express' },
+            requirement_collection: 'stripe',
+          },
+          capabilities: { transfers: { requested: true } },
+          metadata: { quarry_account: owner.id },
+        },
+        { idempotencyKey: `quarry-connect-${owner.id}` },
+      );
+      return account.id;
+    },
+    async onboardingLink(connectedAccountId, returnUrl, refreshUrl) {
+      const link = await stripe.accountLinks.create({
+        account: connectedAccountId,
+        type: 'account_onboarding',
+        return_url: returnUrl,
+        refresh_url: refreshUrl,
+      });
+      return { url: link.url };
+    },
+    connectedAccountState,
+    async transfer(request) {
+      // A transfer made by an earlier attempt whose answer was lost is found by its group and
+      // metadata first: the idempotency key alone lasts only a day.
+      const group = `quarry-payout-${request.period}`;
+      const earlier = await stripe.transfers.list({
+        destination: request.connectedAccountId,
+        transfer_group: group,
+        limit: 10,
+      });
+      const made = earlier.data.find((t) => t.metadata?.quarry_owner === request.ownerId);
+      if (made !== undefined) return { transferId: made.id };
+      try {
+        const transfer = await stripe.transfers.create(
+          {
+            amount: request.cents,
+            currency: 'usd',
+            destination: request.connectedAccountId,
+            transfer_group: group,
+            description: `Quarry earnings, ${request.period}`,
+            metadata: { quarry_owner: request.ownerId, quarry_period: request.period },
+          },
+          { idempotencyKey: request.idempotencyKey },
+        );
+        return { transferId: transfer.id };
+      } catch (error) {
+        // Stripe refused it (no transfers capability, no balance…): the payout fails and is
+        // carried; anything else (the network) is thrown, and the next close tries again.
+        if (error instanceof Stripe.errors.StripeInvalidRequestError)
+          throw new TransferFailure(error.message);
         throw error;
       }
     },

@@ -219,19 +219,39 @@ describe('closing a period', () => {
     expect(frozen.closed_at).toBe(closed.json.closed_at);
     expect((await record('2020-01')).reserved).toMatchObject({ ok: false, reason: 'period_closed' });
     expect((await statement('2020-01')).analytics).toEqual(open.analytics);
-    // The payout: 0.784 USD in whole cents, the 0.4 cent rest carried on.
+    // The payout: 0.784 USD earned; the owner has not said where to be paid (the sandbox
+    // provider, as on npm start), so all of it is held and carried to its next payout.
     expect(frozen.payout).toEqual({
       carried_in_micro_usd: 0,
       earned_micro_usd: 784_000,
-      payout_cents: 78,
-      payout_usd: 0.78,
-      carried_out_micro_usd: 4_000,
+      adjusted_micro_usd: 0,
+      payout_cents: 0,
+      payout_usd: 0,
+      carried_out_micro_usd: 784_000,
+      status: 'held',
+      reason: 'not_onboarded',
+      reason_text: 'payouts are not set up yet: carried until they are',
+      transfer_id: null,
+      paid_at: null,
     });
+    expect(frozen.adjustments).toEqual([]);
+    expect(closed.json.payouts).toEqual({ paid: 0, failed: 0, held: 1, cents: 0 });
+    const listed = await admin('GET', '/v1/admin/payouts?period=2020-01');
+    expect(listed.status, listed.text).toBe(200);
+    expect(listed.json.payouts).toEqual([
+      expect.objectContaining({
+        period: '2020-01',
+        owner_id: tg.ownerId,
+        status: 'held',
+        carried_out_micro_usd: 784_000,
+      }),
+    ]);
     const again = await admin('POST', '/v1/admin/periods/2020-01/close');
     expect(again.json).toEqual({
       period: '2020-01',
       closed_at: closed.json.closed_at,
       already_closed: true,
+      payouts: { paid: 0, failed: 0, held: 1, cents: 0 },
       invoices: { invoiced: 0, paid: 0, failed: 0, total_cents: 0 },
     });
   });

@@ -21,6 +21,8 @@ export const ADMIN_SECURITY = [{ adminAuth: [] }];
 
 const { 403: _forbidden, 429: _limited, ...ADMIN_ERRORS } = AUTHED_ERRORS;
 
+export { ADMIN_ERRORS };
+
 const AdminAccountSchema = AccountSchema.extend({
   closed_at: z.string().nullable(),
   period: z.string().openapi({ description: 'The current billing period (UTC month)' }),
@@ -217,6 +219,17 @@ export function registerAdminRoutes(app: OpenAPIHono<AppEnv>): void {
                 period: z.string(),
                 closed_at: z.string(),
                 already_closed: z.boolean(),
+                payouts: z
+                  .object({
+                    paid: z.number().int(),
+                    failed: z.number().int(),
+                    held: z.number().int(),
+                    cents: z.number().int(),
+                  })
+                  .openapi({
+                    description:
+                      'Owner payouts this close transferred (`cents` in all), refused (carried to the next close) and held',
+                  }),
                 invoices: z
                   .object({
                     invoiced: z.number().int(),
@@ -253,6 +266,7 @@ export function registerAdminRoutes(app: OpenAPIHono<AppEnv>): void {
           period: closed.period,
           closed_at: closed.closedAt.toISOString(),
           already_closed: closed.alreadyClosed,
+          payouts: closed.payouts,
           invoices: {
             invoiced: closed.invoices.invoiced,
             paid: closed.invoices.paid,

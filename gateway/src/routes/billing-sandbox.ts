@@ -144,6 +144,29 @@ export function registerSandboxBillingRoutes(app: OpenAPIHono<AppEnv>): void {
     );
   });
 
+  const onboardingPath = '/billing/sandbox/onboarding/{id}';
+  route(app, doc('get', onboardingPath, 'Sandbox payout onboarding page: where an owner is paid'), (c) => {
+    const session = sandboxOf(c).onboardingSession(pathParam(c, 'id'));
+    if (session === undefined) return gone(c);
+    return page(
+      c,
+      'Get paid',
+      '<h1>Where should we pay you?</h1><p class="muted">Bank account 000123456789 (sandbox). Your 80% of ' +
+        'every credit spent on your analytics is paid here each month.</p>' +
+        '<form method="post"><button class="primary" name="action" value="complete">Complete onboarding</button></form>',
+    );
+  });
+  route(
+    app,
+    doc('post', onboardingPath, 'Completes a sandbox payout onboarding (`action=complete`)'),
+    async (c) => {
+      const finished = sandboxOf(c).finishOnboarding(pathParam(c, 'id'));
+      if (finished === undefined) return gone(c);
+      await c.var.services.payments.apply(finished.facts);
+      return onward(c, 'Payouts set up', 'Payouts set up', finished.redirect);
+    },
+  );
+
   const portalPath = '/billing/sandbox/portal/{id}';
   route(
     app,

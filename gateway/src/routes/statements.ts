@@ -8,8 +8,9 @@ import { csvResponse, toCsv, wantsCsv } from '../http/csv.js';
 import { requireScope } from '../http/middleware/require-scope.js';
 import { jsonOrCsv, periodParam, ReportQuerySchema } from '../http/period-param.js';
 import { route } from '../http/route.js';
+import { holdText } from '../money/payout-rules.js';
 import type { OwnerStatement, Payout, StatementAmounts } from '../money/statement-repository.js';
-import { millicreditsToCredits } from '../money/units.js';
+import { centsToMicroUsd, millicreditsToCredits } from '../money/units.js';
 import { CallsByOriginSchema, usd } from './money-schemas.js';
 
 const Amounts = z.object({
@@ -29,15 +30,48 @@ const Amounts = z.object({
   platform_share_micro_usd: z.number().int(),
 });
 
-const PayoutSchema = z
+export const PayoutSchema = z
   .object({
-    carried_in_micro_usd: z.number().int().openapi({ description: 'Sub-cent rest of your previous payout' }),
+    carried_in_micro_usd: z.number().int().openapi({
+      description:
+        'Your balance before it: the rest of your previous payout, an amount held, or a negative balance',
+    }),
     earned_micro_usd: z.number().int(),
+    adjusted_micro_usd: z.number().int().openapi({
+      description: 'Shares taken back by refunds and disputes of callers’ payments, netted here',
+    }),
     payout_cents: z.number().int().openapi({ description: 'Paid out: whole cents, rounded down' }),
     payout_usd: z.number(),
     carried_out_micro_usd: z.number().int().openapi({ description: 'Carried into your next payout' }),
+    status: z.enum(['held', 'pending', 'paid', 'failed', 'reversed', 'operator']).openapi({
+      description:
+        '`held` (see `reason`: carried whole to the next month), `pending` (a transfer under way), `paid`, `failed` (carried, tried again at the next close), `operator` (the gateway takes no payments: its operator pays you)',
+    }),
+    reason: z.string().nullable().openapi({
+      description: '`below_minimum`, `not_onboarded`, `negative_balance`, or why a transfer failed',
+    }),
+    reason_text: z.string().nullable(),
+    transfer_id: z
+      .string()
+      .nullable()
+      .openapi({ description: 'The payment provider’s reference of the transfer' }),
+    paid_at: z.string().nullable(),
   })
   .openapi('Payout');
+
+const AdjustmentSchema = z
+  .object({
+    analytic: z.string(),
+    usage_period: z.string().openapi({ description: 'The month of the calls whose payment was reversed' }),
+    reason: z.enum(['refund', 'dispute']),
+    owner_micro_usd: z.number().int().openapi({ description: 'Negative: your share taken back' }),
+    owner_usd: z.number(),
+    platform_micro_usd: z
+      .number()
+      .int()
+      .openapi({ description: 'Negative: the platform’s share taken back' }),
+  })
+  .openapi('StatementAdjustment');
 
 export const StatementSchema = z
   .object({
@@ -54,6 +88,10 @@ export const StatementSchema = z
       }),
     payout: PayoutSchema.nullable().openapi({
       description: 'Once the period is closed: what is paid out (null while open, or without earnings)',
+    }),
+    adjustments: z.array(AdjustmentSchema).openapi({
+      description:
+        'Shares taken back by refunds and disputes: netted by this period’s payout once closed; while open, those the next close will net',
     }),
   })
   .openapi('OwnerStatement');
@@ -93,15 +131,21 @@ const amountsJson = (a: StatementAmounts) => ({
   platform_share_micro_usd: a.platformMicroUsd,
 });
 
-const payoutJson = (p: Payout | null) =>
+export const payoutJson = (p: Payout | null, minimumCents: number) =>
   p === null
     ? null
     : {
         carried_in_micro_usd: p.carriedInMicroUsd,
         earned_micro_usd: p.earnedMicroUsd,
+        adjusted_micro_usd: p.adjustedMicroUsd,
         payout_cents: p.payoutCents,
-        payout_usd: p.payoutCents / 100,
+        payout_usd: usd(centsToMicroUsd(p.payoutCents)),
         carried_out_micro_usd: p.carriedOutMicroUsd,
+        status: p.status,
+        reason: p.reason,
+        reason_text: holdText(p.reason, minimumCents),
+        transfer_id: p.transferId,
+        paid_at: p.paidAt?.toISOString() ?? null,
       };
 
 function statementCsv(s: OwnerStatement): string {
@@ -125,7 +169,28 @@ function statementCsv(s: OwnerStatement): string {
       j.platform_share_usd,
     ];
   };
-  return toCsv(STATEMENT_CSV_COLUMNS, [...s.analytics.map((a) => row(a.name, a)), row('', s.totals)]);
+  // Shares taken back: a row each, negative amounts, the analytic named with the reason.
+  const adjustments = s.adjustments.map((a) => [
+    s.period,
+    `${a.analytic} (${a.reason} of ${a.usagePeriod})`,
+    0,
+    0,
+    0,
+    0,
+    closedAt,
+    0,
+    0,
+    0,
+    0,
+    0,
+    -usd(a.ownerMicroUsd),
+    -usd(a.platformMicroUsd),
+  ]);
+  return toCsv(STATEMENT_CSV_COLUMNS, [
+    ...s.analytics.map((a) => row(a.name, a)),
+    row('', s.totals),
+    ...adjustments,
+  ]);
 }
 
 export function registerStatementRoutes(app: OpenAPIHono<AppEnv>): void {
@@ -163,7 +228,15 @@ export function registerStatementRoutes(app: OpenAPIHono<AppEnv>): void {
         analytics: statement.analytics.map((a) => ({ name: a.name, ...amountsJson(a) })),
         totals: amountsJson(statement.totals),
         by_day: statement.byDay.map((d) => ({ date: d.date, name: d.name, ...amountsJson(d) })),
-        payout: payoutJson(statement.payout),
+        payout: payoutJson(statement.payout, c.var.services.config.payments.minPayoutCents),
+        adjustments: statement.adjustments.map((a) => ({
+          analytic: a.analytic,
+          usage_period: a.usagePeriod,
+          reason: a.reason,
+          owner_micro_usd: -a.ownerMicroUsd,
+          owner_usd: -usd(a.ownerMicroUsd),
+          platform_micro_usd: -a.platformMicroUsd,
+        })),
       });
     },
   );

@@ -13,6 +13,7 @@ import type { BillingService } from '../money/billing-service.js';
 import type { Metering } from '../money/metering.js';
 import type { MoneyStore } from '../money/money-store.js';
 import type { PaymentsService } from '../money/payments-service.js';
+import type { PayoutsService } from '../money/payouts.js';
 import type { PlanCatalog } from '../money/plan-catalog.js';
 import type { OAuthServices } from '../oauth/oauth-services.js';
 import type { Logger } from '../observability/logger.js';
@@ -66,6 +67,8 @@ export interface GatewayServices {
   readonly billing: BillingService;
   /** Callers paying for plans (QUARRY_PAYMENTS). */
   readonly payments: PaymentsService;
+  /** Owners paid: onboarding, payouts, closing months (by itself, once a month). */
+  readonly payouts: PayoutsService;
   readonly marketplace: MarketplaceService;
   /** The web console's passwords and sign-in sessions. */
   readonly sessions: SessionService;
