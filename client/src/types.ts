@@ -202,16 +202,19 @@ export interface StatementPayout {
   readonly carried_in_micro_usd: number;
   readonly earned_micro_usd: number;
   /** Subtracted by refunds and disputes (≥ 0). */
-  readonly adjusted_micro_usd?: number;
+  readonly adjusted_micro_usd: number;
   /** Paid out: whole cents, rounded down. */
   readonly payout_cents: number;
   readonly payout_usd: number;
   /** Carried into your next payout. */
   readonly carried_out_micro_usd: number;
-  readonly status?: PayoutStatus;
-  readonly reason?: PayoutReason | null;
+  readonly status: PayoutStatus;
+  readonly reason: PayoutReason | null;
+  /** The gateway's words for `reason`. */
+  readonly reason_text?: string | null;
   /** The provider's transfer (`tr_…`), once there is one. */
-  readonly transfer_id?: string | null;
+  readonly transfer_id: string | null;
+  readonly paid_at?: string | null;
 }
 
 /** `GET /v1/owner/statements`: an owner's earnings in one period. */
@@ -223,8 +226,11 @@ export interface Statement {
   readonly totals: StatementAmounts;
   /** Per UTC day and analytic, days and analytics with calls only. */
   readonly by_day: readonly (StatementAmounts & { readonly date: string; readonly name: string })[];
-  /** Refunds and disputes of earlier usage, taken from this period's earnings. */
-  readonly adjustments?: readonly StatementAdjustment[];
+  /**
+   * Refunds and disputes of earlier usage: netted by this period's payout once it is closed;
+   * while it is open, those the next close will net.
+   */
+  readonly adjustments: readonly StatementAdjustment[];
   /** Once the period is closed (null while open, or without earnings). */
   readonly payout: StatementPayout | null;
 }
@@ -261,6 +267,8 @@ export interface Payout {
   readonly carried_out_micro_usd: number;
   readonly transfer_id: string | null;
   readonly paid_at: string | null;
+  /** The gateway's words for `reason`. */
+  readonly reason_text?: string | null;
 }
 
 /** `GET /v1/owner/payouts`: the balance held and carried, and the payouts, newest first. */

@@ -3,7 +3,8 @@
 // the minimum payout, the balance held and carried, and each closed month's payout with its status
 // and transfer reference. The return from onboarding (`?onboarding=done`, which the gateway adds
 // to the return URL's query) shows a notice, reads the account again until the provider says it
-// is complete, and is stripped from the address.
+// is complete, and is stripped from the address; `?onboarding=refresh` (the provider's link
+// expired) says to continue with a new link.
 // API: GET /v1/owner/payouts/account, GET /v1/owner/payouts, POST /v1/owner/payouts/onboarding.
 import type { Payout, PayoutAccount, PayoutStatus, Payouts } from '@quarry/client';
 import { type ReactNode, useCallback, useEffect, useRef, useState } from 'react';
@@ -62,22 +63,26 @@ export function StatusBadge({ status }: { readonly status: PayoutStatus | string
 export const formatDay = (iso: string) =>
   new Date(iso).toLocaleDateString('en-US', { dateStyle: 'medium', timeZone: 'UTC' });
 
-/** `?onboarding=done` of the page's URL, read once per page load and stripped from the address. */
-let onboardingReturn: boolean | undefined;
-function takeOnboardingReturn(): boolean {
+/**
+ * `?onboarding=done` (or `refresh`: the provider's link expired before the end) of the page's
+ * URL, read once per page load and stripped from the address.
+ */
+let onboardingReturn: 'done' | 'refresh' | null | undefined;
+function takeOnboardingReturn(): ReturnState {
   if (onboardingReturn === undefined) {
     const url = new URL(window.location.href);
     const value = url.searchParams.get('onboarding');
-    onboardingReturn = value === 'done';
+    onboardingReturn = value === 'done' || value === 'refresh' ? value : null;
     if (value !== null) {
       url.searchParams.delete('onboarding');
       window.history.replaceState(window.history.state, '', `${url.pathname}${url.search}${url.hash}`);
     }
   }
-  return onboardingReturn;
+  if (onboardingReturn === 'done') return 'checking';
+  return onboardingReturn === 'refresh' ? 'expired' : 'none';
 }
 
-type ReturnState = 'none' | 'checking' | 'done' | 'slow';
+type ReturnState = 'none' | 'checking' | 'done' | 'slow' | 'expired';
 
 /** The account and the payouts, read together; `reload` reads both again. */
 export function usePayouts() {
@@ -95,12 +100,12 @@ export function usePayouts() {
 
 /** After onboarding: reads the account every 1.5 s until complete, then reloads everything. */
 function useOnboardingReturn(onAccount: (account: PayoutAccount) => void, onDone: () => void): ReturnState {
-  const [state, setState] = useState<ReturnState>(() => (takeOnboardingReturn() ? 'checking' : 'none'));
+  const [state, setState] = useState<ReturnState>(takeOnboardingReturn);
   const callbacks = useRef({ onAccount, onDone });
   callbacks.current = { onAccount, onDone };
   useEffect(() => {
     // Shown once: a later visit of the page starts afresh.
-    onboardingReturn = false;
+    onboardingReturn = null;
   }, []);
   const checking = state === 'checking';
   useEffect(() => {
@@ -153,6 +158,12 @@ function OnboardingNote({ state }: { readonly state: ReturnState }) {
         <p className="notice" role="status" data-testid="onboarding-note">
           The payment provider has not confirmed your details yet. This page shows it as soon as it does:
           reload it in a while, or continue the setup if something was left out.
+        </p>
+      );
+    case 'expired':
+      return (
+        <p className="notice" role="status" data-testid="onboarding-note">
+          The setup link expired before you finished. Continue setup for a new one: what you gave is kept.
         </p>
       );
     default:

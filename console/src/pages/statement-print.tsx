@@ -231,10 +231,10 @@ export function StatementPrintPage({ period }: { readonly period: string }) {
                 <dt>Earned in {period}</dt>
                 <dd>{microUsd(p.earned_micro_usd)}</dd>
               </div>
-              {(p.adjusted_micro_usd ?? 0) === 0 ? null : (
+              {p.adjusted_micro_usd === 0 ? null : (
                 <div>
                   <dt>Refunds and disputes</dt>
-                  <dd>{microUsd(-(p.adjusted_micro_usd ?? 0))}</dd>
+                  <dd>{microUsd(-p.adjusted_micro_usd)}</dd>
                 </div>
               )}
               <div>

@@ -88,7 +88,7 @@ export function StatementsPage({ initialPeriod }: { readonly initialPeriod?: str
           {statement.payout === null ? null : (
             <PayoutNote payout={statement.payout} minimumCents={minimumCents} />
           )}
-          <Adjustments adjustments={statement.adjustments ?? []} />
+          <Adjustments adjustments={statement.adjustments} />
           <h2>Earnings by day and analytic</h2>
           <p className="hint">
             Your credits per day (UTC) of {statement.period}. You earn 0.8 of each credit spent and 80% of
@@ -158,13 +158,12 @@ export function PayoutNote({
   readonly payout: StatementPayout;
   readonly minimumCents: number;
 }) {
-  const adjusted = payout.adjusted_micro_usd ?? 0;
+  const adjusted = payout.adjusted_micro_usd;
   const reason = reasonText(payout.reason, minimumCents);
   return (
     <div className="panel payout-note" data-testid="statement-payout">
       <p>
-        Payout: {payout.status === undefined ? null : <StatusBadge status={payout.status} />}{' '}
-        <strong>{formatCents(payout.payout_cents)}</strong>
+        Payout: <StatusBadge status={payout.status} /> <strong>{formatCents(payout.payout_cents)}</strong>
         {reason === '' ? null : ` — ${reason}`}
       </p>
       <p className="hint">
@@ -173,7 +172,7 @@ export function PayoutNote({
         {microUsd(payout.carried_in_micro_usd)} carried in; {microUsd(payout.carried_out_micro_usd)} carried
         into your next payout.
       </p>
-      {payout.transfer_id === undefined || payout.transfer_id === null ? null : (
+      {payout.transfer_id === null ? null : (
         <p>
           Transfer reference: <code data-testid="statement-transfer-id">{payout.transfer_id}</code>
         </p>

@@ -57,7 +57,7 @@ function microUsd(micro: number): string {
 
 /** Refunds and disputes of earlier usage taken from this period, as a table. */
 function adjustmentLines(s: Statement): string {
-  const adjustments = s.adjustments ?? [];
+  const adjustments = s.adjustments;
   if (adjustments.length === 0) return '';
   const table = formatTable(
     [
