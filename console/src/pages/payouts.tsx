@@ -255,9 +255,11 @@ function AccountState({ account }: { readonly account: PayoutAccount }) {
       {action}
       <ErrorNote error={onboarding.error} />
       {account.provider === 'sandbox' ? <p className="hint">Sandbox payments: no money moves.</p> : null}
-      <p className="hint" data-testid="payout-minimum">
-        Payouts below {formatCents(account.minimum_payout_cents)} are held and carried to the next month.
-      </p>
+      {account.provider === 'none' ? null : (
+        <p className="hint" data-testid="payout-minimum">
+          Payouts below {formatCents(account.minimum_payout_cents)} are held and carried to the next month.
+        </p>
+      )}
     </div>
   );
 }

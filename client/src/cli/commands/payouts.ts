@@ -72,7 +72,10 @@ export function formatPayouts(account: PayoutAccount, payouts: Payouts): string 
   const minimum = account.minimum_payout_cents;
   const lines = [
     ...accountLines(account),
-    `Minimum payout: ${cents(minimum)}; smaller amounts are held and carried to the next month.`,
+    // The operator pays by hand whatever is due: no minimum applies.
+    ...(account.provider === 'none'
+      ? []
+      : [`Minimum payout: ${cents(minimum)}; smaller amounts are held and carried to the next month.`]),
     payouts.balance_micro_usd < 0
       ? `Balance: ${microUsd(payouts.balance_micro_usd)} (refunds exceeded earnings: taken from your next payouts)`
       : `Balance: ${microUsd(payouts.balance_micro_usd)} held and carried`,
