@@ -58,7 +58,7 @@ module.exports = {
         'Their types may be imported anywhere.',
       from: { path: '^gateway/src/', pathNot: ['^gateway/src/money/', '\\.(test|bench)\\.ts$'] },
       to: {
-        path: '^gateway/src/money/(usage-repository|statement-repository|payment-repository)\\.ts$',
+        path: '^gateway/src/money/(usage-repository|statement-repository|payment-repository|payout-repository)\\.ts$',
         dependencyTypesNot: ['type-only'],
       },
     },

@@ -272,6 +272,7 @@ export async function createGateway(
       logger: logger.child({ component: 'payouts' }),
     });
     const billing = createBillingService(store, money, plans, config.budgets, payouts);
+    metrics.setPayoutSource(() => money.payouts.totals());
     const marketplace = createMarketplaceService(store);
     const sessions = createSessionService({
       store,

@@ -4,6 +4,7 @@
 import type { PoolStats } from '@quarry/sdk-connector';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { CacheStats } from '../cache/result-cache.js';
+import { microUsdToUsd } from '../money/units.js';
 
 export interface PoolSnapshot {
   readonly connection: string;
@@ -26,6 +27,14 @@ export interface GatewayMetrics {
   setResultBudgetSource(source: () => ResultBudgetSnapshot): void;
   /** Registers the source of each connection's circuit state, read at scrape time. */
   setCircuitSource(source: () => readonly CircuitSnapshot[]): void;
+  /** Registers the source of owner payouts by state and the amount held (a store read at scrape time). */
+  setPayoutSource(source: () => Promise<PayoutSnapshot>): void;
+}
+
+/** Owner payouts by state (every closed period) and what owners hold now. */
+export interface PayoutSnapshot {
+  readonly byStatus: readonly { readonly status: string; readonly count: number; readonly cents: number }[];
+  readonly heldMicroUsd: number;
 }
 
 /** The process-wide budget of warehouse result bytes in flight. */
@@ -184,6 +193,44 @@ export function createMetrics(options: { readonly defaultMetrics?: boolean } = {
         if (stats !== undefined) this.set(pick(stats));
       },
     });
+  let payoutSource: (() => Promise<PayoutSnapshot>) | undefined;
+  // One store read per scrape feeds both gauges (the first to collect reads, the second reuses it).
+  let payoutRead: Promise<PayoutSnapshot | undefined> | undefined;
+  const payouts = () => {
+    payoutRead ??= (payoutSource?.() ?? Promise.resolve(undefined))
+      .catch(() => undefined)
+      .finally(() => setTimeout(() => (payoutRead = undefined), 0));
+    return payoutRead;
+  };
+  new Gauge({
+    name: 'quarry_payouts',
+    help: 'Owner payouts of every closed period, by state (held, pending, paid, failed, operator)',
+    labelNames: ['status'] as const,
+    registers: [registry],
+    async collect() {
+      this.reset();
+      for (const s of (await payouts())?.byStatus ?? []) this.set({ status: s.status }, s.count);
+    },
+  });
+  new Gauge({
+    name: 'quarry_payouts_cents',
+    help: 'Cents of owner payouts of every closed period, by state',
+    labelNames: ['status'] as const,
+    registers: [registry],
+    async collect() {
+      this.reset();
+      for (const s of (await payouts())?.byStatus ?? []) this.set({ status: s.status }, s.cents);
+    },
+  });
+  new Gauge({
+    name: 'quarry_payouts_held_usd',
+    help: 'What owners are owed and not paid yet: held (below the minimum, not onboarded) or failed, carried',
+    registers: [registry],
+    async collect() {
+      const snapshot = await payouts();
+      if (snapshot !== undefined) this.set(microUsdToUsd(snapshot.heldMicroUsd));
+    },
+  });
   cacheGauge('quarry_result_cache_entries', 'Answers in the result cache', (s) => s.entries);
   cacheGauge(
     'quarry_result_cache_bytes',
@@ -208,6 +255,9 @@ export function createMetrics(options: { readonly defaultMetrics?: boolean } = {
     },
     setResultCacheSource(source) {
       cacheSource = source;
+    },
+    setPayoutSource(source) {
+      payoutSource = source;
     },
     setCircuitSource(source) {
       circuitSource = source;
