@@ -194,7 +194,7 @@ describe.skipIf(!up)('payouts in the web console (sandbox payments)', () => {
     const closed = await apiCall('POST', `/v1/admin/periods/${lastMonth}/close`, ADMIN);
     expect(closed.status, JSON.stringify(closed.json)).toBe(200);
     // The sandbox's transfer may land after the close: asked until it is paid.
-    type Row = { period: string; status: string; transfer_id: string | null; amount_cents: number };
+    type Row = { period: string; status: string; transfer_id: string | null; payout_cents: number };
     let paid: Row | undefined;
     await poll(async () => {
       const payouts = await apiCall('GET', '/v1/owner/payouts', demoKey);
@@ -202,7 +202,7 @@ describe.skipIf(!up)('payouts in the web console (sandbox payments)', () => {
       return `${payouts.status} ${paid?.status ?? JSON.stringify(payouts.json)}`;
     }).toBe('200 paid');
     // 70 calls × 0.8 × $0.196 = $10.976: paid, in whole cents.
-    expect(paid, JSON.stringify(paid)).toMatchObject({ status: 'paid', amount_cents: 1_097 });
+    expect(paid, JSON.stringify(paid)).toMatchObject({ status: 'paid', payout_cents: 1_097 });
     expect(paid?.transfer_id).toMatch(/^tr_sandbox_/);
 
     // The Payouts section lists it as paid with its reference.

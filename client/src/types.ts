@@ -211,10 +211,10 @@ export interface StatementPayout {
   readonly status: PayoutStatus;
   readonly reason: PayoutReason | null;
   /** The gateway's words for `reason`. */
-  readonly reason_text?: string | null;
+  readonly reason_text: string | null;
   /** The provider's transfer (`tr_…`), once there is one. */
   readonly transfer_id: string | null;
-  readonly paid_at?: string | null;
+  readonly paid_at: string | null;
 }
 
 /** `GET /v1/owner/statements`: an owner's earnings in one period. */
@@ -252,23 +252,9 @@ export interface PayoutOnboarding {
   readonly url: string;
 }
 
-/** One closed period's payout. */
-export interface Payout {
+/** One closed period's payout (`GET /v1/owner/payouts`): the statement's payout and its period. */
+export interface Payout extends StatementPayout {
   readonly period: string;
-  readonly status: PayoutStatus;
-  readonly reason: PayoutReason | null;
-  readonly amount_cents: number;
-  readonly amount_usd: number;
-  readonly earned_micro_usd: number;
-  /** Subtracted by refunds and disputes (≥ 0). */
-  readonly adjusted_micro_usd: number;
-  /** May be negative. */
-  readonly carried_in_micro_usd: number;
-  readonly carried_out_micro_usd: number;
-  readonly transfer_id: string | null;
-  readonly paid_at: string | null;
-  /** The gateway's words for `reason`. */
-  readonly reason_text?: string | null;
 }
 
 /** `GET /v1/owner/payouts`: the balance held and carried, and the payouts, newest first. */

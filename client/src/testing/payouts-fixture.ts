@@ -20,8 +20,9 @@ export function payoutAccountAnswer(
 
 const payout = (p: Partial<Payout> & Pick<Payout, 'period' | 'status'>): Payout => ({
   reason: null,
-  amount_cents: 0,
-  amount_usd: 0,
+  reason_text: null,
+  payout_cents: 0,
+  payout_usd: 0,
   earned_micro_usd: 0,
   adjusted_micro_usd: 0,
   carried_in_micro_usd: 0,
@@ -39,8 +40,8 @@ export const PAYOUTS: Payouts = {
     payout({
       period: '2026-10',
       status: 'paid',
-      amount_cents: 1_254,
-      amount_usd: 12.54,
+      payout_cents: 1_254,
+      payout_usd: 12.54,
       earned_micro_usd: 9_000_000,
       adjusted_micro_usd: 250_000,
       carried_in_micro_usd: 3_794_000,
@@ -52,6 +53,7 @@ export const PAYOUTS: Payouts = {
       period: '2026-09',
       status: 'held',
       reason: 'below_minimum',
+      reason_text: 'below the 10.00 USD minimum: carried to the next month',
       earned_micro_usd: 3_194_000,
       carried_in_micro_usd: 600_000,
       carried_out_micro_usd: 3_794_000,
@@ -60,6 +62,7 @@ export const PAYOUTS: Payouts = {
       period: '2026-08',
       status: 'held',
       reason: 'not_onboarded',
+      reason_text: 'payouts are not set up yet: carried until they are',
       earned_micro_usd: 600_000,
       carried_out_micro_usd: 600_000,
     }),

@@ -299,7 +299,7 @@ function PayoutTable({
                 )}
                 {p.paid_at === null ? null : <span className="reason"> on {formatDay(p.paid_at)}</span>}
               </td>
-              <td>{formatCents(p.amount_cents)}</td>
+              <td>{formatCents(p.payout_cents)}</td>
               <td>{microUsd(p.earned_micro_usd)}</td>
               <td>{p.adjusted_micro_usd === 0 ? '' : microUsd(-p.adjusted_micro_usd)}</td>
               <td>{microUsd(p.carried_in_micro_usd)}</td>

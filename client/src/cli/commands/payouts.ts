@@ -94,7 +94,7 @@ export function formatPayouts(account: PayoutAccount, payouts: Payouts): string 
       p.period,
       p.status,
       reasonText(p.reason, minimum),
-      cents(p.amount_cents),
+      cents(p.payout_cents),
       p.transfer_id ?? '',
     ]),
   );
