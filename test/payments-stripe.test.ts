@@ -26,6 +26,7 @@ import {
   startGateways,
   type TestAccount,
 } from './support/metering-fixture.js';
+import { paymentsFixture, stripeEnv, waitFor } from './support/payments-fixture.js';
 import { pgAvailable, serviceUp, uniqueSuffix } from './support/test-services.js';
 
 const up = serviceUp(await pgAvailable());
@@ -43,54 +44,9 @@ let g1: GatewayProcess;
 let g2: GatewayProcess;
 let owner: TestAccount;
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** Polls `read` until `done` holds of its result, or fails with the last one after `timeoutMs`. */
-async function waitFor<T>(
-  read: () => Promise<T>,
-  done: (value: T) => boolean,
-  timeoutMs = 10_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`still not there: ${JSON.stringify(value)}`);
-    await sleep(100);
-  }
-}
-
 const query = (g: GatewayProcess, key: string, source = ONE): Promise<HttpResponse> =>
   http.request(g.url, 'POST', '/v1/query', { key, json: { source, params: {} } });
-// biome-ignore lint/suspicious/noExplicitAny: the tests read the answer's shape as documented.
-const billing = async (g: GatewayProcess, key: string): Promise<any> =>
-  expectStatus(await http.request(g.url, 'GET', '/v1/billing', { key }), 200, 'billing').body;
-
-async function checkout(g: GatewayProcess, key: string, plan: string): Promise<string> {
-  const res = expectStatus(
-    await http.request(g.url, 'POST', '/v1/billing/checkout', { key, json: { plan } }),
-    200,
-    `checkout ${plan}`,
-  );
-  expect(res.body.url).toBe(`${stripe.url}/checkout/pay/${res.body.id}`);
-  return res.body.id as string;
-}
-
-const customerOf = (accountId: string) => {
-  const found = stripe.customers().filter((c) => c.metadata.quarry_account === accountId);
-  expect(found).toHaveLength(1);
-  return found[0]!;
-};
-const subscriptionOf = (accountId: string) => {
-  const customer = customerOf(accountId).id;
-  const subs = stripe.subscriptions().filter((s) => s.customer === customer);
-  return subs[subs.length - 1]!;
-};
-const priceFor = (plan: string) => {
-  const prices = stripe.prices().filter((p) => p.lookup_key?.startsWith(`quarry_${plan}_`));
-  expect(prices).toHaveLength(1);
-  return prices[0]!;
-};
+const { billing, checkout, customerOf, subscriptionOf, priceFor } = paymentsFixture(http, () => stripe);
 const adjustments = (accountId: string) =>
   withPg(async (c) => {
     const { rows } = await c.query(

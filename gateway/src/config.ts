@@ -113,6 +113,7 @@ const EnvSchema = z.object({
     .max(24 * 31)
     .default(24),
   QUARRY_AUTO_CLOSE: bool.optional(),
+  QUARRY_CLOSE_LEASE_MS: z.coerce.number().int().min(1_000).max(3_600_000).default(120_000),
   QUARRY_OAUTH_TOKEN_TTL: z.coerce.number().int().min(60).max(86_400).default(900),
   QUARRY_MAX_LIVE_POOLS: z.coerce.number().int().min(1).max(100_000).default(200),
   QUARRY_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(120_000).default(10_000),
@@ -326,6 +327,8 @@ export interface PaymentsConfig {
   readonly closeGraceMs: number;
   /** QUARRY_AUTO_CLOSE (default true): whether instances close months by themselves. */
   readonly autoClose: boolean;
+  /** QUARRY_CLOSE_LEASE_MS: how long a closing instance's claim lasts unrenewed before another may resume. */
+  readonly closeLeaseMs: number;
 }
 
 /** Parses the environment once; throws ConfigError listing every problem. */
@@ -420,6 +423,7 @@ export function loadConfig(
       minPayoutCents: e.QUARRY_MIN_PAYOUT_CENTS,
       closeGraceMs: Math.round(e.QUARRY_CLOSE_GRACE_HOURS * 3_600_000),
       autoClose: e.QUARRY_AUTO_CLOSE ?? true,
+      closeLeaseMs: e.QUARRY_CLOSE_LEASE_MS,
     },
     analyticsDir:
       e.QUARRY_ANALYTICS_DIR !== undefined

@@ -268,6 +268,7 @@ export async function createGateway(
       minimumCents: config.payments.minPayoutCents,
       closeGraceMs: config.payments.closeGraceMs,
       autoClose: config.payments.autoClose,
+      leaseMs: config.payments.closeLeaseMs,
       publicUrl: config.publicUrl,
       logger: logger.child({ component: 'payouts' }),
     });

@@ -70,13 +70,12 @@ export interface PayoutsServiceOptions {
   readonly closeGraceMs: number;
   /** Whether this instance closes months by itself (QUARRY_AUTO_CLOSE). */
   readonly autoClose: boolean;
+  /** How long a claim on a close lasts without being renewed (QUARRY_CLOSE_LEASE_MS). */
+  readonly leaseMs: number;
   readonly publicUrl: string;
   readonly logger: Logger;
   readonly now?: () => Date;
 }
-
-/** How long an instance's claim on a close lasts without being renewed. */
-const CLAIM_MS = 2 * 60_000;
 
 /** The period before `period` (`YYYY-MM`). */
 export function previousPeriod(period: string): string {
@@ -148,7 +147,7 @@ export function createPayoutsService(options: PayoutsServiceOptions): PayoutsSer
    * instance holds it, or (`ifUnfinished`) when it is finished already.
    */
   async function closeClaimed(period: string, ifUnfinished: boolean): Promise<MonthClose | undefined> {
-    const lease = () => new Date(now().getTime() + CLAIM_MS);
+    const lease = () => new Date(now().getTime() + options.leaseMs);
     if (!(await repo.claimClose(period, instance, lease()))) {
       if (ifUnfinished || !(await repo.closeFinished(period))) return undefined;
       // Finished before: closing again changes nothing, and says so.
@@ -156,7 +155,7 @@ export function createPayoutsService(options: PayoutsServiceOptions): PayoutsSer
     }
     const renew = setInterval(() => {
       void repo.claimClose(period, instance, lease()).catch(() => {});
-    }, CLAIM_MS / 4);
+    }, options.leaseMs / 4);
     try {
       const result = await close(period);
       await repo.finishClose(period, instance);
@@ -202,6 +201,11 @@ export function createPayoutsService(options: PayoutsServiceOptions): PayoutsSer
         existing !== null && existing.provider === provider.kind
           ? existing
           : await repo.linkAccount(owner.id, provider.kind, await provider.createConnectedAccount(owner));
+      // What the provider still needs, as it says now (account.updated keeps it current).
+      await repo.updateAccount(
+        account.connectedAccountId,
+        await provider.connectedAccountState(account.connectedAccountId),
+      );
       const link = await provider.onboardingLink(
         account.connectedAccountId,
         withQuery(base, 'onboarding', 'done'),

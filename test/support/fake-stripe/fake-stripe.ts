@@ -166,7 +166,11 @@ export interface FakeStripe {
   /** The next `count` `POST /v1/transfers` (not replays) answer 400 with this code. */
   failNextTransfers(count: number, code?: TransferFailure): void;
   /** The next `count` API requests fail: a 500 before processing, or a dropped connection. */
-  failNextRequests(count: number, fault: Fault): void;
+  failNextRequests(
+    count: number,
+    fault: Fault,
+    only?: { readonly method?: string; readonly path?: RegExp },
+  ): void;
 
   pendingEvents(): readonly FakeEvent[];
   deliver(eventIds?: string[]): Promise<Response[]>;
@@ -194,7 +198,7 @@ export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<
   const deliveries: Delivery[] = [];
   const requests: RecordedRequest[] = [];
   const idempotency = new Map<string, Stored>();
-  const faults: Fault[] = [];
+  const faults: { fault: Fault; method?: string; path?: RegExp }[] = [];
   let context: FakeEvent['request'] = { id: null, idempotency_key: null };
   let chain: Promise<void> = Promise.resolve();
 
@@ -283,7 +287,13 @@ export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<
       });
       res.end(text);
     };
-    const fault = faults.shift();
+    // The first fault meant for this request (any request, unless it names a method or path).
+    const index = faults.findIndex(
+      (f) =>
+        (f.method === undefined || f.method === method) &&
+        (f.path === undefined || f.path.test(url.pathname)),
+    );
+    const fault = index === -1 ? undefined : faults.splice(index, 1)[0]!.fault;
     if (fault === 'dropBeforeProcessing') {
       req.socket.destroy();
       return;
@@ -429,8 +439,8 @@ export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<
     failNextTransfers: (count, code = 'transfers_not_allowed') => {
       for (let i = 0; i < count; i++) store.transferFailures.push(code);
     },
-    failNextRequests: (count, fault) => {
-      for (let i = 0; i < count; i++) faults.push(fault);
+    failNextRequests: (count, fault, only = {}) => {
+      for (let i = 0; i < count; i++) faults.push({ fault, ...only });
     },
 
     pendingEvents: () => pending.map((e) => structuredClone(e)),
