@@ -21,6 +21,7 @@ import {
 } from './errors.js';
 import { createQuarryClient } from './quarry-client.js';
 import { billingAnswer } from './testing/billing-fixture.js';
+import { payoutAccountAnswer, payoutsAnswer } from './testing/payouts-fixture.js';
 import {
   envelope,
   queryAnswer,
@@ -187,6 +188,62 @@ describe('billing', () => {
     expect(await failure(client.billing.portal())).toBeInstanceOf(SourceUnavailableError);
     // A 503 may have opened a checkout or portal session: not repeated (only refused calls are).
     expect(s.requests).toHaveLength(2);
+  });
+});
+
+describe('payouts', () => {
+  it('reads the payout account and the payouts, and opens onboarding (with or without a return URL)', async () => {
+    let onboardings = 0;
+    const s = await serve((req) => {
+      if (req.url === '/v1/owner/payouts/account' && req.method === 'GET')
+        return { status: 200, body: payoutAccountAnswer('pending') };
+      if (req.url === '/v1/owner/payouts' && req.method === 'GET')
+        return { status: 200, body: payoutsAnswer() };
+      if (req.url === '/v1/owner/payouts/onboarding' && req.method === 'POST')
+        return { status: 200, body: { url: `${s.url}/billing/sandbox/onboarding/acct_${++onboardings}` } };
+      return envelope(404, 'NOT_FOUND');
+    });
+    const client = clientFor(s);
+    const account = await client.payouts.account();
+    expect(account).toEqual({
+      provider: 'sandbox',
+      status: 'pending',
+      payouts_enabled: false,
+      requirements: ['external_account'],
+      minimum_payout_cents: 1_000,
+    });
+    expect(s.requests[0]?.headers.authorization).toBe(`Bearer ${KEY}`);
+
+    const payouts = await client.payouts.list();
+    expect(payouts.payouts.map((p) => [p.period, p.status, p.reason])).toEqual([
+      ['2026-10', 'paid', null],
+      ['2026-09', 'held', 'below_minimum'],
+      ['2026-08', 'held', 'not_onboarded'],
+    ]);
+    expect(payouts.payouts[0]?.transfer_id).toBe('tr_sandbox_1a2b3c');
+
+    const first = await client.payouts.onboarding();
+    expect(first.url).toBe(`${s.url}/billing/sandbox/onboarding/acct_1`);
+    expect(JSON.parse(s.requests[2]?.body ?? '')).toEqual({});
+    expect(s.requests[2]?.headers['content-type']).toBe('application/json');
+    const second = await client.payouts.onboarding({ returnUrl: 'http://gw.example/#/statements' });
+    expect(second.url).not.toBe(first.url);
+    expect(JSON.parse(s.requests[3]?.body ?? '')).toEqual({ return_url: 'http://gw.example/#/statements' });
+    expect(s.requests).toHaveLength(4);
+  });
+
+  it('throws ConflictError when the operator pays by hand, and never repeats an onboarding', async () => {
+    const s = await serve((req) =>
+      req.url === '/v1/owner/payouts/onboarding'
+        ? envelope(409, 'CONFLICT')
+        : envelope(503, 'SOURCE_UNAVAILABLE', { retry_after: 0.001 }),
+    );
+    const client = clientFor(s, 2);
+    expect(await failure(client.payouts.onboarding())).toBeInstanceOf(ConflictError);
+    expect(s.requests).toHaveLength(1);
+    // A read is repeated after a 503 (here: twice, then given up).
+    expect(await failure(client.payouts.account())).toBeInstanceOf(SourceUnavailableError);
+    expect(s.requests).toHaveLength(4);
   });
 });
 

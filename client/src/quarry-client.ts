@@ -1,5 +1,5 @@
 // createQuarryClient: the typed client for a Quarry gateway (queries, keys, usage, owner
-// analytics and statements, the account). Runs wherever `fetch` does: it uses only web
+// analytics, statements and payouts, the account). Runs wherever `fetch` does: it uses only web
 // standards (fetch, AbortController, URL, btoa, crypto.getRandomValues), never a Node module.
 import { type Credential, createTransport, type Transport } from './http-transport.js';
 import { createOAuthTokenSource, type OAuthCredentials } from './oauth-token-source.js';
@@ -21,6 +21,9 @@ import type {
   ListingInput,
   NewApiKey,
   NewConnection,
+  PayoutAccount,
+  PayoutOnboarding,
+  Payouts,
   QueryParams,
   QueryResult,
   QueryStringParams,
@@ -161,6 +164,19 @@ export interface QuarryClient {
     checkout(plan: string, options?: ReturnUrlOptions): Promise<Checkout>;
     /** The payment provider's page for the card, the invoices and cancelling. */
     portal(options?: ReturnUrlOptions): Promise<BillingPortal>;
+  };
+  /** Being paid as an owner (owner scope): 80% of what callers paid, monthly, through the provider. */
+  readonly payouts: {
+    /** Where payouts go: the provider's account state, what it still needs, the minimum payout. */
+    account(options?: CallOptions): Promise<PayoutAccount>;
+    /**
+     * The provider's onboarding page (a new URL each call: links expire); open its `url` in a
+     * browser. It sends the browser back to `returnUrl` with `onboarding=done` in the query. Poll
+     * `account()` until `status` is `complete`. A ConflictError when the gateway pays by hand.
+     */
+    onboarding(options?: ReturnUrlOptions): Promise<PayoutOnboarding>;
+    /** The balance held and carried, and each closed period's payout, newest first. */
+    list(options?: CallOptions): Promise<Payouts>;
   };
 }
 
@@ -485,6 +501,34 @@ export function createQuarryClient(
           path: '/v1/billing/portal',
           body: o.returnUrl === undefined ? {} : { return_url: o.returnUrl },
           idempotent: false,
+          signal: o.signal,
+        });
+      },
+    },
+    payouts: {
+      account(o = {}) {
+        return transport.send<PayoutAccount>({
+          method: 'GET',
+          path: '/v1/owner/payouts/account',
+          idempotent: true,
+          signal: o.signal,
+        });
+      },
+      onboarding(o = {}) {
+        return transport.send<PayoutOnboarding>({
+          method: 'POST',
+          path: '/v1/owner/payouts/onboarding',
+          body: o.returnUrl === undefined ? {} : { return_url: o.returnUrl },
+          // Each attempt makes a link of its own: only a refused call is repeated.
+          idempotent: false,
+          signal: o.signal,
+        });
+      },
+      list(o = {}) {
+        return transport.send<Payouts>({
+          method: 'GET',
+          path: '/v1/owner/payouts',
+          idempotent: true,
           signal: o.signal,
         });
       },

@@ -140,10 +140,81 @@ export interface Usage {
   readonly by_day: readonly (CallTotals & { readonly date: string })[];
 }
 
+/** Served calls by where they came from. */
+export interface CallsByOrigin {
+  /** Callers on a paid plan or Pay as you Go. */
+  readonly paid: number;
+  /** Callers on the Free plan (earn credits, $0). */
+  readonly free: number;
+  /** Marketplace previews (free, earn nothing). */
+  readonly marketplace: number;
+  /** Your own calls (earn nothing). */
+  readonly owner: number;
+}
+
 export interface StatementAmounts extends CallTotals {
-  /** 80% of each call's credits, rounded down per call. */
+  readonly calls_by_origin: CallsByOrigin;
+  /** 0.8 of each credit spent. */
   readonly owner_share: number;
   readonly platform_share: number;
+  readonly millicredits: number;
+  readonly owner_share_millicredits: number;
+  readonly platform_share_millicredits: number;
+  /** What the callers paid for those credits (Free plan: 0). */
+  readonly value_usd: number;
+  /** 80% of each call's value, rounded down to the micro-USD. */
+  readonly owner_share_usd: number;
+  readonly platform_share_usd: number;
+  readonly value_micro_usd: number;
+  readonly owner_share_micro_usd: number;
+  readonly platform_share_micro_usd: number;
+}
+
+/**
+ * Where a payout stands: `held` (kept and carried: see `reason`), `pending` (a transfer is on its
+ * way), `paid`, `failed`, `reversed` (taken back), `operator` (computed; the operator of this
+ * gateway pays it by hand).
+ */
+export type PayoutStatus = 'held' | 'pending' | 'paid' | 'failed' | 'reversed' | 'operator';
+
+/**
+ * Why a payout is held or failed: below the provider's minimum, payouts not set up yet, refunds
+ * made the balance negative, or the provider's own words.
+ */
+export type PayoutReason = 'below_minimum' | 'not_onboarded' | 'negative_balance' | (string & {});
+
+/** A refund or dispute of a call paid in an earlier period, taken from your earnings. */
+export interface StatementAdjustment {
+  readonly analytic: string;
+  /** The period of the refunded usage (YYYY-MM). */
+  readonly usage_period: string;
+  readonly reason: 'refund' | 'dispute' | (string & {});
+  /** Negative. */
+  readonly owner_micro_usd: number;
+  readonly owner_usd: number;
+  /** Negative. */
+  readonly platform_micro_usd: number;
+}
+
+/** A closed period's payout as the statement shows it. */
+export interface StatementPayout {
+  /** Carried from your previous payout (negative after refunds). */
+  readonly carried_in_micro_usd: number;
+  readonly earned_micro_usd: number;
+  /** Subtracted by refunds and disputes (≥ 0). */
+  readonly adjusted_micro_usd: number;
+  /** Paid out: whole cents, rounded down. */
+  readonly payout_cents: number;
+  readonly payout_usd: number;
+  /** Carried into your next payout. */
+  readonly carried_out_micro_usd: number;
+  readonly status: PayoutStatus;
+  readonly reason: PayoutReason | null;
+  /** The gateway's words for `reason`. */
+  readonly reason_text: string | null;
+  /** The provider's transfer (`tr_…`), once there is one. */
+  readonly transfer_id: string | null;
+  readonly paid_at: string | null;
 }
 
 /** `GET /v1/owner/statements`: an owner's earnings in one period. */
@@ -155,6 +226,43 @@ export interface Statement {
   readonly totals: StatementAmounts;
   /** Per UTC day and analytic, days and analytics with calls only. */
   readonly by_day: readonly (StatementAmounts & { readonly date: string; readonly name: string })[];
+  /**
+   * Refunds and disputes of earlier usage: netted by this period's payout once it is closed;
+   * while it is open, those the next close will net.
+   */
+  readonly adjustments: readonly StatementAdjustment[];
+  /** Once the period is closed (null while open, or without earnings). */
+  readonly payout: StatementPayout | null;
+}
+
+/** Where your payouts go: the payment provider's account and what it still needs. */
+export interface PayoutAccount {
+  /** `none`: the operator of this gateway pays by hand. */
+  readonly provider: BillingProvider;
+  readonly status: 'not_started' | 'pending' | 'complete';
+  readonly payouts_enabled: boolean;
+  /** What the provider still needs (`external_account`, …). */
+  readonly requirements: readonly string[];
+  /** Below it a payout is held and carried to the next month. */
+  readonly minimum_payout_cents: number;
+}
+
+/** `POST /v1/owner/payouts/onboarding`: the provider's page to open in a browser (a new URL each time). */
+export interface PayoutOnboarding {
+  readonly url: string;
+}
+
+/** One closed period's payout (`GET /v1/owner/payouts`): the statement's payout and its period. */
+export interface Payout extends StatementPayout {
+  readonly period: string;
+}
+
+/** `GET /v1/owner/payouts`: the balance held and carried, and the payouts, newest first. */
+export interface Payouts {
+  /** Held and carried (negative after refunds larger than what was earned since). */
+  readonly balance_micro_usd: number;
+  readonly balance_usd: number;
+  readonly payouts: readonly Payout[];
 }
 
 /** A warehouse connection (`/v1/owner/connections`); secrets are never returned. */

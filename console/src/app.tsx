@@ -5,6 +5,7 @@ import { LogInPage, SignUpPage } from './pages/auth.js';
 import { KeysPage } from './pages/keys.js';
 import { ListingPage } from './pages/listing.js';
 import { MarketplacePage } from './pages/marketplace.js';
+import { StatementPrintPage } from './pages/statement-print.js';
 import { StatementsPage } from './pages/statements.js';
 import { StudioPage } from './pages/studio.js';
 import { UsagePage } from './pages/usage.js';
@@ -14,7 +15,7 @@ import { SessionProvider, useSession } from './session.js';
 const SIGNED_IN_ONLY = new Set(['keys', 'usage', 'studio', 'statements']);
 
 function Page({ route }: { readonly route: string[] }): ReactNode {
-  const [page, arg] = route;
+  const [page, arg, sub] = route;
   switch (page) {
     case undefined:
     case 'marketplace':
@@ -32,7 +33,8 @@ function Page({ route }: { readonly route: string[] }): ReactNode {
     case 'studio':
       return <StudioPage />;
     case 'statements':
-      return <StatementsPage />;
+      if (arg !== undefined && sub === 'print') return <StatementPrintPage period={arg} />;
+      return <StatementsPage key={arg ?? ''} initialPeriod={arg} />;
     default:
       return (
         <p>

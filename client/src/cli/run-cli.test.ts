@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { billingAnswer } from '../testing/billing-fixture.js';
+import { payoutAccountAnswer, payoutsAnswer } from '../testing/payouts-fixture.js';
 import {
   envelope,
   queryAnswer,
@@ -14,7 +15,7 @@ import {
   type TestHandler,
   type TestServer,
 } from '../testing/test-server.js';
-import type { Billing } from '../types.js';
+import type { Billing, PayoutAccount } from '../types.js';
 import type { CliIo } from './cli-io.js';
 import { runCli } from './run-cli.js';
 
@@ -478,6 +479,186 @@ describe('billing', () => {
   });
 });
 
+/**
+ * A gateway paying owners: the payout account is `state.status` until an onboarding link was
+ * made, then complete on the `completeAt`-th account read after it (as the provider's webhook
+ * would say).
+ */
+function payoutsGateway(state: {
+  status: PayoutAccount['status'];
+  completeAt: number;
+  provider?: PayoutAccount['provider'];
+}) {
+  let links = 0;
+  let reads = 0;
+  const handler: TestHandler = (req) => {
+    if (req.headers.authorization !== `Bearer ${KEY}`) return envelope(401, 'UNAUTHENTICATED');
+    const provider = state.provider ?? 'sandbox';
+    if (req.url === '/v1/owner/payouts/account') {
+      if (links > 0 && ++reads >= state.completeAt) state.status = 'complete';
+      return { status: 200, body: payoutAccountAnswer(state.status, { provider }) };
+    }
+    if (req.url === '/v1/owner/payouts') return { status: 200, body: payoutsAnswer() };
+    if (req.url === '/v1/owner/payouts/onboarding' && req.method === 'POST') {
+      if (provider === 'none')
+        return envelope(409, 'CONFLICT', {
+          details: [{ message: 'This gateway has no payment provider: the operator pays owners by hand.' }],
+        });
+      return {
+        status: 200,
+        body: { url: `http://127.0.0.1:8787/billing/sandbox/onboarding/acct_${++links}` },
+      };
+    }
+    return envelope(404, 'NOT_FOUND');
+  };
+  return handler;
+}
+
+describe('payouts', () => {
+  it('shows where payouts go, the minimum, the balance and each month with its reason and transfer', async () => {
+    server = await startTestServer(payoutsGateway({ status: 'pending', completeAt: 1 }));
+    const env = { QUARRY_URL: server.url, QUARRY_API_KEY: KEY };
+    const run = await quarry(['payouts'], { env });
+    expect(run.code, run.stderr).toBe(0);
+    const lines = run.stdout.split('\n');
+    expect(lines.slice(0, 3)).toEqual([
+      'Payouts: setup pending (sandbox: no money moves); still needed: external account. Continue with `quarry payouts onboard`.',
+      'Minimum payout: 10.00 USD; smaller amounts are held and carried to the next month.',
+      'Balance: 0.00 USD held and carried',
+    ]);
+    expect(lines[4]).toMatch(/^period\s+status\s+reason\s+amount\s+transfer id$/);
+    expect(lines[6]).toMatch(/^2026-10\s+paid\s+12\.54 USD\s+tr_sandbox_1a2b3c$/);
+    expect(lines[7]).toMatch(
+      /^2026-09\s+held\s+below the 10\.00 USD minimum: carried to next month\s+0\.00 USD$/,
+    );
+    expect(lines[8]).toMatch(/^2026-08\s+held\s+payouts not set up yet\s+0\.00 USD$/);
+
+    const json = await quarry(['payouts', '--json'], { env });
+    expect(JSON.parse(json.stdout)).toEqual({ account: payoutAccountAnswer('pending'), ...payoutsAnswer() });
+  });
+
+  it('onboard prints the link, then waits (progress on a terminal) until the account is complete', async () => {
+    server = await startTestServer(payoutsGateway({ status: 'not_started', completeAt: 2 }));
+    const run = await quarry(['payouts', 'onboard'], {
+      env: { QUARRY_URL: server.url, QUARRY_API_KEY: KEY },
+      tty: true,
+    });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toBe(
+      'Open this page to set up your payouts:\nhttp://127.0.0.1:8787/billing/sandbox/onboarding/acct_1\nPayouts: set up (sandbox: no money moves); payouts enabled.\n',
+    );
+    expect(run.stderr).toContain('waiting for the onboarding (not started, 0 s of 600 s)');
+    expect(server.requests.map((r) => `${r.method} ${r.url}`)).toEqual([
+      'POST /v1/owner/payouts/onboarding',
+      'GET /v1/owner/payouts/account',
+      'GET /v1/owner/payouts/account',
+    ]);
+  });
+
+  it('onboard --json prints the link then the account; --no-wait does not wait; --timeout gives up with exit 1', async () => {
+    server = await startTestServer(payoutsGateway({ status: 'pending', completeAt: 1 }));
+    const env = { QUARRY_URL: server.url, QUARRY_API_KEY: KEY };
+    const run = await quarry(['payouts', 'onboard', '--json'], { env });
+    expect(run.code, run.stderr).toBe(0);
+    const [link, account, rest] = run.stdout.split('\n');
+    expect(JSON.parse(link ?? '')).toEqual({
+      url: 'http://127.0.0.1:8787/billing/sandbox/onboarding/acct_1',
+    });
+    expect(JSON.parse(account ?? '')).toMatchObject({ status: 'complete', payouts_enabled: true });
+    expect(rest).toBe('');
+
+    await server.close();
+    server = await startTestServer(payoutsGateway({ status: 'pending', completeAt: 1_000 }));
+    const env2 = { QUARRY_URL: server.url, QUARRY_API_KEY: KEY };
+    const quick = await quarry(['payouts', 'onboard', '--no-wait'], { env: env2 });
+    expect(quick.code).toBe(0);
+    expect(quick.stdout).toBe(
+      'Open this page to set up your payouts:\nhttp://127.0.0.1:8787/billing/sandbox/onboarding/acct_1\n',
+    );
+    expect(server.requests.at(-1)?.url).toBe('/v1/owner/payouts/onboarding');
+    const late = await quarry(['payouts', 'onboard', '--timeout', '0.2'], { env: env2 });
+    expect(late.code).toBe(1);
+    expect(late.stderr).toContain(
+      'quarry: Payouts are still pending after 0.2 s. Finish on http://127.0.0.1:8787/billing/sandbox/onboarding/acct_2',
+    );
+    const bad = await quarry(['payouts', 'onboard', '--timeout', 'soon'], { env: env2 });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--timeout takes a number of seconds above 0, got "soon"');
+  });
+
+  it('statements of a closed month show its adjustments and its payout with status and transfer', async () => {
+    const amounts = {
+      calls: 64,
+      credits: 64,
+      owner_share: 51.2,
+      platform_share: 12.8,
+      value_usd: 12.544,
+      owner_share_usd: 10.0352,
+      platform_share_usd: 2.5088,
+    };
+    server = await startTestServer((req) => {
+      if (req.headers.authorization !== `Bearer ${KEY}`) return envelope(401, 'UNAUTHENTICATED');
+      return {
+        status: 200,
+        body: {
+          period: '2026-10',
+          closed_at: '2026-11-01T00:00:00.000Z',
+          analytics: [{ name: 'sales', ...amounts }],
+          totals: amounts,
+          by_day: [],
+          adjustments: [
+            {
+              analytic: 'sales',
+              usage_period: '2026-09',
+              reason: 'refund',
+              owner_micro_usd: -250_000,
+              owner_usd: -0.25,
+              platform_micro_usd: -62_500,
+            },
+          ],
+          payout: {
+            carried_in_micro_usd: 3_794_000,
+            earned_micro_usd: 9_000_000,
+            adjusted_micro_usd: 250_000,
+            payout_cents: 1_254,
+            payout_usd: 12.54,
+            carried_out_micro_usd: 4_000,
+            status: 'paid',
+            reason: null,
+            transfer_id: 'tr_sandbox_1a2b3c',
+          },
+        },
+      };
+    });
+    const run = await quarry(['statements', '--period', '2026-10'], {
+      env: { QUARRY_URL: server.url, QUARRY_API_KEY: KEY },
+    });
+    expect(run.code, run.stderr).toBe(0);
+    const lines = run.stdout.split('\n');
+    expect(lines).toContainEqual(expect.stringMatching(/^refund\s+2026-09\s+sales\s+-0\.25\s+-0\.0625$/));
+    expect(lines).toContain(
+      'Payout: 12.54 USD, paid, transfer tr_sandbox_1a2b3c — earned 9.00, adjusted -0.25, carried in 3.794, carried out 0.004 USD',
+    );
+  });
+
+  it('on a gateway whose operator pays by hand: says so, and onboard exits 1 with the reason', async () => {
+    server = await startTestServer(
+      payoutsGateway({ status: 'not_started', completeAt: 1, provider: 'none' }),
+    );
+    const env = { QUARRY_URL: server.url, QUARRY_API_KEY: KEY };
+    const status = await quarry(['payouts'], { env });
+    expect(status.code).toBe(0);
+    expect(status.stdout.split('\n').slice(0, 2)).toEqual([
+      'Payouts: paid by the operator of this gateway (no payment provider): nothing to set up.',
+      'Balance: 0.00 USD held and carried',
+    ]);
+    const refused = await quarry(['payouts', 'onboard'], { env });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('the operator pays owners by hand');
+    expect(refused.stdout).toBe('');
+  });
+});
+
 describe('usage errors and help', () => {
   it('answers --help for every command and subcommand', async () => {
     for (const argv of [
@@ -499,6 +680,8 @@ describe('usage errors and help', () => {
       ['billing', 'status', '--help'],
       ['billing', 'upgrade', '--help'],
       ['billing', 'portal', '--help'],
+      ['payouts', '--help'],
+      ['payouts', 'onboard', '--help'],
     ]) {
       const run = await quarry(argv);
       expect(run.code, argv.join(' ')).toBe(0);
@@ -518,6 +701,8 @@ describe('usage errors and help', () => {
       ['query', 'x', '--bogus'],
       ['billing'],
       ['billing', 'upgrade'],
+      ['payouts', 'refund'],
+      ['payouts', 'onboard', 'now'],
     ]) {
       const run = await quarry(argv);
       expect(run.code, argv.join(' ')).toBe(2);

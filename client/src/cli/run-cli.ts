@@ -27,6 +27,7 @@ import {
   marketplaceShowCommand,
 } from './commands/listings.js';
 import { loginCommand, logoutCommand } from './commands/login.js';
+import { payoutsCommand, payoutsOnboardCommand } from './commands/payouts.js';
 import { queryCommand } from './commands/query.js';
 import { statementsCommand, usageCommand } from './commands/reports.js';
 import { signupCommand } from './commands/signup.js';
@@ -60,6 +61,8 @@ const COMMANDS: readonly Command[] = [
   billingStatusCommand,
   billingUpgradeCommand,
   billingPortalCommand,
+  payoutsCommand,
+  payoutsOnboardCommand,
 ];
 
 /** Commands with subcommands, and what they are for. */
@@ -70,6 +73,7 @@ const GROUPS: Readonly<Record<string, string>> = {
   listings: 'list your analytics on the marketplace',
   marketplace: 'browse the marketplace',
   billing: 'see your plan and buy another',
+  payouts: 'see and set up the payouts of your earnings as an owner',
 };
 
 const isHelp = (arg: string | undefined) => arg === '--help' || arg === '-h';
@@ -82,8 +86,8 @@ function commandList(commands: readonly Command[]): string {
 const MAIN_HELP = `Usage: quarry <command> [options]
 
 The command line for a Quarry gateway: sign up, log in, manage keys, run analytics, connect
-warehouses, deploy and list analytics, browse the marketplace, read usage and statements, and
-buy a plan.
+warehouses, deploy and list analytics, browse the marketplace, read usage and statements, buy
+a plan, and set up the payouts of your earnings.
 
 Commands:
 ${commandList(COMMANDS)}
@@ -109,6 +113,11 @@ Run \`quarry ${group} <command> --help\` for a command's options.
 function findCommand(argv: readonly string[]): { command: Command; args: readonly string[] } {
   const [first = '', second, ...rest] = argv;
   if (first in GROUPS) {
+    // A group that is a command too (`quarry payouts`): without a subcommand, that command.
+    const own = COMMANDS.find((c) => c.name === first);
+    if (own !== undefined && (second === undefined || second.startsWith('-'))) {
+      return { command: own, args: argv.slice(1) };
+    }
     if (second === undefined || second.startsWith('-')) {
       throw new UsageError(
         `\`quarry ${first}\` needs a command: ${COMMANDS.filter((c) => c.name.startsWith(`${first} `))
@@ -136,7 +145,7 @@ async function dispatch(argv: readonly string[], io: CliIo): Promise<number> {
     io.stdout.write(MAIN_HELP);
     return EXIT.ok;
   }
-  if (first in GROUPS && isHelp(second)) {
+  if (first in GROUPS && isHelp(second) && !COMMANDS.some((c) => c.name === first)) {
     io.stdout.write(groupHelp(first));
     return EXIT.ok;
   }

@@ -1,45 +1,17 @@
 // The owner's statement for a month: per analytic, the calls by origin, the credits the callers
 // spent and what they paid in USD, the owner's share of both; an earnings chart by day and
-// analytic (the top earners apart, the rest as one series); whether the period is closed and its
-// payout; the payouts of the last closed periods; and the CSV. All rendering of the statement's shape is in
-// this one module (GET /v1/owner/statements; shapes in gateway/src/routes/statements.ts).
+// analytic (the top earners apart, the rest as one series); whether the period is closed, its
+// payout (status, transfer reference) and its adjustments (refunds and disputes of earlier usage);
+// the CSV and the printable statement; then the Payouts section (pages/payouts.tsx).
+// GET /v1/owner/statements; shapes in @quarry/client's types and gateway/src/routes/statements.ts.
+import type { Statement, StatementAdjustment, StatementPayout } from '@quarry/client';
 import { useEffect, useMemo, useState } from 'react';
 import { api, queryString } from '../api.js';
 import { Chart } from '../chart.js';
 import { DataTable, ErrorNote, formatCents, formatCredits, formatUsd } from '../components.js';
 import { daysOf, MonthField, thisMonth } from '../months.js';
-
-interface Amounts {
-  readonly calls: number;
-  readonly calls_by_origin: {
-    readonly paid: number;
-    readonly free: number;
-    readonly marketplace: number;
-    readonly owner: number;
-  };
-  readonly credits: number;
-  readonly owner_share: number;
-  readonly platform_share: number;
-  readonly value_usd: number;
-  readonly owner_share_usd: number;
-  readonly platform_share_usd: number;
-}
-
-interface Payout {
-  readonly carried_in_micro_usd: number;
-  readonly earned_micro_usd: number;
-  readonly payout_cents: number;
-  readonly carried_out_micro_usd: number;
-}
-
-interface Statement {
-  readonly period: string;
-  readonly closed_at: string | null;
-  readonly analytics: readonly (Amounts & { readonly name: string })[];
-  readonly totals: Amounts;
-  readonly by_day: readonly (Amounts & { readonly date: string; readonly name: string })[];
-  readonly payout: Payout | null;
-}
+import { href } from '../router.js';
+import { microUsd, PayoutsSection, reasonText, StatusBadge, usePayouts } from './payouts.js';
 
 /** How many analytics the earnings chart shows apart; the others are one series. */
 const CHART_ANALYTICS = 5;
@@ -64,21 +36,14 @@ function earningsByDay(statement: Statement) {
   };
 }
 
-/** How many months back the payouts table looks. */
-const PAYOUT_MONTHS = 12;
+/** A YYYY-MM given in the route, if it is one. */
+const isPeriod = (value: string | undefined): value is string =>
+  value !== undefined && /^\d{4}-(0[1-9]|1[0-2])$/.test(value);
 
-/** The `count` months before `period` (YYYY-MM), newest first. */
-function monthsBefore(period: string, count: number): string[] {
-  const [year, month] = period.split('-').map(Number) as [number, number];
-  return Array.from({ length: count }, (_, i) =>
-    new Date(Date.UTC(year, month - 2 - i, 1)).toISOString().slice(0, 7),
-  );
-}
-
-const microUsd = (micro: number) => formatUsd(micro / 1_000_000);
-
-export function StatementsPage() {
-  const [period, setPeriod] = useState(thisMonth);
+export function StatementsPage({ initialPeriod }: { readonly initialPeriod?: string }) {
+  const [period, setPeriod] = useState(() => (isPeriod(initialPeriod) ? initialPeriod : thisMonth()));
+  const payouts = usePayouts();
+  const minimumCents = payouts.account?.minimum_payout_cents ?? 1_000;
   const [statement, setStatement] = useState<Statement>();
   const [error, setError] = useState<unknown>();
   useEffect(() => {
@@ -120,7 +85,10 @@ export function StatementsPage() {
               <dd data-testid="statement-earnings-usd">{formatUsd(statement.totals.owner_share_usd)}</dd>
             </div>
           </dl>
-          {statement.payout === null ? null : <PayoutNote payout={statement.payout} />}
+          {statement.payout === null ? null : (
+            <PayoutNote payout={statement.payout} minimumCents={minimumCents} />
+          )}
+          <Adjustments adjustments={statement.adjustments} />
           <h2>Earnings by day and analytic</h2>
           <p className="hint">
             Your credits per day (UTC) of {statement.period}. You earn 0.8 of each credit spent and 80% of
@@ -164,62 +132,74 @@ export function StatementsPage() {
               formatUsd(a.platform_share_usd),
             ])}
           />
-          <p>
+          <p className="row">
             <a
               href={`/v1/owner/statements${queryString({ period: statement.period, format: 'csv' })}`}
               download={`statement-${statement.period}.csv`}
             >
               Download CSV
             </a>
+            <a href={href('statements', statement.period, 'print')} data-testid="print-link">
+              Print the statement of {statement.period}
+            </a>
           </p>
         </>
       )}
-      <Payouts before={thisMonth()} />
+      <PayoutsSection state={payouts} />
     </section>
   );
 }
 
-function PayoutNote({ payout }: { readonly payout: Payout }) {
+/** A closed period's payout: its status, amount and how it was reached, the transfer reference. */
+export function PayoutNote({
+  payout,
+  minimumCents,
+}: {
+  readonly payout: StatementPayout;
+  readonly minimumCents: number;
+}) {
+  const adjusted = payout.adjusted_micro_usd;
+  const reason = reasonText(payout.reason, minimumCents);
   return (
-    <p data-testid="statement-payout">
-      Payout: <strong>{formatCents(payout.payout_cents)}</strong> ({microUsd(payout.earned_micro_usd)} earned
-      + {microUsd(payout.carried_in_micro_usd)} carried in; {microUsd(payout.carried_out_micro_usd)} carried
-      into your next payout).
-    </p>
+    <div className="panel payout-note" data-testid="statement-payout">
+      <p>
+        Payout: <StatusBadge status={payout.status} /> <strong>{formatCents(payout.payout_cents)}</strong>
+        {reason === '' ? null : ` — ${reason}`}
+      </p>
+      <p className="hint">
+        {microUsd(payout.earned_micro_usd)} earned
+        {adjusted === 0 ? '' : ` − ${microUsd(adjusted)} refunds and disputes`} +{' '}
+        {microUsd(payout.carried_in_micro_usd)} carried in; {microUsd(payout.carried_out_micro_usd)} carried
+        into your next payout.
+      </p>
+      {payout.transfer_id === null ? null : (
+        <p>
+          Transfer reference: <code data-testid="statement-transfer-id">{payout.transfer_id}</code>
+        </p>
+      )}
+    </div>
   );
 }
 
-/** The payouts of the closed periods among the last months: whole cents, the rest carried on. */
-function Payouts({ before }: { readonly before: string }) {
-  const [rows, setRows] = useState<readonly Statement[]>();
-  const [error, setError] = useState<unknown>();
-  useEffect(() => {
-    Promise.all(
-      monthsBefore(before, PAYOUT_MONTHS).map((p) =>
-        api<Statement>('GET', `/v1/owner/statements${queryString({ period: p })}`),
-      ),
-    ).then((all) => setRows(all.filter((s) => s.closed_at !== null)), setError);
-  }, [before]);
+const ADJUSTMENT_REASONS: Readonly<Record<string, string>> = {
+  refund: 'refund',
+  dispute: 'dispute (chargeback)',
+};
+
+/** Refunds and disputes of earlier usage, taken from this period's earnings (negative amounts). */
+export function Adjustments({ adjustments }: { readonly adjustments: readonly StatementAdjustment[] }) {
+  if (adjustments.length === 0) return null;
   return (
-    <>
-      <h2>Payouts</h2>
-      <ErrorNote error={error} />
-      {rows === undefined ? null : rows.length === 0 ? (
-        <p data-testid="payouts-none">No closed period in the last {PAYOUT_MONTHS} months.</p>
-      ) : (
-        <DataTable
-          caption={`Payouts of the closed periods (last ${PAYOUT_MONTHS} months)`}
-          columns={['period', 'closed', 'earned', 'carried in', 'paid out', 'carried out']}
-          rows={rows.map((s) => [
-            s.period,
-            new Date(s.closed_at ?? '').toLocaleDateString(),
-            s.payout === null ? '$0.00' : microUsd(s.payout.earned_micro_usd),
-            s.payout === null ? '' : microUsd(s.payout.carried_in_micro_usd),
-            s.payout === null ? '$0.00' : formatCents(s.payout.payout_cents),
-            s.payout === null ? '' : microUsd(s.payout.carried_out_micro_usd),
-          ])}
-        />
-      )}
-    </>
+    <DataTable
+      caption="Adjustments: refunds and disputes of earlier usage, taken from this month"
+      columns={['analytic', 'usage month', 'reason', 'your share (USD)', 'platform share (USD)']}
+      rows={adjustments.map((a) => [
+        a.analytic,
+        a.usage_period,
+        ADJUSTMENT_REASONS[a.reason] ?? a.reason,
+        microUsd(a.owner_micro_usd),
+        microUsd(a.platform_micro_usd),
+      ])}
+    />
   );
 }

@@ -45,7 +45,50 @@ export function formatStatement(s: Statement): string {
     })),
     rows.map((row) => fields.map((field) => row[field])),
   );
-  return `Statement for ${s.period} — ${state}\n\n${table}`;
+  return `Statement for ${s.period} — ${state}\n\n${table}${adjustmentLines(s)}${payoutLine(s)}`;
+}
+
+/** Micro-USD as USD with two to six decimals. */
+function microUsd(micro: number): string {
+  const sign = micro < 0 ? '-' : '';
+  const [whole = '0', decimals = ''] = (Math.abs(micro) / 1_000_000).toFixed(6).replace(/0+$/, '').split('.');
+  return `${sign}${whole}.${decimals.padEnd(2, '0')}`;
+}
+
+/** Refunds and disputes of earlier usage taken from this period, as a table. */
+function adjustmentLines(s: Statement): string {
+  const adjustments = s.adjustments;
+  if (adjustments.length === 0) return '';
+  const table = formatTable(
+    [
+      { header: 'adjustment' },
+      { header: 'usage period' },
+      { header: 'analytic' },
+      { header: 'owner usd', right: true },
+      { header: 'platform usd', right: true },
+    ],
+    adjustments.map((a) => [
+      a.reason,
+      a.usage_period,
+      a.analytic,
+      microUsd(a.owner_micro_usd),
+      microUsd(a.platform_micro_usd),
+    ]),
+  );
+  return `\n${table}`;
+}
+
+/** A closed period's payout in one line: amount, status, why held, the transfer. */
+function payoutLine(s: Statement): string {
+  const p = s.payout;
+  if (p === null || p === undefined) return '';
+  const parts = [`Payout: ${money(p.payout_cents)} USD`];
+  if (p.status !== undefined)
+    parts.push(p.reason ? `${p.status} (${p.reason.replaceAll('_', ' ')})` : p.status);
+  if (p.transfer_id) parts.push(`transfer ${p.transfer_id}`);
+  return `\n${parts.join(', ')} — earned ${microUsd(p.earned_micro_usd)}${
+    p.adjusted_micro_usd ? `, adjusted -${microUsd(p.adjusted_micro_usd)}` : ''
+  }, carried in ${microUsd(p.carried_in_micro_usd)}, carried out ${microUsd(p.carried_out_micro_usd)} USD\n`;
 }
 
 export const usageCommand: Command = {
@@ -91,7 +134,8 @@ export const statementsCommand: Command = {
 
 Shows what your analytics earned in a period: calls, credits, your 80% share (rounded down per
 call) and the platform's remainder, per analytic and in total. Live while the period is open,
-frozen once it is closed.
+frozen once it is closed; then its adjustments (refunds and disputes of earlier usage) and its
+payout (amount, status, transfer). \`quarry payouts\` lists every payout.
 
 Options:
   --period YYYY-MM   the month (default: this month)
