@@ -102,6 +102,10 @@ const EnvSchema = z.object({
     .string()
     .regex(/^whsec_\w+$/, 'a webhook signing secret (whsec_…)')
     .optional(),
+  STRIPE_CONNECT_WEBHOOK_SECRET: z
+    .string()
+    .regex(/^whsec_\w+$/, 'a webhook signing secret (whsec_…)')
+    .optional(),
   QUARRY_STRIPE_API_BASE: z.url({ protocol: /^https?$/ }).optional(),
   QUARRY_STRIPE_PRICES: z.string().optional(),
   QUARRY_PAYMENT_GRACE_DAYS: z.coerce.number().min(0).max(365).default(7),
@@ -313,6 +317,7 @@ export interface PaymentsConfig {
     | {
         readonly secretKey: string;
         readonly webhookSecret: string;
+        readonly connectWebhookSecret: string | undefined;
         readonly apiBase: string | undefined;
         readonly prices: Readonly<Record<string, string>>;
       }
@@ -414,6 +419,7 @@ export function loadConfig(
           ? {
               secretKey: e.STRIPE_SECRET_KEY,
               webhookSecret: e.STRIPE_WEBHOOK_SECRET,
+              connectWebhookSecret: e.STRIPE_CONNECT_WEBHOOK_SECRET,
               apiBase: e.QUARRY_STRIPE_API_BASE,
               prices: stripePrices,
             }
@@ -496,7 +502,12 @@ export function redactedConfig(config: GatewayConfig): Record<string, unknown> {
     adminToken: config.adminToken ? '***' : undefined,
     payments: {
       ...config.payments,
-      stripe: config.payments.stripe && { ...config.payments.stripe, secretKey: '***', webhookSecret: '***' },
+      stripe: config.payments.stripe && {
+        ...config.payments.stripe,
+        secretKey: '***',
+        webhookSecret: '***',
+        connectWebhookSecret: config.payments.stripe.connectWebhookSecret && '***',
+      },
     },
     demoKey: config.demoKey ? '***' : undefined,
     redisUrl: config.redisUrl?.replace(/\/\/[^@/]*@/, '//***@'),

@@ -129,6 +129,9 @@ async function paymentProviderFor(
   return (await import('./money/stripe-provider.js')).createStripeProvider({
     secretKey: stripe.secretKey,
     webhookSecret: stripe.webhookSecret,
+    ...(stripe.connectWebhookSecret === undefined
+      ? {}
+      : { connectWebhookSecret: stripe.connectWebhookSecret }),
     apiBase: stripe.apiBase,
     prices: stripe.prices,
     plans,

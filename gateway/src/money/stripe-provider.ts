@@ -25,6 +25,11 @@ export const STRIPE_API_VERSION = '2026-10-28.endive';
 export interface StripeProviderOptions {
   readonly secretKey: string;
   readonly webhookSecret: string;
+  /**
+   * STRIPE_CONNECT_WEBHOOK_SECRET: the signing secret of a Connect endpoint (events of connected
+   * accounts, `account.updated`) at the same URL, which Stripe signs with a secret of its own.
+   */
+  readonly connectWebhookSecret?: string;
   /** QUARRY_STRIPE_API_BASE: another API address (a protocol fake in tests). */
   readonly apiBase?: string;
   /** QUARRY_STRIPE_PRICES: plan id → Stripe price id, instead of lookup keys. */
@@ -371,15 +376,22 @@ export function createStripeProvider(options: StripeProviderOptions): PaymentPro
     },
     verifyWebhook(rawBody, signature): ProviderEvent {
       if (signature === undefined) throw new PaymentSignatureError('no Stripe-Signature header');
-      let event: Stripe.Event;
-      try {
-        event = stripe.webhooks.constructEvent(rawBody, signature, options.webhookSecret);
-      } catch (error) {
-        throw new PaymentSignatureError(
-          error instanceof Error ? error.message : 'the signature does not match',
-        );
+      // The platform endpoint's secret, else the Connect endpoint's: one URL serves both.
+      const secrets = [options.webhookSecret, options.connectWebhookSecret].filter(
+        (s): s is string => s !== undefined,
+      );
+      let failure: unknown;
+      for (const secret of secrets) {
+        try {
+          const event = stripe.webhooks.constructEvent(rawBody, signature, secret);
+          return { id: event.id, type: event.type, facts: () => factsOf(event) };
+        } catch (error) {
+          failure = error;
+        }
       }
-      return { id: event.id, type: event.type, facts: () => factsOf(event) };
+      throw new PaymentSignatureError(
+        failure instanceof Error ? failure.message : 'the signature does not match',
+      );
     },
     async chargeInvoice(request: InvoiceRequest): Promise<InvoiceOutcome> {
       const key = request.idempotencyKey;
