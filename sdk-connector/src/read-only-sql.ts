@@ -360,7 +360,7 @@ export function readOnlyViolation(sql: string, family: SqlFamily = 'ansi'): stri
   if (first === undefined) return 'the SQL holds no statement';
   const allowed = FIRST_WORDS[family];
   if (first.kind !== 'word' || !allowed.has(first.text)) {
-    const what = first.kind === 'word' ? `a ${first.text} statement` : 'this statement';
+    const what = first.kind === 'word' ? `${first.text} statements` : 'this statement';
     return `only queries (${[...allowed].join(', ')}) run on a read-only connection, not ${what}`;
   }
   for (let i = 0; i < tokens.length; i++) {
