@@ -8,6 +8,7 @@ import type { ConnectorError } from './connector-error.js';
 import type { PoolOptions } from './connector-pool.js';
 import type { DestinationGuard } from './destination-guard.js';
 import type { ScalarParamType, ScalarValue } from './param-types.js';
+import type { SqlFamily } from './read-only-sql.js';
 
 /** Logical column types reported in `columns` and used to make values JSON-safe. */
 export type ColumnType =
@@ -78,6 +79,13 @@ export type PlaceholderStyle =
 /** The SQL dialect facts the template compiler and scanner need. */
 export interface SqlDialect {
   readonly placeholders: PlaceholderStyle;
+  /**
+   * The SQL family whose read-only rule the runtime applies to every compiled statement before
+   * a session sees it (see {@link readOnlyViolation}): how its text is tokenized and which
+   * constructs that write or reach the host are refused. Defaults to `'ansi'` (one SELECT, WITH
+   * or VALUES statement, ANSI strings and comments).
+   */
+  readonly family?: SqlFamily;
   /**
    * For `numbered` and `positional`: the cast appended to a placeholder (`::int8`), so typed NULLs
    * work; `undefined` leaves that type's placeholder bare (e.g. where the engine wants a plain bind,

@@ -28,6 +28,7 @@ import { OPERATOR_TRUSTED } from './destination-policy.js';
 import { type JsonConverter, jsonConverterFor } from './json-values.js';
 import { noopLogger } from './noop-logger.js';
 import { QueryDeadlines, QueryStop, raceStop, STOPPED } from './query-stop.js';
+import { assertReadOnlySql } from './read-only-sql.js';
 import { RESULT_ROW_BYTES, resultTooLarge, resultValueBytes } from './result-size.js';
 import { createSessionPool, DEFAULT_POOL_OPTIONS } from './session-pool.js';
 import { compileTemplate } from './sql-template.js';
@@ -278,8 +279,9 @@ export async function createConnector<C>(
   }
 
   function compile(request: Pick<QueryRequest, 'template' | 'params'>): CompiledQuery {
+    let compiled: CompiledQuery;
     try {
-      return compileTemplate(request.template, plugin.dialect, request.params);
+      compiled = compileTemplate(request.template, plugin.dialect, request.params);
     } catch (error) {
       if (isConnectorError(error)) throw error;
       throw new ConnectorError(
@@ -290,6 +292,10 @@ export async function createConnector<C>(
         },
       );
     }
+    // Every statement, run or described, whatever was checked when it was deployed: the text is
+    // the last thing between a caller and the warehouse (a READ ONLY session still writes files).
+    assertReadOnlySql(compiled.sql, plugin.dialect.family);
+    return compiled;
   }
 
   /** The running queries' time limits, and AbortControllers kept for reuse (see query-stop.ts). */

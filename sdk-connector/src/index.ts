@@ -95,6 +95,7 @@ export type {
   ScalarValue,
   TypedValue,
 } from './param-types.js';
+export { assertReadOnlySql, readOnlyViolation, type SqlFamily } from './read-only-sql.js';
 export { RESULT_ROW_BYTES, resultTooLarge } from './result-size.js';
 export { createSessionPool, type SessionPool } from './session-pool.js';
 export { renderAnsiLiteral } from './sql-literal.js';

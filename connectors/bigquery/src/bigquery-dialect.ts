@@ -16,6 +16,7 @@ export const BIGQUERY_PARAM_TYPES: Readonly<Record<ScalarParamType, string>> = {
 
 /** The placeholder syntax and string/comment rules of GoogleSQL. */
 export const bigqueryDialect: SqlDialect = {
+  family: 'bigquery',
   placeholders: 'named',
   backtickIdentifiers: true,
   backslashEscapes: true,

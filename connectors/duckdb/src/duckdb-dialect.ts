@@ -17,6 +17,7 @@ export const DUCKDB_PARAM_TYPES: Readonly<Record<ScalarParamType, string>> = {
 
 /** The placeholder syntax and string/comment rules of DuckDB SQL. */
 export const duckdbDialect: SqlDialect = {
+  family: 'duckdb',
   placeholders: 'numbered',
   castFor(type: ScalarParamType, array: boolean): string {
     return `::${DUCKDB_PARAM_TYPES[type]}${array ? '[]' : ''}`;

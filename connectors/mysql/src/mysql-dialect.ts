@@ -5,6 +5,7 @@ import type { SqlDialect } from '@quarry/sdk-connector';
 
 /** MySQL and MariaDB (default sql_mode: backslash escapes on, ANSI_QUOTES off). */
 export const mysqlDialect: SqlDialect = {
+  family: 'mysql',
   placeholders: 'positional',
   backslashEscapes: true,
   backtickIdentifiers: true,

@@ -5,7 +5,7 @@ import { type BoundParam, type CompiledQuery, type ExecuteOptions, noopLogger } 
 import { afterAll, beforeAll, describe, expect, it, type TestContext } from 'vitest';
 import { mysqlConfigSchema } from './mysql-config.js';
 import { mysqlConnectionOptions } from './mysql-plugin.js';
-import { createMysqlSession, type MysqlSession } from './mysql-session.js';
+import { createMysqlSession, type MysqlSession, pinnedSqlMode } from './mysql-session.js';
 import {
   connectMysqlAdmin,
   ident,
@@ -324,5 +324,18 @@ describe('mysql session', () => {
     await session.close();
     expect(await session.validate?.()).toBe(false);
     expect((await rejection(session.execute(q('SELECT 1'), options()))).code).toBe('CLOSED');
+  });
+});
+
+describe('pinnedSqlMode', () => {
+  it('drops the modes that change how strings are read, keeping the rest', () => {
+    expect(
+      pinnedSqlMode(
+        'REAL_AS_FLOAT,PIPES_AS_CONCAT,ANSI_QUOTES,IGNORE_SPACE,ANSI,NO_BACKSLASH_ESCAPES,STRICT_TRANS_TABLES',
+      ),
+    ).toBe("SET SESSION sql_mode = 'REAL_AS_FLOAT,PIPES_AS_CONCAT,IGNORE_SPACE,STRICT_TRANS_TABLES'");
+    expect(pinnedSqlMode('ORACLE,MSSQL,DB2,MAXDB,POSTGRESQL')).toBe("SET SESSION sql_mode = ''");
+    // Anything that is not a mode name is dropped rather than spliced into the statement.
+    expect(pinnedSqlMode("STRICT_ALL_TABLES,x'; DROP")).toBe("SET SESSION sql_mode = 'STRICT_ALL_TABLES'");
   });
 });

@@ -35,6 +35,30 @@ export interface MysqlSession extends ConnectorSession {
   readonly flavour: MysqlFlavour;
 }
 
+/**
+ * sql_mode flags that change how strings are read: ANSI_QUOTES and NO_BACKSLASH_ESCAPES, and the
+ * combination modes that bring ANSI_QUOTES back when the list is set again.
+ */
+const STRING_MODES: ReadonlySet<string> = new Set([
+  'ANSI_QUOTES',
+  'NO_BACKSLASH_ESCAPES',
+  'ANSI',
+  'ORACLE',
+  'MSSQL',
+  'DB2',
+  'MAXDB',
+  'POSTGRESQL',
+]);
+
+/** The server's sql_mode without {@link STRING_MODES}, as a SET statement. */
+export function pinnedSqlMode(current: string): string {
+  const kept = current
+    .split(',')
+    .map((mode) => mode.trim().toUpperCase())
+    .filter((mode) => /^[A-Z_]+$/.test(mode) && !STRING_MODES.has(mode));
+  return `SET SESSION sql_mode = '${kept.join(',')}'`;
+}
+
 /** How long a graceful close may take before the socket is destroyed. */
 const CLOSE_GRACE_MS = 1_000;
 /** Cancel opens its own short-lived connection; it must not hang on an unreachable server. */
@@ -160,6 +184,10 @@ export async function createMysqlSession(options: MysqlSessionOptions): Promise<
     const rows = (await runControl(connection, 'SELECT VERSION()')) as unknown[][];
     flavour = String(rows[0]?.[0] ?? '').includes('MariaDB') ? 'mariadb' : 'mysql';
     await runControl(connection, 'SET SESSION TRANSACTION READ ONLY');
+    // The SDK's read-only check lexes '…' and "…" as strings with backslash escapes: a server
+    // whose sql_mode says otherwise would read a different statement than the one checked.
+    const modes = (await runControl(connection, 'SELECT @@SESSION.sql_mode')) as unknown[][];
+    await runControl(connection, pinnedSqlMode(String(modes[0]?.[0] ?? '')));
     await runControl(connection, "SET time_zone = '+00:00'");
   } catch (error) {
     connection.destroy();

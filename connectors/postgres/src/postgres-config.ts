@@ -162,6 +162,8 @@ export function postgresStartupOptions(statementTimeoutMs: number, schema: strin
     'client_encoding=UTF8',
     // Shortest exact float text on every server version (the default before Postgres 12 was lossy).
     'extra_float_digits=3',
+    // The SDK's read-only check reads '…' without backslash escapes; the server must agree.
+    'standard_conforming_strings=on',
   ];
   if (schema !== undefined) settings.push(`search_path=${quoteIdentifier(schema)}`);
   return settings.map((setting) => `-c ${escapeOption(setting)}`).join(' ');

@@ -20,6 +20,7 @@ export function postgresCastFor(type: ScalarParamType, array: boolean): string {
 
 /** How `:name` placeholders compile for Postgres. */
 export const postgresDialect: SqlDialect = {
+  family: 'postgres',
   placeholders: 'numbered',
   castFor: postgresCastFor,
   dollarQuotes: true,

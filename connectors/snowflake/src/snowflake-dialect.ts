@@ -20,6 +20,7 @@ export const SNOWFLAKE_PARAM_CASTS: Readonly<Partial<Record<ScalarParamType, str
 
 /** Snowflake SQL: `?` placeholders, backslash escapes in strings, `$$…$$` constants. */
 export const snowflakeDialect: SqlDialect = {
+  family: 'snowflake',
   placeholders: 'positional',
   castFor(type: ScalarParamType): string | undefined {
     return SNOWFLAKE_PARAM_CASTS[type];

@@ -7,6 +7,7 @@ import type { SqlDialect } from '@quarry/sdk-connector';
 
 /** `?` placeholders, arrays as one value; ANSI strings (`''` doubling), `"identifiers"`, `--` and block comments. */
 export const trinoDialect: SqlDialect = {
+  family: 'trino',
   placeholders: 'positional',
   wholeArrays: true,
 };

@@ -48,6 +48,14 @@ function fromConnectorError(error: ConnectorError): ApiError {
     case 'CONFIG_INVALID':
       return new ApiError('INVALID_REQUEST', error.message, { details: error.details });
     case 'QUERY_FAILED':
+      // Refused by the SDK's read-only check before it reached the warehouse: the reason names
+      // a construct (never the SQL), and says the analytic, not the caller, is at fault.
+      if (error.driverCode === 'READ_ONLY') {
+        return new ApiError(
+          'UPSTREAM_ERROR',
+          `The analytic was not run: ${error.message}. Only its owner can fix it.`,
+        );
+      }
       return new ApiError('UPSTREAM_ERROR', 'The data source failed to run the query.');
     case 'RESULT_TOO_LARGE':
       // The query service names the gateway's bound; this is for any other caller of a connector.

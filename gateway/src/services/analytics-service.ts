@@ -165,6 +165,10 @@ export function createAnalyticsService(options: AnalyticsServiceOptions): Analyt
         timeoutMs: DESCRIBE_TIMEOUT_MS,
       });
     } catch (error) {
+      if (isConnectorError(error, 'QUERY_FAILED') && error.driverCode === 'READ_ONLY') {
+        // The SDK's own read-only check (the one every call passes), not the warehouse's words.
+        throw invalid([{ field: 'sql', message: `is not a read-only query: ${error.message}` }]);
+      }
       if (isConnectorError(error, 'QUERY_FAILED') || isConnectorError(error, 'PARAM_INVALID')) {
         const said = error.warehouseMessage ?? error.message;
         throw invalid([{ field: 'sql', message: `the warehouse refused it: ${said}` }]);

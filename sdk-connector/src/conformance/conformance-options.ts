@@ -57,6 +57,7 @@ export type ConformanceCheck =
   | 'hostileStrings'
   | 'nul'
   | 'readOnly'
+  | 'readOnlyRuntime'
   | 'timeout'
   | 'maxRows'
   | 'maxResultBytes'

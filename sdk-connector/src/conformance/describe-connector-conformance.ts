@@ -12,6 +12,7 @@ import { registerInjectionConformance } from './injection-conformance.js';
 import { registerLifecycleConformance } from './lifecycle-conformance.js';
 import { registerLimitsConformance } from './limits-conformance.js';
 import { registerParamConformance } from './param-conformance.js';
+import { registerReadOnlyRuntimeConformance } from './read-only-runtime-conformance.js';
 
 const HOOK_TIMEOUT_MS = 60_000;
 
@@ -27,7 +28,10 @@ const HOOK_TIMEOUT_MS = 60_000;
  * many ids and NULL; `arrayEcho` array values where `sql.echo(type, true)` gives a template;
  * `hostileStrings` 200+ hostile values are inert (same rows and compiled SQL as a harmless value,
  * each < 1 s, table unchanged); `nul` NUL is refused with PARAM_INVALID; `readOnly` writes, DDL
- * and stacked statements fail with QUERY_FAILED; `timeout` QUERY_TIMEOUT, the statement gone from
+ * and stacked statements fail with QUERY_FAILED; `readOnlyRuntime` the statements of the plugin's
+ * SQL family (`dialect.family`) that write or reach the host (`INTO OUTFILE`, `COPY … TO
+ * PROGRAM`, `pg_read_file`, `ATTACH`, …) are refused before execution (QUERY_FAILED, driverCode
+ * READ_ONLY) and write no file; `timeout` QUERY_TIMEOUT, the statement gone from
  * the server within 1 s; `maxRows` exact truncation; `columnTypes` fixture types and JSON-safe
  * values; `concurrency` 4× pool max concurrent queries; `killSessions` sessions killed on the
  * server are replaced; `close` idempotent, drains, then CLOSED; `unreachable` CONNECT_FAILED
@@ -97,6 +101,7 @@ export function describeConnectorConformance<Config>(options: ConformanceOptions
 
     registerParamConformance(harness);
     registerInjectionConformance(harness);
+    registerReadOnlyRuntimeConformance(harness);
     registerLimitsConformance(harness);
     registerLifecycleConformance(harness);
     registerDestinationConformance(harness);

@@ -26,3 +26,4 @@ export type {
 } from './conformance-options.js';
 export { describeConnectorConformance } from './describe-connector-conformance.js';
 export { type HostileStringsOptions, hostileStrings } from './hostile-strings.js';
+export { hostileStatements } from './read-only-runtime-conformance.js';
