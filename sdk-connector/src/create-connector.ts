@@ -33,6 +33,9 @@ import { RESULT_ROW_BYTES, resultTooLarge, resultValueBytes } from './result-siz
 import { createSessionPool, DEFAULT_POOL_OPTIONS } from './session-pool.js';
 import { compileTemplate } from './sql-template.js';
 
+/** SQL texts remembered as read-only per connector (cleared when full: Trino's literals vary). */
+const READ_ONLY_MEMO = 1_000;
+
 const DEFAULT_TIMEOUT_MS = 30_000;
 const DEFAULT_MAX_ROWS = 10_000;
 const DEFAULT_CLOSE_GRACE_MS = 5_000;
@@ -278,6 +281,8 @@ export async function createConnector<C>(
     );
   }
 
+  const readOnlyPassed = new Set<string>();
+
   function compile(request: Pick<QueryRequest, 'template' | 'params'>): CompiledQuery {
     let compiled: CompiledQuery;
     try {
@@ -294,7 +299,13 @@ export async function createConnector<C>(
     }
     // Every statement, run or described, whatever was checked when it was deployed: the text is
     // the last thing between a caller and the warehouse (a READ ONLY session still writes files).
-    assertReadOnlySql(compiled.sql, plugin.dialect.family);
+    // A text that passed is remembered (with placeholders it is the same on every call), so the
+    // tokenizer runs once per analytic version, not once per call.
+    if (!readOnlyPassed.has(compiled.sql)) {
+      assertReadOnlySql(compiled.sql, plugin.dialect.family);
+      if (readOnlyPassed.size >= READ_ONLY_MEMO) readOnlyPassed.clear();
+      readOnlyPassed.add(compiled.sql);
+    }
     return compiled;
   }
 
