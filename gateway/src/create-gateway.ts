@@ -362,6 +362,8 @@ export async function createGateway(
         { rows: config.previewRows, perDay: config.previewsPerDay },
       ),
       toolsPerPage: config.mcpToolsPerPage,
+      maxSessions: config.mcpSessions.max,
+      maxSessionsPerAccount: config.mcpSessions.perAccount,
       onError: (error) => logger.warn({ err: error }, 'MCP session error'),
     });
     /** Set on SIGTERM (health.stopping()): /readyz fails from then on. */
