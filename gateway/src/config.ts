@@ -129,6 +129,8 @@ const EnvSchema = z.object({
   QUARRY_MAX_OAUTH_CLIENTS_PER_ACCOUNT: z.coerce.number().int().min(1).max(1_000_000).default(20),
   QUARRY_PREVIEW_ROWS: z.coerce.number().int().min(1).max(10_000).default(10),
   QUARRY_MCP_TOOLS_PER_PAGE: z.coerce.number().int().min(1).max(10_000).default(100),
+  QUARRY_MCP_SESSIONS: z.coerce.number().int().min(1).max(1_000_000).default(1000),
+  QUARRY_MCP_SESSIONS_PER_ACCOUNT: z.coerce.number().int().min(1).max(1_000_000).default(5),
   QUARRY_MAX_BUDGET_USD: z.coerce.number().int().min(1).max(100_000_000).default(10_000),
   QUARRY_DEFAULT_BUDGET_USD: z.coerce.number().int().min(0).max(100_000_000).default(100),
   // Test-only: holds every served query call this long after its charge is durable and before
@@ -256,6 +258,11 @@ export interface GatewayConfig {
   readonly previewRows: number;
   /** Tools in one page of an MCP `tools/list` (QUARRY_MCP_TOOLS_PER_PAGE); `nextCursor` for more. */
   readonly mcpToolsPerPage: number;
+  /**
+   * MCP sessions one process keeps (QUARRY_MCP_SESSIONS) and one account may hold in it
+   * (QUARRY_MCP_SESSIONS_PER_ACCOUNT); past either the least recently used goes.
+   */
+  readonly mcpSessions: { readonly max: number; readonly perAccount: number };
   /** Pay as you Go budgets, in micro-USD: the default an account starts with, and the operator's cap. */
   readonly budgets: { readonly defaultMicroUsd: number; readonly maxMicroUsd: number };
   /** Test-only (QUARRY_TEST_PAUSE_AFTER_CHARGE_MS): pause between a call's charge and its answer. */
@@ -463,6 +470,7 @@ export function loadConfig(
     },
     previewRows: e.QUARRY_PREVIEW_ROWS,
     mcpToolsPerPage: e.QUARRY_MCP_TOOLS_PER_PAGE,
+    mcpSessions: { max: e.QUARRY_MCP_SESSIONS, perAccount: e.QUARRY_MCP_SESSIONS_PER_ACCOUNT },
     budgets: {
       defaultMicroUsd: Math.min(e.QUARRY_DEFAULT_BUDGET_USD, e.QUARRY_MAX_BUDGET_USD) * 1_000_000,
       maxMicroUsd: e.QUARRY_MAX_BUDGET_USD * 1_000_000,

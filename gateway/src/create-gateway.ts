@@ -34,6 +34,7 @@ import { createPlanCatalog } from './money/plan-catalog.js';
 import { createOAuthServices } from './oauth/oauth-services.js';
 import { createLogger, type Logger } from './observability/logger.js';
 import { createMetrics } from './observability/metrics.js';
+import { createPreviewListings } from './query/preview-listings.js';
 import { createQueryCallHandler } from './query/query-call.js';
 import { createQueryService } from './query/query-service.js';
 import { createResultBudget } from './query/result-budget.js';
@@ -334,6 +335,7 @@ export async function createGateway(
     );
     const credentialFailures = createFailureThrottle(createMemoryRateLimiter(), CREDENTIAL_FAILURE_POLICY);
     const knownCredentials = createKnownCredentials();
+    const previewListings = createPreviewListings(store.listings);
     const queryCall = createQueryCallHandler({
       auth,
       rateLimiter,
@@ -345,7 +347,7 @@ export async function createGateway(
       plans,
       idempotency: store.idempotency,
       logger,
-      previews: { rows: config.previewRows, perDay: config.previewsPerDay },
+      previews: { rows: config.previewRows, perDay: config.previewsPerDay, listings: previewListings },
       pauseAfterChargeMs: config.testPauseAfterChargeMs,
     });
     const mcp = createMcpSessions({
@@ -363,6 +365,8 @@ export async function createGateway(
         { rows: config.previewRows, perDay: config.previewsPerDay },
       ),
       toolsPerPage: config.mcpToolsPerPage,
+      maxSessions: config.mcpSessions.max,
+      maxSessionsPerAccount: config.mcpSessions.perAccount,
       onError: (error) => logger.warn({ err: error }, 'MCP session error'),
     });
     /** Set on SIGTERM (health.stopping()): /readyz fails from then on. */
@@ -380,6 +384,7 @@ export async function createGateway(
       catalog,
       queries,
       queryCall,
+      previewListings,
       mcp,
       connections,
       breakers,
@@ -439,9 +444,13 @@ export async function createGateway(
         else if (event.kind === 'signing_key') oauth.keyRing.invalidate();
         else if (event.kind === 'analytic') {
           catalog.invalidate(event.ref);
+          // An analytic made private or deleted leaves the marketplace with its listing.
+          previewListings.invalidate();
           mcp.toolsChanged();
-        } else if (event.kind === 'listing') mcp.toolsChanged();
-        else if (event.kind === 'analytic_cache') resultCache.delete(cacheKeyPrefix(event.ref));
+        } else if (event.kind === 'listing') {
+          previewListings.invalidate();
+          mcp.toolsChanged();
+        } else if (event.kind === 'analytic_cache') resultCache.delete(cacheKeyPrefix(event.ref));
         else if (event.kind === 'connection') {
           catalog.invalidate();
           void connections.evict(event.ref);

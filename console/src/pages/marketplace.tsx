@@ -12,6 +12,7 @@ export interface ListingItem {
   readonly tags: readonly string[];
   readonly price: number;
   readonly calls_30d: number;
+  readonly callers_30d: number;
   readonly owner: { readonly name: string };
   readonly previews: boolean;
   readonly published_at: string;
@@ -113,7 +114,9 @@ export function MarketplacePage() {
                   <strong>
                     {item.price} {item.price === 1 ? 'credit' : 'credits'}
                   </strong>{' '}
-                  a call · {item.calls_30d} calls in 30 days{item.previews ? ' · free preview' : ''}
+                  a call · {item.callers_30d} paying {item.callers_30d === 1 ? 'caller' : 'callers'} in 30
+                  days
+                  {item.previews ? ' · free preview' : ''}
                 </p>
               </li>
             ))}

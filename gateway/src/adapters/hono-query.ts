@@ -4,6 +4,7 @@
 // node:http come through adapters/node-query.ts instead; both answer alike.
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
+import { ApiError } from '../errors/api-error.js';
 import type { AppEnv } from '../http/app-env.js';
 import { requestAddress } from '../http/request-address.js';
 import { describedRoute, pathParam } from '../http/route.js';
@@ -34,6 +35,13 @@ async function serve(c: Context<AppEnv>, request: QueryCallRequest): Promise<Res
 export function registerQueryRoutes(app: OpenAPIHono<AppEnv>): void {
   describedRoute(app, QUERY_ROUTE, async (c) => serve(c, { method: 'POST', body: await c.req.text() }));
   describedRoute(app, ANALYTIC_ROUTE, (c) => {
+    // Hono serves HEAD with the GET route and drops the body: here that would run the analytic
+    // and charge for an answer never sent. A HEAD of an analytic is refused before anything runs.
+    if (c.req.raw.method === 'HEAD') {
+      throw new ApiError('METHOD_NOT_ALLOWED', 'HEAD does not run an analytic; use GET.', {
+        headers: { allow: 'GET' },
+      });
+    }
     // A null-prototype record: `?__proto__=…` must be an unknown param, not a prototype.
     const query: Record<string, string | string[]> = Object.create(null);
     for (const [key, values] of Object.entries(c.req.queries())) {

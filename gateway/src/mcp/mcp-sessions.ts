@@ -31,9 +31,16 @@ const INSTRUCTIONS =
 
 export interface McpSessionsOptions {
   readonly tools: McpTools;
-  /** Sessions kept at once in this process; past it the least recently used one is closed. */
+  /**
+   * Sessions kept at once in this process (QUARRY_MCP_SESSIONS, default 1000); past it the least
+   * recently used one is closed, whoever holds it.
+   */
   readonly maxSessions?: number;
-  /** Sessions one account may keep open at once; past it its least recently used one is closed. */
+  /**
+   * Sessions one account may keep open at once (QUARRY_MCP_SESSIONS_PER_ACCOUNT, default 5); past
+   * it its own least recently used one is closed, so accounts made in bulk cannot hold the whole
+   * process's bound between them.
+   */
   readonly maxSessionsPerAccount?: number;
   /** A session unused this long is closed. */
   readonly idleMs?: number;
@@ -143,10 +150,11 @@ export function createMcpSessions(options: McpSessionsOptions): McpSessions {
   const { tools } = options;
   const toolsPerPage = options.toolsPerPage ?? 100;
   const maxSessions = options.maxSessions ?? 1000;
-  const maxPerAccount = options.maxSessionsPerAccount ?? 20;
+  const maxPerAccount = options.maxSessionsPerAccount ?? 5;
   const idleMs = options.idleMs ?? 30 * 60_000;
   const onError = options.onError ?? (() => {});
-  // Insertion order is recency: a session used again is moved to the end.
+  // Insertion order is recency: a session used again (any request, a fast-path tool call
+  // included) is moved to the end, so the first one is the least recently used.
   const sessions = new Map<string, Session>();
   // One JSON Schema validator for every session (the SDK makes an Ajv instance per server otherwise).
   const validator = new AjvJsonSchemaValidator();
@@ -185,10 +193,27 @@ export function createMcpSessions(options: McpSessionsOptions): McpSessions {
     session.server.close().catch(onError);
   }
 
-  /** Room for one more session of `accountId`: the least recently used ones past the bounds go. */
+  /** Marks a session used now: the last to be evicted. */
+  function touch(session: Session): void {
+    session.lastSeen = Date.now();
+    sessions.delete(session.id);
+    sessions.set(session.id, session);
+  }
+
+  /**
+   * Room for one more session of `accountId`: first the account's own least recently used past
+   * its bound, then the process's least recently used past the process's bound.
+   */
   function makeRoom(accountId: string): void {
-    const own = [...sessions.values()].filter((s) => s.accountId === accountId);
-    while (own.length >= maxPerAccount) drop(own.shift() as Session);
+    let own = 0;
+    for (const s of sessions.values()) if (s.accountId === accountId) own++;
+    // Deleting from a Map while iterating it is safe: the walk goes on from the next entry.
+    for (const s of sessions.values()) {
+      if (own < maxPerAccount) break;
+      if (s.accountId !== accountId) continue;
+      drop(s);
+      own--;
+    }
     while (sessions.size >= maxSessions) drop(sessions.values().next().value as Session);
   }
 
@@ -250,9 +275,7 @@ export function createMcpSessions(options: McpSessionsOptions): McpSessions {
         session.keyId !== principal.keyId
       )
         return notFound();
-      session.lastSeen = Date.now();
-      sessions.delete(id);
-      sessions.set(id, session);
+      touch(session);
       return session.transport.handleRequest(request, { authInfo: authInfo as never });
     },
 
@@ -276,7 +299,8 @@ export function createMcpSessions(options: McpSessionsOptions): McpSessions {
         return undefined;
       const call = plainToolCall(post.body);
       if (call === undefined) return undefined;
-      session.lastSeen = Date.now();
+      // An agent calling tools is using its session: it must not be the next one evicted.
+      touch(session);
       return tools.callJson(call.name, call.arguments, caller).then((result) => ({
         status: 200,
         headers: { 'content-type': 'application/json', 'mcp-session-id': session.id },

@@ -329,6 +329,7 @@ export function createMcpTools(deps: McpToolsDeps, previews: { rows: number; per
       price,
       previews: listing.previews,
       calls_30d: Number(listing.calls30d),
+      callers_30d: Number(listing.callers30d),
     }));
     const lines = items.map(
       (i) =>

@@ -22,6 +22,7 @@ import {
   spendRateLimit,
 } from './admission.js';
 import { type IdempotencyClaimed, withIdempotency } from './idempotency.js';
+import type { PreviewListings } from './preview-listings.js';
 import type { QueryReply } from './query-reply.js';
 import type { QueryService } from './query-service.js';
 import { quotaHeaders, type RunQueryDeps, resultCacheKey, runQuery } from './run-query.js';
@@ -41,6 +42,8 @@ export interface PreviewLimits {
   readonly rows: number;
   /** QUARRY_PREVIEWS_PER_DAY: previews an account may make in a day, across all its keys. */
   readonly perDay: number;
+  /** Whether an analytic is listed with previews on now (asked on every preview call). */
+  readonly listings: Pick<PreviewListings, 'previewable'>;
 }
 
 export interface QueryCallDeps extends AdmissionDeps, RunQueryDeps {
@@ -118,14 +121,34 @@ export function bypassesCache(cacheControl: string | undefined, pragma: string |
 /** A call with a marketplace try-token: a free, capped preview. */
 const isPreview = (principal: Principal) => principal.origin === 'marketplace';
 
-/** A try-token previews the one analytic it was minted for; FORBIDDEN for any other. */
-function previewable(principal: Principal, entry: CatalogEntry): void {
-  if (isPreview(principal) && principal.previewOf !== entry.name) {
+/**
+ * A try-token previews the one analytic it was minted for, and only while it is listed with
+ * previews on (its owner's own test runs excepted: it may try any analytic of its own); FORBIDDEN
+ * otherwise. Checked on every call after the call is decided, whichever way it was (the memo of
+ * decided bodies included): a token outlives an unpublish by up to its 5 minutes.
+ */
+function previewable(
+  principal: Principal,
+  entry: CatalogEntry,
+  listings: PreviewLimits['listings'],
+): void | Promise<void> {
+  if (principal.previewOf !== entry.name) {
     throw new ApiError(
       'FORBIDDEN',
       `This try-token previews "${principal.previewOf ?? ''}" only; mint one for "${entry.name}" to try it.`,
     );
   }
+  if (entry.ownerId === principal.accountId) return;
+  const listed = listings.previewable(entry.name);
+  const refuse = (ok: boolean) => {
+    if (!ok) {
+      throw new ApiError(
+        'FORBIDDEN',
+        `"${entry.name}" is not on the marketplace with free previews now; call it with an API key.`,
+      );
+    }
+  };
+  return listed instanceof Promise ? listed.then(refuse) : refuse(listed);
 }
 
 /** Builds the one query-call handler of a gateway (it keeps a memo of decided bodies). */
@@ -152,7 +175,6 @@ export function createQueryCallHandler(deps: QueryCallDeps): QueryCallHandler {
     const request = validateBody(QueryRequestSchema, parseJsonBody(headers['content-type'], text));
     const entry =
       queries.peek(principal, request.source) ?? (await queries.resolve(principal, request.source));
-    previewable(principal, entry);
     const params = queries.params(entry, request.params);
     const call: Decided = {
       source: request.source,
@@ -173,7 +195,6 @@ export function createQueryCallHandler(deps: QueryCallDeps): QueryCallHandler {
     query: Readonly<Record<string, string | readonly string[]>>,
   ): Promise<Decided> {
     const entry = await queries.resolve(principal, name);
-    previewable(principal, entry);
     const params = queries.queryStringParams(entry, query);
     return { source: name, entry, params, cacheKey: resultCacheKey(entry, params, isPreview(principal)) };
   }
@@ -260,6 +281,7 @@ export function createQueryCallHandler(deps: QueryCallDeps): QueryCallHandler {
       if (isPreview(principal)) await spendPreview(deps.rateLimiter, principal, deps.previews.perDay);
       const decision = await decide(call, principal);
       entry = decision.entry;
+      if (isPreview(principal)) await previewable(principal, decision.entry, deps.previews.listings);
       const { request } = call;
       const key = request.method === 'POST' ? call.headers['idempotency-key'] : undefined;
       if (key === undefined || request.method !== 'POST')

@@ -8,12 +8,16 @@ import { createTestGateway, type SignedUp, type TestGateway } from '../testing/t
 
 let tg: TestGateway;
 let consumer: SignedUp;
+/** A caller on a paying plan: only such calls count towards popularity. */
+let payer: SignedUp;
 /** Unique per run, so searches only see this file's listings. */
 const category = `Test-${process.pid}-${Date.now()}`;
 
 beforeAll(async () => {
   tg = await createTestGateway();
   consumer = await tg.signUp('Consumer');
+  payer = await tg.signUp('Payer');
+  await tg.gateway.services.accounts.setPlan(payer.accountId, 'smb');
 });
 afterAll(async () => {
   await tg?.close();
@@ -103,6 +107,7 @@ describe('listings', () => {
         tags: ['zebra-stripes', 'regions'],
         price: 3,
         calls_30d: 0,
+        callers_30d: 0,
         owner: { name: expect.any(String) },
         previews: true,
         published_at: expect.any(String),
@@ -162,25 +167,30 @@ describe('listings', () => {
     expect(owner.json.listing.price).toBe(4);
   });
 
-  it('sorts by calls in the last 30 days, or newest first', async () => {
+  it('sorts by paying callers and paid calls in the last 30 days, or newest first', async () => {
     await deploy('mkt-beta', { price: 5 });
     expect(
       (await publish('mkt-beta', { title: 'Beta', category, example_params: { year: 2023 } })).status,
     ).toBe(200);
     for (let i = 0; i < 2; i++) {
       const res = await tg.call('POST', '/v1/query', {
-        key: consumer.key,
+        key: payer.key,
         body: { source: 'mkt-alpha', params: { year: 2024 } },
       });
       expect(res.status).toBe(200);
     }
     const popular = await search(`category=${category}&sort=popular`);
-    expect(popular.json.items.map((i: { name: string; calls_30d: number }) => [i.name, i.calls_30d])).toEqual(
-      [
-        ['mkt-alpha', 3],
-        ['mkt-beta', 0],
-      ],
-    );
+    // The Free-plan consumer's earlier call of mkt-alpha does not count.
+    expect(
+      popular.json.items.map((i: { name: string; calls_30d: number; callers_30d: number }) => [
+        i.name,
+        i.calls_30d,
+        i.callers_30d,
+      ]),
+    ).toEqual([
+      ['mkt-alpha', 2, 1],
+      ['mkt-beta', 0, 0],
+    ]);
     const newest = await search(`category=${category}&sort=newest`);
     expect(newest.json.items.map((i: { name: string }) => i.name)).toEqual(['mkt-beta', 'mkt-alpha']);
     const page = await search(`category=${category}&sort=newest&limit=1&offset=1`);
@@ -198,7 +208,7 @@ describe('listings', () => {
     expect(gone.status).toBe(404);
     expect(gone.json.error.code).toBe('NOT_FOUND');
     const call = await tg.call('POST', '/v1/query', {
-      key: consumer.key,
+      key: payer.key,
       body: { source: 'mkt-beta', params: { year: 2024 } },
     });
     expect(call.status).toBe(200);
@@ -213,7 +223,7 @@ describe('listings', () => {
     });
     const shown = await tg.call('GET', '/v1/marketplace/listings/mkt-beta');
     expect(shown.status).toBe(200);
-    expect(shown.json).toMatchObject({ title: 'Beta again', price: 5, calls_30d: 1 });
+    expect(shown.json).toMatchObject({ title: 'Beta again', price: 5, calls_30d: 1, callers_30d: 1 });
   });
 
   it('answers 404 for an unknown listing and refuses what may not be listed', async () => {

@@ -18,10 +18,9 @@ import type { MarketplaceListing } from '../store/listing-repository.js';
 export const ListingSearchQuerySchema = z.object({
   q: z.string().max(200).optional().openapi({ description: 'Text in the title, description, name or a tag' }),
   category: z.string().max(64).optional().openapi({ description: 'Exact category, any case' }),
-  sort: z
-    .enum(['popular', 'newest'])
-    .default('popular')
-    .openapi({ description: '`popular`: most calls in the last 30 days first' }),
+  sort: z.enum(['popular', 'newest']).default('popular').openapi({
+    description: '`popular`: most distinct paying callers in the last 30 days first, then most paid calls',
+  }),
   limit: z.coerce.number().int().min(1).max(100).default(20),
   offset: z.coerce.number().int().min(0).default(0),
 });
@@ -34,7 +33,11 @@ export const ListingItemSchema = z
     category: z.string(),
     tags: z.array(z.string()),
     price: z.number().int().openapi({ description: 'Credits per call (the analytic’s current price)' }),
-    calls_30d: z.number().int(),
+    calls_30d: z.number().int().openapi({
+      description:
+        'Paid calls in the last 30 days (on a paying plan, by others than its owner; previews, Free-plan calls and the owner’s own calls are not counted)',
+    }),
+    callers_30d: z.number().int().openapi({ description: 'Distinct accounts that made those paid calls' }),
     owner: z.object({ name: z.string() }).openapi({ description: 'The account that publishes it' }),
     previews: z
       .boolean()
@@ -85,6 +88,7 @@ function itemJson(l: MarketplaceListing, price: number) {
     tags: [...l.tags],
     price,
     calls_30d: Number(l.calls30d),
+    callers_30d: Number(l.callers30d),
     owner: { name: l.ownerName },
     previews: l.previews,
     published_at: l.publishedAt.toISOString(),

@@ -123,7 +123,7 @@ export const ANALYTIC_ROUTE = createRoute({
   tags: ['Query'],
   summary: 'Run an analytic with query-string params',
   description:
-    "Query-string values are coerced by the analytic's param schema: `year=2024` becomes 2024; repeated keys or `a,b` make arrays for array params.",
+    "Query-string values are coerced by the analytic's param schema: `year=2024` becomes 2024; repeated keys or `a,b` make arrays for array params. `HEAD` is refused (405 `METHOD_NOT_ALLOWED`, `Allow: GET`) before anything runs: it would be charged for an answer it cannot carry.",
   security: BEARER,
   request: { params: z.object({ name: z.string() }), headers: QueryHeaders },
   responses: { 200: ok, 304: notModified, ...AUTHED_ERRORS, ...QUERY_ERRORS },

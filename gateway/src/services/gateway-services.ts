@@ -18,6 +18,7 @@ import type { PlanCatalog } from '../money/plan-catalog.js';
 import type { OAuthServices } from '../oauth/oauth-services.js';
 import type { Logger } from '../observability/logger.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
+import type { PreviewListings } from '../query/preview-listings.js';
 import type { QueryCallHandler } from '../query/query-call.js';
 import type { QueryService } from '../query/query-service.js';
 import type { FailureThrottle } from '../rate-limit/failure-throttle.js';
@@ -86,6 +87,8 @@ export interface GatewayServices {
   readonly metering: Metering;
   readonly resultCache: ResultCache;
   readonly tryTokens: TryTokens;
+  /** Whether an analytic is listed with previews on now (kept until the change feed says otherwise). */
+  readonly previewListings: PreviewListings;
   /** OAuth 2.0 client credentials: clients, signing keys, access tokens. */
   readonly oauth: OAuthServices;
 }

@@ -1,7 +1,8 @@
 // Marketplace listings: an owner publishes one of their analytics with a title, description,
 // category, tags, price and example params; unpublishing keeps the row so re-publishing is an
 // upsert. The marketplace shows only published listings of live, public analytics, searched by
-// text and category and sorted by popularity (served calls in the last 30 days) or newest.
+// text and category and sorted by popularity (distinct paying callers in the last 30 days, then
+// their paid calls) or newest.
 
 import { StoreError } from '../errors/store-error.js';
 import type { AnalyticDefinition } from './analytic-repository.js';
@@ -44,8 +45,14 @@ export interface Listing {
 
 /** A listing on the marketplace, with its popularity. */
 export interface MarketplaceListing extends Listing {
-  /** Served calls of the analytic in the last 30 days (every origin). */
+  /**
+   * Paid calls of the analytic in the last 30 days: on a paying plan, by someone other than its
+   * owner. Owners' own calls, previews and Free-plan calls cost nothing to make, so they would
+   * let anyone climb the ranking.
+   */
   readonly calls30d: number;
+  /** Distinct accounts that made those paid calls. */
+  readonly callers30d: number;
   /** The owner's account name, as the marketplace shows it (owner text: never HTML). */
   readonly ownerName: string;
 }
@@ -107,14 +114,21 @@ interface ListingRow {
   readonly updated_at: Date;
 }
 
-type MarketRow = ListingRow & { readonly calls_30d: number; readonly owner_name: string };
+type MarketRow = ListingRow & {
+  readonly calls_30d: number;
+  readonly callers_30d: number;
+  readonly owner_name: string;
+};
 
 const COLUMNS = `l.analytic_id, a.name, l.owner_id, l.title, l.description, l.category, l.tags, l.price,
                  l.example_params, l.previews, l.published_at, l.unpublished_at, l.updated_at`;
 
+// Read from usage_events_paid_popularity_idx alone (migration 015).
 const POPULARITY = `LEFT JOIN LATERAL (
-    SELECT count(*)::integer AS calls_30d FROM usage_events e
-     WHERE e.analytic_id = l.analytic_id AND e.status = 'ok' AND e.completed_at > now() - interval '30 days'
+    SELECT count(*)::integer AS calls_30d, count(DISTINCT e.account_id)::integer AS callers_30d
+      FROM usage_events e
+     WHERE e.analytic_id = l.analytic_id AND e.status = 'ok' AND e.origin = 'paid'
+       AND e.account_id <> l.owner_id AND e.completed_at > now() - interval '30 days'
   ) p ON true`;
 
 const OWNER_NAME = '(SELECT o.name FROM accounts o WHERE o.id = l.owner_id) AS owner_name';
@@ -142,6 +156,7 @@ function toListing(row: ListingRow): Listing {
 const toMarketListing = (row: MarketRow): MarketplaceListing => ({
   ...toListing(row),
   calls30d: row.calls_30d,
+  callers30d: row.callers_30d,
   ownerName: row.owner_name,
 });
 
@@ -217,7 +232,7 @@ export function createListingRepository(sql: SqlExecutor): ListingRepository {
 
     async get(name) {
       const [row] = await sql.query<MarketRow & { version: number; definition: AnalyticDefinition }>(
-        `SELECT ${COLUMNS}, p.calls_30d, ${OWNER_NAME}, v.version, v.definition
+        `SELECT ${COLUMNS}, p.calls_30d, p.callers_30d, ${OWNER_NAME}, v.version, v.definition
            FROM listings l
            JOIN analytics a ON a.id = l.analytic_id
            JOIN analytic_versions v ON v.analytic_id = a.id AND v.version = a.current_version
@@ -251,10 +266,10 @@ export function createListingRepository(sql: SqlExecutor): ListingRepository {
       const params = [text, query.category ?? null];
       const order =
         (query.sort ?? 'popular') === 'popular'
-          ? 'p.calls_30d DESC, l.published_at DESC, a.name'
+          ? 'p.callers_30d DESC, p.calls_30d DESC, l.published_at DESC, a.name'
           : 'l.published_at DESC, a.name';
       const rows = await sql.query<MarketRow>(
-        `SELECT ${COLUMNS}, p.calls_30d, ${OWNER_NAME} ${from} ${POPULARITY} ${where}
+        `SELECT ${COLUMNS}, p.calls_30d, p.callers_30d, ${OWNER_NAME} ${from} ${POPULARITY} ${where}
           ORDER BY ${order} LIMIT $3 OFFSET $4`,
         [...params, limit, offset],
       );

@@ -223,7 +223,11 @@ export function withQueries(services: GatewayServices, queries: QueryService): G
       ...services,
       queries,
       idempotency: services.store.idempotency,
-      previews: { rows: services.config.previewRows, perDay: services.config.previewsPerDay },
+      previews: {
+        rows: services.config.previewRows,
+        perDay: services.config.previewsPerDay,
+        listings: services.previewListings,
+      },
     }),
   };
 }
