@@ -124,11 +124,11 @@ describe('a flood of failed logins does not stall analytics (real gateway, DuckD
     console.log(
       `[e2e] login flood: top-products p50/p99 before ${Math.round(percentile(before.ms, 50))}/${Math.round(p99Before)} ms, during ${Math.round(percentile(during.ms, 50))}/${Math.round(p99During)} ms; flood outlasted the measurement by ${Math.round((floodEnded ?? 0) - measuredUntil)} ms; logins answered ${JSON.stringify(Object.fromEntries(tally))}`,
     );
-    // The flood really reached the hasher (unknown emails answered 401 after a decoy hash), and
-    // was still being hashed when the last call was measured.
+    // The flood really reached the hasher: unknown emails answered 401 after a decoy hash.
     expect(tally.get(401) ?? 0).toBeGreaterThan(0);
-    expect(floodEnded).toBeGreaterThan(measuredUntil);
     expect(during.failures).toEqual([]);
     expect(p99During).toBeLessThanOrEqual(2 * p99Before);
+    // And it was still being hashed when the last call was measured: the calls met the flood.
+    expect(floodEnded).toBeGreaterThan(measuredUntil);
   }, 90_000);
 });
