@@ -1,6 +1,8 @@
-// The V8 heap flags (and the malloc setting) the gateway runs with under `npm start`, in one
-// place: scripts/start.mjs passes them, and the bench and the large-result test run the gateway
-// with the same flags.
+// The V8 heap flags (and the malloc and thread-pool settings) the gateway runs with under
+// `npm start`, in one place: scripts/start.mjs passes them, and the bench and the large-result
+// test run the gateway with the same flags (test/support/gateway-process.ts sets the thread pool
+// for every end-to-end gateway).
+import { availableParallelism } from 'node:os';
 
 /**
  * Old space capped at QUARRY_HEAP_MB, or the result cache's bound plus 96 MiB. Without a cap V8
@@ -37,4 +39,22 @@ export function gatewayHeapFlags(env) {
  */
 export function gatewayMallocEnv(env) {
   return { MALLOC_ARENA_MAX: env.MALLOC_ARENA_MAX || '2' };
+}
+
+/**
+ * libuv's thread pool for the gateway: UV_THREADPOOL_SIZE as set, else libuv's default of 4
+ * plus the password hashes allowed at once (QUARRY_PASSWORD_HASH_CONCURRENCY; by default a
+ * quarter of the cores, at least 1, as gateway/src/config.ts computes it). scrypt and DuckDB's
+ * queries share the pool, so the hashes get threads of their own and queries keep libuv's four.
+ * It must be in the environment before node starts: libuv sizes the pool at its first use, which
+ * comes before any of the gateway's code could set it.
+ *
+ * @param {Readonly<Record<string, string | undefined>>} env UV_THREADPOOL_SIZE, QUARRY_PASSWORD_HASH_CONCURRENCY
+ * @returns {Record<string, string>}
+ */
+export function gatewayThreadpoolEnv(env) {
+  if (env.UV_THREADPOOL_SIZE) return { UV_THREADPOOL_SIZE: env.UV_THREADPOOL_SIZE };
+  const set = Number(env.QUARRY_PASSWORD_HASH_CONCURRENCY);
+  const hashes = Number.isInteger(set) && set > 0 ? set : Math.max(1, Math.floor(availableParallelism() / 4));
+  return { UV_THREADPOOL_SIZE: String(4 + hashes) };
 }

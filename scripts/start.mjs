@@ -7,7 +7,7 @@
 // to the gateway; its exit code is ours.
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { gatewayHeapFlags, gatewayMallocEnv } from './gateway-heap-flags.mjs';
+import { gatewayHeapFlags, gatewayMallocEnv, gatewayThreadpoolEnv } from './gateway-heap-flags.mjs';
 
 const compiled = process.argv.includes('--compiled');
 const watch = process.argv.includes('--watch');
@@ -49,7 +49,7 @@ const seed = run(file('examples/src/seed-demo-cli.ts'));
 const gateway = run(
   file('gateway/src/server.ts'),
   [...gatewayHeapFlags(process.env), ...(watch ? ['--watch', '--watch-preserve-output'] : [])],
-  gatewayMallocEnv(process.env),
+  { ...gatewayMallocEnv(process.env), ...gatewayThreadpoolEnv(process.env) },
 );
 
 seed.on('exit', (code) => {

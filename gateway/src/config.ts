@@ -1,6 +1,7 @@
 // The gateway's configuration: one zod schema, parsed once at start from the environment, failing
 // fast with every problem listed. No other module reads process.env.
 
+import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { getHeapStatistics } from 'node:v8';
 import { z } from 'zod';
@@ -139,6 +140,16 @@ const EnvSchema = z.object({
   QUARRY_PREVIEWS_PER_DAY: z.coerce.number().int().min(0).max(1_000_000).default(20),
   QUARRY_SIGNUPS_PER_HOUR: z.coerce.number().int().min(1).max(1_000_000_000).default(5),
   QUARRY_SESSION_TTL: z.coerce.number().int().min(60).max(2_592_000).default(86_400),
+  // Default: a quarter of the cores, at least 1. A hash holds a core for its whole ~100-300 ms,
+  // so on a small host more than one at a time takes the CPU from queries as well as the threads
+  // (scripts/gateway-heap-flags.mjs sizes the thread pool from the same figure).
+  QUARRY_PASSWORD_HASH_CONCURRENCY: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(64)
+    .default(Math.max(1, Math.floor(availableParallelism() / 4))),
+  QUARRY_PASSWORD_HASH_QUEUE: z.coerce.number().int().min(0).max(10_000).default(32),
   // `true` = 1 proxy, `false` = none, or how many proxies stand in front of the gateway.
   QUARRY_TRUST_PROXY: z
     .union([
@@ -273,6 +284,11 @@ export interface GatewayConfig {
   readonly signupsPerHour: number;
   /** Seconds a console session lasts from login (QUARRY_SESSION_TTL, default one day). */
   readonly sessionTtlSeconds: number;
+  /**
+   * Password hashes (scrypt) at once, and how many may wait behind them before the next login,
+   * sign-up or password change is refused with 429 (QUARRY_PASSWORD_HASH_CONCURRENCY, _QUEUE).
+   */
+  readonly passwordHash: { readonly concurrency: number; readonly queue: number };
   /**
    * How many proxies in front of the gateway to trust (QUARRY_TRUST_PROXY): 0 takes the client
    * address from the socket; N takes the address the N-th nearest proxy saw, from the right of
@@ -479,6 +495,7 @@ export function loadConfig(
     previewsPerDay: e.QUARRY_PREVIEWS_PER_DAY,
     signupsPerHour: e.QUARRY_SIGNUPS_PER_HOUR,
     sessionTtlSeconds: e.QUARRY_SESSION_TTL,
+    passwordHash: { concurrency: e.QUARRY_PASSWORD_HASH_CONCURRENCY, queue: e.QUARRY_PASSWORD_HASH_QUEUE },
     trustProxyHops: e.QUARRY_TRUST_PROXY,
     redisUrl: e.QUARRY_REDIS_URL,
     freeCredits: freeCreditsOf(e),

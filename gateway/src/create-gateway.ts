@@ -43,7 +43,9 @@ import { createFailureThrottle } from './rate-limit/failure-throttle.js';
 import { createMemoryRateLimiter } from './rate-limit/memory-rate-limiter.js';
 import { createPlanPolicies } from './rate-limit/plan-policies.js';
 import { loadOrCreateDemoSecretKey } from './security/demo-secret-key.js';
+import { createHashLimiter } from './security/hash-limiter.js';
 import type { Keyring } from './security/keyring.js';
+import { createPasswordHasher } from './security/password-hash.js';
 import { createSecretBox } from './security/secret-box.js';
 import { createAccountService } from './services/account-service.js';
 import { createAnalyticsService } from './services/analytics-service.js';
@@ -279,8 +281,12 @@ export async function createGateway(
     const billing = createBillingService(store, money, plans, config.budgets, payouts);
     metrics.setPayoutSource(() => money.payouts.totals());
     const marketplace = createMarketplaceService(store);
+    const hashLimiter = createHashLimiter(config.passwordHash);
+    metrics.setPasswordHashSource(() => hashLimiter.stats());
+    const passwords = createPasswordHasher(hashLimiter);
     const sessions = createSessionService({
       store,
+      passwords,
       ttlSeconds: config.sessionTtlSeconds,
       // In the shared limiter: one account's allowance holds across every instance.
       addressFailures: createFailureThrottle(rateLimiter, LOGIN_FAILURES_PER_ADDRESS),
@@ -393,6 +399,7 @@ export async function createGateway(
       billing,
       marketplace,
       sessions,
+      passwords,
       plans,
       policies,
       rateLimiter,

@@ -9,6 +9,7 @@ import { ConfigError, loadConfig, redactedConfig } from './config.js';
 import { PluginLoadError } from './connections/plugin-registry.js';
 import { createGateway, type Gateway } from './create-gateway.js';
 import { createLogger } from './observability/logger.js';
+import { threadpoolWarning } from './security/threadpool-check.js';
 
 async function main(): Promise<void> {
   let config: ReturnType<typeof loadConfig>;
@@ -37,6 +38,8 @@ async function main(): Promise<void> {
   }
   const logger = createLogger({ level: config.logLevel });
   logger.info({ config: redactedConfig(config) }, 'starting');
+  const threadpool = threadpoolWarning(process.env, config.passwordHash.concurrency);
+  if (threadpool !== undefined) logger.warn(threadpool);
   let gateway: Gateway;
   try {
     gateway = await createGateway(config, { logger });

@@ -7,6 +7,7 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { gatewayThreadpoolEnv } from '../../scripts/gateway-heap-flags.mjs';
 
 /** The repository root: the gateway resolves examples/analytics and workspace packages from here. */
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -78,7 +79,8 @@ export async function compiledBuildProblem(): Promise<string | undefined> {
 }
 
 /**
- * `gateway/src/server.ts` as its own process, with only PATH, HOME, HOST and `env`. node --import
+ * `gateway/src/server.ts` as its own process, with only PATH, HOME, HOST, UV_THREADPOOL_SIZE and
+ * `env`. node --import
  * tsx (not `npx tsx`): signals reach the gateway itself, not a wrapper process.
  */
 function spawnGateway(
@@ -92,7 +94,14 @@ function spawnGateway(
       : [...compiled.nodeFlags, 'gateway/dist/server.js'];
   return spawn(process.execPath, args, {
     cwd: REPO_ROOT,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', HOST: '127.0.0.1', ...env },
+    // The thread pool as `npm start` sizes it (scripts/gateway-heap-flags.mjs), unless `env` sets it.
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '',
+      HOST: '127.0.0.1',
+      ...gatewayThreadpoolEnv(env),
+      ...env,
+    },
     stdio: ['ignore', stdout, 'pipe'],
   });
 }

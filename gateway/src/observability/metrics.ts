@@ -25,6 +25,8 @@ export interface GatewayMetrics {
   setResultCacheSource(source: () => CacheStats): void;
   /** Registers the result-bytes budget's figures, read at scrape time. */
   setResultBudgetSource(source: () => ResultBudgetSnapshot): void;
+  /** Registers the password-hash limiter's figures, read at scrape time. */
+  setPasswordHashSource(source: () => PasswordHashSnapshot): void;
   /** Registers the source of each connection's circuit state, read at scrape time. */
   setCircuitSource(source: () => readonly CircuitSnapshot[]): void;
   /** Registers the source of owner payouts by state and the amount held (a store read at scrape time). */
@@ -42,6 +44,13 @@ export interface ResultBudgetSnapshot {
   readonly limitBytes: number;
   readonly inFlightBytes: number;
   readonly waiting: number;
+}
+
+/** The password-hash limiter (security/hash-limiter.ts): hashes running, waiting, refused so far. */
+export interface PasswordHashSnapshot {
+  readonly inFlight: number;
+  readonly queued: number;
+  readonly refused: number;
 }
 
 /** One connection's circuit breaker state. */
@@ -138,6 +147,35 @@ export function createMetrics(options: { readonly defaultMetrics?: boolean } = {
     'Warehouse queries waiting for room in the result budget',
     (s) => s.waiting,
   );
+  let hashSource: (() => PasswordHashSnapshot) | undefined;
+  new Gauge({
+    name: 'quarry_password_hashes_in_flight',
+    help: 'Password hashes (scrypt) running now, at most QUARRY_PASSWORD_HASH_CONCURRENCY',
+    registers: [registry],
+    collect() {
+      const stats = hashSource?.();
+      if (stats !== undefined) this.set(stats.inFlight);
+    },
+  });
+  new Gauge({
+    name: 'quarry_password_hashes_queued',
+    help: 'Password hashes waiting for a slot, at most QUARRY_PASSWORD_HASH_QUEUE',
+    registers: [registry],
+    collect() {
+      const stats = hashSource?.();
+      if (stats !== undefined) this.set(stats.queued);
+    },
+  });
+  new Counter({
+    name: 'quarry_password_hashes_refused_total',
+    help: 'Logins, sign-ups and password changes refused with 429 because the password-hash queue was full',
+    registers: [registry],
+    collect() {
+      this.reset();
+      const stats = hashSource?.();
+      if (stats !== undefined) this.inc(stats.refused);
+    },
+  });
   let usageSource: () => readonly UsageWriteSnapshot[] = () => [];
   // Counters kept by the group-commit writers; copied in at scrape time.
   const usageCounter = (name: string, help: string, pick: (s: UsageWriteSnapshot) => number) =>
@@ -264,6 +302,9 @@ export function createMetrics(options: { readonly defaultMetrics?: boolean } = {
     },
     setResultBudgetSource(source) {
       budgetSource = source;
+    },
+    setPasswordHashSource(source) {
+      hashSource = source;
     },
   };
 }

@@ -9,7 +9,6 @@ import { readJson } from '../http/read-json.js';
 import { AccountSchema, accountJson, IssuedKeySchema, keyJson } from '../http/resources.js';
 import { route } from '../http/route.js';
 import { requireOwnOrigin, setSessionCookie } from '../http/session-cookie.js';
-import { hashPassword } from '../security/password-hash.js';
 import { PasswordSchema } from './session.js';
 
 export const SignUpSchema = z
@@ -60,7 +59,10 @@ export function registerAccountRoutes(app: OpenAPIHono<AppEnv>): void {
       }
       // A browser sign-up: refused from another site's page, and signed in at once.
       requireOwnOrigin(c);
-      const { account, key } = await accounts.signUp({ ...body, passwordHash: await hashPassword(password) });
+      const { account, key } = await accounts.signUp({
+        ...body,
+        passwordHash: await c.var.services.passwords.hash(password),
+      });
       const signedIn = await c.var.services.sessions.open(account);
       setSessionCookie(c, signedIn.token, signedIn.session.expiresAt);
       return c.json({ account: accountJson(account), key: { ...keyJson(key.key), secret: key.secret } }, 201);

@@ -307,3 +307,44 @@ describe('over https', () => {
     }
   });
 });
+
+describe('password hashes past the limiter', () => {
+  it('answer 429 RATE_LIMIT_EXCEEDED at once with retry_after, and a login goes through once the queue drains', async () => {
+    const busy = await createTestGateway({
+      QUARRY_PASSWORD_HASH_CONCURRENCY: '1',
+      QUARRY_PASSWORD_HASH_QUEUE: '1',
+    });
+    try {
+      const address = email();
+      const signUp = await busy.call('POST', '/v1/accounts', {
+        body: { email: address, name: 'Busy user', password: PASSWORD },
+        headers: { origin: ORIGIN },
+      });
+      expect(signUp.status).toBe(201);
+      // Six at once, unknown emails: one hashing, one waiting, four refused without a hash.
+      const answers = await Promise.all(
+        Array.from({ length: 6 }, () =>
+          busy.call('POST', '/v1/session', {
+            headers: { origin: ORIGIN },
+            body: { email: email(), password: PASSWORD },
+          }),
+        ),
+      );
+      expect(answers.map((a) => a.status).sort()).toEqual([401, 401, 429, 429, 429, 429]);
+      for (const refused of answers.filter((a) => a.status === 429)) {
+        expect(refused.json.error.code).toBe('RATE_LIMIT_EXCEEDED');
+        expect(refused.json.error.retry_after).toBe(1);
+        expect(refused.headers.get('retry-after')).toBe('1');
+      }
+      const later = await busy.call('POST', '/v1/session', {
+        headers: { origin: ORIGIN },
+        body: { email: address, password: PASSWORD },
+      });
+      expect(later.status).toBe(201);
+      const metrics = await busy.call('GET', '/metrics');
+      expect(metrics.text).toMatch(/quarry_password_hashes_refused_total 4/);
+    } finally {
+      await busy.close();
+    }
+  });
+});

@@ -1,7 +1,8 @@
 // Console passwords: stored only as scrypt hashes with a salt of their own, verified in constant
 // time, and a malformed stored value never verifies.
 import { describe, expect, it } from 'vitest';
-import { decoyPasswordHash, hashPassword, verifyPassword } from './password-hash.js';
+import { createHashLimiter } from './hash-limiter.js';
+import { createPasswordHasher, decoyPasswordHash, hashPassword, verifyPassword } from './password-hash.js';
 import { csrfTokenMatches, csrfTokenOf, generateSessionToken, isSessionToken } from './session-token.js';
 
 describe('password hashes', () => {
@@ -27,6 +28,26 @@ describe('password hashes', () => {
       expect(await verifyPassword('x', stored)).toBe(false);
     }
     expect(await verifyPassword('anything', await decoyPasswordHash())).toBe(false);
+  });
+});
+
+describe('the password hasher (through the hash limiter)', () => {
+  it('verifies an unknown email against the decoy in the same queue, and refuses with 429 when it is full', async () => {
+    const limiter = createHashLimiter({ concurrency: 1, queue: 0 });
+    const passwords = createPasswordHasher(limiter);
+    const stored = await passwords.hash('correct horse battery');
+    expect(await passwords.verify('correct horse battery', stored)).toBe(true);
+    // No account: never true, whatever the password, and it still costs a hash.
+    expect(await passwords.verify('correct horse battery', null)).toBe(false);
+    let release!: () => void;
+    const busy = limiter.run(() => new Promise<void>((resolve) => (release = resolve)));
+    await expect(passwords.verify('anything', null)).rejects.toMatchObject({ code: 'RATE_LIMIT_EXCEEDED' });
+    await expect(passwords.verify('anything', stored)).rejects.toMatchObject({ code: 'RATE_LIMIT_EXCEEDED' });
+    await expect(passwords.hash('a new password')).rejects.toMatchObject({ code: 'RATE_LIMIT_EXCEEDED' });
+    expect(() => passwords.refuseIfBusy()).toThrow();
+    release();
+    await busy;
+    expect(limiter.stats()).toEqual({ inFlight: 0, queued: 0, refused: 4 });
   });
 });
 

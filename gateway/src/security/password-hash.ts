@@ -1,8 +1,10 @@
 // Console passwords: scrypt (node:crypto) with a random 16-byte salt per password, stored as
 // `scrypt$<log2 N>$<r>$<p>$<salt b64>$<hash b64>` so the cost can be raised later and old hashes
 // still verify. A password is never stored or logged in clear; verification compares in constant
-// time. scrypt runs on libuv's thread pool, so a login never blocks the event loop.
+// time. scrypt runs on libuv's thread pool, so a login never blocks the event loop; the gateway
+// hashes through createPasswordHasher, whose limiter keeps the pool's other threads for queries.
 import { randomBytes, type ScryptOptions, scrypt, timingSafeEqual } from 'node:crypto';
+import type { HashLimiter } from './hash-limiter.js';
 
 /** Shortest and longest password accepted (bytes beyond the maximum only cost CPU). */
 export const PASSWORD_MIN_LENGTH = 10;
@@ -56,5 +58,38 @@ export async function verifyPassword(password: string, stored: string): Promise<
 let decoy: Promise<string> | undefined;
 export function decoyPasswordHash(): Promise<string> {
   decoy ??= hashPassword(randomBytes(16).toString('hex'));
+  // A failed attempt is not kept: the next login makes another.
+  decoy.catch(() => {
+    decoy = undefined;
+  });
   return decoy;
+}
+
+/** Hashing and verifying through a limiter: what the gateway's routes and services use. */
+export interface PasswordHasher {
+  /** The stored form of `password`; RATE_LIMIT_EXCEEDED when the limiter's queue is full. */
+  hash(password: string): Promise<string>;
+  /**
+   * Whether `password` matches `stored`; with `stored` null (no account, or none with a
+   * password) it is checked against the decoy, through the same limiter, so an unknown email
+   * waits in the same queue and costs the same hash. RATE_LIMIT_EXCEEDED when the queue is full.
+   */
+  verify(password: string, stored: string | null): Promise<boolean>;
+  /** RATE_LIMIT_EXCEEDED now if a hash would be refused now (see HashLimiter.refuseIfFull). */
+  refuseIfBusy(): void;
+}
+
+export function createPasswordHasher(limiter: HashLimiter): PasswordHasher {
+  return {
+    refuseIfBusy: () => limiter.refuseIfFull(),
+    hash: (password) => limiter.run(() => hashPassword(password)),
+    async verify(password, stored) {
+      // One pass through the queue either way (two would make an unknown email slower under
+      // load); the decoy's own hash, made once per process, runs inside the same slot.
+      const ok = await limiter.run(async () =>
+        verifyPassword(password, stored ?? (await decoyPasswordHash())),
+      );
+      return ok && stored !== null;
+    },
+  };
 }

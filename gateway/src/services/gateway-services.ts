@@ -24,6 +24,7 @@ import type { QueryService } from '../query/query-service.js';
 import type { FailureThrottle } from '../rate-limit/failure-throttle.js';
 import type { PlanPolicies } from '../rate-limit/plan-policies.js';
 import type { RateLimiter } from '../rate-limit/rate-limiter.js';
+import type { PasswordHasher } from '../security/password-hash.js';
 import type { ControlPlaneStore } from '../store/control-plane-store.js';
 import type { AccountService } from './account-service.js';
 import type { AnalyticsService } from './analytics-service.js';
@@ -73,6 +74,8 @@ export interface GatewayServices {
   readonly marketplace: MarketplaceService;
   /** The web console's passwords and sign-in sessions. */
   readonly sessions: SessionService;
+  /** Password hashing through the hash limiter (sign-up's hash; the session service's too). */
+  readonly passwords: PasswordHasher;
   readonly health: HealthService;
   readonly plans: PlanCatalog;
   readonly policies: PlanPolicies;

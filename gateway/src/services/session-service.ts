@@ -2,10 +2,11 @@
 // (store/session-repository.ts). Logins are throttled per client address and per account, in the
 // gateway's rate limiter (shared by every instance when they share Redis): only failures count,
 // and while either allowance is spent every attempt is refused before any password is checked,
-// so guessing costs the guesser time and the gateway no scrypt.
+// so guessing costs the guesser time and the gateway no scrypt. Every hash goes through the
+// gateway's password hasher, whose limiter answers 429 when too many wait (security/hash-limiter.ts).
 import { ApiError } from '../errors/api-error.js';
 import type { FailureThrottle } from '../rate-limit/failure-throttle.js';
-import { decoyPasswordHash, hashPassword, verifyPassword } from '../security/password-hash.js';
+import type { PasswordHasher } from '../security/password-hash.js';
 import { generateSessionToken } from '../security/session-token.js';
 import type { Account } from '../store/account-repository.js';
 import type { ControlPlaneStore } from '../store/control-plane-store.js';
@@ -28,7 +29,8 @@ export interface SessionService {
   open(account: Account): Promise<SignedIn>;
   /**
    * Checks the email and password; UNAUTHENTICATED (one message for an unknown email, a wrong
-   * password, or an account without a password), RATE_LIMIT_EXCEEDED past the throttles.
+   * password, or an account without a password), RATE_LIMIT_EXCEEDED past the throttles or
+   * when too many password hashes wait already.
    */
   logIn(email: string, password: string, address: string): Promise<SignedIn>;
   /** Ends the session on every instance. */
@@ -48,6 +50,8 @@ export interface SessionService {
 
 export interface SessionServiceOptions {
   readonly store: ControlPlaneStore;
+  /** Hashes and verifies passwords through the gateway's hash limiter. */
+  readonly passwords: PasswordHasher;
   /** Lifetime of a session from login (absolute: no sliding renewal). */
   readonly ttlSeconds: number;
   /** Failures per address and per account (see the policies above). */
@@ -66,7 +70,7 @@ function throttled(wait: number): ApiError {
 }
 
 export function createSessionService(options: SessionServiceOptions): SessionService {
-  const { store } = options;
+  const { store, passwords } = options;
   async function open(account: Account): Promise<SignedIn> {
     const generated = generateSessionToken();
     const session = await store.sessions.create({
@@ -86,11 +90,14 @@ export function createSessionService(options: SessionServiceOptions): SessionSer
         await options.accountFailures.lockedFor(accountKey),
       );
       if (wait > 0) throw throttled(wait);
+      // Busy: refused before the store is asked anything, so refusals stay cheap.
+      passwords.refuseIfBusy();
       const account = await store.accounts.findByEmail(email);
       const hash =
         account === null || account.closedAt !== null ? null : await store.sessions.passwordHash(account.id);
       // Verified against a decoy when there is no hash: the same time whether the email exists.
-      const ok = await verifyPassword(password, hash ?? (await decoyPasswordHash()));
+      // Refused as busy (429), the attempt is not a failure: no password was checked.
+      const ok = await passwords.verify(password, hash);
       if (!ok || hash === null || account === null) {
         await options.addressFailures.recordFailure(addressKey);
         await options.accountFailures.recordFailure(accountKey);
@@ -105,13 +112,13 @@ export function createSessionService(options: SessionServiceOptions): SessionSer
     async setPassword({ accountId, password, current, sessionId }) {
       const existing = await store.sessions.passwordHash(accountId);
       if (sessionId !== undefined && existing !== null) {
-        if (current === undefined || !(await verifyPassword(current, existing))) {
+        if (current === undefined || !(await passwords.verify(current, existing))) {
           throw new ApiError('FORBIDDEN', 'The current password is wrong.', {
             details: [{ field: 'current_password', message: 'does not match' }],
           });
         }
       }
-      await store.sessions.setPasswordHash(accountId, await hashPassword(password));
+      await store.sessions.setPasswordHash(accountId, await passwords.hash(password));
       await store.sessions.revokeAll(accountId, sessionId);
     },
   };
