@@ -728,10 +728,9 @@ describe('403s', () => {
 
   it("prints the gateway's reason for a connection refused by network policy, exit 1, without blaming the key", async () => {
     server = await startTestServer(refusing);
-    const run = await quarry(
-      ['connections', 'add', 'shop', '--type', 'postgres', '--set', 'host=10.0.0.5'],
-      { env: { QUARRY_URL: server.url, QUARRY_API_KEY: KEY } },
-    );
+    const run = await quarry(['connections', 'add', 'shop', '--type', 'postgres', '--set', 'host=10.0.0.5'], {
+      env: { QUARRY_URL: server.url, QUARRY_API_KEY: KEY },
+    });
     expect(run.code).toBe(1);
     expect(run.stderr).toContain('private network address');
     expect(run.stderr).toContain('config.host');
