@@ -102,7 +102,8 @@ describe('with private hosts allowed', () => {
     }
 
     const deleted = await tg.call('DELETE', `/v1/owner/connections/${id}`, { key: alice.key });
-    expect(deleted.status).toBe(204);
+    expect(deleted.status).toBe(200);
+    expect(deleted.json).toEqual({ deleted: id, analytics: [], unlisted: [] });
     const gone = await tg.call('GET', `/v1/owner/connections/${id}`, { key: alice.key });
     expect(gone.status).toBe(404);
     expect(gone.json.error.code).toBe('NOT_FOUND');

@@ -57,6 +57,18 @@ function createMemoryConnections(): ConnectionRepository {
       if (row === undefined) throw new Error(`no connection ${id}`);
       return row.secrets;
     },
+    async update(accountId, id, change) {
+      const row = mine(accountId, id);
+      if (row === undefined) throw new Error(`no connection ${id}`);
+      const connection: Connection = {
+        ...row.connection,
+        config: change.config,
+        secretFields: Object.keys(change.secrets),
+        updatedAt: new Date(),
+      };
+      rows.set(id, { connection, secrets: { ...change.secrets } });
+      return connection;
+    },
     async delete(_accountId, id) {
       rows.delete(id);
     },
