@@ -204,6 +204,44 @@ describe('with private hosts not allowed', () => {
     expect(list.json.connections).toEqual([]);
   });
 
+  it('changes a connection in place: only the fields given, secrets never shown, the destination guard applied', async () => {
+    const created = await tg.call('POST', '/v1/owner/connections?test=false', {
+      key: alice.key,
+      body: {
+        name: 'pg-public',
+        type: 'postgres',
+        config: { host: '93.184.216.34', database: 'shop', user: 'reader', password: 'old-secret' },
+      },
+    });
+    expect(created.status, created.text).toBe(201);
+    const path = `/v1/owner/connections/${created.json.connection.id}`;
+
+    const rotated = await tg.call('PATCH', `${path}?test=false`, {
+      key: alice.key,
+      body: { config: { password: 'new-secret' } },
+    });
+    expect(rotated.status, rotated.text).toBe(200);
+    expect(rotated.json.connection).toMatchObject({
+      name: 'pg-public',
+      config: { host: '93.184.216.34', database: 'shop', user: 'reader' },
+      secret_fields: ['password'],
+    });
+    expect(rotated.text).not.toContain('new-secret');
+    expect(rotated.text).not.toContain('old-secret');
+
+    const moved = await tg.call('PATCH', `${path}?test=false`, {
+      key: alice.key,
+      body: { config: { host: '10.0.0.1' } },
+    });
+    expect(moved.status, moved.text).toBe(403);
+    expect(moved.json.error.code).toBe('FORBIDDEN');
+    const kept = await tg.call('GET', path, { key: alice.key });
+    expect(kept.json.connection.config.host).toBe('93.184.216.34');
+
+    const invalid = await tg.call('PATCH', path, { key: alice.key, body: { config: { port: 'many' } } });
+    expect(invalid.status).toBe(400);
+  });
+
   it('still serves the operator-made demo connection', async () => {
     const res = await tg.call('GET', '/v1/analytics/sales-by-region?year=2024', { key: tg.demoKey });
     expect(res.status, res.text).toBe(200);
