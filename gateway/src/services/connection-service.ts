@@ -440,9 +440,10 @@ export function createConnectionService(options: ConnectionServiceOptions): Conn
       }
       await vet(plugin, merged, updateOptions);
       const updated = await repository.update(accountId, id, split(plugin, merged));
-      // After the swap: calls already holding the old pool finish on it (close drains them);
-      // the next call opens one on the new config. Other instances hear it from the change log.
-      await service.evict(id);
+      // After the swap: calls already holding the old pool finish on it (close drains them,
+      // without the owner's answer waiting for that); the next call opens one on the new config.
+      // Other instances hear it from the change log.
+      void service.evict(id);
       return updated;
     },
     list: (accountId) => repository.list(accountId),
