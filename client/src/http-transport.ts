@@ -33,7 +33,7 @@ export interface TransportOptions {
 }
 
 export interface ApiRequest {
-  readonly method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  readonly method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   /** From the API root, e.g. `/v1/keys`; segments already encoded. */
   readonly path: string;
   readonly query?: QueryStringParams;

@@ -52,6 +52,7 @@ export type {
   Checkout,
   Column,
   Connection,
+  ConnectionRemoval,
   DeployOutcome,
   DeployResult,
   DescribedColumn,

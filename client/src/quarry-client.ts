@@ -14,6 +14,7 @@ import type {
   BillingPortal,
   Checkout,
   Connection,
+  ConnectionRemoval,
   DeployResult,
   DryRunResult,
   IssuedApiKey,
@@ -119,7 +120,20 @@ export interface QuarryClient {
     ): Promise<Connection>;
     /** Opens a session to the warehouse; resolves with the round trip in milliseconds. */
     test(id: string, options?: CallOptions): Promise<{ readonly ok: true; readonly latency_ms: number }>;
-    delete(id: string, options?: CallOptions): Promise<void>;
+    /**
+     * Changes a connection in place (`config` holds only the fields to change, secrets too; `null`
+     * removes one); tested before it is saved unless `test: false`. Calls keep being served.
+     */
+    update(
+      id: string,
+      change: { readonly config: Readonly<Record<string, unknown>> },
+      options?: CallOptions & { readonly test?: boolean },
+    ): Promise<Connection>;
+    /**
+     * Deletes a connection. While analytics use it the gateway refuses (a ConflictError naming
+     * them) unless `force`, which also takes their listings off the marketplace.
+     */
+    delete(id: string, options?: CallOptions & { readonly force?: boolean }): Promise<ConnectionRemoval>;
   };
   readonly listings: {
     /** Lists one of your public analytics on the marketplace (or updates its listing). */
@@ -380,10 +394,23 @@ export function createQuarryClient(
           signal: o.signal,
         });
       },
-      async delete(id, o = {}) {
-        await transport.send<undefined>({
+      async update(id, change, o = {}) {
+        const body = await transport.send<{ connection: Connection }>({
+          method: 'PATCH',
+          path: `/v1/owner/connections/${segment(id)}`,
+          query: o.test === false ? { test: 'false' } : {},
+          body: change,
+          // Setting the same fields twice leaves the same config.
+          idempotent: true,
+          signal: o.signal,
+        });
+        return body.connection;
+      },
+      delete(id, o = {}) {
+        return transport.send<ConnectionRemoval>({
           method: 'DELETE',
           path: `/v1/owner/connections/${segment(id)}`,
+          query: o.force === true ? { force: 'true' } : {},
           idempotent: true,
           signal: o.signal,
         });

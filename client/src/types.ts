@@ -285,6 +285,16 @@ export interface NewConnection {
   readonly config: Readonly<Record<string, unknown>>;
 }
 
+/** What deleting a connection did (`DELETE /v1/owner/connections/:id`). */
+export interface ConnectionRemoval {
+  /** The connection's id. */
+  readonly deleted: string;
+  /** Your analytics that were on it: they answer 404 until deployed on another connection. */
+  readonly analytics: readonly string[];
+  /** Those of them taken off the marketplace (`force` only). */
+  readonly unlisted: readonly string[];
+}
+
 /** A result column as the warehouse described it, without running the query. */
 export interface DescribedColumn {
   readonly name: string;

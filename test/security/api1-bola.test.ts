@@ -42,9 +42,14 @@ describe('API1 broken object level authorization', () => {
     expect(clients.text).not.toContain(ownerClientId);
   });
 
-  it("cannot read, test or delete the owner's connection by id, nor list it", async () => {
+  it("cannot read, test, change or delete the owner's connection by id, nor list it", async () => {
     const path = `/v1/owner/connections/${w.connectionId}`;
     expectErrorEnvelope(await w.call('GET', path, { key: w.attacker.key }), 404, 'NOT_FOUND');
+    expectErrorEnvelope(
+      await w.call('PATCH', path, { key: w.attacker.key, json: { config: { path: '/etc/passwd' } } }),
+      404,
+      'NOT_FOUND',
+    );
     expectErrorEnvelope(await w.call('POST', `${path}/test`, { key: w.attacker.key }), 404, 'NOT_FOUND');
     expectErrorEnvelope(await w.call('DELETE', path, { key: w.attacker.key }), 404, 'NOT_FOUND');
     const mine = await w.call('GET', '/v1/owner/connections', { key: w.attacker.key });

@@ -37,13 +37,23 @@ export class NotLoggedInError extends Error {
   override readonly name = 'NotLoggedInError';
 }
 
+/**
+ * A 403 about the credential itself (a key lacking a scope, or asked to grant one it lacks), as
+ * opposed to every other FORBIDDEN (a connection the network policy refuses, previews turned
+ * off, sign-up closed): those are not the key's fault, and a new key would not help. The
+ * gateway answers both with FORBIDDEN; only scope refusals speak of scopes.
+ */
+function isScopeRefusal(error: unknown): boolean {
+  return error instanceof ForbiddenError && /\bscopes?\b/i.test(error.message);
+}
+
 /** The exit code for an error. */
 export function exitCodeFor(error: unknown): number {
   if (error instanceof UsageError) return EXIT.usage;
   if (
     error instanceof NotLoggedInError ||
     error instanceof UnauthenticatedError ||
-    error instanceof ForbiddenError ||
+    isScopeRefusal(error) ||
     error instanceof OAuthError
   )
     return EXIT.auth;
@@ -55,8 +65,7 @@ export function exitCodeFor(error: unknown): number {
 function hintFor(error: unknown): string | undefined {
   if (error instanceof UnauthenticatedError)
     return 'Check the key: run `quarry login`, set QUARRY_API_KEY, or pass --key.';
-  if (error instanceof ForbiddenError)
-    return 'The key lacks a scope this command needs; create one that has it.';
+  if (isScopeRefusal(error)) return 'The key lacks a scope this command needs; create one that has it.';
   if (error instanceof RateLimitError && error.retryAfter !== undefined)
     return `Try again in ${Math.ceil(error.retryAfter)} s.`;
   if (error instanceof QuotaExceededError)

@@ -710,3 +710,40 @@ describe('usage errors and help', () => {
     }
   });
 });
+
+describe('403s', () => {
+  /** A gateway refusing connections to a private host, and keys without the owner scope. */
+  const refusing: TestHandler = (req) => {
+    const forbidden = (message: string, details: unknown[] = []) => ({
+      status: 403,
+      body: { error: { code: 'FORBIDDEN', message, request_id: 'req_test', details } },
+    });
+    if (req.headers.authorization === 'Bearer qry_live_query_only')
+      return forbidden('This key lacks the "owner" scope.');
+    return forbidden(
+      'This connection is not allowed: 10.0.0.5 is a private network address; the operator has not allowed private networks (QUARRY_ALLOW_PRIVATE_NETWORKS).',
+      [{ field: 'config.host', message: '10.0.0.5 is a private network address' }],
+    );
+  };
+
+  it("prints the gateway's reason for a connection refused by network policy, exit 1, without blaming the key", async () => {
+    server = await startTestServer(refusing);
+    const run = await quarry(['connections', 'add', 'shop', '--type', 'postgres', '--set', 'host=10.0.0.5'], {
+      env: { QUARRY_URL: server.url, QUARRY_API_KEY: KEY },
+    });
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain('private network address');
+    expect(run.stderr).toContain('config.host');
+    expect(run.stderr).not.toContain('scope');
+  });
+
+  it('still says a key lacking a scope needs another key, exit 3', async () => {
+    server = await startTestServer(refusing);
+    const run = await quarry(['connections', 'list'], {
+      env: { QUARRY_URL: server.url, QUARRY_API_KEY: 'qry_live_query_only' },
+    });
+    expect(run.code).toBe(3);
+    expect(run.stderr).toContain('lacks the "owner" scope');
+    expect(run.stderr).toContain('The key lacks a scope this command needs');
+  });
+});

@@ -18,6 +18,7 @@ import {
   connectionsListCommand,
   connectionsRmCommand,
   connectionsTestCommand,
+  connectionsUpdateCommand,
 } from './commands/connections.js';
 import { keysCreateCommand, keysListCommand, keysRevokeCommand } from './commands/keys.js';
 import {
@@ -44,6 +45,7 @@ const COMMANDS: readonly Command[] = [
   keysRevokeCommand,
   connectionsAddCommand,
   connectionsListCommand,
+  connectionsUpdateCommand,
   connectionsTestCommand,
   connectionsRmCommand,
   analyticsDeployCommand,

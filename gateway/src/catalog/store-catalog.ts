@@ -71,9 +71,12 @@ export function createStoreCatalog(options: StoreCatalogOptions): Catalog {
     const definition = parsed.definition;
     const connection = await options.connections.findByName(analytic.accountId, definition.connection);
     if (!connection) {
-      throw new ApiError('SOURCE_UNAVAILABLE', `The connection behind "${name}" is not available.`, {
-        retryAfter: 5,
-      });
+      // Its owner deleted the connection (`?force=true` unlists the analytics on it): nothing a
+      // retry can change, so a 404 naming it, never a 503 with `retry_after`.
+      throw new ApiError(
+        'NOT_FOUND',
+        `The analytic "${name}" cannot run: its connection "${definition.connection}" was deleted. Its owner must connect it again or deploy the analytic on another connection.`,
+      );
     }
     const plugin = options.plugins.get(connection.type);
     if (!plugin) {

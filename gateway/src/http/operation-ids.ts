@@ -48,6 +48,7 @@ export const OPERATION_IDS: Readonly<Record<string, string>> = {
   'POST /v1/owner/connections': 'createConnection',
   'GET /v1/owner/connections': 'listConnections',
   'GET /v1/owner/connections/{id}': 'getConnection',
+  'PATCH /v1/owner/connections/{id}': 'updateConnection',
   'DELETE /v1/owner/connections/{id}': 'deleteConnection',
   'POST /v1/owner/connections/{id}/test': 'testConnection',
   'POST /v1/owner/analytics': 'createAnalytic',

@@ -102,7 +102,8 @@ describe('with private hosts allowed', () => {
     }
 
     const deleted = await tg.call('DELETE', `/v1/owner/connections/${id}`, { key: alice.key });
-    expect(deleted.status).toBe(204);
+    expect(deleted.status).toBe(200);
+    expect(deleted.json).toEqual({ deleted: id, analytics: [], unlisted: [] });
     const gone = await tg.call('GET', `/v1/owner/connections/${id}`, { key: alice.key });
     expect(gone.status).toBe(404);
     expect(gone.json.error.code).toBe('NOT_FOUND');
@@ -201,6 +202,44 @@ describe('with private hosts not allowed', () => {
     expect(res.json.error.code).toBe('FORBIDDEN');
     const list = await tg.call('GET', '/v1/owner/connections', { key: alice.key });
     expect(list.json.connections).toEqual([]);
+  });
+
+  it('changes a connection in place: only the fields given, secrets never shown, the destination guard applied', async () => {
+    const created = await tg.call('POST', '/v1/owner/connections?test=false', {
+      key: alice.key,
+      body: {
+        name: 'pg-public',
+        type: 'postgres',
+        config: { host: '93.184.216.34', database: 'shop', user: 'reader', password: 'old-secret' },
+      },
+    });
+    expect(created.status, created.text).toBe(201);
+    const path = `/v1/owner/connections/${created.json.connection.id}`;
+
+    const rotated = await tg.call('PATCH', `${path}?test=false`, {
+      key: alice.key,
+      body: { config: { password: 'new-secret' } },
+    });
+    expect(rotated.status, rotated.text).toBe(200);
+    expect(rotated.json.connection).toMatchObject({
+      name: 'pg-public',
+      config: { host: '93.184.216.34', database: 'shop', user: 'reader' },
+      secret_fields: ['password'],
+    });
+    expect(rotated.text).not.toContain('new-secret');
+    expect(rotated.text).not.toContain('old-secret');
+
+    const moved = await tg.call('PATCH', `${path}?test=false`, {
+      key: alice.key,
+      body: { config: { host: '10.0.0.1' } },
+    });
+    expect(moved.status, moved.text).toBe(403);
+    expect(moved.json.error.code).toBe('FORBIDDEN');
+    const kept = await tg.call('GET', path, { key: alice.key });
+    expect(kept.json.connection.config.host).toBe('93.184.216.34');
+
+    const invalid = await tg.call('PATCH', path, { key: alice.key, body: { config: { port: 'many' } } });
+    expect(invalid.status).toBe(400);
   });
 
   it('still serves the operator-made demo connection', async () => {

@@ -1,4 +1,5 @@
-// Owner connections: create (secrets encrypted at rest), list, show, delete, and test.
+// Owner connections: create (secrets encrypted at rest), list, show, change in place (credentials
+// rotated without an outage), delete (refused while analytics use it, unless forced), and test.
 import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
 import type { AppEnv } from '../http/app-env.js';
 import {
@@ -13,6 +14,7 @@ import { requireScope } from '../http/middleware/require-scope.js';
 import { readJson } from '../http/read-json.js';
 import { ConnectionSchema, connectionJson } from '../http/resources.js';
 import { pathParam, route } from '../http/route.js';
+import { removeConnection } from '../services/connection-removal.js';
 
 export const NewConnectionSchema = z
   .object({
@@ -43,6 +45,30 @@ const CreateQuery = z.object({
       'Open a session with the config before saving it (default `true`); `false` saves it untested',
   }),
 });
+const DeleteQuery = z.object({
+  force: z.enum(['true', 'false']).optional().openapi({
+    description:
+      'Delete it even though analytics use it: their listings are taken off the marketplace, and calls to them answer 404 naming the connection until they are deployed on another one',
+  }),
+});
+export const ConnectionPatchSchema = z
+  .object({
+    config: z.record(z.string(), z.unknown()).openapi({
+      description:
+        'The fields to change (secrets too); the others are kept. `null` removes a field. The merged config is validated like a new one',
+    }),
+  })
+  .strict()
+  .openapi('ConnectionPatch');
+const RemovalSchema = z
+  .object({
+    deleted: z.string().openapi({ description: "The connection's id" }),
+    analytics: z.array(z.string()).openapi({
+      description: 'Your analytics that were on it: they answer 404 until deployed on another connection',
+    }),
+    unlisted: z.array(z.string()).openapi({ description: 'Those of them taken off the marketplace' }),
+  })
+  .openapi('ConnectionRemoval');
 const one = { 'application/json': { schema: z.object({ connection: ConnectionSchema }) } };
 
 export function registerOwnerConnectionRoutes(app: OpenAPIHono<AppEnv>): void {
@@ -130,21 +156,70 @@ export function registerOwnerConnectionRoutes(app: OpenAPIHono<AppEnv>): void {
   route(
     app,
     createRoute({
+      method: 'patch',
+      path: '/v1/owner/connections/{id}',
+      tags: ['Owner'],
+      summary: 'Change a connection in place (rotate its credentials without an outage)',
+      description:
+        "The given config fields replace the saved ones. The merged config passes the same checks as a new connection and is tested before it is saved (`?test=false` saves it untested): a warehouse that cannot be reached, or refuses the credentials, is a 400 and nothing changes. Once saved, each instance's pool closes after its calls in flight finish, and the next call opens one on the new config.",
+      security: BEARER,
+      request: {
+        params: IdParam,
+        query: CreateQuery,
+        body: { required: true, content: { 'application/json': { schema: ConnectionPatchSchema } } },
+      },
+      responses: {
+        200: { description: 'Changed', content: one },
+        ...AUTHED_ERRORS,
+        ...BODY_ERRORS,
+        ...NOT_FOUND_ERROR,
+      },
+    }),
+    requireScope('owner'),
+    async (c) => {
+      const body = await readJson(c, ConnectionPatchSchema);
+      const id = pathParam(c, 'id');
+      const connection = await c.var.services.connections.update(c.var.principal.accountId, id, body, {
+        test: c.req.query('test') !== 'false',
+      });
+      c.var.services.breakers.forget(id);
+      return c.json({ connection: connectionJson(connection) });
+    },
+  );
+  route(
+    app,
+    createRoute({
       method: 'delete',
       path: '/v1/owner/connections/{id}',
       tags: ['Owner'],
       summary: 'Delete a connection (its pool is closed on every instance)',
+      description:
+        'Refused with 409 `CONFLICT` while analytics of yours use it (`details` name each). `?force=true` deletes it anyway and takes their listings off the marketplace; calls to them then answer 404 `NOT_FOUND` naming the connection, with no `retry_after`.',
       security: BEARER,
-      request: { params: IdParam },
-      responses: { 204: { description: 'Deleted' }, ...AUTHED_ERRORS, ...NOT_FOUND_ERROR },
+      request: { params: IdParam, query: DeleteQuery },
+      responses: {
+        200: {
+          description: 'Deleted',
+          content: { 'application/json': { schema: RemovalSchema } },
+        },
+        ...AUTHED_ERRORS,
+        ...NOT_FOUND_ERROR,
+        409: CONFLICT_ERROR[409],
+      },
     }),
     requireScope('owner'),
     async (c) => {
       const id = pathParam(c, 'id');
-      await c.var.services.connections.delete(c.var.principal.accountId, id);
-      c.var.services.breakers.forget(id);
-      c.var.services.catalog.invalidate();
-      return c.body(null, 204);
+      const { connections, analytics, marketplace, breakers, catalog } = c.var.services;
+      const removal = await removeConnection(
+        { connections, analytics, marketplace },
+        c.var.principal.accountId,
+        id,
+        { force: c.req.query('force') === 'true' },
+      );
+      breakers.forget(id);
+      catalog.invalidate();
+      return c.json(removal);
     },
   );
   route(

@@ -8,11 +8,13 @@ import { lookup } from 'node:dns/promises';
 import { mkdtemp, rm, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { seedDemoWarehouse } from '@quarry/examples';
 import {
   type DestinationPolicy,
   type HostResolver,
   OPERATOR_TRUSTED,
   PUBLIC_ONLY,
+  parseTemplate,
 } from '@quarry/sdk-connector';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { loadPlugins, type PluginRegistry } from '../connections/plugin-registry.js';
@@ -56,6 +58,18 @@ function createMemoryConnections(): ConnectionRepository {
       const row = mine(accountId, id);
       if (row === undefined) throw new Error(`no connection ${id}`);
       return row.secrets;
+    },
+    async update(accountId, id, change) {
+      const row = mine(accountId, id);
+      if (row === undefined) throw new Error(`no connection ${id}`);
+      const connection: Connection = {
+        ...row.connection,
+        config: change.config,
+        secretFields: Object.keys(change.secrets),
+        updatedAt: new Date(),
+      };
+      rows.set(id, { connection, secrets: { ...change.secrets } });
+      return connection;
     },
     async delete(_accountId, id) {
       rows.delete(id);
@@ -394,6 +408,40 @@ describe('host files are not probed for an owner without the switch', () => {
       );
       expect(error, path).toMatchObject({ code: 'FORBIDDEN' });
     }
+  });
+});
+
+describe('changing a connection in place', () => {
+  it('lets a query in flight finish on the old pool, and the next call opens the new config', async () => {
+    const { service: connections } = service(true);
+    await seedDemoWarehouse(join(dir, 'a.duckdb'), { rows: 10 });
+    await seedDemoWarehouse(join(dir, 'b.duckdb'), { rows: 10 });
+    const created = await connections.create(ACCOUNT, {
+      name: 'wh',
+      type: 'duckdb',
+      config: { path: join(dir, 'a.duckdb') },
+    });
+    const old = await connections.connectorFor(ACCOUNT, created.id);
+    const dialect = plugins.get('duckdb')?.dialect;
+    if (dialect === undefined) throw new Error('duckdb is loaded');
+    const inFlight = old.query({
+      template: parseTemplate('SELECT count(*) AS n FROM range(100000000)', dialect),
+      params: {},
+      timeoutMs: 30_000,
+      maxRows: 10,
+    });
+    const updated = await connections.update(
+      ACCOUNT,
+      created.id,
+      { config: { path: join(dir, 'b.duckdb') } },
+      { test: false },
+    );
+    expect(updated.config).toMatchObject({ path: join(dir, 'b.duckdb') });
+    const answered = await inFlight;
+    expect(answered.rows).toHaveLength(1);
+    expect(Number(answered.rows[0]?.n)).toBe(100_000_000);
+    const next = await connections.connectorFor(ACCOUNT, created.id);
+    expect(next).not.toBe(old);
   });
 });
 

@@ -45,6 +45,11 @@ export interface CreateConnectionOptions {
   readonly test?: boolean;
 }
 
+/** A change to a connection: the config fields given replace the saved ones; `null` removes one. */
+export interface ConnectionChange {
+  readonly config: Readonly<Record<string, unknown>>;
+}
+
 export interface ConnectionService {
   create(
     accountId: string,
@@ -54,6 +59,18 @@ export interface ConnectionService {
   list(accountId: string): Promise<readonly Connection[]>;
   get(accountId: string, id: string): Promise<Connection>;
   findByName(accountId: string, name: string): Promise<Connection | null>;
+  /**
+   * Changes a connection's config (secrets included) in place: the merged config passes the same
+   * checks as a new one (schema, host access, destinations) and, unless `test` is false, opens a
+   * session before it is saved. Once saved, the pool is closed here (its calls in flight finish
+   * on the old config) and, through the change log, on every other instance.
+   */
+  update(
+    accountId: string,
+    id: string,
+    change: ConnectionChange,
+    options?: CreateConnectionOptions,
+  ): Promise<Connection>;
   delete(accountId: string, id: string): Promise<void>;
   /**
    * Opens a session to the warehouse; throws a 503 SOURCE_UNAVAILABLE ApiError carrying the
@@ -357,38 +374,77 @@ export function createConnectionService(options: ConnectionServiceOptions): Conn
     }
   }
 
+  /**
+   * What a config must pass to be saved through the owner API, new or changed: its type's schema,
+   * the host-access switches, the destination guard (403 for a refused destination, 400 for a
+   * name that does not resolve) and, unless `test` is false, one session opened with it.
+   */
+  async function vet(
+    plugin: ConnectorPlugin,
+    config: Readonly<Record<string, unknown>>,
+    vetOptions: CreateConnectionOptions,
+  ): Promise<void> {
+    // Asked once before validation too: a schema that inspects the host (SQLite's reads the
+    // file's header) must not tell an owner without the switch which files exist.
+    checkHostAccess(plugin, config, true);
+    const parsed = parseConnectorConfig(plugin, config) as Record<string, unknown>;
+    checkHostAccess(plugin, parsed);
+    try {
+      await checkHosts(plugin, parsed);
+    } catch (error) {
+      if (isDestinationRefusal(error)) {
+        throw new ApiError('FORBIDDEN', `This connection is not allowed: ${error.message}.`, {
+          details: [{ field: 'config.host', message: error.message }],
+        });
+      }
+      if (isConnectorError(error, 'CONNECT_FAILED')) {
+        throw new ApiError('INVALID_REQUEST', `The connection's ${error.message}.`, {
+          details: [{ field: 'config.host', message: error.message }],
+        });
+      }
+      throw error;
+    }
+    if (vetOptions.test !== false) await testNew(plugin, config);
+  }
+
+  /** A config as stored: the secret fields (sealed by the store) apart from the rest. */
+  function split(plugin: ConnectorPlugin, whole: Readonly<Record<string, unknown>>) {
+    const secretNames = new Set(secretFieldsOf(plugin.configSchema).map((p) => p.split('.')[0] as string));
+    const config: Record<string, unknown> = {};
+    const secrets: Record<string, string> = {};
+    for (const [field, value] of Object.entries(whole)) {
+      if (secretNames.has(field)) secrets[field] = JSON.stringify(value);
+      else config[field] = value;
+    }
+    return { config, secrets };
+  }
+
   const service: ConnectionService = {
     async create(accountId, request, createOptions = {}) {
       const plugin = pluginFor(request.type);
-      // Asked once before validation too: a schema that inspects the host (SQLite's reads the
-      // file's header) must not tell an owner without the switch which files exist.
-      checkHostAccess(plugin, request.config, true);
-      const parsed = parseConnectorConfig(plugin, request.config) as Record<string, unknown>;
-      checkHostAccess(plugin, parsed);
-      try {
-        await checkHosts(plugin, parsed);
-      } catch (error) {
-        if (isDestinationRefusal(error)) {
-          throw new ApiError('FORBIDDEN', `This connection is not allowed: ${error.message}.`, {
-            details: [{ field: 'config.host', message: error.message }],
-          });
-        }
-        if (isConnectorError(error, 'CONNECT_FAILED')) {
-          throw new ApiError('INVALID_REQUEST', `The connection's ${error.message}.`, {
-            details: [{ field: 'config.host', message: error.message }],
-          });
-        }
-        throw error;
+      await vet(plugin, request.config, createOptions);
+      return repository.create({
+        accountId,
+        name: request.name,
+        type: request.type,
+        ...split(plugin, request.config),
+      });
+    },
+    async update(accountId, id, change, updateOptions = {}) {
+      const connection = await service.get(accountId, id);
+      const plugin = pluginFor(connection.type);
+      const merged = await fullConfig(accountId, connection);
+      for (const [field, value] of Object.entries(change.config)) {
+        if (value === null) delete merged[field];
+        else merged[field] = value;
       }
-      if (createOptions.test !== false) await testNew(plugin, request.config);
-      const secretNames = new Set(secretFieldsOf(plugin.configSchema).map((p) => p.split('.')[0] as string));
-      const config: Record<string, unknown> = {};
-      const secrets: Record<string, string> = {};
-      for (const [field, value] of Object.entries(request.config)) {
-        if (secretNames.has(field)) secrets[field] = JSON.stringify(value);
-        else config[field] = value;
-      }
-      return repository.create({ accountId, name: request.name, type: request.type, config, secrets });
+      await vet(plugin, merged, updateOptions);
+      const updated = await repository.update(accountId, id, split(plugin, merged));
+      // After the swap: calls already holding the old pool finish on it (close drains them,
+      // without the owner's answer waiting for that); the next call opens one on the new config.
+      // Other instances hear it from the change log.
+      void service.evict(id);
+      return updated;
     },
     list: (accountId) => repository.list(accountId),
     async get(accountId, id) {
@@ -424,9 +480,11 @@ export function createConnectionService(options: ConnectionServiceOptions): Conn
       const connector = (async () => {
         const connection = await repository.get(accountId, connectionId);
         if (!connection) {
-          throw new ApiError('SOURCE_UNAVAILABLE', "The analytic's connection no longer exists.", {
-            retryAfter: UNAVAILABLE_RETRY_AFTER_S,
-          });
+          // Deleted (by force, or between the catalog's load and now): no retry brings it back.
+          throw new ApiError(
+            'NOT_FOUND',
+            "The analytic's connection was deleted; its owner must deploy it again.",
+          );
         }
         return open(accountId, connection, false);
       })();

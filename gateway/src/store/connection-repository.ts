@@ -2,6 +2,7 @@
 // fields (passwords, private keys, tokens) are sealed together with the secret box and stored
 // only as ciphertext, with the id of the key that sealed them so a rotation can find old rows.
 // Listing and getting never decrypt; only readSecrets does, when a connector is being built.
+// Updating and deleting record a 'connection' change: every instance closes its pool.
 
 import { StoreError, withConstraintErrors } from '../errors/store-error.js';
 import type { SecretBox } from '../security/secret-box.js';
@@ -53,6 +54,15 @@ export interface ConnectionRepository {
   findByName(accountId: string, name: string): Promise<Connection | null>;
   /** Decrypts the connection's secrets; NOT_FOUND for an unknown or deleted connection. */
   readSecrets(accountId: string, id: string): Promise<ConnectionSecrets>;
+  /**
+   * Replaces a connection's config and secrets (whole, not merged: the service merges) and
+   * records the change, so every instance closes its pool; NOT_FOUND when absent.
+   */
+  update(
+    accountId: string,
+    id: string,
+    change: { readonly config: ConnectionConfig; readonly secrets: ConnectionSecrets },
+  ): Promise<Connection>;
   /** Soft-deletes (frees the name) and records the change; NOT_FOUND when absent. */
   delete(accountId: string, id: string): Promise<void>;
 }
@@ -153,6 +163,28 @@ export function createConnectionRepository(
       );
       if (row === undefined) throw new StoreError('NOT_FOUND', `connection ${id} not found`);
       return row.secrets === null ? {} : (JSON.parse(secretBox.open(row.secrets)) as ConnectionSecrets);
+    },
+    update(accountId, id, change) {
+      const fields = Object.keys(change.secrets).sort();
+      const sealed = fields.length === 0 ? null : secretBox.seal(JSON.stringify(change.secrets));
+      return sql.transaction(async (tx) => {
+        const [row] = await tx.query<ConnectionRow>(
+          `UPDATE connections SET config = $3::jsonb, secrets = $4, secrets_key_id = $5, secret_fields = $6,
+                  updated_at = now()
+            WHERE id = $1 AND account_id = $2 AND deleted_at IS NULL RETURNING ${COLUMNS}`,
+          [
+            id,
+            accountId,
+            JSON.stringify(change.config),
+            sealed,
+            sealed === null ? null : secretBox.currentKeyId,
+            fields,
+          ],
+        );
+        if (row === undefined) throw new StoreError('NOT_FOUND', `connection ${id} not found`);
+        await createChangeLogRepository(tx).append('connection', id);
+        return toConnection(row);
+      });
     },
     delete(accountId, id) {
       return sql.transaction(async (tx) => {

@@ -1,9 +1,10 @@
-// `quarry connections add|list|test|rm`: an owner's warehouse connections. `add` takes the
-// connector's config as `--set field=value` pairs (numbers and booleans typed) or one `--config`
-// JSON object; the gateway tests the connection before saving it unless `--no-test`. A
+// `quarry connections add|list|update|test|rm`: an owner's warehouse connections. `add` and
+// `update` take the connector's config as `--set field=value` pairs (numbers and booleans typed)
+// or one `--config` JSON object; the gateway tests the config before saving it unless
+// `--no-test`. `rm` is refused while analytics use the connection, unless `--force`. A
 // connection is named by its name or its id.
 
-import { NotFoundError } from '../../errors.js';
+import { ConflictError, NotFoundError } from '../../errors.js';
 import type { QuarryClient } from '../../quarry-client.js';
 import type { Connection } from '../../types.js';
 import { EXIT, UsageError } from '../cli-errors.js';
@@ -20,7 +21,11 @@ import { createProgress } from '../progress.js';
 import { formatTable } from '../table.js';
 
 /** `field=value` pairs as a config object: integers, numbers and true/false typed, the rest text. */
-function configOf(pairs: readonly string[], json: string | undefined): Record<string, unknown> {
+function configOf(
+  pairs: readonly string[],
+  json: string | undefined,
+  command = 'connections add',
+): Record<string, unknown> {
   let config: Record<string, unknown> = {};
   if (json !== undefined) {
     try {
@@ -29,12 +34,12 @@ function configOf(pairs: readonly string[], json: string | undefined): Record<st
         throw new Error('not an object');
       config = parsed as Record<string, unknown>;
     } catch (error) {
-      throw new UsageError(`--config must be a JSON object: ${(error as Error).message}`, 'connections add');
+      throw new UsageError(`--config must be a JSON object: ${(error as Error).message}`, command);
     }
   }
   for (const pair of pairs) {
     const at = pair.indexOf('=');
-    if (at <= 0) throw new UsageError(`--set takes field=value, got "${pair}".`, 'connections add');
+    if (at <= 0) throw new UsageError(`--set takes field=value, got "${pair}".`, command);
     const raw = pair.slice(at + 1);
     config[pair.slice(0, at)] =
       raw === 'true' ? true : raw === 'false' ? false : /^-?\d+(\.\d+)?$/.test(raw) ? Number(raw) : raw;
@@ -176,26 +181,99 @@ ${CONNECTION_HELP}
   },
 };
 
-export const connectionsRmCommand: Command = {
-  name: 'connections rm',
-  summary: 'delete a connection',
-  help: `Usage: quarry connections rm <name|id> [--json]
+export const connectionsUpdateCommand: Command = {
+  name: 'connections update',
+  summary: 'change a connection in place, e.g. rotate its password (tested before it is saved)',
+  help: `Usage: quarry connections update <name|id> (--set field=value … | --config JSON) [--no-test] [--json]
 
-Deletes one of your connections; analytics on it stop answering until it exists again.
+Changes the given fields of one of your connections (secrets too) and keeps the others; a field
+set to null in --config is removed. The gateway opens a session with the new config first: if it
+cannot, nothing changes. Analytics on the connection keep answering: calls already running finish
+on the old config, the next ones use the new one.
+
+  quarry connections update shop --set password=…
 
 Options:
-  --json        print {"deleted": id} as JSON
+  --set field=value  one config field (repeat); numbers and true/false are typed
+  --config JSON      fields as a JSON object (--set fields are added over it)
+  --no-test          save it without opening a session first
+  --json             print the saved connection as JSON
+${CONNECTION_HELP}
+  -h, --help         this help
+`,
+  options: {
+    set: { type: 'string', multiple: true },
+    config: { type: 'string' },
+    'no-test': { type: 'boolean' },
+    json: { type: 'boolean' },
+    ...CONNECTION_OPTIONS,
+  },
+  positionals: { min: 1, max: 1 },
+  async run({ flags, positionals }, io) {
+    const config = configOf(listFlag(flags, 'set'), stringFlag(flags, 'config'), 'connections update');
+    if (Object.keys(config).length === 0)
+      throw new UsageError('Give the fields to change with --set or --config.', 'connections update');
+    const client = await connect(flags, io);
+    const found = await find(client, positionals[0] as string);
+    const test = !booleanFlag(flags, 'no-test');
+    const progress = createProgress(io.stderr);
+    let connection: Connection;
+    try {
+      if (test) progress.update(`testing the new ${found.type} config`);
+      connection = await client.connections.update(found.id, { config }, { test });
+    } finally {
+      progress.stop();
+    }
+    if (booleanFlag(flags, 'json')) print(io, connection);
+    else io.stdout.write(`Connection ${connection.name} updated${test ? ', tested' : ''}.\n`);
+    return EXIT.ok;
+  },
+};
+
+export const connectionsRmCommand: Command = {
+  name: 'connections rm',
+  summary: 'delete a connection (refused while analytics use it, unless --force)',
+  help: `Usage: quarry connections rm <name|id> [--force] [--json]
+
+Deletes one of your connections. While analytics of yours use it the gateway refuses, naming
+them: deploy them on another connection first, or change the connection in place with
+\`quarry connections update\`. With --force it is deleted anyway, their listings are taken off
+the marketplace, and calls to them answer 404 until they are deployed on another connection.
+
+Options:
+  --force       delete it even though analytics use it (unlists them)
+  --json        print {"deleted", "analytics", "unlisted"} as JSON
 ${CONNECTION_HELP}
   -h, --help    this help
 `,
-  options: { json: { type: 'boolean' }, ...CONNECTION_OPTIONS },
+  options: { force: { type: 'boolean' }, json: { type: 'boolean' }, ...CONNECTION_OPTIONS },
   positionals: { min: 1, max: 1 },
   async run({ flags, positionals }, io) {
     const client = await connect(flags, io);
     const connection = await find(client, positionals[0] as string);
-    await client.connections.delete(connection.id);
-    if (booleanFlag(flags, 'json')) print(io, { deleted: connection.id });
-    else io.stdout.write(`Deleted connection ${connection.name} (${connection.id}).\n`);
+    const removal = await client.connections
+      .delete(connection.id, { force: booleanFlag(flags, 'force') })
+      .catch((error: unknown) => {
+        // Analytics use it: say how to go on, in the CLI's own words.
+        if (!(error instanceof ConflictError) || error.details.length === 0) throw error;
+        throw new ConflictError({
+          code: error.code,
+          status: error.status,
+          requestId: error.requestId,
+          details: error.details,
+          message: `The connection "${connection.name}" is used by ${error.details.map((d) => d.message).join(', ')}. Deploy them on another connection, change this one in place with \`quarry connections update ${connection.name} --set …\`, or delete it anyway with \`quarry connections rm ${connection.name} --force\` (their listings are taken off the marketplace).`,
+        });
+      });
+    if (booleanFlag(flags, 'json')) print(io, removal);
+    else {
+      io.stdout.write(`Deleted connection ${connection.name} (${connection.id}).\n`);
+      if (removal.unlisted.length > 0)
+        io.stdout.write(`Taken off the marketplace: ${removal.unlisted.join(', ')}.\n`);
+      if (removal.analytics.length > 0)
+        io.stdout.write(
+          `Answering 404 until deployed on another connection: ${removal.analytics.join(', ')}.\n`,
+        );
+    }
     return EXIT.ok;
   },
 };
