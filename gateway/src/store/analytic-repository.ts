@@ -251,18 +251,26 @@ export function createAnalyticRepository(
       return sql.transaction(async (tx) => {
         // The row lock serialises concurrent updates: versions never collide, and a price is
         // scheduled from the schedule it replaces, not from one another deploy is replacing.
+        // The lock on the analytics row alone: joined to its version, a concurrent deploy's wait
+        // would end with the join re-checked against the new current_version and no row found.
         const [locked] = await tx.query<
-          Pick<AnalyticRow, 'price' | 'next_price' | 'next_price_at' | 'definition'>
+          Pick<AnalyticRow, 'id' | 'price' | 'next_price' | 'next_price_at' | 'current_version'>
         >(
-          `SELECT a.price, a.next_price, a.next_price_at, v.definition
-             FROM analytics a JOIN analytic_versions v ON v.analytic_id = a.id AND v.version = a.current_version
-            WHERE a.name = $1 AND a.account_id = $2 AND a.deleted_at IS NULL
-              FOR UPDATE OF a`,
+          `SELECT id, price, next_price, next_price_at, current_version FROM analytics
+            WHERE name = $1 AND account_id = $2 AND deleted_at IS NULL FOR UPDATE`,
           [name, accountId],
         );
         if (locked === undefined) throw new StoreError('NOT_FOUND', `analytic ${name} not found`);
+        // Only a row migration 016 could not price falls back to its current definition's price.
+        const [current] =
+          locked.price === null
+            ? await tx.query<Pick<AnalyticRow, 'definition'>>(
+                'SELECT definition FROM analytic_versions WHERE analytic_id = $1 AND version = $2',
+                [locked.id, locked.current_version],
+              )
+            : [];
         const pricing = schedulePrice(
-          pricingOf(locked),
+          pricingOf({ ...locked, definition: current?.definition ?? {} }),
           change.price ?? definitionPrice(change.definition),
           change.nowMs ?? Date.now(),
           change.priceNoticeMs ?? 0,
