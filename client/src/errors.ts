@@ -69,6 +69,13 @@ export class NotFoundError extends QuarryError {
 export class ConflictError extends QuarryError {
   override readonly name: string = 'ConflictError';
 }
+/**
+ * 409 `PRICE_ABOVE_LIMIT`: the call would cost more than its `maxCredits`; nothing was run or
+ * charged. `details` carry the price and the limit. Never retried (the same call costs the same).
+ */
+export class PriceAboveLimitError extends QuarryError {
+  override readonly name: string = 'PriceAboveLimitError';
+}
 /** 429 `RATE_LIMIT_EXCEEDED`: retried automatically after `retryAfter` seconds. */
 export class RateLimitError extends QuarryError {
   override readonly name: string = 'RateLimitError';
@@ -129,6 +136,7 @@ const CLASS_BY_CODE: Readonly<Record<string, ErrorClass>> = {
   SOURCE_NOT_FOUND: NotFoundError,
   NOT_FOUND: NotFoundError,
   CONFLICT: ConflictError,
+  PRICE_ABOVE_LIMIT: PriceAboveLimitError,
   RATE_LIMIT_EXCEEDED: RateLimitError,
   QUOTA_EXCEEDED: QuotaExceededError,
   RESULT_TOO_LARGE: ResultTooLargeError,

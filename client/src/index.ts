@@ -9,6 +9,7 @@ export {
   NetworkError,
   NotFoundError,
   OAuthError,
+  PriceAboveLimitError,
   QuarryError,
   type QuarryErrorDetail,
   type QuarryErrorInit,

@@ -9,6 +9,7 @@ import {
   InvalidRequestError,
   NetworkError,
   NotFoundError,
+  PriceAboveLimitError,
   QuarryError,
   QueryTimeoutError,
   QuotaExceededError,
@@ -80,6 +81,13 @@ describe('requests', () => {
     await client.query('sales-by-region', { year: 2024 }, { noCache: true });
     expect(s.requests[1]?.headers['idempotency-key']).not.toBe(req?.headers['idempotency-key']);
     expect(s.requests[1]?.headers['cache-control']).toBe('no-cache');
+    // `maxCredits` is the body's max_credits.
+    await client.query('sales-by-region', { year: 2024 }, { maxCredits: 5 });
+    expect(JSON.parse(s.requests[2]?.body ?? '')).toEqual({
+      source: 'sales-by-region',
+      params: { year: 2024 },
+      max_credits: 5,
+    });
   });
 
   it('runs GET /v1/analytics/:name with lists as repeated keys and nulls left out', async () => {
@@ -87,6 +95,8 @@ describe('requests', () => {
     await clientFor(s).analytics.get('monthly-revenue', { year: 2024, regions: ['EU', 'NA'], region: null });
     expect(s.requests[0]?.method).toBe('GET');
     expect(s.requests[0]?.url).toBe('/v1/analytics/monthly-revenue?year=2024&regions=EU&regions=NA');
+    await clientFor(s).analytics.get('monthly-revenue', { year: 2024 }, { maxCredits: 3 });
+    expect(s.requests[1]?.url).toBe('/v1/analytics/monthly-revenue?year=2024&max_credits=3');
   });
 
   it('keeps a base URL path prefix and unwraps the management answers', async () => {
@@ -255,6 +265,7 @@ describe('typed errors', () => {
     [403, 'FORBIDDEN', ForbiddenError],
     [404, 'SOURCE_NOT_FOUND', NotFoundError],
     [409, 'CONFLICT', ConflictError],
+    [409, 'PRICE_ABOVE_LIMIT', PriceAboveLimitError],
     [429, 'QUOTA_EXCEEDED', QuotaExceededError],
     [422, 'RESULT_TOO_LARGE', ResultTooLargeError],
     [500, 'INTERNAL', InternalError],

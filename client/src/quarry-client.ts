@@ -63,6 +63,11 @@ export interface QueryOptions extends CallOptions {
    * once and charged once.
    */
   readonly idempotencyKey?: string;
+  /**
+   * The most credits the call may cost (`max_credits`): a dearer call is refused with
+   * PriceAboveLimitError (409 `PRICE_ABOVE_LIMIT`), nothing run or charged.
+   */
+  readonly maxCredits?: number;
 }
 
 /** A reporting period: a calendar month in UTC, `YYYY-MM` (default: the current one). */
@@ -279,7 +284,7 @@ export function createQuarryClient(
       return transport.send<QueryResult<Row, Insights>>({
         method: 'POST',
         path: '/v1/query',
-        body: { source, params },
+        body: o.maxCredits === undefined ? { source, params } : { source, params, max_credits: o.maxCredits },
         headers: {
           'idempotency-key': o.idempotencyKey ?? randomIdempotencyKey(),
           ...(o.noCache ? { 'cache-control': 'no-cache' } : {}),
@@ -298,7 +303,8 @@ export function createQuarryClient(
         return transport.send<QueryResult<Row, Insights>>({
           method: 'GET',
           path: `/v1/analytics/${segment(name)}`,
-          query: params,
+          // `max_credits` beside the params: the gateway reserves the name for this.
+          query: o.maxCredits === undefined ? params : { ...params, max_credits: String(o.maxCredits) },
           ...(o.noCache ? { headers: { 'cache-control': 'no-cache' } } : {}),
           idempotent: true,
           signal: o.signal,

@@ -11,6 +11,8 @@ export interface UseQuarryQueryOptions {
   readonly enabled?: boolean;
   /** Query again this long after each answer or error; unset or 0: never. */
   readonly refreshIntervalMs?: number;
+  /** Refuse calls costing more than this (`max_credits`): the error is a PriceAboveLimitError. */
+  readonly maxCredits?: number;
 }
 
 export interface QuarryQueryState<Row, Insights> {
@@ -53,6 +55,7 @@ export function useQuarryQuery<Row = Record<string, unknown>, Insights = unknown
 ): QuarryQueryState<Row, Insights> {
   const enabled = options.enabled ?? true;
   const refreshIntervalMs = options.refreshIntervalMs ?? 0;
+  const maxCredits = options.maxCredits;
   const paramsJson = stableJson(params);
   const key = `${source}\u0000${paramsJson}`;
   const [settled, setSettled] = useState<Settled<Row, Insights>>({
@@ -79,7 +82,10 @@ export function useQuarryQuery<Row = Record<string, unknown>, Insights = unknown
       loading: true,
     }));
     client
-      .query<Row, Insights>(source, JSON.parse(paramsJson) as QueryParams, { signal: controller.signal })
+      .query<Row, Insights>(source, JSON.parse(paramsJson) as QueryParams, {
+        signal: controller.signal,
+        ...(maxCredits === undefined ? {} : { maxCredits }),
+      })
       .then(
         (data) => {
           if (controller.signal.aborted) return;
@@ -97,7 +103,7 @@ export function useQuarryQuery<Row = Record<string, unknown>, Insights = unknown
       controller.abort();
       clearTimeout(timer);
     };
-  }, [client, source, paramsJson, key, enabled, refreshIntervalMs, runs]);
+  }, [client, source, paramsJson, key, enabled, refreshIntervalMs, maxCredits, runs]);
 
   // Before the effect has run for a new query, report it as loading, not the old query's data.
   if (settled.key !== key) {

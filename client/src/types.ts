@@ -20,6 +20,10 @@ export interface QueryMeta {
   readonly credits: number;
   /** The analytic version that answered. */
   readonly version: number;
+  /** While the owner has a price rise scheduled: what a call will cost from `next_price_at`. */
+  readonly next_price?: number;
+  /** When `next_price` takes effect (ISO 8601). */
+  readonly next_price_at?: string;
   /** A marketplace preview (a try-token call): free, at most the gateway's preview rows. */
   readonly preview?: true;
 }
@@ -102,6 +106,11 @@ export interface Analytic {
   readonly visibility: 'public' | 'private' | 'shared';
   readonly shared_with: readonly string[];
   readonly definition: Readonly<Record<string, unknown>>;
+  /** Credits a call pays now; a rise waits the gateway's notice (QUARRY_PRICE_NOTICE_HOURS). */
+  readonly price: number;
+  /** A rise not in force yet, and when it takes effect; null when none. */
+  readonly scheduled_price: number | null;
+  readonly price_effective_at: string | null;
   readonly created_at: string;
   readonly updated_at: string;
 }

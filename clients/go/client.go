@@ -101,6 +101,9 @@ type QueryOptions struct {
 	// IdempotencyKey is sent as Idempotency-Key (default: a random one per call), the same on
 	// every retry, so a repeated query is answered and charged once.
 	IdempotencyKey string
+	// MaxCredits, when above 0, is sent as max_credits: a call that would cost more is refused
+	// (ErrPriceAboveLimit, 409 PRICE_ABOVE_LIMIT), nothing run or charged.
+	MaxCredits int
 }
 
 func randomKey() string {
@@ -126,9 +129,13 @@ func (c *Client) Query(ctx context.Context, source string, params Params, opts .
 	if o.NoCache {
 		headers["Cache-Control"] = "no-cache"
 	}
+	body := map[string]any{"source": source, "params": params}
+	if o.MaxCredits > 0 {
+		body["max_credits"] = o.MaxCredits
+	}
 	var out Result
 	err := c.do(ctx, apiRequest{method: http.MethodPost, path: "/v1/query", idempotent: true, headers: headers,
-		body: map[string]any{"source": source, "params": params}}, &out)
+		body: body}, &out)
 	if err != nil {
 		return nil, err
 	}
@@ -139,9 +146,13 @@ func (c *Client) Query(ctx context.Context, source string, params Params, opts .
 type Analytics struct{ c *Client }
 
 // Get runs an analytic with GET /v1/analytics/<name>; the gateway coerces the values. A slice
-// or array value (of any element type) becomes repeated keys; nil values are left out.
-func (a *Analytics) Get(ctx context.Context, name string, params map[string]any) (*Result, error) {
+// or array value (of any element type) becomes repeated keys; nil values are left out. opts is
+// optional: its MaxCredits goes beside the params as max_credits (the gateway reserves the name).
+func (a *Analytics) Get(ctx context.Context, name string, params map[string]any, opts ...QueryOptions) (*Result, error) {
 	query := url.Values{}
+	if len(opts) > 0 && opts[0].MaxCredits > 0 {
+		query.Set("max_credits", fmt.Sprint(opts[0].MaxCredits))
+	}
 	for k, v := range params {
 		if v == nil {
 			continue

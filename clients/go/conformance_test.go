@@ -47,7 +47,7 @@ type conformanceCase struct {
 var families = map[string]error{
 	"InvalidRequest": quarry.ErrInvalidRequest, "InvalidParams": quarry.ErrInvalidParams,
 	"Unauthenticated": quarry.ErrUnauthenticated, "Forbidden": quarry.ErrForbidden, "NotFound": quarry.ErrNotFound,
-	"Conflict": quarry.ErrConflict, "RateLimit": quarry.ErrRateLimit, "QuotaExceeded": quarry.ErrQuotaExceeded,
+	"Conflict": quarry.ErrConflict, "PriceAboveLimit": quarry.ErrPriceAboveLimit, "RateLimit": quarry.ErrRateLimit, "QuotaExceeded": quarry.ErrQuotaExceeded,
 	"ResultTooLarge": quarry.ErrResultTooLarge, "Upstream": quarry.ErrUpstream,
 	"SourceUnavailable": quarry.ErrSourceUnavailable, "QueryTimeout": quarry.ErrQueryTimeout,
 	"Internal": quarry.ErrInternal, "Network": quarry.ErrNetwork, "Timeout": quarry.ErrTimeout, "OAuth": quarry.ErrOAuth,
@@ -135,6 +135,9 @@ func (r *caseRunner) perform(client *quarry.Client, s step, input map[string]any
 	switch s.Op {
 	case "query":
 		params, _ := input["params"].(map[string]any)
+		if limit, ok := input["max_credits"].(float64); ok {
+			return client.Query(ctx, input["source"].(string), params, quarry.QueryOptions{MaxCredits: int(limit)})
+		}
 		return client.Query(ctx, input["source"].(string), params)
 	case "analytics.get":
 		params, _ := input["params"].(map[string]any)

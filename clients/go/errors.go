@@ -15,14 +15,16 @@ type Family string
 
 // The error families, mirroring the gateway's error envelope codes (docs/design.md §2).
 const (
-	FamilyInvalidRequest    Family = "InvalidRequest"
-	FamilyInvalidParams     Family = "InvalidParams"
-	FamilyUnauthenticated   Family = "Unauthenticated"
-	FamilyForbidden         Family = "Forbidden"
-	FamilyNotFound          Family = "NotFound"
-	FamilyConflict          Family = "Conflict"
-	FamilyRateLimit         Family = "RateLimit"
-	FamilyQuotaExceeded     Family = "QuotaExceeded"
+	FamilyInvalidRequest  Family = "InvalidRequest"
+	FamilyInvalidParams   Family = "InvalidParams"
+	FamilyUnauthenticated Family = "Unauthenticated"
+	FamilyForbidden       Family = "Forbidden"
+	FamilyNotFound        Family = "NotFound"
+	FamilyConflict        Family = "Conflict"
+	FamilyRateLimit       Family = "RateLimit"
+	FamilyQuotaExceeded   Family = "QuotaExceeded"
+	// FamilyPriceAboveLimit: the call would cost more than its MaxCredits; nothing run or charged.
+	FamilyPriceAboveLimit   Family = "PriceAboveLimit"
 	FamilyResultTooLarge    Family = "ResultTooLarge"
 	FamilyUpstream          Family = "Upstream"
 	FamilySourceUnavailable Family = "SourceUnavailable"
@@ -48,6 +50,7 @@ var (
 	ErrConflict          = errors.New("quarry: conflict")
 	ErrRateLimit         = errors.New("quarry: rate limit exceeded")
 	ErrQuotaExceeded     = errors.New("quarry: quota exceeded")
+	ErrPriceAboveLimit   = errors.New("quarry: price above limit")
 	ErrResultTooLarge    = errors.New("quarry: result too large")
 	ErrUpstream          = errors.New("quarry: upstream error")
 	ErrSourceUnavailable = errors.New("quarry: source unavailable")
@@ -61,7 +64,7 @@ var (
 var sentinelByFamily = map[Family]error{
 	FamilyInvalidRequest: ErrInvalidRequest, FamilyInvalidParams: ErrInvalidParams,
 	FamilyUnauthenticated: ErrUnauthenticated, FamilyForbidden: ErrForbidden, FamilyNotFound: ErrNotFound,
-	FamilyConflict: ErrConflict, FamilyRateLimit: ErrRateLimit, FamilyQuotaExceeded: ErrQuotaExceeded,
+	FamilyConflict: ErrConflict, FamilyPriceAboveLimit: ErrPriceAboveLimit, FamilyRateLimit: ErrRateLimit, FamilyQuotaExceeded: ErrQuotaExceeded,
 	FamilyResultTooLarge: ErrResultTooLarge, FamilyUpstream: ErrUpstream,
 	FamilySourceUnavailable: ErrSourceUnavailable, FamilyQueryTimeout: ErrQueryTimeout,
 	FamilyInternal: ErrInternal, FamilyNetwork: ErrNetwork, FamilyTimeout: ErrTimeout, FamilyOAuth: ErrOAuth,
@@ -72,7 +75,7 @@ var familyByCode = map[string]Family{
 	"PAYLOAD_TOO_LARGE": FamilyInvalidRequest, "UNSUPPORTED_MEDIA_TYPE": FamilyInvalidRequest,
 	"INVALID_PARAMS": FamilyInvalidParams, "UNAUTHENTICATED": FamilyUnauthenticated,
 	"FORBIDDEN": FamilyForbidden, "SOURCE_NOT_FOUND": FamilyNotFound, "NOT_FOUND": FamilyNotFound,
-	"CONFLICT": FamilyConflict, "RATE_LIMIT_EXCEEDED": FamilyRateLimit, "QUOTA_EXCEEDED": FamilyQuotaExceeded,
+	"CONFLICT": FamilyConflict, "PRICE_ABOVE_LIMIT": FamilyPriceAboveLimit, "RATE_LIMIT_EXCEEDED": FamilyRateLimit, "QUOTA_EXCEEDED": FamilyQuotaExceeded,
 	"RESULT_TOO_LARGE": FamilyResultTooLarge, "UPSTREAM_ERROR": FamilyUpstream,
 	"SOURCE_UNAVAILABLE": FamilySourceUnavailable, "QUERY_TIMEOUT": FamilyQueryTimeout, "INTERNAL": FamilyInternal,
 }

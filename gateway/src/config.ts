@@ -123,6 +123,8 @@ const EnvSchema = z.object({
   QUARRY_MAX_LIVE_POOLS: z.coerce.number().int().min(1).max(100_000).default(200),
   QUARRY_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(120_000).default(10_000),
   QUARRY_MAX_PRICE: z.coerce.number().int().min(1).max(1_000_000).default(100),
+  // Fractions allowed: tests (and an operator trying it) use a notice of seconds.
+  QUARRY_PRICE_NOTICE_HOURS: z.coerce.number().min(0).max(8_760).default(168),
   QUARRY_MAX_CONNECTIONS_PER_ACCOUNT: z.coerce.number().int().min(1).max(1_000_000).default(20),
   QUARRY_MAX_ANALYTICS_PER_ACCOUNT: z.coerce.number().int().min(1).max(1_000_000).default(100),
   QUARRY_MAX_VERSIONS_KEPT: z.coerce.number().int().min(1).max(1_000_000).default(50),
@@ -263,6 +265,8 @@ export interface GatewayConfig {
   readonly headersTimeoutMs: number;
   /** The highest price an analytic may charge, in credits a call (QUARRY_MAX_PRICE). */
   readonly maxPrice: number;
+  /** How long a price rise waits before calls pay it, in ms (QUARRY_PRICE_NOTICE_HOURS; 0: at once). */
+  readonly priceNoticeMs: number;
   /** What one account may hold (QUARRY_MAX_*_PER_ACCOUNT, QUARRY_MAX_VERSIONS_KEPT). */
   readonly accountLimits: AccountLimits;
   /** The most rows a marketplace preview answers (QUARRY_PREVIEW_ROWS). */
@@ -477,6 +481,7 @@ export function loadConfig(
     maxLivePools: e.QUARRY_MAX_LIVE_POOLS,
     headersTimeoutMs: e.QUARRY_HEADERS_TIMEOUT_MS,
     maxPrice: e.QUARRY_MAX_PRICE,
+    priceNoticeMs: Math.round(e.QUARRY_PRICE_NOTICE_HOURS * 3_600_000),
     accountLimits: {
       connections: e.QUARRY_MAX_CONNECTIONS_PER_ACCOUNT,
       analytics: e.QUARRY_MAX_ANALYTICS_PER_ACCOUNT,

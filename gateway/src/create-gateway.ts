@@ -309,6 +309,7 @@ export async function createGateway(
       plugins,
       changes: store.changes,
       maxPrice: config.maxPrice,
+      priceNoticeMs: config.priceNoticeMs,
       dropCached: (analyticId) => resultCache.delete(cacheKeyPrefix(analyticId)),
       describe: (ownerId, connectionId, request) => connections.describe(ownerId, connectionId, request),
     });

@@ -3,6 +3,7 @@
 import {
   ForbiddenError,
   OAuthError,
+  PriceAboveLimitError,
   QuarryError,
   QuotaExceededError,
   RateLimitError,
@@ -68,6 +69,8 @@ function hintFor(error: unknown): string | undefined {
   if (isScopeRefusal(error)) return 'The key lacks a scope this command needs; create one that has it.';
   if (error instanceof RateLimitError && error.retryAfter !== undefined)
     return `Try again in ${Math.ceil(error.retryAfter)} s.`;
+  if (error instanceof PriceAboveLimitError)
+    return 'Nothing was run or charged. The listing shows the price and any scheduled rise: `quarry marketplace search`.';
   if (error instanceof QuotaExceededError)
     return "The plan's monthly credits are used up; they reset next month, or upgrade: `quarry billing status`.";
   return undefined;

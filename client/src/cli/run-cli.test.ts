@@ -97,6 +97,13 @@ const gateway: TestHandler = (req) => {
       return envelope(400, 'INVALID_PARAMS', { details: [{ param: 'year', message: 'must be an integer' }] });
     if (url.searchParams.get('year') === '1999')
       return envelope(429, 'QUOTA_EXCEEDED', { retry_after: 86_400 });
+    if (url.searchParams.get('max_credits') === '1')
+      return envelope(409, 'PRICE_ABOVE_LIMIT', {
+        details: [
+          { field: 'price', value: 2, message: 'This call costs 2 credits.' },
+          { field: 'max_credits', value: 1, message: 'You allowed at most 1 credits.' },
+        ],
+      });
     return queryAnswer([
       { region: url.searchParams.getAll('region').join('+'), revenue: 1234.5 },
       { region: 'NA', revenue: 99 },
@@ -226,6 +233,22 @@ describe('query', () => {
     expect(usage.code).toBe(2);
     expect(usage.stderr).toContain('--param takes name=value');
     expect(server.requests).toHaveLength(2);
+  });
+
+  it('sends --max-credits beside the params and exits 1 on PRICE_ABOVE_LIMIT; refuses a bad value unsent', async () => {
+    server = await startTestServer(gateway);
+    const env = { QUARRY_URL: server.url, QUARRY_API_KEY: KEY };
+    const refused = await quarry(['query', 'sales-by-region', '-p', 'year=2024', '--max-credits', '1'], {
+      env,
+    });
+    expect(server.requests[0]?.url).toBe('/v1/analytics/sales-by-region?year=2024&max_credits=1');
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('PRICE_ABOVE_LIMIT');
+    expect(refused.stderr).toContain('Nothing was run or charged');
+    const bad = await quarry(['query', 'sales-by-region', '--max-credits', '0'], { env });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--max-credits takes a positive whole number');
+    expect(server.requests).toHaveLength(1);
   });
 });
 

@@ -60,11 +60,18 @@ final class Client
     /**
      * Runs an analytic with typed params (POST /v1/query). Sends an Idempotency-Key (default: a
      * random one per call), the same on every retry, so a repeated query is answered and charged
-     * once. $noCache bypasses the gateway's result cache.
+     * once. $noCache bypasses the gateway's result cache. $maxCredits: a call that would cost more
+     * throws PriceAboveLimitException (409 PRICE_ABOVE_LIMIT), nothing run or charged.
      *
      * @param array<string, mixed> $params
      */
-    public function query(string $source, array $params = [], bool $noCache = false, ?string $idempotencyKey = null): QueryResult
+    public function query(
+        string $source,
+        array $params = [],
+        bool $noCache = false,
+        ?string $idempotencyKey = null,
+        ?int $maxCredits = null,
+    ): QueryResult
     {
         $headers = ['Idempotency-Key' => $idempotencyKey ?? 'qc-' . bin2hex(random_bytes(16))];
         if ($noCache) {
@@ -72,6 +79,9 @@ final class Client
         }
         // An empty PHP array would encode as a JSON list: params are always an object.
         $body = ['source' => $source, 'params' => $params === [] ? new \stdClass() : $params];
+        if ($maxCredits !== null) {
+            $body['max_credits'] = $maxCredits;
+        }
         return QueryResult::fromArray($this->transport->send('POST', '/v1/query', body: $body, headers: $headers));
     }
 }

@@ -18,6 +18,7 @@ final class ErrorFactory
         'SOURCE_NOT_FOUND' => Exception\NotFoundException::class,
         'NOT_FOUND' => Exception\NotFoundException::class,
         'CONFLICT' => Exception\ConflictException::class,
+        'PRICE_ABOVE_LIMIT' => Exception\PriceAboveLimitException::class,
         'RATE_LIMIT_EXCEEDED' => Exception\RateLimitException::class,
         'QUOTA_EXCEEDED' => Exception\QuotaExceededException::class,
         'RESULT_TOO_LARGE' => Exception\ResultTooLargeException::class,

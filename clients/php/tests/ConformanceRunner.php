@@ -168,7 +168,7 @@ final class ConformanceRunner
     private function perform(Client $client, string $op, array $args): mixed
     {
         return match ($op) {
-            'query' => $client->query($args['source'], $args['params']),
+            'query' => $client->query($args['source'], $args['params'], maxCredits: $args['max_credits'] ?? null),
             'analytics.get' => $client->analytics->get($args['name'], $args['params']),
             'keys.create' => $client->keys->create($args['name'], $args['scopes'] ?? null),
             'keys.list' => $client->keys->list(),

@@ -111,7 +111,7 @@ class CaseRunner:
 
     def _perform(self, client: quarry.QuarryClient, op: str, args: Dict[str, Any]) -> Any:
         if op == "query":
-            return client.query(args["source"], args["params"])
+            return client.query(args["source"], args["params"], max_credits=args.get("max_credits"))
         if op == "analytics.get":
             return client.analytics.get(args["name"], args["params"])
         if op == "keys.create":

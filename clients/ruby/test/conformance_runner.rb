@@ -103,7 +103,7 @@ module ConformanceRunner
 
     def perform(client, op, args)
       case op
-      when "query" then client.query(args["source"], args["params"])
+      when "query" then client.query(args["source"], args["params"], max_credits: args["max_credits"])
       when "analytics.get" then client.analytics.get(args["name"], args["params"])
       when "keys.create" then client.keys.create(name: args["name"], scopes: args["scopes"])
       when "keys.list" then client.keys.list

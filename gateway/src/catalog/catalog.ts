@@ -3,6 +3,7 @@
 // the change feed says an analytic or connection changed (on this or any other instance).
 import type { SqlTemplate } from '@quarry/sdk-connector';
 import type { Visibility } from '../store/analytic-repository.js';
+import type { PriceSchedule } from '../store/price-schedule.js';
 import type { AnalyticDefinition } from './analytic-definition.js';
 
 /** Everything the query path needs about one analytic version. */
@@ -17,6 +18,8 @@ export interface CatalogEntry {
   readonly connectionId: string;
   readonly connectionType: string;
   readonly template: SqlTemplate;
+  /** What a call pays (priceAt): the analytic's, not this version's `definition.price`. */
+  readonly pricing: PriceSchedule;
 }
 
 export interface Catalog {

@@ -95,6 +95,7 @@ export function createStoreCatalog(options: StoreCatalogOptions): Catalog {
       connectionId: connection.id,
       connectionType: connection.type,
       template: parseTemplate(definition.sql, plugin.dialect),
+      pricing: analytic.pricing,
     };
   }
 

@@ -1,6 +1,7 @@
 // JSON shapes of stored resources as the API shows them (snake_case, ISO dates, never a secret
 // or digest), with the zod schemas OpenAPI documents them by.
 import { z } from '@hono/zod-openapi';
+import { priceJson } from '../services/marketplace-service.js';
 import type { Account } from '../store/account-repository.js';
 import type { Analytic, AnalyticVersion } from '../store/analytic-repository.js';
 import type { ApiKey } from '../store/api-key-repository.js';
@@ -79,6 +80,19 @@ export const AnalyticSchema = z
     visibility: z.enum(['public', 'private', 'shared']),
     shared_with: z.array(z.string()),
     definition: z.record(z.string(), z.unknown()),
+    price: z.number().int().openapi({
+      description:
+        'Credits a call pays now. A rise waits QUARRY_PRICE_NOTICE_HOURS (default 168) after the deploy that raised it; a decrease applies at once',
+    }),
+    scheduled_price: z
+      .number()
+      .int()
+      .nullable()
+      .openapi({ description: 'The price a deploy raised it to, not in force yet; null when none' }),
+    price_effective_at: z
+      .string()
+      .nullable()
+      .openapi({ description: 'When `scheduled_price` takes effect (ISO 8601); null when none' }),
     created_at: z.string(),
     updated_at: z.string(),
   })
@@ -93,6 +107,7 @@ export function analyticJson(a: Analytic) {
     visibility: a.visibility,
     shared_with: a.sharedWith,
     definition: a.definition,
+    ...priceJson(a.pricing),
     created_at: a.createdAt.toISOString(),
     updated_at: a.updatedAt.toISOString(),
   };

@@ -12,9 +12,10 @@ import { asApiError, type ErrorEnvelope, type ErrorLogger, errorPayload } from '
 import { manageBucket, spendRateLimit } from '../query/admission.js';
 import type { QueryCallHandler } from '../query/query-call.js';
 import type { RateLimiter } from '../rate-limit/rate-limiter.js';
-import type { MarketplaceService } from '../services/marketplace-service.js';
+import { type MarketplaceService, priceJson } from '../services/marketplace-service.js';
 import type { Analytic } from '../store/analytic-repository.js';
 import type { Listing } from '../store/listing-repository.js';
+import { pendingRise, priceAt } from '../store/price-schedule.js';
 import {
   credits,
   type JsonSchema,
@@ -165,7 +166,7 @@ function marketplaceTools(previewRows: number, previewsPerDay: number): McpTool[
 }
 
 /** The tool of one analytic the principal may call; undefined when its definition cannot run. */
-function analyticTool(analytic: Analytic, listing: Listing | undefined): McpTool | undefined {
+function analyticTool(analytic: Analytic, listing: Listing | undefined, now: number): McpTool | undefined {
   const parsed = parseAnalyticDefinition(analytic.definition);
   if (!parsed.ok) return undefined;
   const definition = parsed.definition;
@@ -174,7 +175,7 @@ function analyticTool(analytic: Analytic, listing: Listing | undefined): McpTool
   return {
     name: analytic.name,
     title,
-    description: `${about}\n\n${priceSentence(definition.price)}`,
+    description: `${about}\n\n${priceSentence(priceAt(analytic.pricing, now), pendingRise(analytic.pricing, now))}`,
     inputSchema: toolInputSchema(definition.params),
     annotations: { title, readOnlyHint: true, openWorldHint: false },
   };
@@ -286,6 +287,8 @@ export function createMcpTools(deps: McpToolsDeps, previews: { rows: number; per
     authorization: string,
     source: string,
     params: unknown,
+    // An analytic tool's arguments: its params with the caller's `max_credits` among them.
+    flatParams = false,
   ): Promise<Outcome> {
     const reply = await deps.queryCall({
       requestId,
@@ -294,6 +297,7 @@ export function createMcpTools(deps: McpToolsDeps, previews: { rows: number; per
       headers: { authorization, 'content-type': 'application/json' },
       request: { method: 'POST', body: JSON.stringify({ source, params: params ?? {} }) },
       signal: caller.signal,
+      flatParams,
       // The session's own credential was authorized by the endpoint's admission (a preview's
       // try-token was not).
       ...(authorization === caller.authorization ? { admitted: caller.principal } : {}),
@@ -320,20 +324,20 @@ export function createMcpTools(deps: McpToolsDeps, previews: { rows: number; per
       sort: 'popular',
       limit,
     });
-    const items = page.items.map(({ listing, price }) => ({
+    const items = page.items.map(({ listing, pricing }) => ({
       name: listing.name,
       title: listing.title,
       description: listing.description,
       category: listing.category,
       tags: [...listing.tags],
-      price,
+      ...priceJson(pricing),
       previews: listing.previews,
       calls_30d: Number(listing.calls30d),
       callers_30d: Number(listing.callers30d),
     }));
     const lines = items.map(
       (i) =>
-        `- ${i.name}: ${i.title} (${i.category}, ${credits(i.price)} a call${i.previews ? ', free preview' : ''})`,
+        `- ${i.name}: ${i.title} (${i.category}, ${credits(i.price)} a call${i.scheduled_price === null ? '' : `, ${credits(i.scheduled_price)} from ${i.price_effective_at}`}${i.previews ? ', free preview' : ''})`,
     );
     return {
       text: `${page.total} listing${page.total === 1 ? '' : 's'} found${page.total > items.length ? `, ${items.length} shown` : ''}.${lines.length > 0 ? `\n${lines.join('\n')}` : ''}`,
@@ -379,7 +383,7 @@ export function createMcpTools(deps: McpToolsDeps, previews: { rows: number; per
         throw new ApiError('INVALID_REQUEST', 'Tool arguments must be an object.');
       if (name === SEARCH_TOOL) return await search(args ?? {}, caller);
       if (name === PREVIEW_TOOL) return await preview(requestId, args ?? {}, caller);
-      return await query(requestId, caller, caller.authorization, name, args ?? {});
+      return await query(requestId, caller, caller.authorization, name, args ?? {}, true);
     } catch (error) {
       const apiError = asApiError(error, deps.logger.child({ request_id: requestId }));
       return errorOutcome(errorPayload(apiError, requestId).body);
@@ -394,8 +398,9 @@ export function createMcpTools(deps: McpToolsDeps, previews: { rows: number; per
       );
       const byName = new Map(listings.map((l) => [l.name, l]));
       const tools: McpTool[] = [];
+      const now = Date.now();
       for (const analytic of analytics) {
-        const tool = analyticTool(analytic, byName.get(analytic.name));
+        const tool = analyticTool(analytic, byName.get(analytic.name), now);
         if (tool !== undefined) tools.push(tool);
       }
       return [...fixed, ...tools];

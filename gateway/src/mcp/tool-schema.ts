@@ -113,6 +113,14 @@ export function paramJsonSchema(spec: ParamSpec): JsonSchema {
   return schema;
 }
 
+/** The caller's price limit, beside the params (a param of that name cannot be deployed). */
+const MAX_CREDITS_SCHEMA: JsonSchema = {
+  type: 'integer',
+  minimum: 1,
+  description:
+    'Optional: the most credits this call may cost. A call whose price is above it is refused (PRICE_ABOVE_LIMIT), nothing run or charged.',
+};
+
 /** An analytic's params as a tool's input schema: unknown params are refused, as by the API. */
 export function toolInputSchema(params: ParamSchema): ToolInputSchema {
   const properties: Record<string, JsonSchema> = {};
@@ -121,6 +129,8 @@ export function toolInputSchema(params: ParamSchema): ToolInputSchema {
     properties[name] = paramJsonSchema(spec);
     if (spec.required === true && spec.default === undefined) required.push(name);
   }
+  // An analytic deployed before the name was reserved keeps its own param (query/price-limit.ts).
+  if (!Object.hasOwn(properties, 'max_credits')) properties.max_credits = MAX_CREDITS_SCHEMA;
   return {
     type: 'object',
     properties,
@@ -132,8 +142,16 @@ export function toolInputSchema(params: ParamSchema): ToolInputSchema {
 /** `1 credit` / `2 credits`. */
 export const credits = (n: number) => `${n} credit${n === 1 ? '' : 's'}`;
 
-/** What a tool's description says a call costs: the analytic's price, as the API charges it. */
-export function priceSentence(price: number): string {
-  if (price === 0) return 'Price: free (0 credits a call).';
-  return `Price: ${credits(price)} a call, charged like POST /v1/query when the call succeeds (failed calls are free).`;
+/**
+ * What a tool's description says a call costs: the price in force, as the API charges it, and a
+ * scheduled rise with its date (so an agent can see it coming and set `max_credits`).
+ */
+export function priceSentence(price: number, rise?: { readonly price: number; readonly at: number }): string {
+  const now =
+    price === 0
+      ? 'Price: free (0 credits a call).'
+      : `Price: ${credits(price)} a call, charged like POST /v1/query when the call succeeds (failed calls are free).`;
+  return rise === undefined
+    ? now
+    : `${now} From ${new Date(rise.at).toISOString()} it will be ${credits(rise.price)} a call.`;
 }

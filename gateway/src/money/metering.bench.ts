@@ -75,6 +75,7 @@ async function main(): Promise<void> {
       version: analytic.version,
       ownerId: account.id,
       definition: { price: 1 },
+      pricing: { price: 1 },
     } as unknown as CatalogEntry;
     let seq = 0;
     const id = () => `req_bench_${seq++}`;

@@ -77,6 +77,7 @@ for (const { backend, available } of backends) {
         version: analytic.version,
         ownerId: owner.id,
         definition: { sql: 'SELECT 1', params: {}, price: 1 },
+        pricing: { price: 1 },
       } as unknown as CatalogEntry;
       return { caller, principal, entry };
     };

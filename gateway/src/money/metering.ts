@@ -30,6 +30,7 @@ import type { Principal } from '../auth/principal.js';
 import type { CatalogEntry } from '../catalog/catalog.js';
 import { ApiError } from '../errors/api-error.js';
 import { isStoreUnavailable } from '../errors/store-error.js';
+import { priceAt } from '../store/price-schedule.js';
 import { createPeriodClock } from './billing-period.js';
 import { createGroupCommit, type GroupCommitStats } from './group-commit.js';
 import { creditValueMicroUsd, isBudgeted, type Plan, type PlanCatalog } from './plan-catalog.js';
@@ -172,7 +173,7 @@ export function createMetering(options: MeteringOptions): Metering {
   };
   const counted = (origin: UsageOrigin) => origin === 'paid' || origin === 'free';
   const creditsOf = (principal: Principal, entry: CatalogEntry) =>
-    counted(originOf(principal, entry, plans.resolve(principal.plan))) ? entry.definition.price : 0;
+    counted(originOf(principal, entry, plans.resolve(principal.plan))) ? priceAt(entry.pricing, nowMs()) : 0;
 
   /** Whether this call may run before it is charged (see the head of this file). */
   function mayChargeAfter(principal: Principal, entry: CatalogEntry, key: string): boolean {
@@ -225,7 +226,7 @@ export function createMetering(options: MeteringOptions): Metering {
     const isCounted = counted(origin);
     const budgeted = isCounted && isBudgeted(plan);
     const limit = isCounted && !budgeted ? plan.included_credits : null;
-    const credits = isCounted ? entry.definition.price : 0;
+    const credits = isCounted ? priceAt(entry.pricing, ms) : 0;
     const value = creditValueMicroUsd(plan);
     let result: ReserveResult;
     try {

@@ -23,6 +23,7 @@ import {
 } from './admission.js';
 import { type IdempotencyClaimed, withIdempotency } from './idempotency.js';
 import type { PreviewListings } from './preview-listings.js';
+import { checkPriceLimit, MAX_CREDITS, parseMaxCredits } from './price-limit.js';
 import type { QueryReply } from './query-reply.js';
 import type { QueryService } from './query-service.js';
 import { quotaHeaders, type RunQueryDeps, resultCacheKey, runQuery } from './run-query.js';
@@ -33,6 +34,8 @@ export const QueryRequestSchema = z
     source: z.string().min(1).max(128),
     // Optional: an analytic without required params is called with `{"source": …}` alone.
     params: z.record(z.string(), z.unknown()).default({}),
+    // The caller's price limit: refused with PRICE_ABOVE_LIMIT when the call would cost more.
+    max_credits: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER).optional(),
   })
   .strict();
 
@@ -89,6 +92,11 @@ export interface QueryCall {
    * `query` scope for this very request (the MCP endpoint's tool calls): not authorized twice.
    */
   readonly admitted?: Principal;
+  /**
+   * The POST body's params are an MCP tool's arguments, flat: `max_credits` among them is the
+   * caller's price limit, as in a GET's query string (see flatLimit).
+   */
+  readonly flatParams?: boolean;
 }
 
 export type QueryCallHandler = (call: QueryCall) => Promise<QueryReply>;
@@ -99,6 +107,8 @@ interface Decided {
   readonly entry: CatalogEntry;
   readonly params: ParamValues;
   readonly cacheKey: string | undefined;
+  /** The caller's max_credits, if sent. */
+  readonly maxCredits: number | undefined;
 }
 
 /** Bodies up to this size are remembered with their decision. */
@@ -116,6 +126,24 @@ export function bypassesCache(cacheControl: string | undefined, pragma: string |
   if (cacheControl === undefined && pragma === undefined) return false;
   const cc = cacheControl?.toLowerCase() ?? '';
   return cc.includes('no-cache') || cc.includes('no-store') || pragma?.toLowerCase() === 'no-cache';
+}
+
+/**
+ * Where params travel flat beside the limit (a GET's query string, MCP arguments), `max_credits`
+ * is the caller's limit, unless the analytic declares a param of that name (only one deployed
+ * before the name was reserved can): then it stays that param. Undefined when not sent.
+ */
+function flatLimit(entry: CatalogEntry, values: Readonly<Record<string, unknown>>): number | undefined {
+  if (!Object.hasOwn(values, MAX_CREDITS) || Object.hasOwn(entry.definition.params, MAX_CREDITS))
+    return undefined;
+  return parseMaxCredits(values[MAX_CREDITS]);
+}
+
+/** `values` without the limit: a null-prototype copy, as the adapters hand over (`?__proto__=…` stays a param). */
+function withoutLimit<T>(values: Readonly<Record<string, T>>): Record<string, T> {
+  const rest: Record<string, T> = Object.create(null);
+  for (const key of Object.keys(values)) if (key !== MAX_CREDITS) rest[key] = values[key] as T;
+  return rest;
 }
 
 /** A call with a marketplace try-token: a free, capped preview. */
@@ -163,24 +191,30 @@ export function createQueryCallHandler(deps: QueryCallDeps): QueryCallHandler {
     principal: Principal,
     headers: QueryCallHeaders,
     body: string | Uint8Array,
+    flat: boolean,
   ): Promise<Decided> {
     // Before the memo: the same bytes sent as another content type are refused, not remembered.
     requireJsonContentType(headers['content-type']);
     const text = bodyText(body);
     // Keyed by origin too: the same body is a full call with a key and a preview with a try-token.
+    // And by flatness: MCP arguments read `max_credits` among the params, a REST body does not.
     const memo =
-      text.length <= MAX_REMEMBERED_BODY ? `${principal.origin} ${principal.accountId}\n${text}` : undefined;
+      text.length <= MAX_REMEMBERED_BODY
+        ? `${flat ? 'mcp ' : ''}${principal.origin} ${principal.accountId}\n${text}`
+        : undefined;
     const known = memo === undefined ? undefined : decided.get(memo);
     if (known !== undefined && queries.peek(principal, known.source) === known.entry) return known;
     const request = validateBody(QueryRequestSchema, parseJsonBody(headers['content-type'], text));
     const entry =
       queries.peek(principal, request.source) ?? (await queries.resolve(principal, request.source));
-    const params = queries.params(entry, request.params);
+    const limit = flat ? flatLimit(entry, request.params) : undefined;
+    const params = queries.params(entry, limit === undefined ? request.params : withoutLimit(request.params));
     const call: Decided = {
       source: request.source,
       entry,
       params,
       cacheKey: resultCacheKey(entry, params, isPreview(principal)),
+      maxCredits: request.max_credits ?? limit,
     };
     if (memo !== undefined) {
       if (decided.size >= MAX_REMEMBERED) decided.clear();
@@ -195,14 +229,21 @@ export function createQueryCallHandler(deps: QueryCallDeps): QueryCallHandler {
     query: Readonly<Record<string, string | readonly string[]>>,
   ): Promise<Decided> {
     const entry = await queries.resolve(principal, name);
-    const params = queries.queryStringParams(entry, query);
-    return { source: name, entry, params, cacheKey: resultCacheKey(entry, params, isPreview(principal)) };
+    const maxCredits = flatLimit(entry, query);
+    const params = queries.queryStringParams(entry, maxCredits === undefined ? query : withoutLimit(query));
+    return {
+      source: name,
+      entry,
+      params,
+      cacheKey: resultCacheKey(entry, params, isPreview(principal)),
+      maxCredits,
+    };
   }
 
   function decide(call: QueryCall, principal: Principal): Promise<Decided> {
     const { request } = call;
     return request.method === 'POST'
-      ? decidePost(principal, call.headers, request.body)
+      ? decidePost(principal, call.headers, request.body, call.flatParams === true)
       : decideGet(principal, request.name, request.query);
   }
 
@@ -282,6 +323,9 @@ export function createQueryCallHandler(deps: QueryCallDeps): QueryCallHandler {
       const decision = await decide(call, principal);
       entry = decision.entry;
       if (isPreview(principal)) await previewable(principal, decision.entry, deps.previews.listings);
+      // Before any warehouse work, charge or idempotency claim: a refusal costs nothing.
+      if (decision.maxCredits !== undefined)
+        checkPriceLimit(decision.source, deps.metering.creditsOf(principal, entry), decision.maxCredits);
       const { request } = call;
       const key = request.method === 'POST' ? call.headers['idempotency-key'] : undefined;
       if (key === undefined || request.method !== 'POST')

@@ -15,6 +15,7 @@ import { ApiError } from '../errors/api-error.js';
 import type { Charge, IdempotentCompletion, Metering, PendingCharge } from '../money/metering.js';
 import type { PlanCatalog } from '../money/plan-catalog.js';
 import { formatQuotaPolicyItem, formatServiceLimitItem } from '../rate-limit/rate-limit-headers.js';
+import { pendingRise } from '../store/price-schedule.js';
 import type { LimitHeaders } from './admission.js';
 import { answerBody, storedAnswer } from './answer.js';
 import type { QueryService } from './query-service.js';
@@ -93,6 +94,9 @@ function servedAnswer(call: PipelineCall, lookup: CacheLookup, credits: number):
     credits,
     version: call.entry.version,
     preview: call.previewRows !== undefined,
+    // Date.now() only while a rise is scheduled: most entries have none.
+    nextPrice:
+      call.entry.pricing.nextPriceAt === undefined ? undefined : pendingRise(call.entry.pricing, Date.now()),
   });
   headers['content-type'] = 'application/json';
   headers['content-length'] = String(bytes);

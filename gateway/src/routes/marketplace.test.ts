@@ -106,6 +106,8 @@ describe('listings', () => {
         category,
         tags: ['zebra-stripes', 'regions'],
         price: 3,
+        scheduled_price: null,
+        price_effective_at: null,
         calls_30d: 0,
         callers_30d: 0,
         owner: { name: expect.any(String) },
@@ -152,19 +154,25 @@ describe('listings', () => {
     expect(call.json.meta.credits).toBe(3);
   });
 
-  it('follows the analytic’s price when a new definition is deployed', async () => {
-    await deploy('mkt-alpha', {
-      title: 'Alpha from the definition',
-      description: 'Regional revenue.',
-      price: 4,
+  it('follows the analytic’s price: a rise is shown scheduled a week ahead, a decrease at once', async () => {
+    const alpha = { title: 'Alpha from the definition', description: 'Regional revenue.' };
+    await deploy('mkt-alpha', { ...alpha, price: 4 });
+    const listed = (await tg.call('GET', '/v1/marketplace/listings/mkt-alpha')).json;
+    expect(listed).toMatchObject({ price: 3, scheduled_price: 4, version: 2 });
+    expect(Date.parse(listed.price_effective_at) - Date.now()).toBeGreaterThan(167 * 3600_000);
+    expect((await search(`category=${category}`)).json.items[0]).toMatchObject({
+      price: 3,
+      scheduled_price: 4,
     });
-    expect((await tg.call('GET', '/v1/marketplace/listings/mkt-alpha')).json).toMatchObject({
-      price: 4,
-      version: 2,
-    });
-    expect((await search(`category=${category}`)).json.items[0].price).toBe(4);
     const owner = await tg.call('GET', '/v1/owner/analytics/mkt-alpha/listing', { key: tg.ownerKey });
-    expect(owner.json.listing.price).toBe(4);
+    expect(owner.json.listing).toMatchObject({ price: 3, scheduled_price: 4 });
+    await deploy('mkt-alpha', { ...alpha, price: 2 });
+    expect((await tg.call('GET', '/v1/marketplace/listings/mkt-alpha')).json).toMatchObject({
+      price: 2,
+      scheduled_price: null,
+      price_effective_at: null,
+      version: 3,
+    });
   });
 
   it('sorts by paying callers and paid calls in the last 30 days, or newest first', async () => {
@@ -424,10 +432,10 @@ describe('forged marketplace origins', () => {
       headers: { 'x-quarry-origin': 'marketplace' },
     });
     expect(header.status).toBe(200);
-    expect(header.json.meta.credits).toBe(4);
+    expect(header.json.meta.credits).toBe(2);
     const flag = await tg.call('POST', '/v1/query?origin=marketplace', { key: consumer.key, body });
     expect(flag.status).toBe(200);
-    expect(flag.json.meta.credits).toBe(4);
+    expect(flag.json.meta.credits).toBe(2);
     // On GET the flag is just an unknown param: refused, never free.
     const get = await tg.call('GET', '/v1/analytics/mkt-alpha?year=2024&origin=marketplace', {
       key: consumer.key,
@@ -435,7 +443,7 @@ describe('forged marketplace origins', () => {
     expect(get.status).toBe(400);
     const after = (await usage(consumer.key)).totals;
     expect(after.calls).toBe(before.calls + 2);
-    expect(after.credits).toBe(before.credits + 8);
+    expect(after.credits).toBe(before.credits + 4);
     expect(after.marketplace_calls).toBe(before.marketplace_calls);
   });
 

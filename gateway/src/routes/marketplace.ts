@@ -10,8 +10,9 @@ import { AUTHED_ERRORS, BEARER, BODY_ERRORS, NOT_FOUND_ERROR } from '../http/com
 import { requireScope } from '../http/middleware/require-scope.js';
 import { readJson } from '../http/read-json.js';
 import { pathParam, route, valid } from '../http/route.js';
-import { definitionPrice } from '../services/marketplace-service.js';
+import { priceJson } from '../services/marketplace-service.js';
 import type { MarketplaceListing } from '../store/listing-repository.js';
+import type { PriceSchedule } from '../store/price-schedule.js';
 
 /** The credits a call of this definition costs (the definition schema's default is 1). */
 
@@ -32,7 +33,15 @@ export const ListingItemSchema = z
     description: z.string(),
     category: z.string(),
     tags: z.array(z.string()),
-    price: z.number().int().openapi({ description: 'Credits per call (the analytic’s current price)' }),
+    price: z.number().int().openapi({ description: 'Credits a call pays now (the price in force)' }),
+    scheduled_price: z.number().int().nullable().openapi({
+      description:
+        'A price rise the owner scheduled, or null: calls pay it from `price_effective_at` (QUARRY_PRICE_NOTICE_HOURS after the deploy that raised it)',
+    }),
+    price_effective_at: z
+      .string()
+      .nullable()
+      .openapi({ description: 'When `scheduled_price` takes effect (ISO 8601), or null' }),
     calls_30d: z.number().int().openapi({
       description:
         'Paid calls in the last 30 days (on a paying plan, by others than its owner; previews, Free-plan calls and the owner’s own calls are not counted)',
@@ -79,14 +88,14 @@ const TryTokenSchema = z
   .object({ token: z.string(), expires_at: z.string(), token_type: z.literal('Bearer') })
   .openapi('TryToken');
 
-function itemJson(l: MarketplaceListing, price: number) {
+function itemJson(l: MarketplaceListing, pricing: PriceSchedule) {
   return {
     name: l.name,
     title: l.title,
     description: l.description,
     category: l.category,
     tags: [...l.tags],
-    price,
+    ...priceJson(pricing),
     calls_30d: Number(l.calls30d),
     callers_30d: Number(l.callers30d),
     owner: { name: l.ownerName },
@@ -133,7 +142,7 @@ export function registerMarketplaceRoutes(app: OpenAPIHono<AppEnv>): void {
         offset,
       });
       return c.json({
-        items: page.items.map(({ listing, price }) => itemJson(listing, price)),
+        items: page.items.map(({ listing, pricing }) => itemJson(listing, pricing)),
         total: page.total,
       });
     },
@@ -169,7 +178,7 @@ export function registerMarketplaceRoutes(app: OpenAPIHono<AppEnv>): void {
       const definitionParams = listing.definition.params;
       const insights = listing.definition.insights;
       return c.json({
-        ...itemJson(listing, definitionPrice(listing.definition)),
+        ...itemJson(listing, listing.pricing),
         version: listing.version,
         params:
           definitionParams !== null && typeof definitionParams === 'object'

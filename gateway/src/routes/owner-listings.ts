@@ -16,7 +16,7 @@ import {
 import { requireScope } from '../http/middleware/require-scope.js';
 import { readJson } from '../http/read-json.js';
 import { pathParam, route } from '../http/route.js';
-import { definitionPrice } from '../services/marketplace-service.js';
+import { priceJson } from '../services/marketplace-service.js';
 import type { Analytic } from '../store/analytic-repository.js';
 import type { Listing } from '../store/listing-repository.js';
 
@@ -47,7 +47,16 @@ export const OwnerListingSchema = z
     description: z.string(),
     category: z.string(),
     tags: z.array(z.string()),
-    price: z.number().int(),
+    price: z.number().int().openapi({ description: 'Credits a call pays now' }),
+    scheduled_price: z
+      .number()
+      .int()
+      .nullable()
+      .openapi({ description: 'A price rise not in force yet (QUARRY_PRICE_NOTICE_HOURS), or null' }),
+    price_effective_at: z
+      .string()
+      .nullable()
+      .openapi({ description: 'When `scheduled_price` takes effect (ISO 8601), or null' }),
     example_params: z.record(z.string(), z.unknown()),
     previews: z.boolean(),
     published: z.boolean(),
@@ -64,7 +73,7 @@ function listingJson(l: Listing, analytic: Analytic) {
     description: l.description,
     category: l.category,
     tags: [...l.tags],
-    price: definitionPrice(analytic.definition),
+    ...priceJson(analytic.pricing),
     example_params: { ...l.exampleParams },
     previews: l.previews,
     published: l.unpublishedAt === null,

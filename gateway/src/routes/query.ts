@@ -26,6 +26,11 @@ export const QueryRequestDoc = QueryRequestSchema.extend({
     example: { year: 2024 },
     description: "Values for the analytic's params; may be left out when none is required",
   }),
+  max_credits: QueryRequestSchema.shape.max_credits.meta({
+    example: 5,
+    description:
+      'The most credits this call may cost: a call whose price in force is above it is refused with 409 PRICE_ABOVE_LIMIT, nothing run or charged',
+  }),
 }).meta({ id: 'QueryRequest' });
 
 export const QueryResponseSchema = z
@@ -42,6 +47,13 @@ export const QueryResponseSchema = z
       truncated: z.boolean(),
       credits: z.number().int(),
       version: z.number().int(),
+      next_price: z.number().int().optional().openapi({
+        description:
+          'Present while the owner has a price rise scheduled: the credits a call will cost from `next_price_at`',
+      }),
+      next_price_at: z.string().optional().openapi({
+        description: 'When `next_price` takes effect (ISO 8601); until then calls cost `credits`',
+      }),
       preview: z.literal(true).optional().openapi({
         description:
           'Present on a marketplace preview (a try-token call): free, at most QUARRY_PREVIEW_ROWS rows',
@@ -112,7 +124,10 @@ export const QUERY_ROUTE = createRoute({
     ...AUTHED_ERRORS,
     ...BODY_ERRORS,
     ...QUERY_ERRORS,
-    409: errorResponse('A request with this Idempotency-Key is still running', RATE_LIMIT_HEADERS),
+    409: errorResponse(
+      'PRICE_ABOVE_LIMIT: the call would cost more than `max_credits` (nothing run or charged); or CONFLICT: a request with this Idempotency-Key is still running',
+      RATE_LIMIT_HEADERS,
+    ),
   },
 });
 
@@ -123,8 +138,27 @@ export const ANALYTIC_ROUTE = createRoute({
   tags: ['Query'],
   summary: 'Run an analytic with query-string params',
   description:
-    "Query-string values are coerced by the analytic's param schema: `year=2024` becomes 2024; repeated keys or `a,b` make arrays for array params. `HEAD` is refused (405 `METHOD_NOT_ALLOWED`, `Allow: GET`) before anything runs: it would be charged for an answer it cannot carry.",
+    "Query-string values are coerced by the analytic's param schema: `year=2024` becomes 2024; repeated keys or `a,b` make arrays for array params. `max_credits` is not a param (the name is reserved at deploy) but the caller's price limit, as in POST /v1/query's body; an analytic deployed before the reservation with a param of that name keeps it as its param. `HEAD` is refused (405 `METHOD_NOT_ALLOWED`, `Allow: GET`) before anything runs: it would be charged for an answer it cannot carry.",
   security: BEARER,
-  request: { params: z.object({ name: z.string() }), headers: QueryHeaders },
-  responses: { 200: ok, 304: notModified, ...AUTHED_ERRORS, ...QUERY_ERRORS },
+  request: {
+    params: z.object({ name: z.string() }),
+    query: z.object({
+      max_credits: z.string().optional().openapi({
+        example: '5',
+        description:
+          'The most credits this call may cost (a positive integer): a dearer call is refused with 409 PRICE_ABOVE_LIMIT, nothing run or charged',
+      }),
+    }),
+    headers: QueryHeaders,
+  },
+  responses: {
+    200: ok,
+    304: notModified,
+    ...AUTHED_ERRORS,
+    ...QUERY_ERRORS,
+    409: errorResponse(
+      'PRICE_ABOVE_LIMIT: the call would cost more than `max_credits`; nothing run or charged',
+      RATE_LIMIT_HEADERS,
+    ),
+  },
 });

@@ -16,6 +16,7 @@ import {
 import { type AnalyticDefinition, parseAnalyticDefinition } from '../catalog/analytic-definition.js';
 import type { PluginRegistry } from '../connections/plugin-registry.js';
 import { ApiError, type ApiErrorDetail } from '../errors/api-error.js';
+import { MAX_CREDITS } from '../query/price-limit.js';
 import {
   type Analytic,
   type AnalyticRepository,
@@ -97,6 +98,8 @@ export interface AnalyticsServiceOptions {
   readonly changes: Pick<ChangeLogRepository, 'append'>;
   /** QUARRY_MAX_PRICE: the highest price a definition may set, in credits a call. */
   readonly maxPrice: number;
+  /** QUARRY_PRICE_NOTICE_HOURS in ms: how long a price rise waits (default 0: at once). */
+  readonly priceNoticeMs?: number;
   /** Drops this instance's cached answers of an analytic (every version of it). */
   readonly dropCached: (analyticId: string) => void;
   readonly connections: Pick<ConnectionRepository, 'findByName'>;
@@ -207,6 +210,7 @@ export function createAnalyticsService(options: AnalyticsServiceOptions): Analyt
       definition: stored(definition),
       visibility: definition.visibility,
       sharedWith: definition.shared_with ?? [],
+      price: definition.price,
     });
   }
 
@@ -215,6 +219,8 @@ export function createAnalyticsService(options: AnalyticsServiceOptions): Analyt
       definition: stored(definition),
       visibility: definition.visibility,
       sharedWith: definition.shared_with ?? [],
+      price: definition.price,
+      priceNoticeMs: options.priceNoticeMs ?? 0,
     });
   }
 
@@ -268,6 +274,14 @@ export function createAnalyticsService(options: AnalyticsServiceOptions): Analyt
         } catch (error) {
           problems.push({ field: 'sql', message: (error as Error).message });
         }
+      }
+      // `max_credits` is the caller's price limit wherever params travel flat (a GET's query string,
+      // an MCP tool's arguments): a param of that name would be ambiguous, so none may be declared.
+      if (raw.params !== null && typeof raw.params === 'object' && Object.hasOwn(raw.params, MAX_CREDITS)) {
+        problems.push({
+          field: `params.${MAX_CREDITS}`,
+          message: `is reserved: callers send "${MAX_CREDITS}" to cap what a call may cost; name the param otherwise`,
+        });
       }
       // Money: no analytic charges more than the operator allows (docs/design.md §4).
       if (typeof raw.price === 'number' && raw.price > options.maxPrice) {

@@ -1,5 +1,5 @@
-// The marketplace for routes: public search and listing pages (each with the price its analytic's
-// current version charges), and an owner's listings (publish, unpublish, read).
+// The marketplace for routes: public search and listing pages (each with the price a call pays
+// now and any scheduled rise), and an owner's listings (publish, unpublish, read).
 import type { AnalyticDefinition } from '../store/analytic-repository.js';
 import type { ControlPlaneStore } from '../store/control-plane-store.js';
 import type {
@@ -9,6 +9,7 @@ import type {
   ListingQuery,
   MarketplaceListing,
 } from '../store/listing-repository.js';
+import { type PriceSchedule, pendingRise, priceAt } from '../store/price-schedule.js';
 
 /** The price a definition charges, in credits a call (1 when the stored value is unusable). */
 export function definitionPrice(definition: AnalyticDefinition): number {
@@ -16,10 +17,20 @@ export function definitionPrice(definition: AnalyticDefinition): number {
   return typeof price === 'number' && Number.isSafeInteger(price) && price >= 0 ? price : 1;
 }
 
+/** How a listing shows its price: in force now, and a scheduled rise with its date (else nulls). */
+export function priceJson(pricing: PriceSchedule, nowMs = Date.now()) {
+  const rise = pendingRise(pricing, nowMs);
+  return {
+    price: priceAt(pricing, nowMs),
+    scheduled_price: rise === undefined ? null : rise.price,
+    price_effective_at: rise === undefined ? null : new Date(rise.at).toISOString(),
+  };
+}
+
 export interface MarketplaceService {
   /** A page of public listings, each with its analytic's current price. */
   search(query: ListingQuery): Promise<{
-    readonly items: readonly { readonly listing: MarketplaceListing; readonly price: number }[];
+    readonly items: readonly { readonly listing: MarketplaceListing; readonly pricing: PriceSchedule }[];
     readonly total: number;
   }>;
   /** One public listing; null when nothing by that name is listed. */
@@ -36,7 +47,7 @@ export function createMarketplaceService(store: ControlPlaneStore): MarketplaceS
       const items = await Promise.all(
         page.items.map(async (listing) => {
           const analytic = await store.analytics.get(listing.name);
-          return { listing, price: analytic === null ? listing.price : definitionPrice(analytic.definition) };
+          return { listing, pricing: analytic === null ? { price: listing.price } : analytic.pricing };
         }),
       );
       return { items, total: Number(page.total) };

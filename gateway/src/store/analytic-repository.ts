@@ -14,6 +14,7 @@ import {
 } from './account-limits.js';
 import { createChangeLogRepository } from './change-log-repository.js';
 import { newId } from './new-id.js';
+import { type PriceSchedule, schedulePrice } from './price-schedule.js';
 import type { SqlExecutor } from './sql-client.js';
 
 /** Who may call an analytic: everyone, its owner only, or its owner and an allow-list. */
@@ -35,6 +36,8 @@ export interface Analytic {
   readonly visibility: Visibility;
   /** Account ids allowed when `visibility` is `shared`. */
   readonly sharedWith: readonly string[];
+  /** What a call pays, now and after a scheduled rise (migration 016): not the definition's `price`. */
+  readonly pricing: PriceSchedule;
   readonly createdAt: Date;
   readonly updatedAt: Date;
 }
@@ -47,6 +50,8 @@ export interface NewAnalytic {
   /** Defaults to `private`. */
   readonly visibility?: Visibility;
   readonly sharedWith?: readonly string[];
+  /** The first price, applied at once; default the definition's `price`. */
+  readonly price?: number;
 }
 
 /** Input of {@link AnalyticRepository.update}: a new definition, and optionally new access. */
@@ -54,6 +59,14 @@ export interface AnalyticUpdate {
   readonly definition: AnalyticDefinition;
   readonly visibility?: Visibility;
   readonly sharedWith?: readonly string[];
+  /**
+   * The new price (default the definition's `price`): a rise is scheduled `priceNoticeMs` ahead
+   * (default 0: at once), see store/price-schedule.ts.
+   */
+  readonly price?: number;
+  readonly priceNoticeMs?: number;
+  /** Now, in ms (tests); default Date.now(). */
+  readonly nowMs?: number;
 }
 
 /** One kept version, for history listings. */
@@ -120,14 +133,33 @@ interface AnalyticRow {
   readonly definition: AnalyticDefinition;
   readonly visibility: Visibility;
   readonly shared_with: string[];
+  readonly price: number | null;
+  readonly next_price: number | null;
+  readonly next_price_at: Date | null;
   readonly created_at: Date;
   readonly updated_at: Date;
 }
 
 const SELECT = `SELECT a.id, a.account_id, a.name, v.version, a.current_version, v.definition, a.visibility,
-                       a.shared_with, a.created_at, a.updated_at
+                       a.shared_with, a.price, a.next_price, a.next_price_at, a.created_at, a.updated_at
                   FROM analytics a JOIN analytic_versions v ON v.analytic_id = a.id`;
 const CURRENT = 'v.version = a.current_version AND a.deleted_at IS NULL';
+
+/** A definition's own price; 1 (the schema's default) when it has no usable one. */
+function definitionPrice(definition: AnalyticDefinition): number {
+  const price = definition.price;
+  return typeof price === 'number' && Number.isSafeInteger(price) && price >= 0 ? price : 1;
+}
+
+/** An analytic row's price schedule (its definition's price for a row migration 016 left unpriced). */
+export function pricingOf(
+  row: Pick<AnalyticRow, 'price' | 'next_price' | 'next_price_at' | 'definition'>,
+): PriceSchedule {
+  const price = row.price ?? definitionPrice(row.definition);
+  return row.next_price === null || row.next_price_at === null
+    ? { price }
+    : { price, nextPrice: row.next_price, nextPriceAt: row.next_price_at.getTime() };
+}
 
 function toAnalytic(row: AnalyticRow): Analytic {
   return {
@@ -139,6 +171,7 @@ function toAnalytic(row: AnalyticRow): Analytic {
     definition: row.definition,
     visibility: row.visibility,
     sharedWith: row.shared_with,
+    pricing: pricingOf(row),
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
@@ -193,9 +226,16 @@ export function createAnalyticRepository(
             if (holder?.account_id !== input.accountId) throw analyticNameTaken(input.name);
             const id = newId('ana');
             await tx.query(
-              `INSERT INTO analytics (id, account_id, name, current_version, visibility, shared_with)
-             VALUES ($1, $2, $3, 1, $4, $5)`,
-              [id, input.accountId, input.name, input.visibility ?? 'private', [...(input.sharedWith ?? [])]],
+              `INSERT INTO analytics (id, account_id, name, current_version, visibility, shared_with, price)
+             VALUES ($1, $2, $3, 1, $4, $5, $6)`,
+              [
+                id,
+                input.accountId,
+                input.name,
+                input.visibility ?? 'private',
+                [...(input.sharedWith ?? [])],
+                input.price ?? definitionPrice(input.definition),
+              ],
             );
             await tx.query(
               'INSERT INTO analytic_versions (analytic_id, version, definition) VALUES ($1, 1, $2::jsonb)',
@@ -209,11 +249,37 @@ export function createAnalyticRepository(
 
     update(accountId, name, change) {
       return sql.transaction(async (tx) => {
-        // The row lock this UPDATE takes serialises concurrent updates: versions never collide.
+        // The row lock serialises concurrent updates: versions never collide, and a price is
+        // scheduled from the schedule it replaces, not from one another deploy is replacing.
+        // The lock on the analytics row alone: joined to its version, a concurrent deploy's wait
+        // would end with the join re-checked against the new current_version and no row found.
+        const [locked] = await tx.query<
+          Pick<AnalyticRow, 'id' | 'price' | 'next_price' | 'next_price_at' | 'current_version'>
+        >(
+          `SELECT id, price, next_price, next_price_at, current_version FROM analytics
+            WHERE name = $1 AND account_id = $2 AND deleted_at IS NULL FOR UPDATE`,
+          [name, accountId],
+        );
+        if (locked === undefined) throw new StoreError('NOT_FOUND', `analytic ${name} not found`);
+        // Only a row migration 016 could not price falls back to its current definition's price.
+        const [current] =
+          locked.price === null
+            ? await tx.query<Pick<AnalyticRow, 'definition'>>(
+                'SELECT definition FROM analytic_versions WHERE analytic_id = $1 AND version = $2',
+                [locked.id, locked.current_version],
+              )
+            : [];
+        const pricing = schedulePrice(
+          pricingOf({ ...locked, definition: current?.definition ?? {} }),
+          change.price ?? definitionPrice(change.definition),
+          change.nowMs ?? Date.now(),
+          change.priceNoticeMs ?? 0,
+        );
         const [row] = await tx.query<{ readonly id: string; readonly current_version: number }>(
           `UPDATE analytics
               SET current_version = current_version + 1, updated_at = now(),
-                  visibility = coalesce($3, visibility), shared_with = coalesce($4, shared_with)
+                  visibility = coalesce($3, visibility), shared_with = coalesce($4, shared_with),
+                  price = $5, next_price = $6, next_price_at = $7
             WHERE name = $1 AND account_id = $2 AND deleted_at IS NULL
         RETURNING id, current_version`,
           [
@@ -221,6 +287,9 @@ export function createAnalyticRepository(
             accountId,
             change.visibility ?? null,
             change.sharedWith === undefined ? null : [...change.sharedWith],
+            pricing.price,
+            pricing.nextPrice ?? null,
+            pricing.nextPriceAt === undefined ? null : new Date(pricing.nextPriceAt),
           ],
         );
         if (row === undefined) throw new StoreError('NOT_FOUND', `analytic ${name} not found`);

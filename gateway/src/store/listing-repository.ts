@@ -5,8 +5,9 @@
 // their paid calls) or newest.
 
 import { StoreError } from '../errors/store-error.js';
-import type { AnalyticDefinition } from './analytic-repository.js';
+import { type AnalyticDefinition, pricingOf } from './analytic-repository.js';
 import { createChangeLogRepository } from './change-log-repository.js';
+import type { PriceSchedule } from './price-schedule.js';
 import type { SqlExecutor } from './sql-client.js';
 
 /** What an owner sets when publishing. */
@@ -61,6 +62,8 @@ export interface MarketplaceListing extends Listing {
 export interface ListingDetail extends MarketplaceListing {
   readonly version: number;
   readonly definition: AnalyticDefinition;
+  /** What a call pays, now and after a scheduled rise. */
+  readonly pricing: PriceSchedule;
 }
 
 /** Input of {@link ListingRepository.search}. */
@@ -231,8 +234,17 @@ export function createListingRepository(sql: SqlExecutor): ListingRepository {
     getForOwner,
 
     async get(name) {
-      const [row] = await sql.query<MarketRow & { version: number; definition: AnalyticDefinition }>(
-        `SELECT ${COLUMNS}, p.calls_30d, p.callers_30d, ${OWNER_NAME}, v.version, v.definition
+      const [row] = await sql.query<
+        MarketRow & {
+          version: number;
+          definition: AnalyticDefinition;
+          a_price: number | null;
+          next_price: number | null;
+          next_price_at: Date | null;
+        }
+      >(
+        `SELECT ${COLUMNS}, p.calls_30d, p.callers_30d, ${OWNER_NAME}, v.version, v.definition,
+                a.price AS a_price, a.next_price, a.next_price_at
            FROM listings l
            JOIN analytics a ON a.id = l.analytic_id
            JOIN analytic_versions v ON v.analytic_id = a.id AND v.version = a.current_version
@@ -241,7 +253,12 @@ export function createListingRepository(sql: SqlExecutor): ListingRepository {
         [name],
       );
       if (row === undefined) return null;
-      return { ...toMarketListing(row), version: row.version, definition: row.definition };
+      return {
+        ...toMarketListing(row),
+        version: row.version,
+        definition: row.definition,
+        pricing: pricingOf({ ...row, price: row.a_price }),
+      };
     },
 
     async listed(names) {

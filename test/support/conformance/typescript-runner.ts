@@ -42,7 +42,11 @@ async function perform(client: quarry.QuarryClient, step: Step): Promise<unknown
   const input = step.input ?? {};
   switch (step.op) {
     case 'query':
-      return client.query(input.source, input.params);
+      return client.query(
+        input.source,
+        input.params,
+        input.max_credits === undefined ? {} : { maxCredits: input.max_credits },
+      );
     case 'analytics.get':
       return client.analytics.get(input.name, input.params);
     case 'keys.create':

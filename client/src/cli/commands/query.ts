@@ -24,6 +24,17 @@ function parseParams(pairs: readonly string[]): QueryStringParams {
   return params;
 }
 
+/** `--max-credits N`: a positive whole number, checked before anything is sent. */
+function maxCreditsFlag(value: unknown): number | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string' || !/^[1-9]\d*$/.test(value) || !Number.isSafeInteger(Number(value)))
+    throw new UsageError(
+      `--max-credits takes a positive whole number of credits, got "${String(value)}".`,
+      'query',
+    );
+  return Number(value);
+}
+
 /** The answer as an aligned table plus a one-line summary. */
 function formatResult(result: QueryResult): string {
   const columns =
@@ -44,6 +55,7 @@ function formatResult(result: QueryResult): string {
     m.cached ? 'cached' : 'not cached',
     `${m.credits} credit${m.credits === 1 ? '' : 's'}`,
     `v${m.version}`,
+    ...(m.next_price === undefined ? [] : [`${m.next_price} credits from ${m.next_price_at}`]),
     m.request_id,
   ].join(' · ');
   return `${table}${summary}\n`;
@@ -52,7 +64,7 @@ function formatResult(result: QueryResult): string {
 export const queryCommand: Command = {
   name: 'query',
   summary: 'run an analytic and print its rows',
-  help: `Usage: quarry query <source> [--param NAME=VALUE]... [--json] [--no-cache]
+  help: `Usage: quarry query <source> [--param NAME=VALUE]... [--json] [--no-cache] [--max-credits N]
 
 Runs an analytic. Values are coerced by the analytic's param schema (year=2024 is an integer);
 repeat a param for a list (--param regions=EU --param regions=NA). Prints an aligned table on a
@@ -62,6 +74,8 @@ Options:
   -p, --param NAME=VALUE   a param; repeatable
   --json                   print the answer as JSON
   --no-cache               bypass the gateway's result cache (still charged)
+  --max-credits N          refuse the call if it would cost more than N credits (exit 1,
+                           PRICE_ABOVE_LIMIT, nothing charged)
 ${CONNECTION_HELP}
   -h, --help               this help
 
@@ -72,18 +86,23 @@ Example:
     param: { type: 'string', multiple: true, short: 'p' },
     json: { type: 'boolean' },
     'no-cache': { type: 'boolean' },
+    'max-credits': { type: 'string' },
     ...CONNECTION_OPTIONS,
   },
   positionals: { min: 1, max: 1 },
   async run({ flags, positionals }, io) {
     const params = parseParams(listFlag(flags, 'param'));
+    const maxCredits = maxCreditsFlag(flags['max-credits']);
     const client = await connect(flags, io);
     const source = positionals[0] as string;
     const progress = createProgress(io.stderr);
     progress.update(`running ${source}`);
     let result: QueryResult;
     try {
-      result = await client.analytics.get(source, params, { noCache: booleanFlag(flags, 'no-cache') });
+      result = await client.analytics.get(source, params, {
+        noCache: booleanFlag(flags, 'no-cache'),
+        ...(maxCredits === undefined ? {} : { maxCredits }),
+      });
     } finally {
       progress.stop();
     }

@@ -6,6 +6,7 @@ Standard library only. ``QuarryClient(base_url, api_key=...)`` or
 from .client import Analytics, Keys, QuarryClient, Usage
 from .errors import (
     ConflictError,
+    PriceAboveLimitError,
     ErrorDetail,
     ForbiddenError,
     InternalError,
@@ -35,6 +36,7 @@ __all__ = [
     "ApiKey",
     "Column",
     "ConflictError",
+    "PriceAboveLimitError",
     "ErrorDetail",
     "ForbiddenError",
     "InternalError",

@@ -25,11 +25,25 @@ class Analytics:
     def __init__(self, transport: Transport) -> None:
         self._transport = transport
 
-    def get(self, name: str, params: Optional[Mapping[str, Any]] = None, *, no_cache: bool = False) -> QueryResult:
-        """Runs ``name`` with ``GET /v1/analytics/<name>``: lists become repeated keys, the gateway coerces values."""
+    def get(
+        self,
+        name: str,
+        params: Optional[Mapping[str, Any]] = None,
+        *,
+        no_cache: bool = False,
+        max_credits: Optional[int] = None,
+    ) -> QueryResult:
+        """Runs ``name`` with ``GET /v1/analytics/<name>``: lists become repeated keys, the gateway coerces values.
+
+        ``max_credits`` goes beside the params (the gateway reserves the name): a call costing more
+        raises ``PriceAboveLimitError``, nothing run or charged.
+        """
         headers = {"Cache-Control": "no-cache"} if no_cache else {}
+        query = dict(params or {})
+        if max_credits is not None:
+            query["max_credits"] = max_credits
         body = self._transport.send(
-            ApiRequest("GET", f"/v1/analytics/{_segment(name)}", query=params, headers=headers)
+            ApiRequest("GET", f"/v1/analytics/{_segment(name)}", query=query, headers=headers)
         )
         return QueryResult.from_json(body)
 
@@ -129,16 +143,20 @@ class QuarryClient:
         *,
         no_cache: bool = False,
         idempotency_key: Optional[str] = None,
+        max_credits: Optional[int] = None,
     ) -> QueryResult:
         """Runs an analytic with typed params (``POST /v1/query``).
 
         Sends an ``Idempotency-Key`` (default: a random one per call), the same on every retry,
         so a repeated query is answered and charged once. ``no_cache`` bypasses the result cache.
+        ``max_credits``: a call that would cost more raises ``PriceAboveLimitError`` (409
+        ``PRICE_ABOVE_LIMIT``), nothing run or charged.
         """
         headers = {"Idempotency-Key": idempotency_key or f"qc-{secrets.token_hex(16)}"}
         if no_cache:
             headers["Cache-Control"] = "no-cache"
-        body = self._transport.send(
-            ApiRequest("POST", "/v1/query", body={"source": source, "params": dict(params or {})}, headers=headers)
-        )
+        request: Dict[str, Any] = {"source": source, "params": dict(params or {})}
+        if max_credits is not None:
+            request["max_credits"] = max_credits
+        body = self._transport.send(ApiRequest("POST", "/v1/query", body=request, headers=headers))
         return QueryResult.from_json(body)

@@ -21,6 +21,7 @@ __all__ = [
     "ForbiddenError",
     "NotFoundError",
     "ConflictError",
+    "PriceAboveLimitError",
     "RateLimitError",
     "QuotaExceededError",
     "ResultTooLargeError",
@@ -103,6 +104,10 @@ class ConflictError(QuarryError):
     """409 ``CONFLICT``: a duplicate name, or an Idempotency-Key still running."""
 
 
+class PriceAboveLimitError(QuarryError):
+    """409 ``PRICE_ABOVE_LIMIT``: the call would cost more than its ``max_credits``; nothing run or charged."""
+
+
 class RateLimitError(QuarryError):
     """429 ``RATE_LIMIT_EXCEEDED``: retried automatically after ``retry_after`` seconds."""
 
@@ -157,6 +162,7 @@ _CLASS_BY_CODE: Dict[str, Type[QuarryError]] = {
     "SOURCE_NOT_FOUND": NotFoundError,
     "NOT_FOUND": NotFoundError,
     "CONFLICT": ConflictError,
+    "PRICE_ABOVE_LIMIT": PriceAboveLimitError,
     "RATE_LIMIT_EXCEEDED": RateLimitError,
     "QUOTA_EXCEEDED": QuotaExceededError,
     "RESULT_TOO_LARGE": ResultTooLargeError,

@@ -35,6 +35,9 @@ class QueryMeta:
     credits: int
     #: The analytic version that answered.
     version: Optional[int] = None
+    #: While the owner has a price rise scheduled: what a call will cost from ``next_price_at`` (ISO 8601).
+    next_price: Optional[int] = None
+    next_price_at: Optional[str] = None
     #: Every field as sent, including ones this client does not know yet.
     raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
@@ -66,6 +69,8 @@ class QueryResult:
                 truncated=bool(meta.get("truncated", False)),
                 credits=meta.get("credits", 0),
                 version=meta.get("version"),
+                next_price=meta.get("next_price"),
+                next_price_at=meta.get("next_price_at"),
                 raw=dict(meta),
             ),
         )

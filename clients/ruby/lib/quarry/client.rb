@@ -44,10 +44,13 @@ module Quarry
     # Runs an analytic with typed params (POST /v1/query) and returns a QueryResult. Sends an
     # Idempotency-Key (default: a random one per call), the same on every retry, so a repeated
     # query is answered and charged once. no_cache: bypasses the gateway's result cache.
-    def query(source, params = {}, no_cache: false, idempotency_key: nil)
+    def query(source, params = {}, no_cache: false, idempotency_key: nil, max_credits: nil)
       headers = { "Idempotency-Key" => idempotency_key || "qc-#{SecureRandom.hex(16)}" }
       headers["Cache-Control"] = "no-cache" if no_cache
-      body = @transport.send_request("POST", "/v1/query", body: { source: source, params: params }, headers: headers)
+      request = { source: source, params: params }
+      # A call that would cost more raises PriceAboveLimitError (409), nothing run or charged.
+      request[:max_credits] = max_credits unless max_credits.nil?
+      body = @transport.send_request("POST", "/v1/query", body: request, headers: headers)
       QueryResult.from_json(body)
     end
   end

@@ -44,6 +44,8 @@ module Quarry
   class NotFoundError < Error; end
   # 409 CONFLICT: a duplicate name, or an Idempotency-Key still running.
   class ConflictError < Error; end
+  # 409 PRICE_ABOVE_LIMIT: the call would cost more than its max_credits; nothing run or charged.
+  class PriceAboveLimitError < Error; end
   # 429 RATE_LIMIT_EXCEEDED: retried automatically after retry_after seconds.
   class RateLimitError < Error; end
   # 429 QUOTA_EXCEEDED: the plan's monthly credits are used up; never retried.
@@ -71,7 +73,7 @@ module Quarry
     "PAYLOAD_TOO_LARGE" => InvalidRequestError, "UNSUPPORTED_MEDIA_TYPE" => InvalidRequestError,
     "INVALID_PARAMS" => InvalidParamsError, "UNAUTHENTICATED" => UnauthenticatedError,
     "FORBIDDEN" => ForbiddenError, "SOURCE_NOT_FOUND" => NotFoundError, "NOT_FOUND" => NotFoundError,
-    "CONFLICT" => ConflictError, "RATE_LIMIT_EXCEEDED" => RateLimitError, "QUOTA_EXCEEDED" => QuotaExceededError,
+    "CONFLICT" => ConflictError, "PRICE_ABOVE_LIMIT" => PriceAboveLimitError, "RATE_LIMIT_EXCEEDED" => RateLimitError, "QUOTA_EXCEEDED" => QuotaExceededError,
     "RESULT_TOO_LARGE" => ResultTooLargeError, "UPSTREAM_ERROR" => UpstreamError,
     "SOURCE_UNAVAILABLE" => SourceUnavailableError, "QUERY_TIMEOUT" => QueryTimeoutError, "INTERNAL" => InternalError
   }.freeze
