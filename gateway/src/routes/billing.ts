@@ -6,12 +6,11 @@ import { ApiError } from '../errors/api-error.js';
 import type { AppEnv } from '../http/app-env.js';
 import { AUTHED_ERRORS, BEARER, BODY_ERRORS, CONFLICT_ERROR, errorResponse } from '../http/common-schemas.js';
 import { requireScope } from '../http/middleware/require-scope.js';
-import { readJson } from '../http/read-json.js';
+import { readJson, readOptionalJson } from '../http/read-json.js';
 import { route } from '../http/route.js';
 import { periodOf } from '../money/billing-period.js';
 import { isBudgeted } from '../money/plan-catalog.js';
 import { centsToMicroUsd } from '../money/units.js';
-import { parseJsonBody, validateBody } from '../validation/json-body.js';
 import { BudgetStateSchema, budgetJson, usd } from './money-schemas.js';
 import { PlanSchema, planJson } from './usage.js';
 
@@ -200,12 +199,7 @@ export function registerBillingRoutes(app: OpenAPIHono<AppEnv>): void {
     requireScope('account'),
     async (c) => {
       const { services, principal } = c.var;
-      // An empty body (no return URL) is fine; a body must be JSON like every other.
-      const text = await c.req.text();
-      const body =
-        text.trim() === ''
-          ? {}
-          : validateBody(PortalRequestSchema, parseJsonBody(c.req.header('content-type'), text));
+      const body = await readOptionalJson(c, PortalRequestSchema);
       return c.json(await services.payments.portal(principal.accountId, body.return_url));
     },
   );

@@ -7,9 +7,9 @@ import { AUTHED_ERRORS, BEARER, BODY_ERRORS, CONFLICT_ERROR } from '../http/comm
 import { adminAuth } from '../http/middleware/admin-auth.js';
 import { requireScope } from '../http/middleware/require-scope.js';
 import { PeriodSchema } from '../http/period-param.js';
+import { readOptionalJson } from '../http/read-json.js';
 import { route, valid } from '../http/route.js';
 import type { OwnerPayout } from '../money/payout-repository.js';
-import { parseJsonBody, validateBody } from '../validation/json-body.js';
 import { ADMIN_ERRORS, ADMIN_SECURITY } from './admin.js';
 import { usd } from './money-schemas.js';
 import { PayoutSchema, payoutJson } from './statements.js';
@@ -78,11 +78,7 @@ export function registerPayoutRoutes(app: OpenAPIHono<AppEnv>): void {
     requireScope('owner'),
     async (c) => {
       const { services, principal } = c.var;
-      const text = await c.req.text();
-      const body =
-        text.trim() === ''
-          ? {}
-          : validateBody(OnboardingRequestSchema, parseJsonBody(c.req.header('content-type'), text));
+      const body = await readOptionalJson(c, OnboardingRequestSchema);
       const owner = await services.store.accounts.get(principal.accountId);
       if (owner === null) throw new ApiError('NOT_FOUND', 'The account is gone.');
       return c.json(await services.payouts.onboarding(owner, body.return_url));
