@@ -25,6 +25,14 @@ import {
 } from './support/metering-fixture.js';
 import { pgAvailable, serviceUp, uniqueSuffix } from './support/test-services.js';
 
+/** Every analytic tool's optional price limit (docs/mcp.md). */
+const MAX_CREDITS_ARGUMENT = {
+  type: 'integer',
+  minimum: 1,
+  description:
+    'Optional: the most credits this call may cost. A call whose price is above it is refused (PRICE_ABOVE_LIMIT), nothing run or charged.',
+};
+
 const up = serviceUp(await pgAvailable());
 
 const suffix = uniqueSuffix();
@@ -145,6 +153,7 @@ describe.runIf(up)('MCP endpoint with the SDK client against a real gateway', ()
     expect(sales.inputSchema).toEqual({
       type: 'object',
       properties: {
+        max_credits: MAX_CREDITS_ARGUMENT,
         year: { type: 'integer', minimum: 2000, maximum: 2100 },
         region: { type: 'string', maxLength: 1000, pattern: '^(?:^[A-Z]{2}$)$' },
       },
@@ -156,6 +165,7 @@ describe.runIf(up)('MCP endpoint with the SDK client against a real gateway', ()
     expect(byName.get('top-products')?.inputSchema).toEqual({
       type: 'object',
       properties: {
+        max_credits: MAX_CREDITS_ARGUMENT,
         category: { type: 'string', maxLength: 64, description: 'Product category, e.g. Electronics' },
         limit: {
           type: 'integer',
@@ -406,7 +416,10 @@ describe.runIf(up)('MCP endpoint with the SDK client against a real gateway', ()
     });
     await eventually(() => schemaOf() !== undefined);
     expect(notified).toBeGreaterThan(0);
-    expect(schemaOf()?.properties).toEqual({ n: { type: 'integer', minimum: 1, maximum: 9 } });
+    expect(schemaOf()?.properties).toEqual({
+      max_credits: MAX_CREDITS_ARGUMENT,
+      n: { type: 'integer', minimum: 1, maximum: 9 },
+    });
 
     const updated = await http.request(gateway.url, 'PUT', `/v1/owner/analytics/${name}`, {
       key: owner.key,

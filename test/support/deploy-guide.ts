@@ -40,7 +40,12 @@ export async function guideNodeFlags(): Promise<string[]> {
   const lines = fencedBlocks(await readFile(DEPLOY_GUIDE, 'utf8'), 'sh').flatMap((block) =>
     block.split('\n'),
   );
-  const start = lines.map((l) => l.trim()).filter((l) => /^node .* gateway\/dist\/server\.js$/.test(l));
+  // The line may set the environment first (`UV_THREADPOOL_SIZE=5 node …`): the gateway's
+  // processes here get the same from test/support/gateway-process.ts.
+  const start = lines
+    .map((l) => l.trim())
+    .filter((l) => /^(?:[A-Z_][A-Z0-9_]*=\S+\s+)*node .* gateway\/dist\/server\.js$/.test(l));
   if (start.length !== 1) throw new Error(`docs/deploy.md has ${start.length} node command lines, not 1`);
-  return (start[0] as string).split(/\s+/).slice(1, -1);
+  const words = (start[0] as string).split(/\s+/).filter((w) => !/^[A-Z_][A-Z0-9_]*=/.test(w));
+  return words.slice(1, -1);
 }

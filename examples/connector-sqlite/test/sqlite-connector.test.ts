@@ -194,18 +194,15 @@ describe('sqlite connector: read-only', () => {
       ['SELECT 1; DELETE FROM orders', 'MULTIPLE_STATEMENTS'],
       ['-- nothing to run', 'EMPTY'],
     ];
+    // The SDK's run-time check (READ_ONLY, sdk-connector/src/read-only-sql.ts) refuses most of
+    // these before the connector's own; either way nothing reaches the file.
     for (const [sql, driverCode] of refused) {
       const error = await failure(query(connector, sql));
-      expect({ sql, code: error.code, driverCode: error.driverCode }).toEqual({
-        sql,
-        code: 'QUERY_FAILED',
-        driverCode,
-      });
+      expect(error.code, sql).toBe('QUERY_FAILED');
+      expect(['READ_ONLY', driverCode], sql).toContain(error.driverCode);
     }
     const notQuery = await failure(query(connector, 'DELETE FROM orders'));
-    expect(notQuery.message).toBe(
-      'only a query (SELECT, WITH … SELECT or VALUES) can run on a read-only SQLite connection',
-    );
+    expect(notQuery.message).toMatch(/not read-only|only a query \(SELECT, WITH … SELECT or VALUES\)/);
     expect((await query(connector, 'SELECT count(*) AS n FROM orders')).rows).toEqual([{ n: 3 }]);
     expect(await sha256(shop)).toBe(before);
   });
