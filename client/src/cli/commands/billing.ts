@@ -6,11 +6,10 @@ import { EXIT, UsageError } from '../cli-errors.js';
 import type { CliIo } from '../cli-io.js';
 import { booleanFlag, CONNECTION_HELP, CONNECTION_OPTIONS, type Command, stringFlag } from '../command.js';
 import { connect } from '../connection.js';
-import { createProgress } from '../progress.js';
 import { formatTable } from '../table.js';
+import { waitUntil } from '../wait-until.js';
 
 /** How often `billing upgrade` asks whether the plan changed. */
-const POLL_MS = 2_000;
 const DEFAULT_TIMEOUT_S = 600;
 
 const json = (value: unknown) => `${JSON.stringify(value, null, 2)}\n`;
@@ -111,8 +110,6 @@ function timeoutFlag(value: string | undefined): number {
   return seconds;
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 export const billingStatusCommand: Command = {
   name: 'billing status',
   summary: 'your plan, its subscription, card and budget, and the plans on offer',
@@ -136,34 +133,22 @@ ${CONNECTION_HELP}
   },
 };
 
-async function waitForPlan(
+function waitForPlan(
   io: CliIo,
   get: () => Promise<Billing>,
   plan: string,
   timeoutS: number,
   url: string,
 ): Promise<Billing> {
-  const started = Date.now();
-  const deadline = started + timeoutS * 1_000;
-  const progress = createProgress(io.stderr);
-  try {
-    for (;;) {
-      const billing = await get();
-      if (arrived(billing, plan)) return billing;
-      const now = Date.now();
-      if (now >= deadline) {
-        throw new Error(
-          `The plan is still ${billing.plan.name} after ${timeoutS} s: no payment for ${plan} has arrived. Pay on ${url}, then check with \`quarry billing status\`.`,
-        );
-      }
-      progress.update(
-        `waiting for the payment (plan ${billing.plan.id}, ${Math.round((now - started) / 1_000)} s of ${timeoutS} s)`,
-      );
-      await sleep(Math.min(POLL_MS, deadline - now));
-    }
-  } finally {
-    progress.stop();
-  }
+  return waitUntil(io, {
+    read: get,
+    done: (billing) => arrived(billing, plan),
+    timeoutS,
+    label: (billing, waitedS) =>
+      `waiting for the payment (plan ${billing.plan.id}, ${waitedS} s of ${timeoutS} s)`,
+    timedOut: (billing) =>
+      `The plan is still ${billing.plan.name} after ${timeoutS} s: no payment for ${plan} has arrived. Pay on ${url}, then check with \`quarry billing status\`.`,
+  });
 }
 
 export const billingUpgradeCommand: Command = {

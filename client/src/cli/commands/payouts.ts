@@ -7,11 +7,10 @@ import { EXIT, UsageError } from '../cli-errors.js';
 import type { CliIo } from '../cli-io.js';
 import { booleanFlag, CONNECTION_HELP, CONNECTION_OPTIONS, type Command, stringFlag } from '../command.js';
 import { connect } from '../connection.js';
-import { createProgress } from '../progress.js';
 import { formatTable } from '../table.js';
+import { waitUntil } from '../wait-until.js';
 
 /** How often `payouts onboard` asks whether the account is complete. */
-const POLL_MS = 2_000;
 const DEFAULT_TIMEOUT_S = 600;
 
 /** Whole cents as USD: `12.54 USD`, `-1.20 USD`. */
@@ -110,8 +109,6 @@ function timeoutFlag(value: string | undefined): number {
   return seconds;
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 export const payoutsCommand: Command = {
   name: 'payouts',
   summary: 'where your earnings are paid, the balance carried, and each month’s payout',
@@ -145,33 +142,21 @@ ${CONNECTION_HELP}
   },
 };
 
-async function waitForOnboarding(
+function waitForOnboarding(
   io: CliIo,
   get: () => Promise<PayoutAccount>,
   timeoutS: number,
   url: string,
 ): Promise<PayoutAccount> {
-  const started = Date.now();
-  const deadline = started + timeoutS * 1_000;
-  const progress = createProgress(io.stderr);
-  try {
-    for (;;) {
-      const account = await get();
-      if (account.status === 'complete') return account;
-      const now = Date.now();
-      if (now >= deadline) {
-        throw new Error(
-          `Payouts are still ${account.status.replace('_', ' ')} after ${timeoutS} s. Finish on ${url} (or run \`quarry payouts onboard\` again for a new link), then check with \`quarry payouts\`.`,
-        );
-      }
-      progress.update(
-        `waiting for the onboarding (${account.status.replace('_', ' ')}, ${Math.round((now - started) / 1_000)} s of ${timeoutS} s)`,
-      );
-      await sleep(Math.min(POLL_MS, deadline - now));
-    }
-  } finally {
-    progress.stop();
-  }
+  return waitUntil(io, {
+    read: get,
+    done: (account) => account.status === 'complete',
+    timeoutS,
+    label: (account, waitedS) =>
+      `waiting for the onboarding (${account.status.replace('_', ' ')}, ${waitedS} s of ${timeoutS} s)`,
+    timedOut: (account) =>
+      `Payouts are still ${account.status.replace('_', ' ')} after ${timeoutS} s. Finish on ${url} (or run \`quarry payouts onboard\` again for a new link), then check with \`quarry payouts\`.`,
+  });
 }
 
 export const payoutsOnboardCommand: Command = {
