@@ -22,6 +22,7 @@ import type { AppEnv } from './http/app-env.js';
 import { newRequestId } from './http/middleware/request-id.js';
 import { createMcpSessions } from './mcp/mcp-sessions.js';
 import { createMcpTools } from './mcp/mcp-tools.js';
+import { createFailedCalls } from './query/failed-calls.js';
 import { createBillingService } from './money/billing-service.js';
 import { settleInDoubt } from './money/in-doubt-metering.js';
 import { createMetering } from './money/metering.js';
@@ -38,7 +39,7 @@ import { createPreviewListings } from './query/preview-listings.js';
 import { createQueryCallHandler } from './query/query-call.js';
 import { createQueryService } from './query/query-service.js';
 import { createResultBudget } from './query/result-budget.js';
-import { createRateLimiter } from './rate-limit/create-rate-limiter.js';
+import { createFailedCallWindow, createRateLimiter } from './rate-limit/create-rate-limiter.js';
 import { createFailureThrottle } from './rate-limit/failure-throttle.js';
 import { createMemoryRateLimiter } from './rate-limit/memory-rate-limiter.js';
 import { createPlanPolicies } from './rate-limit/plan-policies.js';
@@ -221,6 +222,12 @@ export async function createGateway(
       logger,
       redis: { commandTimeoutMs: config.timeouts.redisMs },
     });
+    const failedCallWindow = await createFailedCallWindow({
+      ...(config.redisUrl ? { redisUrl: config.redisUrl } : {}),
+      policy: config.failedCalls,
+      logger,
+      commandTimeoutMs: config.timeouts.redisMs,
+    });
     const oauth = createOAuthServices({
       store,
       issuer: config.publicUrl,
@@ -355,6 +362,17 @@ export async function createGateway(
       idempotency: store.idempotency,
       logger,
       previews: { rows: config.previewRows, perDay: config.previewsPerDay, listings: previewListings },
+      ...(config.failedCalls.budgetMs > 0
+        ? {
+            failedCalls: createFailedCalls({
+              window: failedCallWindow,
+              records: store.failedCalls,
+              budgetSeconds: config.failedCalls.budgetMs / 1000,
+              windowSeconds: config.failedCalls.windowMs / 1000,
+              logger,
+            }),
+          }
+        : {}),
       pauseAfterChargeMs: config.testPauseAfterChargeMs,
     });
     const mcp = createMcpSessions({
@@ -531,6 +549,7 @@ export async function createGateway(
           await mcp.close();
           await connections.close(graceMs);
           await rateLimiter.close();
+          await failedCallWindow.close();
           await keyUsage.close();
           // Usage writes still queued belong to calls that are waiting to answer.
           await metering.drain();
