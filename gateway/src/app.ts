@@ -18,6 +18,7 @@ import { registerAccountRoutes } from './routes/accounts.js';
 import { registerAdminRoutes } from './routes/admin.js';
 import { registerBillingRoutes } from './routes/billing.js';
 import { registerSandboxBillingRoutes } from './routes/billing-sandbox.js';
+import { registerAgentToolRoutes } from './routes/agent-tools.js';
 import { registerBudgetRoutes } from './routes/budget.js';
 import { registerConnectorRoutes } from './routes/connectors.js';
 import { registerConsoleRoutes } from './routes/console.js';
@@ -108,6 +109,7 @@ export function createApp(services: GatewayServices): OpenAPIHono<AppEnv> {
   registerConnectorRoutes(app);
   registerUsageRoutes(app);
   registerBudgetRoutes(app);
+  registerAgentToolRoutes(app);
   registerBillingRoutes(app);
   registerPayoutRoutes(app);
   if (services.payments.kind === 'sandbox') registerSandboxBillingRoutes(app);

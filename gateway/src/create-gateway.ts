@@ -375,20 +375,22 @@ export async function createGateway(
         : {}),
       pauseAfterChargeMs: config.testPauseAfterChargeMs,
     });
+    const mcpTools = createMcpTools(
+      {
+        analytics: store.analytics,
+        agentTools: store.agentTools,
+        listings: store.listings,
+        marketplace,
+        queryCall,
+        tryTokens,
+        rateLimiter,
+        newRequestId,
+        logger,
+      },
+      { rows: config.previewRows, perDay: config.previewsPerDay },
+    );
     const mcp = createMcpSessions({
-      tools: createMcpTools(
-        {
-          analytics: store.analytics,
-          listings: store.listings,
-          marketplace,
-          queryCall,
-          tryTokens,
-          rateLimiter,
-          newRequestId,
-          logger,
-        },
-        { rows: config.previewRows, perDay: config.previewsPerDay },
-      ),
+      tools: mcpTools,
       toolsPerPage: config.mcpToolsPerPage,
       maxSessions: config.mcpSessions.max,
       maxSessionsPerAccount: config.mcpSessions.perAccount,
@@ -411,6 +413,7 @@ export async function createGateway(
       queryCall,
       previewListings,
       mcp,
+      mcpTools,
       connections,
       breakers,
       analytics,
