@@ -48,7 +48,9 @@ describe.skipIf(!up)('agent tools in the web console', () => {
 
   it('adds a listing to the agent’s tools, lists it, sets the price limit, and removes it', async () => {
     const account = expectStatus(
-      await http.request(gateway.url, 'POST', '/v1/accounts', { json: { email: EMAIL, name: 'Agent Owner' } }),
+      await http.request(gateway.url, 'POST', '/v1/accounts', {
+        json: { email: EMAIL, name: 'Agent Owner' },
+      }),
       201,
       'sign-up',
     ).body;
@@ -81,7 +83,9 @@ describe.skipIf(!up)('agent tools in the web console', () => {
       'Not one of your agent’s tools',
     );
     await page.getByRole('button', { name: 'Add to my agent’s tools' }).click();
-    await poll(() => page.getByTestId('agent-tool-state').textContent()).toContain('Your agents (on /mcp) can call it');
+    await poll(() => page.getByTestId('agent-tool-state').textContent()).toContain(
+      'Your agents (on /mcp) can call it',
+    );
     expect(await toolNames()).toEqual(['sales-by-region']);
 
     await page.getByRole('link', { name: 'All your agent’s tools' }).click();

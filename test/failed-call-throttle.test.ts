@@ -37,7 +37,12 @@ async function deploy(name: string, sql: string) {
   expectStatus(
     await http.request(gateway.url, 'PUT', `/v1/owner/analytics/${name}`, {
       key: owner.key,
-      json: { connection: 'mem', sql, visibility: 'public', limits: { timeout_ms: TIMEOUT_MS, max_rows: 10 } },
+      json: {
+        connection: 'mem',
+        sql,
+        visibility: 'public',
+        limits: { timeout_ms: TIMEOUT_MS, max_rows: 10 },
+      },
     }),
     200,
     `deploy ${name}`,

@@ -79,7 +79,7 @@ async function creditsUsed(): Promise<number> {
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: tests read the structured content's known shapes.
-const structured = (result: CallToolResult): any => result.structuredContent;
+const structured = (result: unknown): any => (result as CallToolResult).structuredContent;
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'quarry-e2e-tool-choice-'));
@@ -169,7 +169,9 @@ describe('an agent’s tools are the ones its account chose', () => {
       200,
       'list tools',
     );
-    expect(listed.body.items.map((t: { name: string }) => t.name)).toEqual(expect.arrayContaining([HOSTILE, OWN]));
+    expect(listed.body.items.map((t: { name: string }) => t.name)).toEqual(
+      expect.arrayContaining([HOSTILE, OWN]),
+    );
     expect(listed.body.items.map((t: { name: string }) => t.name)).not.toContain(UNLISTED);
 
     const agent = await connectMcp(queryOnlyKey);
@@ -196,7 +198,10 @@ describe('an agent’s tools are the ones its account chose', () => {
     });
     expectErrorEnvelope(refused, 403, 'FORBIDDEN');
     const set = expectStatus(
-      await http.request(gateway.url, 'PUT', '/v1/account/mcp', { key: caller.key, json: { max_credits: 10 } }),
+      await http.request(gateway.url, 'PUT', '/v1/account/mcp', {
+        key: caller.key,
+        json: { max_credits: 10 },
+      }),
       200,
       'set the MCP default',
     );

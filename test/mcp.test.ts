@@ -438,7 +438,10 @@ describe.runIf(up)('MCP endpoint with the SDK client against a real gateway', ()
     // it is announced to the open session.
     expect((await client.listTools()).tools.map((t) => t.name)).not.toContain(name);
     expectStatus(
-      await http.request(gateway.url, 'POST', '/v1/account/tools', { key: callerKey, json: { source: name } }),
+      await http.request(gateway.url, 'POST', '/v1/account/tools', {
+        key: callerKey,
+        json: { source: name },
+      }),
       201,
       'add the new analytic',
     );

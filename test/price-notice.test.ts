@@ -166,7 +166,10 @@ describe('price notice, default notice (168 h)', () => {
     // MCP: the tool (the caller's account adds it: docs/mcp.md) says what is coming and takes
     // `max_credits` beside the params.
     expectStatus(
-      await http.request(gateway!.url, 'POST', '/v1/account/tools', { key: caller.key, json: { source: NAME } }),
+      await http.request(gateway!.url, 'POST', '/v1/account/tools', {
+        key: caller.key,
+        json: { source: NAME },
+      }),
       201,
       'add the tool',
     );

@@ -148,7 +148,8 @@ describe('agent tools and MCP settings', () => {
       price_effective_at: null,
     };
     const s = await serve((req) => {
-      if (req.url === '/v1/account/tools' && req.method === 'GET') return { status: 200, body: { items: [tool] } };
+      if (req.url === '/v1/account/tools' && req.method === 'GET')
+        return { status: 200, body: { items: [tool] } };
       if (req.url === '/v1/account/tools' && req.method === 'POST') return { status: 201, body: { tool } };
       if (req.url === '/v1/account/tools/region%2Frevenue' && req.method === 'DELETE') return { status: 204 };
       if (req.url === '/v1/account/mcp' && req.method === 'PUT')

@@ -113,8 +113,8 @@ export function AgentToolsSection() {
     <>
       <h1 id="agent-tools-list">Your agent’s tools</h1>
       <p className="hint">
-        What your agents see and may call on <code>/mcp</code>: your own analytics, and those you add from
-        the marketplace. Give agents keys with the <code>query</code> scope only: they cannot add tools.
+        What your agents see and may call on <code>/mcp</code>: your own analytics, and those you add from the
+        marketplace. Give agents keys with the <code>query</code> scope only: they cannot add tools.
       </p>
       <ErrorNote error={error} />
       <table>
@@ -140,7 +140,9 @@ export function AgentToolsSection() {
               <td>{t.title}</td>
               <td>
                 {t.price} {t.price === 1 ? 'credit' : 'credits'}
-                {t.scheduled_price === null ? '' : `, ${t.scheduled_price} from ${t.price_effective_at ?? ''}`}
+                {t.scheduled_price === null
+                  ? ''
+                  : `, ${t.scheduled_price} from ${t.price_effective_at ?? ''}`}
               </td>
               <td>
                 {t.owned ? (

@@ -57,7 +57,12 @@ describe('MCP tools/list in pages', () => {
     // The two marketplace tools and the demo analytics Alice added, each once.
     expect(new Set(all).size).toBe(all.length);
     expect(all).toEqual(
-      expect.arrayContaining(['marketplace_search', 'marketplace_preview', 'sales-by-region', 'top-products']),
+      expect.arrayContaining([
+        'marketplace_search',
+        'marketplace_preview',
+        'sales-by-region',
+        'top-products',
+      ]),
     );
     expect(pages.length).toBe(Math.ceil(all.length / 2));
 

@@ -38,7 +38,11 @@ describe('memory failed-call window', () => {
 });
 
 async function redisReachable(): Promise<boolean> {
-  const probe = new Redis(REDIS_URL, { lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0 });
+  const probe = new Redis(REDIS_URL, {
+    lazyConnect: true,
+    retryStrategy: () => null,
+    maxRetriesPerRequest: 0,
+  });
   probe.on('error', () => {});
   try {
     await probe.connect();
@@ -52,7 +56,10 @@ async function redisReachable(): Promise<boolean> {
 }
 
 const redisUp = await redisReachable();
-if (!redisUp) console.warn(`\n!!! Redis at ${REDIS_URL} is unreachable: the Redis failed-call window test is SKIPPED !!!\n`);
+if (!redisUp)
+  console.warn(
+    `\n!!! Redis at ${REDIS_URL} is unreachable: the Redis failed-call window test is SKIPPED !!!\n`,
+  );
 
 describe.runIf(redisUp || process.env.CI === 'true')('Redis failed-call window', () => {
   it('two instances share an account’s failures', async () => {

@@ -31,11 +31,10 @@ const AgentToolSchema = z
 
 const AddToolSchema = z
   .object({
-    source: z
-      .string()
-      .min(1)
-      .max(128)
-      .openapi({ description: 'An analytic the account may call (public, or shared with it)', example: 'sales-by-region' }),
+    source: z.string().min(1).max(128).openapi({
+      description: 'An analytic the account may call (public, or shared with it)',
+      example: 'sales-by-region',
+    }),
   })
   .strict()
   .openapi('AddAgentTool');

@@ -79,9 +79,9 @@ const FailedCallsSchema = z
     caller_account_id: z.string().openapi({ description: 'The calling account' }),
     analytic: z.string(),
     calls: z.number().int().openapi({ description: 'Its failed calls of this analytic in the period' }),
-    calls_by_code: z
-      .record(z.string(), z.number().int())
-      .openapi({ description: 'By the error the caller got: QUERY_TIMEOUT, RESULT_TOO_LARGE, UPSTREAM_ERROR' }),
+    calls_by_code: z.record(z.string(), z.number().int()).openapi({
+      description: 'By the error the caller got: QUERY_TIMEOUT, RESULT_TOO_LARGE, UPSTREAM_ERROR',
+    }),
     warehouse_seconds: z.number().openapi({ description: 'Time those calls kept your warehouse busy' }),
   })
   .openapi('StatementFailedCalls');

@@ -65,12 +65,27 @@ export function createFailedCallRepository(sql: SqlExecutor): FailedCallReposito
           GROUP BY account_id, analytic_name, code`,
         [ownerId, from, to],
       );
-      const byKey = new Map<string, { accountId: string; analyticName: string; calls: number; callsByCode: Record<string, number>; warehouseMs: number }>();
+      const byKey = new Map<
+        string,
+        {
+          accountId: string;
+          analyticName: string;
+          calls: number;
+          callsByCode: Record<string, number>;
+          warehouseMs: number;
+        }
+      >();
       for (const row of rows) {
         const key = `${row.account_id}\n${row.analytic_name}`;
         let entry = byKey.get(key);
         if (entry === undefined) {
-          entry = { accountId: row.account_id, analyticName: row.analytic_name, calls: 0, callsByCode: {}, warehouseMs: 0 };
+          entry = {
+            accountId: row.account_id,
+            analyticName: row.analytic_name,
+            calls: 0,
+            callsByCode: {},
+            warehouseMs: 0,
+          };
           byKey.set(key, entry);
         }
         entry.calls += Number(row.calls);
@@ -78,7 +93,10 @@ export function createFailedCallRepository(sql: SqlExecutor): FailedCallReposito
         entry.warehouseMs += Number(row.warehouse_ms);
       }
       return [...byKey.values()].sort(
-        (a, b) => b.warehouseMs - a.warehouseMs || a.accountId.localeCompare(b.accountId) || a.analyticName.localeCompare(b.analyticName),
+        (a, b) =>
+          b.warehouseMs - a.warehouseMs ||
+          a.accountId.localeCompare(b.accountId) ||
+          a.analyticName.localeCompare(b.analyticName),
       );
     },
   };
