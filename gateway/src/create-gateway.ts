@@ -222,12 +222,16 @@ export async function createGateway(
       logger,
       redis: { commandTimeoutMs: config.timeouts.redisMs },
     });
-    const failedCallWindow = await createFailedCallWindow({
-      ...(config.redisUrl ? { redisUrl: config.redisUrl } : {}),
-      policy: config.failedCalls,
-      logger,
-      commandTimeoutMs: config.timeouts.redisMs,
-    });
+    // The failed-call throttle (query/failed-calls.ts); QUARRY_FAILED_WAREHOUSE_SECONDS=0: none.
+    const failedCallWindow =
+      config.failedCalls.budgetMs > 0
+        ? await createFailedCallWindow({
+            ...(config.redisUrl ? { redisUrl: config.redisUrl } : {}),
+            policy: config.failedCalls,
+            logger,
+            commandTimeoutMs: config.timeouts.redisMs,
+          })
+        : undefined;
     const oauth = createOAuthServices({
       store,
       issuer: config.publicUrl,
@@ -362,8 +366,9 @@ export async function createGateway(
       idempotency: store.idempotency,
       logger,
       previews: { rows: config.previewRows, perDay: config.previewsPerDay, listings: previewListings },
-      ...(config.failedCalls.budgetMs > 0
-        ? {
+      ...(failedCallWindow === undefined
+        ? {}
+        : {
             failedCalls: createFailedCalls({
               window: failedCallWindow,
               records: store.failedCalls,
@@ -371,8 +376,7 @@ export async function createGateway(
               windowSeconds: config.failedCalls.windowMs / 1000,
               logger,
             }),
-          }
-        : {}),
+          }),
       pauseAfterChargeMs: config.testPauseAfterChargeMs,
     });
     const mcpTools = createMcpTools(
@@ -552,7 +556,7 @@ export async function createGateway(
           await mcp.close();
           await connections.close(graceMs);
           await rateLimiter.close();
-          await failedCallWindow.close();
+          await failedCallWindow?.close();
           await keyUsage.close();
           // Usage writes still queued belong to calls that are waiting to answer.
           await metering.drain();
