@@ -34,6 +34,16 @@ const MAX_CREDITS_ARGUMENT = {
 };
 
 const up = serviceUp(await pgAvailable());
+/** The demo account's example analytics (examples/analytics/). */
+const EXAMPLES = [
+  'category-totals',
+  'channel-mix',
+  'monthly-revenue',
+  'sales-by-region',
+  'sales-summary',
+  'top-products',
+  'yearly-growth',
+];
 
 const suffix = uniqueSuffix();
 const PREVIEW_ROWS = 3;
@@ -126,24 +136,26 @@ describe.runIf(up)('MCP endpoint with the SDK client against a real gateway', ()
     if (dir) await rm(dir, { recursive: true, force: true });
   }, 60_000);
 
-  it('lists every example analytic as a tool with its params as JSON Schema, title and price', async () => {
+  it('lists every example analytic the account added as a tool with its params as JSON Schema, title and price', async () => {
     const client = await connect(callerKey);
     expect(client.getServerVersion()?.name).toBe('quarry');
     expect(client.getServerCapabilities()?.tools?.listChanged).toBe(true);
+    // An agent's tools are its account's choice (docs/mcp.md): none of the demo owner's until added.
+    expect((await client.listTools()).tools.map((t) => t.name).sort()).toEqual([
+      'marketplace_preview',
+      'marketplace_search',
+    ]);
+    for (const source of EXAMPLES) {
+      expectStatus(
+        await http.request(gateway.url, 'POST', '/v1/account/tools', { key: callerKey, json: { source } }),
+        201,
+        `add ${source}`,
+      );
+    }
     const { tools } = await client.listTools();
     const byName = new Map<string, Tool>(tools.map((t) => [t.name, t]));
     expect([...byName.keys()].sort()).toEqual(
-      [
-        'category-totals',
-        'channel-mix',
-        'marketplace_preview',
-        'marketplace_search',
-        'monthly-revenue',
-        'sales-by-region',
-        'sales-summary',
-        'top-products',
-        'yearly-growth',
-      ].sort(),
+      [...EXAMPLES, 'marketplace_preview', 'marketplace_search'].sort(),
     );
 
     const sales = byName.get('sales-by-region') as Tool;
@@ -274,6 +286,14 @@ describe.runIf(up)('MCP endpoint with the SDK client against a real gateway', ()
 
   it('answers QUOTA_EXCEEDED with retry_after once a Free account’s credits are spent', async () => {
     const free = await signUp(http, gateway, 'mcp-free', suffix);
+    expectStatus(
+      await http.request(gateway.url, 'POST', '/v1/account/tools', {
+        key: free.key,
+        json: { source: 'sales-by-region' },
+      }),
+      201,
+      'add the tool',
+    );
     const client = await connect(free.key);
     for (let year = 2021; year < 2021 + FREE_CALLS; year += 1) {
       const result = (await client.callTool({
@@ -386,7 +406,7 @@ describe.runIf(up)('MCP endpoint with the SDK client against a real gateway', ()
     expect(metadata).toMatchObject({ resource: `${gateway.url}/mcp`, authorization_servers: [gateway.url] });
   });
 
-  it('follows the catalog: a new analytic and a new version reach an open session', async () => {
+  it('follows the catalog: a new analytic the account adds and its new version reach an open session', async () => {
     const owner = await signUp(http, gateway, 'mcp-owner', suffix);
     await connectTestPostgres(http, gateway, owner.key, 'pg');
     const name = `mcp-live-${suffix}`;
@@ -414,6 +434,17 @@ describe.runIf(up)('MCP endpoint with the SDK client against a real gateway', ()
       visibility: 'public',
       price: 3,
     });
+    // A stranger's new analytic is no tool of the caller's until the account adds it, and adding
+    // it is announced to the open session.
+    expect((await client.listTools()).tools.map((t) => t.name)).not.toContain(name);
+    expectStatus(
+      await http.request(gateway.url, 'POST', '/v1/account/tools', {
+        key: callerKey,
+        json: { source: name },
+      }),
+      201,
+      'add the new analytic',
+    );
     await eventually(() => schemaOf() !== undefined);
     expect(notified).toBeGreaterThan(0);
     expect(schemaOf()?.properties).toEqual({

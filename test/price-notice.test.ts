@@ -163,7 +163,16 @@ describe('price notice, default notice (168 h)', () => {
     // Not a positive integer: the request is invalid.
     expectErrorEnvelope(await call({ max_credits: 0 }), 400, 'INVALID_REQUEST');
 
-    // MCP: the tool says what is coming and takes `max_credits` beside the params.
+    // MCP: the tool (the caller's account adds it: docs/mcp.md) says what is coming and takes
+    // `max_credits` beside the params.
+    expectStatus(
+      await http.request(gateway!.url, 'POST', '/v1/account/tools', {
+        key: caller.key,
+        json: { source: NAME },
+      }),
+      201,
+      'add the tool',
+    );
     const client = new Client({ name: 'quarry-e2e', version: '1.0.0' });
     await client.connect(
       new StreamableHTTPClientTransport(new URL(`${gateway!.url}/mcp`), {

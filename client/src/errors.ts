@@ -85,6 +85,15 @@ export class QuotaExceededError extends QuarryError {
   override readonly name: string = 'QuotaExceededError';
 }
 /**
+ * 429 `FAILED_CALLS_THROTTLED`: the account's failed calls (timeouts, results too large,
+ * warehouse errors) used more than the gateway allows of owners' warehouse time; calls that
+ * would run a query wait `retryAfter` seconds (cache hits are still served). Not retried
+ * automatically: the wait can be minutes.
+ */
+export class FailedCallsThrottledError extends QuarryError {
+  override readonly name: string = 'FailedCallsThrottledError';
+}
+/**
  * 422 `RESULT_TOO_LARGE`: the result for these params is larger than the gateway answers
  * (`QUARRY_MAX_RESULT_BYTES`); never retried: narrow the params.
  */
@@ -139,6 +148,7 @@ const CLASS_BY_CODE: Readonly<Record<string, ErrorClass>> = {
   PRICE_ABOVE_LIMIT: PriceAboveLimitError,
   RATE_LIMIT_EXCEEDED: RateLimitError,
   QUOTA_EXCEEDED: QuotaExceededError,
+  FAILED_CALLS_THROTTLED: FailedCallsThrottledError,
   RESULT_TOO_LARGE: ResultTooLargeError,
   UPSTREAM_ERROR: UpstreamError,
   SOURCE_UNAVAILABLE: SourceUnavailableError,

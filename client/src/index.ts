@@ -2,6 +2,7 @@
 // `@quarry/client/react`; the `quarry` CLI is this package's bin.
 export {
   ConflictError,
+  FailedCallsThrottledError,
   ForbiddenError,
   InternalError,
   InvalidParamsError,
@@ -37,6 +38,7 @@ export {
 export { DEFAULT_RETRY, type RetryOptions } from './retry-policy.js';
 export type {
   Account,
+  AgentTool,
   Analytic,
   AnalyticDefinition,
   AnalyticVersion,
@@ -61,6 +63,7 @@ export type {
   IssuedApiKey,
   Listing,
   ListingInput,
+  McpSettings,
   NewApiKey,
   NewConnection,
   PaygInvoice,
@@ -81,6 +84,7 @@ export type {
   Statement,
   StatementAdjustment,
   StatementAmounts,
+  StatementFailedCalls,
   StatementPayout,
   Usage,
 } from './types.js';

@@ -3,6 +3,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
   ConflictError,
+  FailedCallsThrottledError,
   ForbiddenError,
   InternalError,
   InvalidParamsError,
@@ -131,6 +132,47 @@ describe('requests', () => {
     await expect(client.analytics.delete('gone')).resolves.toBeUndefined();
     await expect(client.analytics.purgeCache('top/products')).resolves.toBeUndefined();
     await expect(client.analytics.purgeCache('nope')).rejects.toMatchObject({ code: 'NOT_FOUND' });
+  });
+});
+
+describe('agent tools and MCP settings', () => {
+  it('lists, adds and removes agent tools and sets the MCP default price limit', async () => {
+    const tool = {
+      name: 'region/revenue',
+      title: 'Region revenue',
+      owner_id: 'acc_2',
+      owned: false,
+      listed: true,
+      price: 3,
+      scheduled_price: null,
+      price_effective_at: null,
+    };
+    const s = await serve((req) => {
+      if (req.url === '/v1/account/tools' && req.method === 'GET')
+        return { status: 200, body: { items: [tool] } };
+      if (req.url === '/v1/account/tools' && req.method === 'POST') return { status: 201, body: { tool } };
+      if (req.url === '/v1/account/tools/region%2Frevenue' && req.method === 'DELETE') return { status: 204 };
+      if (req.url === '/v1/account/mcp' && req.method === 'PUT')
+        return { status: 200, body: { mcp: JSON.parse(req.body) } };
+      if (req.url === '/v1/account/mcp') return { status: 200, body: { mcp: { max_credits: null } } };
+      return envelope(404, 'NOT_FOUND');
+    });
+    const client = clientFor(s);
+    expect(await client.tools.list()).toEqual([tool]);
+    expect(await client.tools.add('region/revenue')).toEqual(tool);
+    expect(JSON.parse(s.requests[1]?.body ?? '')).toEqual({ source: 'region/revenue' });
+    await expect(client.tools.remove('region/revenue')).resolves.toBeUndefined();
+    expect(await client.mcp.get()).toEqual({ max_credits: null });
+    expect(await client.mcp.set({ maxCredits: 10 })).toEqual({ max_credits: 10 });
+    expect(JSON.parse(s.requests[4]?.body ?? '')).toEqual({ max_credits: 10 });
+  });
+
+  it('throws FailedCallsThrottledError for 429 FAILED_CALLS_THROTTLED, without retrying it', async () => {
+    const s = await serve(() => envelope(429, 'FAILED_CALLS_THROTTLED', { retry_after: 42 }));
+    const error = await failure(clientFor(s).query('slow', {}));
+    expect(error).toBeInstanceOf(FailedCallsThrottledError);
+    expect(error).toMatchObject({ code: 'FAILED_CALLS_THROTTLED', retryAfter: 42 });
+    expect(s.requests).toHaveLength(1);
   });
 });
 

@@ -6,6 +6,7 @@ import { createOAuthTokenSource, type OAuthCredentials } from './oauth-token-sou
 import { DEFAULT_RETRY, type RetryOptions } from './retry-policy.js';
 import type {
   Account,
+  AgentTool,
   Analytic,
   AnalyticDefinition,
   AnalyticVersion,
@@ -20,6 +21,7 @@ import type {
   IssuedApiKey,
   Listing,
   ListingInput,
+  McpSettings,
   NewApiKey,
   NewConnection,
   PayoutAccount,
@@ -172,6 +174,23 @@ export interface QuarryClient {
   };
   readonly account: {
     get(options?: CallOptions): Promise<Account>;
+  };
+  /**
+   * The account's agent tools (account scope): the analytics its agents see and may call on
+   * /mcp, its own and those added here (docs/mcp.md).
+   */
+  readonly tools: {
+    list(options?: CallOptions): Promise<readonly AgentTool[]>;
+    /** Adds an analytic the account may call (public or shared with it). */
+    add(name: string, options?: CallOptions): Promise<AgentTool>;
+    /** Removes one the account added. */
+    remove(name: string, options?: CallOptions): Promise<void>;
+  };
+  /** The account's MCP settings (account scope). */
+  readonly mcp: {
+    get(options?: CallOptions): Promise<McpSettings>;
+    /** `maxCredits`: the price limit of a tool call without its own `max_credits`; null removes it. */
+    set(settings: { readonly maxCredits: number | null }, options?: CallOptions): Promise<McpSettings>;
   };
   readonly billing: {
     /** The account's plan, subscription, card and budget, and the plans with what each offers. */
@@ -504,6 +523,57 @@ export function createQuarryClient(
           signal: o.signal,
         });
         return body.account;
+      },
+    },
+    tools: {
+      async list(o = {}) {
+        const body = await transport.send<{ items: AgentTool[] }>({
+          method: 'GET',
+          path: '/v1/account/tools',
+          idempotent: true,
+          signal: o.signal,
+        });
+        return body.items;
+      },
+      async add(name, o = {}) {
+        const body = await transport.send<{ tool: AgentTool }>({
+          method: 'POST',
+          path: '/v1/account/tools',
+          body: { source: name },
+          // Adding twice is the same as adding once.
+          idempotent: true,
+          signal: o.signal,
+        });
+        return body.tool;
+      },
+      async remove(name, o = {}) {
+        await transport.send<undefined>({
+          method: 'DELETE',
+          path: `/v1/account/tools/${segment(name)}`,
+          idempotent: true,
+          signal: o.signal,
+        });
+      },
+    },
+    mcp: {
+      async get(o = {}) {
+        const body = await transport.send<{ mcp: McpSettings }>({
+          method: 'GET',
+          path: '/v1/account/mcp',
+          idempotent: true,
+          signal: o.signal,
+        });
+        return body.mcp;
+      },
+      async set(settings, o = {}) {
+        const body = await transport.send<{ mcp: McpSettings }>({
+          method: 'PUT',
+          path: '/v1/account/mcp',
+          body: { max_credits: settings.maxCredits },
+          idempotent: true,
+          signal: o.signal,
+        });
+        return body.mcp;
       },
     },
     billing: {

@@ -242,6 +242,42 @@ export interface Statement {
   readonly adjustments: readonly StatementAdjustment[];
   /** Once the period is closed (null while open, or without earnings). */
   readonly payout: StatementPayout | null;
+  /**
+   * Calls of other accounts that failed after running in your warehouse, per caller and
+   * analytic, most warehouse time first: free for them, no money here.
+   */
+  readonly failed_calls: readonly StatementFailedCalls[];
+}
+
+/** One caller's failed calls of one analytic in a statement's period. */
+export interface StatementFailedCalls {
+  readonly caller_account_id: string;
+  readonly analytic: string;
+  readonly calls: number;
+  /** By the error the caller got: QUERY_TIMEOUT, RESULT_TOO_LARGE, UPSTREAM_ERROR. */
+  readonly calls_by_code: Readonly<Record<string, number>>;
+  readonly warehouse_seconds: number;
+}
+
+/** One of the account's agent tools: what its agents see and may call on /mcp. */
+export interface AgentTool {
+  readonly name: string;
+  /** The listing's (or definition's) title: owner text. */
+  readonly title: string;
+  readonly owner_id: string;
+  /** The account's own analytic (always a tool while it exists). */
+  readonly owned: boolean;
+  /** Published on the marketplace. */
+  readonly listed: boolean;
+  readonly price: number;
+  readonly scheduled_price: number | null;
+  readonly price_effective_at: string | null;
+}
+
+/** The account's MCP settings. */
+export interface McpSettings {
+  /** The price limit of a tool call without its own `max_credits`; null: none. */
+  readonly max_credits: number | null;
 }
 
 /** Where your payouts go: the payment provider's account and what it still needs. */

@@ -16,6 +16,7 @@ import { honoPath } from './http/route.js';
 import { recordRequest } from './observability/metrics.js';
 import { registerAccountRoutes } from './routes/accounts.js';
 import { registerAdminRoutes } from './routes/admin.js';
+import { registerAgentToolRoutes } from './routes/agent-tools.js';
 import { registerBillingRoutes } from './routes/billing.js';
 import { registerSandboxBillingRoutes } from './routes/billing-sandbox.js';
 import { registerBudgetRoutes } from './routes/budget.js';
@@ -108,6 +109,7 @@ export function createApp(services: GatewayServices): OpenAPIHono<AppEnv> {
   registerConnectorRoutes(app);
   registerUsageRoutes(app);
   registerBudgetRoutes(app);
+  registerAgentToolRoutes(app);
   registerBillingRoutes(app);
   registerPayoutRoutes(app);
   if (services.payments.kind === 'sandbox') registerSandboxBillingRoutes(app);

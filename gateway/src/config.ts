@@ -140,6 +140,8 @@ const EnvSchema = z.object({
   // it answers, so an end-to-end test can kill the process in that window. Never set it in use.
   QUARRY_TEST_PAUSE_AFTER_CHARGE_MS: z.coerce.number().int().min(0).max(600_000).default(0),
   QUARRY_PREVIEWS_PER_DAY: z.coerce.number().int().min(0).max(1_000_000).default(20),
+  QUARRY_FAILED_WAREHOUSE_SECONDS: z.coerce.number().min(0).max(86_400).default(60),
+  QUARRY_FAILED_WINDOW_SECONDS: z.coerce.number().min(1).max(86_400).default(600),
   QUARRY_SIGNUPS_PER_HOUR: z.coerce.number().int().min(1).max(1_000_000_000).default(5),
   QUARRY_SESSION_TTL: z.coerce.number().int().min(60).max(2_592_000).default(86_400),
   // Default: a quarter of the cores, at least 1. A hash holds a core for its whole ~100-300 ms,
@@ -284,6 +286,12 @@ export interface GatewayConfig {
   readonly testPauseAfterChargeMs: number;
   /** Free previews an account may make a day, across its keys (QUARRY_PREVIEWS_PER_DAY; 0: none). */
   readonly previewsPerDay: number;
+  /**
+   * Warehouse time an account's failed calls may use in a sliding window before its calls that
+   * would run a query are refused (429 FAILED_CALLS_THROTTLED): QUARRY_FAILED_WAREHOUSE_SECONDS
+   * (0: no throttle) per QUARRY_FAILED_WINDOW_SECONDS, in ms.
+   */
+  readonly failedCalls: { readonly budgetMs: number; readonly windowMs: number };
   /** Sign-ups allowed per client address an hour, at most that many at once (GCRA). */
   readonly signupsPerHour: number;
   /** Seconds a console session lasts from login (QUARRY_SESSION_TTL, default one day). */
@@ -498,6 +506,10 @@ export function loadConfig(
     },
     testPauseAfterChargeMs: e.QUARRY_TEST_PAUSE_AFTER_CHARGE_MS,
     previewsPerDay: e.QUARRY_PREVIEWS_PER_DAY,
+    failedCalls: {
+      budgetMs: Math.round(e.QUARRY_FAILED_WAREHOUSE_SECONDS * 1000),
+      windowMs: Math.round(e.QUARRY_FAILED_WINDOW_SECONDS * 1000),
+    },
     signupsPerHour: e.QUARRY_SIGNUPS_PER_HOUR,
     sessionTtlSeconds: e.QUARRY_SESSION_TTL,
     passwordHash: { concurrency: e.QUARRY_PASSWORD_HASH_CONCURRENCY, queue: e.QUARRY_PASSWORD_HASH_QUEUE },

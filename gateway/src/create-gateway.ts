@@ -34,11 +34,12 @@ import { createPlanCatalog } from './money/plan-catalog.js';
 import { createOAuthServices } from './oauth/oauth-services.js';
 import { createLogger, type Logger } from './observability/logger.js';
 import { createMetrics } from './observability/metrics.js';
+import { createFailedCalls } from './query/failed-calls.js';
 import { createPreviewListings } from './query/preview-listings.js';
 import { createQueryCallHandler } from './query/query-call.js';
 import { createQueryService } from './query/query-service.js';
 import { createResultBudget } from './query/result-budget.js';
-import { createRateLimiter } from './rate-limit/create-rate-limiter.js';
+import { createFailedCallWindow, createRateLimiter } from './rate-limit/create-rate-limiter.js';
 import { createFailureThrottle } from './rate-limit/failure-throttle.js';
 import { createMemoryRateLimiter } from './rate-limit/memory-rate-limiter.js';
 import { createPlanPolicies } from './rate-limit/plan-policies.js';
@@ -221,6 +222,16 @@ export async function createGateway(
       logger,
       redis: { commandTimeoutMs: config.timeouts.redisMs },
     });
+    // The failed-call throttle (query/failed-calls.ts); QUARRY_FAILED_WAREHOUSE_SECONDS=0: none.
+    const failedCallWindow =
+      config.failedCalls.budgetMs > 0
+        ? await createFailedCallWindow({
+            ...(config.redisUrl ? { redisUrl: config.redisUrl } : {}),
+            policy: config.failedCalls,
+            logger,
+            commandTimeoutMs: config.timeouts.redisMs,
+          })
+        : undefined;
     const oauth = createOAuthServices({
       store,
       issuer: config.publicUrl,
@@ -355,22 +366,35 @@ export async function createGateway(
       idempotency: store.idempotency,
       logger,
       previews: { rows: config.previewRows, perDay: config.previewsPerDay, listings: previewListings },
+      ...(failedCallWindow === undefined
+        ? {}
+        : {
+            failedCalls: createFailedCalls({
+              window: failedCallWindow,
+              records: store.failedCalls,
+              budgetSeconds: config.failedCalls.budgetMs / 1000,
+              windowSeconds: config.failedCalls.windowMs / 1000,
+              logger,
+            }),
+          }),
       pauseAfterChargeMs: config.testPauseAfterChargeMs,
     });
+    const mcpTools = createMcpTools(
+      {
+        analytics: store.analytics,
+        agentTools: store.agentTools,
+        listings: store.listings,
+        marketplace,
+        queryCall,
+        tryTokens,
+        rateLimiter,
+        newRequestId,
+        logger,
+      },
+      { rows: config.previewRows, perDay: config.previewsPerDay },
+    );
     const mcp = createMcpSessions({
-      tools: createMcpTools(
-        {
-          analytics: store.analytics,
-          listings: store.listings,
-          marketplace,
-          queryCall,
-          tryTokens,
-          rateLimiter,
-          newRequestId,
-          logger,
-        },
-        { rows: config.previewRows, perDay: config.previewsPerDay },
-      ),
+      tools: mcpTools,
       toolsPerPage: config.mcpToolsPerPage,
       maxSessions: config.mcpSessions.max,
       maxSessionsPerAccount: config.mcpSessions.perAccount,
@@ -393,6 +417,7 @@ export async function createGateway(
       queryCall,
       previewListings,
       mcp,
+      mcpTools,
       connections,
       breakers,
       analytics,
@@ -531,6 +556,7 @@ export async function createGateway(
           await mcp.close();
           await connections.close(graceMs);
           await rateLimiter.close();
+          await failedCallWindow?.close();
           await keyUsage.close();
           // Usage writes still queued belong to calls that are waiting to answer.
           await metering.drain();

@@ -770,3 +770,49 @@ describe('403s', () => {
     expect(run.stderr).toContain('The key lacks a scope this command needs');
   });
 });
+
+describe('agent tools', () => {
+  const tool = {
+    name: 'sales-by-region',
+    title: 'Revenue by region',
+    owner_id: 'acc_2',
+    owned: false,
+    listed: true,
+    price: 3,
+    scheduled_price: null,
+    price_effective_at: null,
+  };
+  let limit: number | null = null;
+  const tools: TestHandler = (req) => {
+    if (req.url === '/v1/account/tools' && req.method === 'GET')
+      return { status: 200, body: { items: [tool] } };
+    if (req.url === '/v1/account/tools' && req.method === 'POST') return { status: 201, body: { tool } };
+    if (req.url === '/v1/account/tools/sales-by-region' && req.method === 'DELETE') return { status: 204 };
+    if (req.url === '/v1/account/mcp' && req.method === 'PUT') {
+      limit = (JSON.parse(req.body) as { max_credits: number | null }).max_credits;
+      return { status: 200, body: { mcp: { max_credits: limit } } };
+    }
+    if (req.url === '/v1/account/mcp') return { status: 200, body: { mcp: { max_credits: limit } } };
+    return envelope(404, 'NOT_FOUND');
+  };
+
+  it('lists, adds and removes tools and sets the default price limit', async () => {
+    server = await startTestServer(tools);
+    const env = { env: { QUARRY_URL: server.url, QUARRY_API_KEY: KEY } };
+    const list = await quarry(['tools', 'list'], env);
+    expect(list.code, list.stderr).toBe(0);
+    expect(list.stdout).toMatch(/^name\s+title\s+price\s+yours/);
+    expect(list.stdout).toContain('sales-by-region');
+    const add = await quarry(['tools', 'add', 'sales-by-region'], env);
+    expect(add.stdout).toContain("sales-by-region is one of your agent's tools (3 credits a call)");
+    expect(JSON.parse(server.requests.at(-1)?.body ?? '')).toEqual({ source: 'sales-by-region' });
+    expect((await quarry(['tools', 'remove', 'sales-by-region'], env)).code).toBe(0);
+    expect((await quarry(['tools', 'limit'], env)).stdout).toContain('No default price limit');
+    expect((await quarry(['tools', 'limit', '5'], env)).stdout).toContain('at most 5 credits');
+    expect(limit).toBe(5);
+    expect((await quarry(['tools', 'limit', 'none'], env)).stdout).toContain('No default price limit');
+    const bad = await quarry(['tools', 'limit', '0'], env);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('whole number of credits');
+  });
+});

@@ -32,6 +32,12 @@ import { payoutsCommand, payoutsOnboardCommand } from './commands/payouts.js';
 import { queryCommand } from './commands/query.js';
 import { statementsCommand, usageCommand } from './commands/reports.js';
 import { signupCommand } from './commands/signup.js';
+import {
+  toolsAddCommand,
+  toolsLimitCommand,
+  toolsListCommand,
+  toolsRemoveCommand,
+} from './commands/tools.js';
 
 export { type CliInput, type CliIo, type CliOutput, nodeIo } from './cli-io.js';
 
@@ -43,6 +49,10 @@ const COMMANDS: readonly Command[] = [
   keysCreateCommand,
   keysListCommand,
   keysRevokeCommand,
+  toolsListCommand,
+  toolsAddCommand,
+  toolsRemoveCommand,
+  toolsLimitCommand,
   connectionsAddCommand,
   connectionsListCommand,
   connectionsUpdateCommand,
@@ -70,6 +80,7 @@ const COMMANDS: readonly Command[] = [
 /** Commands with subcommands, and what they are for. */
 const GROUPS: Readonly<Record<string, string>> = {
   keys: 'manage API keys',
+  tools: "choose your agent's tools on /mcp",
   connections: "manage your warehouses' connections",
   analytics: 'deploy, check and list your analytics',
   listings: 'list your analytics on the marketplace',

@@ -3,6 +3,7 @@
 import { type FormEvent, useCallback, useEffect, useState } from 'react';
 import { api } from '../api.js';
 import { ErrorNote, Field, SecretOnce } from '../components.js';
+import { AgentToolsSection } from './agent-tools.js';
 
 const SCOPES = ['query', 'keys', 'owner', 'account'] as const;
 
@@ -209,6 +210,7 @@ export function KeysPage() {
           ))}
         </tbody>
       </table>
+      <AgentToolsSection />
     </section>
   );
 }

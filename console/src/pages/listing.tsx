@@ -20,6 +20,7 @@ import {
 import { ResultChart } from '../result-chart.js';
 import { href } from '../router.js';
 import { useSession } from '../session.js';
+import { AgentToolButton } from './agent-tools.js';
 import type { ListingItem } from './marketplace.js';
 
 interface ListingDetail extends ListingItem {
@@ -104,6 +105,7 @@ export function ListingPage({ name }: { readonly name: string }) {
         ])}
       />
       <TryIt listing={listing} schema={schema} />
+      <AgentToolButton name={listing.name} />
       <h2>Call it</h2>
       {examples.map((example) => (
         <details key={example.language} open={example.language === 'curl'}>

@@ -4,7 +4,7 @@
 // payout (status, transfer reference) and its adjustments (refunds and disputes of earlier usage);
 // the CSV and the printable statement; then the Payouts section (pages/payouts.tsx).
 // GET /v1/owner/statements; shapes in @quarry/client's types and gateway/src/routes/statements.ts.
-import type { Statement, StatementAdjustment, StatementPayout } from '@quarry/client';
+import type { Statement, StatementAdjustment, StatementFailedCalls, StatementPayout } from '@quarry/client';
 import { useEffect, useMemo, useState } from 'react';
 import { api, queryString } from '../api.js';
 import { Chart } from '../chart.js';
@@ -89,6 +89,7 @@ export function StatementsPage({ initialPeriod }: { readonly initialPeriod?: str
             <PayoutNote payout={statement.payout} minimumCents={minimumCents} />
           )}
           <Adjustments adjustments={statement.adjustments} />
+          <FailedCalls failed={statement.failed_calls} />
           <h2>Earnings by day and analytic</h2>
           <p className="hint">
             Your credits per day (UTC) of {statement.period}. You earn 0.8 of each credit spent and 80% of
@@ -185,6 +186,26 @@ const ADJUSTMENT_REASONS: Readonly<Record<string, string>> = {
   refund: 'refund',
   dispute: 'dispute (chargeback)',
 };
+
+/** Other accounts' calls that failed after running in the owner's warehouse: free, no money. */
+export function FailedCalls({ failed }: { readonly failed: readonly StatementFailedCalls[] }) {
+  if (failed.length === 0) return null;
+  return (
+    <DataTable
+      caption="Failed calls by caller: free calls that ran in your warehouse and failed (timeouts, results too large, warehouse errors)"
+      columns={['caller account', 'analytic', 'calls', 'by error', 'warehouse seconds']}
+      rows={failed.map((f) => [
+        f.caller_account_id,
+        f.analytic,
+        f.calls,
+        Object.entries(f.calls_by_code)
+          .map(([code, n]) => `${code}: ${n}`)
+          .join(', '),
+        f.warehouse_seconds.toFixed(1),
+      ])}
+    />
+  );
+}
 
 /** Refunds and disputes of earlier usage, taken from this period's earnings (negative amounts). */
 export function Adjustments({ adjustments }: { readonly adjustments: readonly StatementAdjustment[] }) {

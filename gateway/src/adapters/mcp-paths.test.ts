@@ -91,6 +91,11 @@ async function both(message: () => unknown, headers?: Record<string, string | un
 beforeAll(async () => {
   tg = await createTestGateway();
   alice = await tg.signUp('Alice');
+  // An agent's tools are its account's choice (docs/mcp.md): Alice adds the demo analytics.
+  for (const source of ['sales-by-region', 'top-products']) {
+    const added = await tg.call('POST', '/v1/account/tools', { key: alice.key, body: { source } });
+    expect(added.status, added.text).toBe(201);
+  }
   const { app, services } = tg.gateway;
   fast = createServer(createGatewayListener(app, services));
   slow = createServer(createGatewayListener(app, services, { fastPath: false }));

@@ -377,3 +377,47 @@ describe('INTERNAL (500)', () => {
     expect(JSON.stringify(logged)).toContain('TypeError');
   });
 });
+
+describe('FAILED_CALLS_THROTTLED', () => {
+  let throttled: TestGateway | undefined;
+  afterAll(async () => {
+    await throttled?.close();
+  });
+
+  it('answers a caller whose failed calls used the warehouse budget with 429 and Retry-After, before running', async () => {
+    // A budget of 1 ms: one timed-out call of another account's analytic uses it up.
+    throttled = await createTestGateway({ QUARRY_FAILED_WAREHOUSE_SECONDS: '0.001' });
+    const created = await throttled.call('POST', '/v1/owner/analytics', {
+      key: throttled.ownerKey,
+      body: {
+        name: 'errors-test-slow-public',
+        connection: 'demo',
+        sql: 'SELECT sum(hash(range)) AS h FROM range(1000000000000)',
+        limits: { timeout_ms: 200 },
+        visibility: 'public',
+      },
+    });
+    expect(created.status, created.text).toBe(201);
+    const call = () =>
+      throttled!.call('POST', '/v1/query', {
+        key: throttled!.demoKey,
+        body: { source: 'errors-test-slow-public', params: {} },
+      });
+    expectError(await call(), 504, 'QUERY_TIMEOUT');
+    const started = performance.now();
+    const res = await call();
+    expect(performance.now() - started).toBeLessThan(200);
+    expectError(res, 429, 'FAILED_CALLS_THROTTLED');
+    expect(res.json.error.retry_after).toBeGreaterThan(0);
+    expect(res.headers.get('retry-after')).toBe(String(Math.ceil(res.json.error.retry_after)));
+    // The owner's own calls are neither counted nor throttled.
+    expectError(
+      await throttled.call('POST', '/v1/query', {
+        key: throttled.ownerKey,
+        body: { source: 'errors-test-slow-public', params: {} },
+      }),
+      504,
+      'QUERY_TIMEOUT',
+    );
+  });
+});

@@ -25,6 +25,11 @@ async function rpc(method: string, params: unknown) {
 beforeAll(async () => {
   tg = await createTestGateway({ QUARRY_MCP_TOOLS_PER_PAGE: '2' });
   alice = await tg.signUp('Alice');
+  // An agent's tools are its account's choice (docs/mcp.md): Alice adds the demo analytics.
+  for (const source of ['sales-by-region', 'top-products']) {
+    const added = await tg.call('POST', '/v1/account/tools', { key: alice.key, body: { source } });
+    expect(added.status, added.text).toBe(201);
+  }
   const init = await rpc('initialize', {
     protocolVersion: '2025-06-18',
     capabilities: {},
@@ -49,10 +54,15 @@ describe('MCP tools/list in pages', () => {
       expect(names.length).toBe(cursor === undefined ? names.length : 2);
     } while (cursor !== undefined && pages.length < 100);
     const all = pages.flat();
-    // The two marketplace tools and the demo analytics, each once.
+    // The two marketplace tools and the demo analytics Alice added, each once.
     expect(new Set(all).size).toBe(all.length);
     expect(all).toEqual(
-      expect.arrayContaining(['marketplace_search', 'marketplace_preview', 'sales-by-region']),
+      expect.arrayContaining([
+        'marketplace_search',
+        'marketplace_preview',
+        'sales-by-region',
+        'top-products',
+      ]),
     );
     expect(pages.length).toBe(Math.ceil(all.length / 2));
 

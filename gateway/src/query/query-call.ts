@@ -12,6 +12,7 @@ import type { Principal } from '../auth/principal.js';
 import type { CatalogEntry } from '../catalog/catalog.js';
 import { ApiError } from '../errors/api-error.js';
 import { asApiError, type ErrorLogger, errorPayload } from '../errors/error-payload.js';
+import type { AgentChoice } from '../store/agent-tool-repository.js';
 import type { IdempotencyRepository } from '../store/idempotency-repository.js';
 import { parseJsonBody, requireJsonContentType, validateBody } from '../validation/json-body.js';
 import {
@@ -97,6 +98,12 @@ export interface QueryCall {
    * caller's price limit, as in a GET's query string (see flatLimit).
    */
   readonly flatParams?: boolean;
+  /**
+   * An MCP tool call: the account's choice of agent tools. An analytic of another owner it did
+   * not add is refused (FORBIDDEN), and its `maxCredits` is the price limit of a call that sends
+   * none (docs/mcp.md).
+   */
+  readonly agent?: AgentChoice;
 }
 
 export type QueryCallHandler = (call: QueryCall) => Promise<QueryReply>;
@@ -177,6 +184,19 @@ function previewable(
     }
   };
   return listed instanceof Promise ? listed.then(refuse) : refuse(listed);
+}
+
+/**
+ * FORBIDDEN for an MCP call of another owner's analytic the account did not add to its agent
+ * tools: an agent's tools are the account's choice, never whatever a stranger's listing text
+ * tells the agent to call.
+ */
+function notAnAgentTool(principal: Principal, entry: CatalogEntry, agent: AgentChoice): void {
+  if (entry.ownerId === principal.accountId || agent.added.has(entry.name)) return;
+  throw new ApiError(
+    'FORBIDDEN',
+    `"${entry.name}" is not one of this account's agent tools, so an agent cannot call it. A person with the account scope adds it with POST /v1/account/tools {"source": "${entry.name}"} or on its marketplace page in the console; an agent cannot add tools itself. It can try it for free with marketplace_preview.`,
+  );
 }
 
 /** Builds the one query-call handler of a gateway (it keeps a memo of decided bodies). */
@@ -323,9 +343,11 @@ export function createQueryCallHandler(deps: QueryCallDeps): QueryCallHandler {
       const decision = await decide(call, principal);
       entry = decision.entry;
       if (isPreview(principal)) await previewable(principal, decision.entry, deps.previews.listings);
+      if (call.agent !== undefined) notAnAgentTool(principal, entry, call.agent);
       // Before any warehouse work, charge or idempotency claim: a refusal costs nothing.
-      if (decision.maxCredits !== undefined)
-        checkPriceLimit(decision.source, deps.metering.creditsOf(principal, entry), decision.maxCredits);
+      const maxCredits = decision.maxCredits ?? call.agent?.maxCredits;
+      if (maxCredits !== undefined)
+        checkPriceLimit(decision.source, deps.metering.creditsOf(principal, entry), maxCredits);
       const { request } = call;
       const key = request.method === 'POST' ? call.headers['idempotency-key'] : undefined;
       if (key === undefined || request.method !== 'POST')

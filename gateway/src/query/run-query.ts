@@ -18,6 +18,7 @@ import { formatQuotaPolicyItem, formatServiceLimitItem } from '../rate-limit/rat
 import { pendingRise } from '../store/price-schedule.js';
 import type { LimitHeaders } from './admission.js';
 import { answerBody, storedAnswer } from './answer.js';
+import type { FailedCalls } from './failed-calls.js';
 import type { QueryService } from './query-service.js';
 
 export interface RunQueryDeps {
@@ -25,6 +26,8 @@ export interface RunQueryDeps {
   readonly metering: Metering;
   readonly resultCache: ResultCache;
   readonly plans: PlanCatalog;
+  /** The failed-call throttle (failed-calls.ts); absent: none. */
+  readonly failedCalls?: FailedCalls;
 }
 
 /** One admitted, validated call. */
@@ -137,8 +140,12 @@ export async function runQuery(deps: RunQueryDeps, call: PipelineCall): Promise<
     );
     return { answer, charge };
   }
+  // Only a call that may run a query asks the failed-call throttle: a cache hit never does.
+  const admitted = deps.failedCalls?.admit(principal, entry);
+  if (admitted !== undefined) await admitted;
   const pending: PendingCharge = await metering.begin(principal, entry, requestId);
   let lookup: CacheLookup;
+  const ran = performance.now();
   try {
     lookup =
       key !== undefined
@@ -146,6 +153,7 @@ export async function runQuery(deps: RunQueryDeps, call: PipelineCall): Promise<
         : { answer: await load(call.signal()), outcome: 'MISS' };
   } catch (error) {
     await pending.release();
+    await deps.failedCalls?.failed(principal, entry, requestId, error, performance.now() - ran);
     throw error;
   }
   if (call.idempotency === undefined) {

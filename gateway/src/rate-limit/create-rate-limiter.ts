@@ -1,6 +1,11 @@
 // Chooses the limiter for this process: Redis (shared by every instance, with a per-instance
 // memory fallback) when a Redis URL is configured, the in-process memory limiter otherwise.
 // The Redis limiter (and ioredis with it, ~8 MiB resident) is imported only when configured.
+import {
+  createMemoryFailedCallWindow,
+  type FailedCallWindow,
+  type FailedCallWindowPolicy,
+} from './failed-call-window.js';
 import { createMemoryRateLimiter, type MemoryRateLimiterOptions } from './memory-rate-limiter.js';
 import type { RateLimiter, RateLimitLogger } from './rate-limiter.js';
 import type { RedisRateLimiterOptions } from './redis-rate-limiter.js';
@@ -27,5 +32,22 @@ export async function createRateLimiter(config: RateLimiterConfig): Promise<Rate
     redisUrl: config.redisUrl,
     logger: config.logger,
     ...(config.memory ? { fallback: config.memory } : {}),
+  });
+}
+
+/** Chooses the failed-call window the same way: Redis when configured, memory otherwise. */
+export async function createFailedCallWindow(config: {
+  readonly redisUrl?: string;
+  readonly policy: FailedCallWindowPolicy;
+  readonly logger: RateLimitLogger;
+  readonly commandTimeoutMs?: number;
+}): Promise<FailedCallWindow> {
+  if (!config.redisUrl) return createMemoryFailedCallWindow(config.policy);
+  const { createRedisFailedCallWindow } = await import('./redis-failed-call-window.js');
+  return createRedisFailedCallWindow({
+    redisUrl: config.redisUrl,
+    policy: config.policy,
+    logger: config.logger,
+    ...(config.commandTimeoutMs === undefined ? {} : { commandTimeoutMs: config.commandTimeoutMs }),
   });
 }

@@ -11,6 +11,7 @@ import { route } from '../http/route.js';
 import { holdText } from '../money/payout-rules.js';
 import type { OwnerStatement, Payout, StatementAmounts } from '../money/statement-repository.js';
 import { centsToMicroUsd, millicreditsToCredits } from '../money/units.js';
+import type { FailedCallsByCaller } from '../store/failed-call-repository.js';
 import { CallsByOriginSchema, usd } from './money-schemas.js';
 
 const Amounts = z.object({
@@ -73,6 +74,18 @@ const AdjustmentSchema = z
   })
   .openapi('StatementAdjustment');
 
+const FailedCallsSchema = z
+  .object({
+    caller_account_id: z.string().openapi({ description: 'The calling account' }),
+    analytic: z.string(),
+    calls: z.number().int().openapi({ description: 'Its failed calls of this analytic in the period' }),
+    calls_by_code: z.record(z.string(), z.number().int()).openapi({
+      description: 'By the error the caller got: QUERY_TIMEOUT, RESULT_TOO_LARGE, UPSTREAM_ERROR',
+    }),
+    warehouse_seconds: z.number().openapi({ description: 'Time those calls kept your warehouse busy' }),
+  })
+  .openapi('StatementFailedCalls');
+
 export const StatementSchema = z
   .object({
     period: z.string(),
@@ -92,6 +105,10 @@ export const StatementSchema = z
     adjustments: z.array(AdjustmentSchema).openapi({
       description:
         'Shares taken back by refunds and disputes: netted by this period’s payout once closed; while open, those the next close will net',
+    }),
+    failed_calls: z.array(FailedCallsSchema).openapi({
+      description:
+        'Calls of other accounts that failed after running in your warehouse (timeouts, results too large, warehouse errors), per caller and analytic, most warehouse time first. Free for the caller and earning nothing; a caller past QUARRY_FAILED_WAREHOUSE_SECONDS is throttled.',
     }),
   })
   .openapi('OwnerStatement');
@@ -148,7 +165,22 @@ export const payoutJson = (p: Payout | null, minimumCents: number) =>
         paid_at: p.paidAt?.toISOString() ?? null,
       };
 
-function statementCsv(s: OwnerStatement): string {
+const failedCallsJson = (rows: readonly FailedCallsByCaller[]) =>
+  rows.map((r) => ({
+    caller_account_id: r.accountId,
+    analytic: r.analyticName,
+    calls: r.calls,
+    calls_by_code: r.callsByCode,
+    warehouse_seconds: r.warehouseMs / 1000,
+  }));
+
+/** The period's bounds as instants: its first day's start to the next month's. */
+function periodInstants(period: string): { from: Date; to: Date } {
+  const [y, m] = period.split('-').map(Number) as [number, number];
+  return { from: new Date(Date.UTC(y, m - 1, 1)), to: new Date(Date.UTC(y, m, 1)) };
+}
+
+function statementCsv(s: OwnerStatement, failed: readonly FailedCallsByCaller[]): string {
   const closedAt = s.closedAt?.toISOString() ?? '';
   const row = (name: string, a: StatementAmounts) => {
     const j = amountsJson(a);
@@ -186,10 +218,28 @@ function statementCsv(s: OwnerStatement): string {
     -usd(a.ownerMicroUsd),
     -usd(a.platformMicroUsd),
   ]);
+  // Failed calls by caller: a row each, nothing earned, what happened in the analytic column.
+  const failures = failed.map((f) => [
+    s.period,
+    `${f.analyticName} (failed calls of ${f.accountId}: ${f.calls}, ${(f.warehouseMs / 1000).toFixed(3)} s of warehouse time)`,
+    0,
+    0,
+    0,
+    0,
+    closedAt,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+  ]);
   return toCsv(STATEMENT_CSV_COLUMNS, [
     ...s.analytics.map((a) => row(a.name, a)),
     row('', s.totals),
     ...adjustments,
+    ...failures,
   ]);
 }
 
@@ -207,7 +257,9 @@ export function registerStatementRoutes(app: OpenAPIHono<AppEnv>): void {
         'credits earn credits and 0 USD; previews and your own calls earn nothing. Calls are shown by',
         'origin, and per day and analytic (`by_day`). Closing a period freezes it and sets `payout`: your earnings plus the sub-cent rest',
         'carried from your previous payout, in whole cents; the new rest is carried on. CSV with',
-        '`?format=csv` or `Accept: text/csv`: one row per analytic, then the total row (blank `analytic`).',
+        '`?format=csv` or `Accept: text/csv`: one row per analytic, then the total row (blank `analytic`),',
+        'then a row per adjustment and per caller with failed calls (`failed_calls`: free calls that ran in your',
+        'warehouse and failed; no money).',
       ].join(' '),
       security: BEARER,
       request: { query: ReportQuerySchema },
@@ -220,8 +272,12 @@ export function registerStatementRoutes(app: OpenAPIHono<AppEnv>): void {
     async (c) => {
       const csv = wantsCsv(c);
       const period = periodParam(c);
-      const statement = await c.var.services.billing.ownerStatement(c.var.principal.accountId, period);
-      if (csv) return csvResponse(c, `quarry-statement-${period}.csv`, statementCsv(statement));
+      const { from, to } = periodInstants(period);
+      const [statement, failed] = await Promise.all([
+        c.var.services.billing.ownerStatement(c.var.principal.accountId, period),
+        c.var.services.store.failedCalls.byCaller(c.var.principal.accountId, from, to),
+      ]);
+      if (csv) return csvResponse(c, `quarry-statement-${period}.csv`, statementCsv(statement, failed));
       return c.json({
         period,
         closed_at: statement.closedAt?.toISOString() ?? null,
@@ -237,6 +293,7 @@ export function registerStatementRoutes(app: OpenAPIHono<AppEnv>): void {
           owner_usd: -usd(a.ownerMicroUsd),
           platform_micro_usd: -a.platformMicroUsd,
         })),
+        failed_calls: failedCallsJson(failed),
       });
     },
   );

@@ -9,6 +9,7 @@ import type { GatewayConfig } from '../config.js';
 import type { ConnectionBreakers } from '../connections/connection-breakers.js';
 import type { PluginRegistry } from '../connections/plugin-registry.js';
 import type { McpSessions } from '../mcp/mcp-sessions.js';
+import type { McpTools } from '../mcp/mcp-tools.js';
 import type { BillingService } from '../money/billing-service.js';
 import type { Metering } from '../money/metering.js';
 import type { MoneyStore } from '../money/money-store.js';
@@ -61,6 +62,8 @@ export interface GatewayServices {
   readonly queryCall: QueryCallHandler;
   /** The MCP endpoint's sessions (mcp/): the analytics as tools, calling queryCall. */
   readonly mcp: McpSessions;
+  /** The MCP tools of each account (mcp/mcp-tools.ts): the account routes forget a changed choice. */
+  readonly mcpTools: Pick<McpTools, 'forget'>;
   readonly connections: ConnectionService;
   /** Each connection's circuit breaker (warehouse calls go through it). */
   readonly breakers: ConnectionBreakers;

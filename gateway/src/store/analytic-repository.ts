@@ -91,6 +91,11 @@ export interface AnalyticRepository {
   listByOwner(accountId: string): Promise<readonly Analytic[]>;
   /** Live analytics `accountId` may call (public, its own, shared with it), by name. */
   listVisibleTo(accountId: string): Promise<readonly Analytic[]>;
+  /**
+   * The account's agent tools (docs/mcp.md): its own live analytics and those it added
+   * (account_tools) that it may still call, by name.
+   */
+  listToolsOf(accountId: string): Promise<readonly Analytic[]>;
   /** Every version of the owner's analytic, oldest first; NOT_FOUND when absent. */
   listVersions(accountId: string, name: string): Promise<readonly AnalyticVersion[]>;
   /** Soft-deletes the owner's analytic (the name stays the owner's); NOT_FOUND when absent. */
@@ -316,6 +321,16 @@ export function createAnalyticRepository(
       many(
         `${SELECT} WHERE ${CURRENT}
             AND (a.visibility = 'public' OR a.account_id = $1 OR (a.visibility = 'shared' AND $1 = ANY (a.shared_with)))
+          ORDER BY a.name`,
+        [accountId],
+      ),
+
+    listToolsOf: (accountId) =>
+      many(
+        `${SELECT} WHERE ${CURRENT}
+            AND (a.account_id = $1
+                 OR (a.name IN (SELECT t.name FROM account_tools t WHERE t.account_id = $1)
+                     AND (a.visibility = 'public' OR (a.visibility = 'shared' AND $1 = ANY (a.shared_with)))))
           ORDER BY a.name`,
         [accountId],
       ),

@@ -13,13 +13,15 @@ export type ChangeKind =
   | 'connection'
   | 'oauth_client'
   | 'signing_key'
-  | 'account_plan';
+  | 'account_plan'
+  | 'agent_tools';
 
 /**
  * One change. `ref` is the key id, the analytic name, the analytic id (`analytic_cache`: its
  * owner dropped its cached answers), the analytic id (`listing`: published, edited or unpublished
  * on the marketplace), the connection id, the OAuth client's id, the kid of the
- * new signing key, or the account id (`account_plan`: its plan changed).
+ * new signing key, or the account id (`account_plan`: its plan changed; `agent_tools`: its agent
+ * tools or MCP settings changed).
  */
 export interface ChangeEvent {
   readonly id: number;

@@ -53,7 +53,9 @@ for (const { backend, available } of backends) {
           `SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() ORDER BY 1`,
         );
         expect(tables.map((t) => t.table_name)).toEqual([
+          'account_mcp_settings',
           'account_passwords',
+          'account_tools',
           'accounts',
           'analytic_names',
           'analytic_versions',
@@ -64,6 +66,7 @@ for (const { backend, available } of backends) {
           'closed_periods',
           'connections',
           'console_sessions',
+          'failed_calls',
           'idempotency_keys',
           'listings',
           'oauth_clients',
@@ -615,6 +618,127 @@ for (const { backend, available } of backends) {
           sharedWith: [],
         });
         expect(await visible(friend.id)).toEqual([`pub-${tag}`]);
+      });
+    });
+
+    describe('agent tools', () => {
+      const definition = { connection: 'demo', sql: 'SELECT 1', params: {} };
+
+      it('are the account’s own analytics and those it added that it may still call', async () => {
+        const [owner, caller, stranger] = await Promise.all([
+          newAccount(),
+          newAccount('caller'),
+          newAccount(),
+        ]);
+        const tag = unique();
+        const make = (accountId: string, name: string, visibility: 'public' | 'private' | 'shared') =>
+          store.analytics.create({
+            accountId,
+            name,
+            definition,
+            visibility,
+            sharedWith: visibility === 'shared' ? [caller.id] : [],
+          });
+        await make(owner.id, `pub-${tag}`, 'public');
+        await make(owner.id, `shared-${tag}`, 'shared');
+        await make(owner.id, `hidden-${tag}`, 'private');
+        await make(owner.id, `other-${tag}`, 'public');
+        await make(caller.id, `own-${tag}`, 'private');
+        const names = async (accountId: string) =>
+          (await store.analytics.listToolsOf(accountId)).map((a) => a.name);
+        expect(await names(caller.id)).toEqual([`own-${tag}`]);
+        expect(await store.agentTools.add(caller.id, `pub-${tag}`)).toBe(true);
+        expect(await store.agentTools.add(caller.id, `pub-${tag}`)).toBe(false);
+        await store.agentTools.add(caller.id, `shared-${tag}`);
+        // A private analytic added by name stays out of reach: the visibility rule still applies.
+        await store.agentTools.add(caller.id, `hidden-${tag}`);
+        expect(await names(caller.id)).toEqual([`own-${tag}`, `pub-${tag}`, `shared-${tag}`]);
+        expect(await names(stranger.id)).toEqual([]);
+        // Made private, an added analytic leaves the tools; the choice itself is kept.
+        await store.analytics.update(owner.id, `pub-${tag}`, { definition, visibility: 'private' });
+        expect(await names(caller.id)).toEqual([`own-${tag}`, `shared-${tag}`]);
+        expect((await store.agentTools.choice(caller.id)).added).toEqual(
+          new Set([`pub-${tag}`, `shared-${tag}`, `hidden-${tag}`]),
+        );
+        expect(await store.agentTools.remove(caller.id, `shared-${tag}`)).toBe(true);
+        expect(await store.agentTools.remove(caller.id, `shared-${tag}`)).toBe(false);
+        expect(await names(caller.id)).toEqual([`own-${tag}`]);
+      });
+
+      it('keep the account’s MCP price limit and log every change for the other instances', async () => {
+        const account = await newAccount();
+        const before = await store.changes.latestId();
+        expect((await store.agentTools.choice(account.id)).maxCredits).toBeUndefined();
+        await store.agentTools.setMaxCredits(account.id, 12);
+        expect((await store.agentTools.choice(account.id)).maxCredits).toBe(12);
+        await store.agentTools.setMaxCredits(account.id, null);
+        expect((await store.agentTools.choice(account.id)).maxCredits).toBeUndefined();
+        const changes = await store.changes.since(before);
+        expect(changes.filter((c) => c.kind === 'agent_tools').map((c) => c.ref)).toEqual([
+          account.id,
+          account.id,
+        ]);
+      });
+    });
+
+    describe('failed calls', () => {
+      it('are summed per caller and analytic, by code, in the period asked', async () => {
+        const owner = await newAccount();
+        const call = (
+          n: number,
+          accountId: string,
+          code: string,
+          warehouseMs: number,
+          analyticName = 'slow',
+        ) =>
+          store.failedCalls.record({
+            requestId: `req_${unique()}_${n}`,
+            ownerId: owner.id,
+            analyticId: 'ana_x',
+            analyticName,
+            accountId,
+            code,
+            warehouseMs,
+          });
+        await call(1, 'acc_a', 'QUERY_TIMEOUT', 3_000);
+        await call(2, 'acc_a', 'RESULT_TOO_LARGE', 3_200);
+        await call(3, 'acc_b', 'QUERY_TIMEOUT', 500);
+        await call(4, 'acc_b', 'QUERY_TIMEOUT', 400, 'other');
+        const now = Date.now();
+        const rows = await store.failedCalls.byCaller(
+          owner.id,
+          new Date(now - 60_000),
+          new Date(now + 60_000),
+        );
+        expect(rows).toEqual([
+          {
+            accountId: 'acc_a',
+            analyticName: 'slow',
+            calls: 2,
+            callsByCode: { QUERY_TIMEOUT: 1, RESULT_TOO_LARGE: 1 },
+            warehouseMs: 6_200,
+          },
+          {
+            accountId: 'acc_b',
+            analyticName: 'slow',
+            calls: 1,
+            callsByCode: { QUERY_TIMEOUT: 1 },
+            warehouseMs: 500,
+          },
+          {
+            accountId: 'acc_b',
+            analyticName: 'other',
+            calls: 1,
+            callsByCode: { QUERY_TIMEOUT: 1 },
+            warehouseMs: 400,
+          },
+        ]);
+        expect(
+          await store.failedCalls.byCaller(owner.id, new Date(now + 60_000), new Date(now + 120_000)),
+        ).toEqual([]);
+        expect(await store.failedCalls.byCaller('acc_nobody', new Date(0), new Date(now + 60_000))).toEqual(
+          [],
+        );
       });
     });
 

@@ -6,10 +6,12 @@
 import type { SecretBox } from '../security/secret-box.js';
 import type { AccountLimits } from './account-limits.js';
 import { type AccountRepository, createAccountRepository } from './account-repository.js';
+import { type AgentToolRepository, createAgentToolRepository } from './agent-tool-repository.js';
 import { type AnalyticRepository, createAnalyticRepository } from './analytic-repository.js';
 import { type ApiKeyRepository, createApiKeyRepository } from './api-key-repository.js';
 import { type ChangeLogRepository, createChangeLogRepository } from './change-log-repository.js';
 import { type ConnectionRepository, createConnectionRepository } from './connection-repository.js';
+import { createFailedCallRepository, type FailedCallRepository } from './failed-call-repository.js';
 import { createIdempotencyRepository, type IdempotencyRepository } from './idempotency-repository.js';
 import { createListingRepository, type ListingRepository } from './listing-repository.js';
 import { createOAuthClientRepository, type OAuthClientRepository } from './oauth-client-repository.js';
@@ -34,6 +36,8 @@ export interface ControlPlaneStore {
   readonly keys: ApiKeyRepository;
   readonly connections: ConnectionRepository;
   readonly analytics: AnalyticRepository;
+  readonly agentTools: AgentToolRepository;
+  readonly failedCalls: FailedCallRepository;
   readonly changes: ChangeLogRepository;
   readonly idempotency: IdempotencyRepository;
   /** Marketplace listings. */
@@ -60,6 +64,8 @@ export function createControlPlaneStore(
     keys: createApiKeyRepository(sql, options.limits),
     connections: createConnectionRepository(sql, options.secretBox, options.limits),
     analytics: createAnalyticRepository(sql, options.limits),
+    agentTools: createAgentToolRepository(sql),
+    failedCalls: createFailedCallRepository(sql),
     changes: createChangeLogRepository(sql),
     idempotency: createIdempotencyRepository(sql),
     listings: createListingRepository(sql),
