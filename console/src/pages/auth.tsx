@@ -2,7 +2,7 @@
 import { type FormEvent, useState } from 'react';
 import { api } from '../api.js';
 import { ErrorNote, Field, SecretOnce } from '../components.js';
-import { href, navigate } from '../router.js';
+import { href, navigateToPath, routeParam } from '../router.js';
 import { type Account, type SessionInfo, useSession } from '../session.js';
 
 interface SignUpAnswer {
@@ -99,7 +99,7 @@ export function LogInPage() {
           password: String(form.get('password')),
         }),
       );
-      navigate('marketplace');
+      navigateToPath(routeParam('next'));
     } catch (e) {
       setError(e);
     } finally {
