@@ -1,3 +1,4 @@
+/// <reference lib="dom" />
 // The console as buyers and phone users meet it: Debian's Chromium (playwright-core) against a real
 // gateway process on the embedded defaults with the demo marketplace, at 1280×800 and at 390×844.
 // - a listing sells: the owner's markdown rendered (never as HTML), examples instead of regular
@@ -288,5 +289,46 @@ describe.skipIf(!up)('the console for buyers and phones', () => {
     await page.getByRole('button', { name: 'Log in' }).click();
     await poll(() => page.evaluate(() => window.location.hash)).toBe('#/marketplace');
     expect(new URL(page.url()).host).toBe(new URL(gateway.url).host);
+  });
+
+  it('a forgotten password is reset by the link, and the account page changes the login email', async () => {
+    const page = await newPage(PHONE);
+    const email = `forgetful-${suffix}@example.com`;
+    await signUp(page, email);
+    await page.getByRole('button', { name: 'Menu' }).click();
+    await page.getByRole('button', { name: 'Log out' }).click();
+    await poll(() => page.evaluate(() => window.location.hash)).toBe('#/login');
+    await page.getByRole('link', { name: 'Forgot your password?' }).click();
+    await page.getByLabel('Email').fill(email);
+    await page.getByRole('button', { name: 'Send the link' }).click();
+    await poll(() => page.getByRole('status').textContent()).toContain('If an account has this email');
+    // No mail server here: the link is in the operator's log.
+    const link = await expect
+      .poll(() => /(http:\/\/[^\s"]+#\/reset\?token=qpr_[0-9A-Za-z]{43})/.exec(gateway.stdout())?.[1], {
+        timeout: 15_000,
+      })
+      .toBeDefined()
+      .then(
+        () => /(http:\/\/[^\s"]+#\/reset\?token=qpr_[0-9A-Za-z]{43})/.exec(gateway.stdout())?.[1] as string,
+      );
+    await page.goto(link);
+    await page.getByLabel('New password', { exact: true }).fill('a fresh passphrase here');
+    await page.getByRole('button', { name: 'Set password' }).click();
+    await poll(() => page.getByRole('status').textContent()).toContain('Your new password is set.');
+    expect(await sideways(page)).toBe(0);
+    await page.getByRole('link', { name: 'Log in' }).last().click();
+    await page.getByLabel('Email').fill(email);
+    await page.getByLabel('Password').fill('a fresh passphrase here');
+    await page.getByRole('button', { name: 'Log in' }).click();
+    await poll(() => page.getByTestId('signed-in-as').textContent()).toBe(email);
+
+    await page.goto(`${gateway.url}/#/account`);
+    const moved = `moved-${suffix}@example.com`;
+    await page.getByLabel('New email').fill(moved);
+    await page.getByLabel('Current password').first().fill('a fresh passphrase here');
+    await page.getByRole('button', { name: 'Change email' }).click();
+    await poll(() => page.getByTestId('account-email').textContent()).toBe(moved);
+    expect(await sideways(page)).toBe(0);
+    expect(await axeViolations(page)).toEqual([]);
   });
 });

@@ -1,6 +1,7 @@
 // The console's frame: navigation, who is signed in, and the page of the current route.
 import { type ReactNode, useEffect, useState } from 'react';
 import { messageOf } from './api.js';
+import { AccountPage, ForgotPasswordPage, ResetPasswordPage } from './pages/account.js';
 import { LogInPage, SignUpPage } from './pages/auth.js';
 import { KeysPage } from './pages/keys.js';
 import { ListingPage } from './pages/listing.js';
@@ -12,7 +13,7 @@ import { UsagePage } from './pages/usage.js';
 import { href, navigate, pathOf, useRoute } from './router.js';
 import { SessionProvider, useSession } from './session.js';
 
-const SIGNED_IN_ONLY = new Set(['keys', 'usage', 'studio', 'statements']);
+const SIGNED_IN_ONLY = new Set(['keys', 'usage', 'studio', 'statements', 'account']);
 
 function Page({ route }: { readonly route: string[] }): ReactNode {
   const [page, arg, sub] = route;
@@ -28,6 +29,12 @@ function Page({ route }: { readonly route: string[] }): ReactNode {
       return <LogInPage />;
     case 'keys':
       return <KeysPage />;
+    case 'account':
+      return <AccountPage />;
+    case 'forgot':
+      return <ForgotPasswordPage />;
+    case 'reset':
+      return <ResetPasswordPage />;
     case 'usage':
       return <UsagePage />;
     case 'studio':
@@ -53,6 +60,9 @@ const TITLES: Readonly<Record<string, string>> = {
   usage: 'Usage',
   studio: 'Studio',
   statements: 'Statements',
+  account: 'Account',
+  forgot: 'Forgot your password',
+  reset: 'Set a new password',
 };
 
 export function pageTitle(route: readonly string[]): string {

@@ -122,8 +122,11 @@ export function LogInPage() {
         </button>
       </form>
       <p>
+        <a href={href('forgot')}>Forgot your password?</a>
+      </p>
+      <p>
         No account yet? <a href={href('signup')}>Sign up</a>. An account made through the API sets its
-        password with a key: <code>PUT /v1/account/password</code>.
+        password with a key: <code>PUT /v1/account/password</code> or <code>quarry account password</code>.
       </p>
     </section>
   );

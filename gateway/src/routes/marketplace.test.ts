@@ -163,9 +163,10 @@ describe('listings', () => {
         limit: { type: 'integer', default: 10 },
       },
     });
-    expect((await publish('mkt-ordered', { category: `${category}-order`, example_params: { year: 2024 } })).status).toBe(
-      200,
-    );
+    expect(
+      (await publish('mkt-ordered', { category: `${category}-order`, example_params: { year: 2024 } }))
+        .status,
+    ).toBe(200);
     const declared = ['year', 'region_code', 'limit'];
     const detail = await tg.call('GET', '/v1/marketplace/listings/mkt-ordered');
     expect(Object.keys(detail.json.params)).toEqual(declared);
