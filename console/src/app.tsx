@@ -1,6 +1,7 @@
 // The console's frame: navigation, who is signed in, and the page of the current route.
-import { type ReactNode, useEffect } from 'react';
+import { type ReactNode, useEffect, useState } from 'react';
 import { messageOf } from './api.js';
+import { AccountPage, ForgotPasswordPage, ResetPasswordPage } from './pages/account.js';
 import { LogInPage, SignUpPage } from './pages/auth.js';
 import { KeysPage } from './pages/keys.js';
 import { ListingPage } from './pages/listing.js';
@@ -9,10 +10,10 @@ import { StatementPrintPage } from './pages/statement-print.js';
 import { StatementsPage } from './pages/statements.js';
 import { StudioPage } from './pages/studio.js';
 import { UsagePage } from './pages/usage.js';
-import { href, navigate, useRoute } from './router.js';
+import { href, navigate, pathOf, useRoute } from './router.js';
 import { SessionProvider, useSession } from './session.js';
 
-const SIGNED_IN_ONLY = new Set(['keys', 'usage', 'studio', 'statements']);
+const SIGNED_IN_ONLY = new Set(['keys', 'usage', 'studio', 'statements', 'account']);
 
 function Page({ route }: { readonly route: string[] }): ReactNode {
   const [page, arg, sub] = route;
@@ -28,6 +29,12 @@ function Page({ route }: { readonly route: string[] }): ReactNode {
       return <LogInPage />;
     case 'keys':
       return <KeysPage />;
+    case 'account':
+      return <AccountPage />;
+    case 'forgot':
+      return <ForgotPasswordPage />;
+    case 'reset':
+      return <ResetPasswordPage />;
     case 'usage':
       return <UsagePage />;
     case 'studio':
@@ -44,13 +51,40 @@ function Page({ route }: { readonly route: string[] }): ReactNode {
   }
 }
 
+/** Each page's title, so tabs, history and bookmarks tell pages apart. */
+const TITLES: Readonly<Record<string, string>> = {
+  marketplace: 'Marketplace',
+  signup: 'Sign up',
+  login: 'Log in',
+  keys: 'API keys',
+  usage: 'Usage',
+  studio: 'Studio',
+  statements: 'Statements',
+  account: 'Account',
+  forgot: 'Forgot your password',
+  reset: 'Set a new password',
+};
+
+export function pageTitle(route: readonly string[]): string {
+  const [page = 'marketplace', arg] = route;
+  const title = page === 'listing' && arg !== undefined ? arg : (TITLES[page] ?? 'Not found');
+  return `${title} · Quarry`;
+}
+
 function Shell() {
   const route = useRoute();
   const { session, signOut } = useSession();
   const page = route[0] ?? 'marketplace';
+  const [menuOpen, setMenuOpen] = useState(false);
   useEffect(() => {
-    if (session === null && SIGNED_IN_ONLY.has(page)) navigate('login');
-  }, [session, page]);
+    // A signed-out visit to a signed-in page logs in first, then comes back here.
+    if (session === null && SIGNED_IN_ONLY.has(page))
+      window.location.hash = `${href('login')}?next=${encodeURIComponent(pathOf(route))}`;
+  }, [session, page, route]);
+  useEffect(() => {
+    document.title = pageTitle(route);
+    setMenuOpen(false);
+  }, [route]);
   const link = (to: string, label: string) => (
     <a href={href(to)} aria-current={page === to ? 'page' : undefined}>
       {label}
@@ -62,45 +96,57 @@ function Shell() {
         Skip to content
       </a>
       <header>
-        <nav aria-label="Console">
+        <nav aria-label="Console" className={menuOpen ? 'open' : undefined}>
           <a className="brand" href={href('marketplace')}>
             Quarry
           </a>
-          {link('marketplace', 'Marketplace')}
-          {session ? (
-            <>
-              {link('keys', 'Keys')}
-              {link('usage', 'Usage')}
-              {link('studio', 'Studio')}
-              {link('statements', 'Statements')}
-            </>
-          ) : null}
-          <span className="spacer" />
-          {session ? (
-            <>
-              <span className="meta" data-testid="signed-in-as">
-                {session.account.email}
-              </span>
-              <button
-                type="button"
-                className="secondary"
-                onClick={() =>
-                  signOut().then(
-                    () => navigate('login'),
-                    (error: unknown) => window.alert(`Logging out failed: ${messageOf(error)}`),
-                  )
-                }
-              >
-                Log out
-              </button>
-            </>
-          ) : session === null ? (
-            <>
-              {link('login', 'Log in')}
-              {link('signup', 'Sign up')}
-            </>
-          ) : null}
-          <a href="/docs">API docs</a>
+          {/* On a phone the links fold into this menu; on a wide screen the button is hidden. */}
+          <button
+            type="button"
+            className="secondary menu-toggle"
+            aria-expanded={menuOpen}
+            aria-controls="console-links"
+            onClick={() => setMenuOpen(!menuOpen)}
+          >
+            Menu
+          </button>
+          <div className="links" id="console-links">
+            {link('marketplace', 'Marketplace')}
+            {session ? (
+              <>
+                {link('keys', 'Keys')}
+                {link('usage', 'Usage')}
+                {link('studio', 'Studio')}
+                {link('statements', 'Statements')}
+              </>
+            ) : null}
+            <span className="spacer" />
+            {session ? (
+              <>
+                <span className="meta" data-testid="signed-in-as">
+                  {session.account.email}
+                </span>
+                <button
+                  type="button"
+                  className="secondary"
+                  onClick={() =>
+                    signOut().then(
+                      () => navigate('login'),
+                      (error: unknown) => window.alert(`Logging out failed: ${messageOf(error)}`),
+                    )
+                  }
+                >
+                  Log out
+                </button>
+              </>
+            ) : session === null ? (
+              <>
+                {link('login', 'Log in')}
+                {link('signup', 'Sign up')}
+              </>
+            ) : null}
+            <a href="/docs">API docs</a>
+          </div>
         </nav>
       </header>
       <main id="main" tabIndex={-1}>

@@ -1,6 +1,8 @@
-// Small shared pieces: an error note, a data table, a copy button, a secret shown once, and a
-// labelled field. Every text they show is a React text node: owner-supplied text is never HTML.
-import { type ReactNode, useId, useState } from 'react';
+// Small shared pieces: an error note, a data table, a copy button, a code block, a secret shown
+// once, a labelled field, owner markdown, and number and plural formats. Every text they show is
+// a React text node or an element built from parsed markdown: owner-supplied text is never HTML.
+import MarkdownToJsx from 'markdown-to-jsx';
+import { type ReactNode, useEffect, useId, useRef, useState } from 'react';
 import { messageOf } from './api.js';
 
 export function ErrorNote({ error }: { readonly error: unknown }) {
@@ -17,19 +19,66 @@ export function cellText(value: unknown): string {
   return typeof value === 'object' ? JSON.stringify(value) : String(value);
 }
 
+/** Whether an element is wider than its box (and so scrolls sideways), kept up to date. */
+function useOverflows<T extends HTMLElement>() {
+  const ref = useRef<T>(null);
+  const [overflows, setOverflows] = useState(false);
+  useEffect(() => {
+    const element = ref.current;
+    if (element === null) return;
+    const check = () => setOverflows(element.scrollWidth > element.clientWidth + 1);
+    check();
+    const observer = new ResizeObserver(check);
+    observer.observe(element);
+    const table = element.firstElementChild;
+    if (table !== null) observer.observe(table);
+    return () => observer.disconnect();
+  }, []);
+  return [ref, overflows] as const;
+}
+
+/**
+ * A box whose content (a table) scrolls sideways inside it on a narrow screen, never the page: the
+ * box can then be scrolled with the keyboard, and a hint says there is more to the side.
+ */
+export function ScrollBox({ label, children }: { readonly label: string; readonly children: ReactNode }) {
+  const [ref, overflows] = useOverflows<HTMLDivElement>();
+  return (
+    <>
+      {overflows ? (
+        <p className="hint scroll-hint" aria-hidden="true">
+          Scroll sideways for more columns →
+        </p>
+      ) : null}
+      <div
+        className="table-wrap"
+        ref={ref}
+        // A box that scrolls must take focus, so a keyboard can scroll it too.
+        {...(overflows ? { tabIndex: 0, role: 'region', 'aria-label': `${label} (scrolls sideways)` } : {})}
+      >
+        {children}
+      </div>
+    </>
+  );
+}
+
+/** A table of texts, in a ScrollBox. */
 export function DataTable({
   caption,
   columns,
   rows,
+  hideCaption = false,
 }: {
   readonly caption: string;
   readonly columns: readonly string[];
   readonly rows: readonly (readonly unknown[])[];
+  /** The caption is for screen readers only (a heading above already says it). */
+  readonly hideCaption?: boolean;
 }) {
   return (
-    <div className="table-wrap">
+    <ScrollBox label={caption}>
       <table>
-        <caption>{caption}</caption>
+        <caption className={hideCaption ? 'visually-hidden' : undefined}>{caption}</caption>
         <thead>
           <tr>
             {columns.map((c) => (
@@ -51,7 +100,7 @@ export function DataTable({
           ))}
         </tbody>
       </table>
-    </div>
+    </ScrollBox>
   );
 }
 
@@ -72,6 +121,20 @@ export function CopyButton({ text, label = 'Copy' }: { readonly text: string; re
     >
       {copied ? 'Copied' : label}
     </button>
+  );
+}
+
+/** Code to copy: a block with a copy button. */
+export function CodeBlock({ code, label }: { readonly code: string; readonly label: string }) {
+  return (
+    <div className="code-block">
+      {/* Focusable: a long line scrolls the block sideways, and a keyboard must reach it too. */}
+      {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling region needs focus (WCAG 2.1.1). */}
+      <pre tabIndex={0}>
+        <code>{code}</code>
+      </pre>
+      <CopyButton text={code} label={`Copy ${label}`} />
+    </div>
   );
 }
 
@@ -137,3 +200,58 @@ export function formatUsd(usd: number): string {
 /** Formats credits (thousandths of a credit at most: the API counts millicredits). */
 export const formatCredits = (credits: number) =>
   credits.toLocaleString('en-US', { maximumFractionDigits: 3 });
+
+/** A count with thousands separators: 12,345. */
+export const formatCount = (n: number) => n.toLocaleString('en-US');
+
+/** `1 credit`, `2 credits`, `12,345 calls`. */
+export const plural = (n: number, one: string, many = `${one}s`) =>
+  `${formatCount(n)} ${n === 1 ? one : many}`;
+
+/** Only web and mail links survive in owner markdown (the renderer already drops `javascript:`). */
+const SAFE_LINK = /^(https?:|mailto:)/i;
+
+/**
+ * Markdown an owner wrote (a listing's description), as elements: raw HTML is not parsed (it shows
+ * as text), links open outside with no referrer and no credit, images become links (an owner's
+ * image would load from anywhere, on every visit).
+ */
+export function Markdown({ text, inline = false }: { readonly text: string; readonly inline?: boolean }) {
+  return (
+    <MarkdownToJsx
+      options={{
+        disableParsingRawHTML: true,
+        forceInline: inline,
+        forceBlock: !inline,
+        wrapper: inline ? 'span' : 'div',
+        overrides: {
+          a: {
+            component: ({ href, children }: { href?: string; children?: ReactNode }) =>
+              href !== undefined && SAFE_LINK.test(href) ? (
+                <a href={href} rel="noopener noreferrer nofollow ugc" target="_blank">
+                  {children}
+                </a>
+              ) : (
+                <span>{children}</span>
+              ),
+          },
+          img: {
+            component: ({ src, alt }: { src?: string; alt?: string }) =>
+              src !== undefined && SAFE_LINK.test(src) ? (
+                <a href={src} rel="noopener noreferrer nofollow ugc" target="_blank">
+                  {alt || 'image'}
+                </a>
+              ) : (
+                <span>{alt}</span>
+              ),
+          },
+          // Owner headings sit under the page's own: never above an h3.
+          h1: { component: 'h3' },
+          h2: { component: 'h3' },
+        },
+      }}
+    >
+      {text}
+    </MarkdownToJsx>
+  );
+}

@@ -36,17 +36,29 @@ export function typeText(spec: ParamSpec): string {
   return spec.type;
 }
 
-export function boundsText(spec: ParamSpec): string {
+/**
+ * What a param accepts, in words. A pattern is a regular expression, which buyers should not have
+ * to read: the listing's example value shows the format instead (the pattern itself stays in the
+ * API's schema, for programs).
+ */
+export function boundsText(spec: ParamSpec, example?: unknown): string {
   const parts: string[] = [];
   if (spec.min !== undefined) parts.push(`≥ ${spec.min}`);
   if (spec.max !== undefined) parts.push(`≤ ${spec.max}`);
   if (spec.minLength !== undefined) parts.push(`at least ${spec.minLength} characters`);
   if (spec.maxLength !== undefined) parts.push(`at most ${spec.maxLength} characters`);
-  if (spec.pattern !== undefined) parts.push(`matches ${spec.pattern}`);
+  if (spec.pattern !== undefined) {
+    const sample = Array.isArray(example) ? example[0] : example;
+    parts.push(
+      sample === undefined || sample === null || typeof sample === 'object'
+        ? 'in the format the description gives'
+        : `formatted like ${String(sample)}`,
+    );
+  }
   if (spec.minItems !== undefined) parts.push(`at least ${spec.minItems} items`);
   if (spec.maxItems !== undefined) parts.push(`at most ${spec.maxItems} items`);
   if (spec.items) {
-    const inner = boundsText(spec.items);
+    const inner = boundsText(spec.items, Array.isArray(example) ? example[0] : undefined);
     if (inner !== '') parts.push(`each ${inner}`);
   }
   return parts.join(', ');

@@ -95,6 +95,11 @@ const EnvSchema = z.object({
     .refine((u) => !/[?#]/.test(u), 'must have no query or fragment (it is the OAuth issuer)')
     .optional(),
   QUARRY_PAYMENTS: z.enum(['none', 'sandbox', 'stripe']).optional(),
+  QUARRY_SMTP_URL: z
+    .string()
+    .regex(/^smtps?:\/\/[^\s]+$/, 'an SMTP URL (smtp://user:password@host:587 or smtps://…:465)')
+    .optional(),
+  QUARRY_MAIL_FROM: z.string().min(3).max(320).optional(),
   STRIPE_SECRET_KEY: z
     .string()
     .regex(/^(sk|rk)_(test|live)_\w+$/, 'a Stripe secret key (sk_… or rk_…)')
@@ -294,6 +299,8 @@ export interface GatewayConfig {
   readonly failedCalls: { readonly budgetMs: number; readonly windowMs: number };
   /** Sign-ups allowed per client address an hour, at most that many at once (GCRA). */
   readonly signupsPerHour: number;
+  /** Mail to people (password resets): QUARRY_SMTP_URL, or undefined (the operator's log). */
+  readonly mail: { readonly smtpUrl: string | undefined; readonly from: string };
   /** Seconds a console session lasts from login (QUARRY_SESSION_TTL, default one day). */
   readonly sessionTtlSeconds: number;
   /**
@@ -511,6 +518,7 @@ export function loadConfig(
       windowMs: Math.round(e.QUARRY_FAILED_WINDOW_SECONDS * 1000),
     },
     signupsPerHour: e.QUARRY_SIGNUPS_PER_HOUR,
+    mail: { smtpUrl: e.QUARRY_SMTP_URL, from: e.QUARRY_MAIL_FROM ?? 'Quarry <no-reply@localhost>' },
     sessionTtlSeconds: e.QUARRY_SESSION_TTL,
     passwordHash: { concurrency: e.QUARRY_PASSWORD_HASH_CONCURRENCY, queue: e.QUARRY_PASSWORD_HASH_QUEUE },
     trustProxyHops: e.QUARRY_TRUST_PROXY,
@@ -553,5 +561,6 @@ export function redactedConfig(config: GatewayConfig): Record<string, unknown> {
     },
     demoKey: config.demoKey ? '***' : undefined,
     redisUrl: config.redisUrl?.replace(/\/\/[^@/]*@/, '//***@'),
+    mail: { ...config.mail, smtpUrl: config.mail.smtpUrl?.replace(/\/\/[^@/]*@/, '//***@') },
   };
 }

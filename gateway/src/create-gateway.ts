@@ -52,6 +52,7 @@ import { createAccountService } from './services/account-service.js';
 import { createAnalyticsService } from './services/analytics-service.js';
 import { createConnectionService } from './services/connection-service.js';
 import type { GatewayServices } from './services/gateway-services.js';
+import { createMailer } from './services/mailer.js';
 import { createMarketplaceService } from './services/marketplace-service.js';
 import {
   createSessionService,
@@ -303,6 +304,8 @@ export async function createGateway(
       addressFailures: createFailureThrottle(rateLimiter, LOGIN_FAILURES_PER_ADDRESS),
       accountFailures: createFailureThrottle(rateLimiter, LOGIN_FAILURES_PER_ACCOUNT),
       onSessionEnded: (sessionId) => auth.forgetKey(sessionId),
+      mailer: createMailer({ smtpUrl: config.mail.smtpUrl, from: config.mail.from, logger }),
+      publicUrl: config.publicUrl,
     });
     const resultBudget = createResultBudget({ limitBytes: config.resultBytesInFlight });
     metrics.setResultBudgetSource(() => resultBudget.stats());

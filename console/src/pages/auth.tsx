@@ -2,7 +2,7 @@
 import { type FormEvent, useState } from 'react';
 import { api } from '../api.js';
 import { ErrorNote, Field, SecretOnce } from '../components.js';
-import { href, navigate } from '../router.js';
+import { href, navigateToPath, routeParam } from '../router.js';
 import { type Account, type SessionInfo, useSession } from '../session.js';
 
 interface SignUpAnswer {
@@ -99,7 +99,7 @@ export function LogInPage() {
           password: String(form.get('password')),
         }),
       );
-      navigate('marketplace');
+      navigateToPath(routeParam('next'));
     } catch (e) {
       setError(e);
     } finally {
@@ -122,8 +122,11 @@ export function LogInPage() {
         </button>
       </form>
       <p>
+        <a href={href('forgot')}>Forgot your password?</a>
+      </p>
+      <p>
         No account yet? <a href={href('signup')}>Sign up</a>. An account made through the API sets its
-        password with a key: <code>PUT /v1/account/password</code>.
+        password with a key: <code>PUT /v1/account/password</code> or <code>quarry account password</code>.
       </p>
     </section>
   );

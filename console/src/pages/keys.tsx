@@ -2,7 +2,7 @@
 // with a copy button, the list (prefix or client id, scopes, last use), revoke.
 import { type FormEvent, useCallback, useEffect, useState } from 'react';
 import { api } from '../api.js';
-import { ErrorNote, Field, SecretOnce } from '../components.js';
+import { ErrorNote, Field, ScrollBox, SecretOnce } from '../components.js';
 import { AgentToolsSection } from './agent-tools.js';
 
 const SCOPES = ['query', 'keys', 'owner', 'account'] as const;
@@ -98,6 +98,8 @@ export function KeysPage() {
     if (!window.confirm(`Revoke ${what}? Calls using it stop working at once.`)) return;
     try {
       await api('DELETE', path);
+      // A secret shown a moment ago may be the one just revoked: it is no use any more.
+      setSecret(undefined);
       load();
     } catch (e) {
       setError(e);
@@ -118,47 +120,49 @@ export function KeysPage() {
         </Field>
         <button type="submit">Create key</button>
       </form>
-      <table>
-        <caption>Your keys</caption>
-        <thead>
-          <tr>
-            <th scope="col">name</th>
-            <th scope="col">prefix</th>
-            <th scope="col">scopes</th>
-            <th scope="col">last used</th>
-            <th scope="col">expires</th>
-            <th scope="col">status</th>
-            <th scope="col">
-              <span className="visually-hidden">actions</span>
-            </th>
-          </tr>
-        </thead>
-        <tbody>
-          {(keys ?? []).map((k) => (
-            <tr key={k.id}>
-              <td>{k.name}</td>
-              <td>
-                <code>{k.prefix}…</code>
-              </td>
-              <td>{k.scopes.join(', ')}</td>
-              <td>{when(k.last_used_at)}</td>
-              <td>{when(k.expires_at)}</td>
-              <td>{k.revoked_at === null ? 'active' : `revoked ${when(k.revoked_at)}`}</td>
-              <td>
-                {k.revoked_at === null ? (
-                  <button
-                    type="button"
-                    className="danger"
-                    onClick={() => revoke(`/v1/keys/${k.id}`, `the key "${k.name}"`)}
-                  >
-                    Revoke<span className="visually-hidden"> {k.name}</span>
-                  </button>
-                ) : null}
-              </td>
+      <ScrollBox label="Your keys">
+        <table>
+          <caption>Your keys</caption>
+          <thead>
+            <tr>
+              <th scope="col">name</th>
+              <th scope="col">prefix</th>
+              <th scope="col">scopes</th>
+              <th scope="col">last used</th>
+              <th scope="col">expires</th>
+              <th scope="col">status</th>
+              <th scope="col">
+                <span className="visually-hidden">actions</span>
+              </th>
             </tr>
-          ))}
-        </tbody>
-      </table>
+          </thead>
+          <tbody>
+            {(keys ?? []).map((k) => (
+              <tr key={k.id}>
+                <td>{k.name}</td>
+                <td>
+                  <code>{k.prefix}…</code>
+                </td>
+                <td>{k.scopes.join(', ')}</td>
+                <td>{when(k.last_used_at)}</td>
+                <td>{when(k.expires_at)}</td>
+                <td>{k.revoked_at === null ? 'active' : `revoked ${when(k.revoked_at)}`}</td>
+                <td>
+                  {k.revoked_at === null ? (
+                    <button
+                      type="button"
+                      className="danger"
+                      onClick={() => revoke(`/v1/keys/${k.id}`, `the key "${k.name}"`)}
+                    >
+                      Revoke<span className="visually-hidden"> {k.name}</span>
+                    </button>
+                  ) : null}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </ScrollBox>
 
       <h1 id="clients-title">OAuth clients</h1>
       <p className="hint">
@@ -171,45 +175,47 @@ export function KeysPage() {
         <ScopeBoxes legend="Client scopes" />
         <button type="submit">Create client</button>
       </form>
-      <table>
-        <caption>Your OAuth clients</caption>
-        <thead>
-          <tr>
-            <th scope="col">name</th>
-            <th scope="col">client id</th>
-            <th scope="col">scopes</th>
-            <th scope="col">created</th>
-            <th scope="col">status</th>
-            <th scope="col">
-              <span className="visually-hidden">actions</span>
-            </th>
-          </tr>
-        </thead>
-        <tbody>
-          {(clients ?? []).map((c) => (
-            <tr key={c.id}>
-              <td>{c.name}</td>
-              <td>
-                <code>{c.client_id}</code>
-              </td>
-              <td>{c.scopes.join(', ')}</td>
-              <td>{when(c.created_at)}</td>
-              <td>{c.revoked_at === null ? 'active' : `revoked ${when(c.revoked_at)}`}</td>
-              <td>
-                {c.revoked_at === null ? (
-                  <button
-                    type="button"
-                    className="danger"
-                    onClick={() => revoke(`/v1/oauth/clients/${c.id}`, `the OAuth client "${c.name}"`)}
-                  >
-                    Revoke<span className="visually-hidden"> {c.name}</span>
-                  </button>
-                ) : null}
-              </td>
+      <ScrollBox label="Your OAuth clients">
+        <table>
+          <caption>Your OAuth clients</caption>
+          <thead>
+            <tr>
+              <th scope="col">name</th>
+              <th scope="col">client id</th>
+              <th scope="col">scopes</th>
+              <th scope="col">created</th>
+              <th scope="col">status</th>
+              <th scope="col">
+                <span className="visually-hidden">actions</span>
+              </th>
             </tr>
-          ))}
-        </tbody>
-      </table>
+          </thead>
+          <tbody>
+            {(clients ?? []).map((c) => (
+              <tr key={c.id}>
+                <td>{c.name}</td>
+                <td>
+                  <code>{c.client_id}</code>
+                </td>
+                <td>{c.scopes.join(', ')}</td>
+                <td>{when(c.created_at)}</td>
+                <td>{c.revoked_at === null ? 'active' : `revoked ${when(c.revoked_at)}`}</td>
+                <td>
+                  {c.revoked_at === null ? (
+                    <button
+                      type="button"
+                      className="danger"
+                      onClick={() => revoke(`/v1/oauth/clients/${c.id}`, `the OAuth client "${c.name}"`)}
+                    >
+                      Revoke<span className="visually-hidden"> {c.name}</span>
+                    </button>
+                  ) : null}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </ScrollBox>
       <AgentToolsSection />
     </section>
   );

@@ -6,7 +6,16 @@ import { createQuarryClient, type QuarryClient } from '@quarry/client';
 import { useQuarryQuery } from '@quarry/client/react';
 import { type FormEvent, useEffect, useMemo, useState } from 'react';
 import { api } from '../api.js';
-import { DataTable, ErrorNote, Field, formatCents, formatUsd } from '../components.js';
+import {
+  CodeBlock,
+  DataTable,
+  ErrorNote,
+  Field,
+  formatCents,
+  formatUsd,
+  Markdown,
+  plural,
+} from '../components.js';
 import { codeExamples } from '../examples.js';
 import {
   boundsText,
@@ -76,15 +85,12 @@ export function ListingPage({ name }: { readonly name: string }) {
         <code>{listing.name}</code> · version {listing.version} · by {listing.owner.name} · {listing.category}
         {listing.tags.length > 0 ? ` · ${listing.tags.join(', ')}` : ''}
       </p>
-      <p className="description" data-testid="description">
-        {listing.description}
-      </p>
+      <div className="description" data-testid="description">
+        <Markdown text={listing.description} />
+      </div>
       <h2>Price</h2>
       <p>
-        <strong data-testid="price">
-          {listing.price} {listing.price === 1 ? 'credit' : 'credits'}
-        </strong>{' '}
-        a call.
+        <strong data-testid="price">{plural(listing.price, 'credit')}</strong> a call.
       </p>
       <DataTable
         caption="What a call costs on each plan"
@@ -94,12 +100,13 @@ export function ListingPage({ name }: { readonly name: string }) {
       <h2>Parameters</h2>
       <DataTable
         caption="Parameters"
+        hideCaption
         columns={['name', 'type', 'required', 'bounds', 'default', 'description']}
         rows={Object.entries(schema).map(([param, spec]) => [
           param,
           typeText(spec),
           spec.required ? 'yes' : 'no',
-          boundsText(spec),
+          boundsText(spec, listing.example_params[param]),
           textOf(spec.default),
           spec.description ?? '',
         ])}
@@ -110,9 +117,7 @@ export function ListingPage({ name }: { readonly name: string }) {
       {examples.map((example) => (
         <details key={example.language} open={example.language === 'curl'}>
           <summary>{example.language}</summary>
-          <pre>
-            <code>{example.code}</code>
-          </pre>
+          <CodeBlock code={example.code} label={example.language} />
         </details>
       ))}
     </article>
@@ -130,7 +135,7 @@ function ParamInput({
 }) {
   const text = textOf(initial ?? spec.default);
   const label = `${name}${spec.required ? ' (required)' : ''}`;
-  const hint = [typeText(spec), boundsText(spec), spec.description]
+  const hint = [typeText(spec), boundsText(spec, initial), spec.description]
     .filter((s) => s !== undefined && s !== '')
     .join(' — ');
   return (
@@ -253,13 +258,19 @@ function TryIt({ listing, schema }: { readonly listing: ListingDetail; readonly 
       {state.data === undefined ? null : (
         <div data-testid="try-result">
           <p className="meta" data-testid="try-meta">
-            {state.data.meta.row_count} rows · {state.data.meta.credits} credits
+            {plural(state.data.meta.row_count, 'row')} · {plural(state.data.meta.credits, 'credit')}
             {state.data.meta.preview ? ' · preview' : ''}
           </p>
+          {state.data.meta.truncated ? (
+            <p className="notice" data-testid="try-truncated">
+              This preview shows only the first {plural(state.data.meta.row_count, 'row')}: the full result
+              has more, so the chart below is partial. A paid call answers every row.
+            </p>
+          ) : null}
           <ResultChart
             spec={listing.insights}
             result={state.data}
-            title={`${listing.title}: preview result`}
+            title={`${listing.title}: preview result${state.data.meta.truncated ? ' (partial: first rows only)' : ''}`}
           />
           <DataTable
             caption="Preview result"

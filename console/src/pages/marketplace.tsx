@@ -1,7 +1,7 @@
 // The marketplace: search published analytics, filter by category, sort by popular or newest.
 import { useEffect, useState } from 'react';
 import { api, queryString } from '../api.js';
-import { ErrorNote, Field } from '../components.js';
+import { ErrorNote, Field, Markdown, plural } from '../components.js';
 import { href } from '../router.js';
 
 export interface ListingItem {
@@ -23,6 +23,34 @@ interface ListingPage {
   readonly total: number;
 }
 
+/**
+ * The categories to filter by, one per name whatever its case ("Sales" and "sales" are one: the
+ * search matches categories case-insensitively), spelled as most listings spell it.
+ */
+export function categoriesOf(items: readonly Pick<ListingItem, 'category'>[]): string[] {
+  const spellings = new Map<string, Map<string, number>>();
+  for (const { category } of items) {
+    const key = category.toLowerCase();
+    const counts = spellings.get(key) ?? new Map<string, number>();
+    counts.set(category, (counts.get(category) ?? 0) + 1);
+    spellings.set(key, counts);
+  }
+  const chosen = [...spellings.values()].map(
+    (counts) => [...counts].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))[0]?.[0] ?? '',
+  );
+  return chosen.sort((a, b) => a.localeCompare(b, 'en', { sensitivity: 'base' }));
+}
+
+/** What an empty search says, and what to try instead. */
+function nothingFound(q: string, category: string): string {
+  const what = [q === '' ? undefined : `“${q}”`, category === '' ? undefined : `in ${category}`]
+    .filter((part) => part !== undefined)
+    .join(' ');
+  return what === ''
+    ? 'No analytics are listed yet.'
+    : `No analytics match ${what}. Try fewer or other words, or every category.`;
+}
+
 export function MarketplacePage() {
   const [q, setQ] = useState('');
   const [category, setCategory] = useState('');
@@ -33,7 +61,7 @@ export function MarketplacePage() {
 
   useEffect(() => {
     api<ListingPage>('GET', '/v1/marketplace/listings?limit=100')
-      .then((all) => setCategories([...new Set(all.items.map((i) => i.category))].sort()))
+      .then((all) => setCategories(categoriesOf(all.items)))
       .catch(setError);
   }, []);
   useEffect(() => {
@@ -97,9 +125,23 @@ export function MarketplacePage() {
         <p>Loading…</p>
       ) : (
         <>
-          <p className="hint" aria-live="polite">
-            {page.total} {page.total === 1 ? 'analytic' : 'analytics'}
+          <p className="hint" aria-live="polite" data-testid="result-count">
+            {page.total === 0 ? nothingFound(q, category) : plural(page.total, 'analytic')}
           </p>
+          {page.total === 0 && (q !== '' || category !== '') ? (
+            <p>
+              <button
+                type="button"
+                className="secondary"
+                onClick={() => {
+                  setQ('');
+                  setCategory('');
+                }}
+              >
+                Show every analytic
+              </button>
+            </p>
+          ) : null}
           <ul className="cards">
             {page.items.map((item) => (
               <li key={item.name} className="card">
@@ -109,13 +151,12 @@ export function MarketplacePage() {
                 <p className="meta">
                   <code>{item.name}</code> · by {item.owner.name} · {item.category}
                 </p>
-                <p className="description">{item.description}</p>
+                <div className="description">
+                  <Markdown text={item.description} />
+                </div>
                 <p className="meta">
-                  <strong>
-                    {item.price} {item.price === 1 ? 'credit' : 'credits'}
-                  </strong>{' '}
-                  a call · {item.callers_30d} paying {item.callers_30d === 1 ? 'caller' : 'callers'} in 30
-                  days
+                  <strong>{plural(item.price, 'credit')}</strong> a call ·{' '}
+                  {plural(item.callers_30d, 'paying caller')} in 30 days
                   {item.previews ? ' · free preview' : ''}
                 </p>
               </li>

@@ -9,7 +9,7 @@
 import type { Payout, PayoutAccount, PayoutStatus, Payouts } from '@quarry/client';
 import { type ReactNode, useCallback, useEffect, useRef, useState } from 'react';
 import { api } from '../api.js';
-import { ErrorNote, formatCents, formatUsd } from '../components.js';
+import { ErrorNote, formatCents, formatUsd, ScrollBox } from '../components.js';
 
 /** How often the page asks whether onboarding is complete after coming back from it. */
 const POLL_MS = 1_500;
@@ -273,7 +273,7 @@ function PayoutTable({
   readonly minimumCents: number;
 }) {
   return (
-    <div className="table-wrap">
+    <ScrollBox label="Payouts">
       <table data-testid="payouts-table">
         <caption>Payouts of the closed months, newest first</caption>
         <thead>
@@ -309,7 +309,7 @@ function PayoutTable({
           ))}
         </tbody>
       </table>
-    </div>
+    </ScrollBox>
   );
 }
 

@@ -122,4 +122,23 @@ describe('types generated from the document', () => {
       .catch((error: { stdout?: string }) => error.stdout ?? 'tsc failed');
     expect(compiled).toBe('');
   }, 60_000);
+
+  it('reads as a caller meets it in /docs: caller groups first, the API key first, examples that answer 200', async () => {
+    const doc = (await tg.call('GET', '/v1/openapi.json')).json;
+    const tags = (doc.tags as { name: string }[]).map((t) => t.name);
+    expect(tags.slice(0, 2)).toEqual(['Query', 'Marketplace']);
+    expect(tags.at(-1)).toBe('Operator');
+    // Every operation's group is declared, so none is shown out of order.
+    const used = new Set(
+      Object.values(doc.paths as Record<string, Record<string, { tags?: string[] }>>).flatMap((ops) =>
+        Object.values(ops).flatMap((op) => op.tags ?? []),
+      ),
+    );
+    expect([...used].filter((t) => !tags.includes(t))).toEqual([]);
+    expect(Object.keys(doc.components.securitySchemes)[0]).toBe('bearerAuth');
+    // "Try it out" sends the request body's example: it is a call that succeeds on the demo data.
+    const example = doc.components.schemas.QueryRequest.example;
+    const answer = await tg.call('POST', '/v1/query', { key: tg.demoKey, body: example });
+    expect(answer.status, answer.text).toBe(200);
+  });
 });

@@ -9,6 +9,7 @@ import { readJson } from '../http/read-json.js';
 import { AccountSchema, accountJson, IssuedKeySchema, keyJson } from '../http/resources.js';
 import { route } from '../http/route.js';
 import { requireOwnOrigin, setSessionCookie } from '../http/session-cookie.js';
+import { PASSWORD_MAX_LENGTH } from '../security/password-hash.js';
 import { PasswordSchema } from './session.js';
 
 export const SignUpSchema = z
@@ -21,6 +22,20 @@ export const SignUpSchema = z
   })
   .strict()
   .openapi('SignUp');
+
+const AccountChangeSchema = z
+  .object({
+    email: z.email().max(254).optional(),
+    name: z.string().trim().min(1).max(200).optional(),
+    current_password: z
+      .string()
+      .max(PASSWORD_MAX_LENGTH)
+      .optional()
+      .openapi({ description: 'Required with a new `email` when the account has a password' }),
+  })
+  .strict()
+  .refine((b) => b.email !== undefined || b.name !== undefined, 'Send `email`, `name` or both.')
+  .openapi('AccountChange');
 
 export function registerAccountRoutes(app: OpenAPIHono<AppEnv>): void {
   route(
@@ -88,6 +103,48 @@ export function registerAccountRoutes(app: OpenAPIHono<AppEnv>): void {
     requireScope('account'),
     async (c) => {
       const account = await c.var.services.accounts.get(c.var.principal.accountId);
+      return c.json({ account: accountJson(account) });
+    },
+  );
+
+  route(
+    app,
+    createRoute({
+      method: 'patch',
+      path: '/v1/account',
+      tags: ['Accounts'],
+      summary: "Change the account's login email or name",
+      description:
+        "A new `email` needs `current_password` when the account has a password, whatever the credential: a key alone cannot move the console's login. The old address is told (by mail, or in the operator's log). An email another account has is 409 `CONFLICT`.",
+      security: BEARER,
+      request: {
+        body: { required: true, content: { 'application/json': { schema: AccountChangeSchema } } },
+      },
+      responses: {
+        200: {
+          description: 'Account',
+          content: { 'application/json': { schema: z.object({ account: AccountSchema }) } },
+        },
+        ...AUTHED_ERRORS,
+        ...BODY_ERRORS,
+        ...CONFLICT_ERROR,
+      },
+    }),
+    requireScope('account'),
+    async (c) => {
+      const body = await readJson(c, AccountChangeSchema);
+      const principal = c.var.principal;
+      if (principal.credential === 'try_token') throw new ApiError('FORBIDDEN', 'Use a key or a session.');
+      const { sessions, store } = c.var.services;
+      if (body.email !== undefined) {
+        await sessions.changeEmail({
+          accountId: principal.accountId,
+          email: body.email,
+          ...(body.current_password === undefined ? {} : { current: body.current_password }),
+        });
+      }
+      if (body.name !== undefined) await store.accounts.update(principal.accountId, { name: body.name });
+      const account = await c.var.services.accounts.get(principal.accountId);
       return c.json({ account: accountJson(account) });
     },
   );

@@ -154,6 +154,28 @@ describe('listings', () => {
     expect(call.json.meta.credits).toBe(3);
   });
 
+  it('lists params in the order the owner declared them, not the store’s (jsonb sorts keys)', async () => {
+    await deploy('mkt-ordered', {
+      sql: 'SELECT region, sum(amount) AS revenue FROM sales WHERE year = :year AND region <> :region_code GROUP BY region',
+      params: {
+        year: { type: 'integer', required: true, min: 2000, max: 2100 },
+        region_code: { type: 'string', default: 'none' },
+        limit: { type: 'integer', default: 10 },
+      },
+    });
+    expect(
+      (await publish('mkt-ordered', { category: `${category}-order`, example_params: { year: 2024 } }))
+        .status,
+    ).toBe(200);
+    const declared = ['year', 'region_code', 'limit'];
+    const detail = await tg.call('GET', '/v1/marketplace/listings/mkt-ordered');
+    expect(Object.keys(detail.json.params)).toEqual(declared);
+    const own = await tg.call('GET', '/v1/owner/analytics/mkt-ordered', { key: tg.ownerKey });
+    expect(Object.keys(own.json.analytic.definition.params)).toEqual(declared);
+    const versions = await tg.call('GET', '/v1/owner/analytics/mkt-ordered/versions', { key: tg.ownerKey });
+    expect(Object.keys(versions.json.versions.at(-1).definition.params)).toEqual(declared);
+  });
+
   it('follows the analytic’s price: a rise is shown scheduled a week ahead, a decrease at once', async () => {
     const alpha = { title: 'Alpha from the definition', description: 'Regional revenue.' };
     await deploy('mkt-alpha', { ...alpha, price: 4 });

@@ -31,7 +31,11 @@ export const QueryRequestDoc = QueryRequestSchema.extend({
     description:
       'The most credits this call may cost: a call whose price in force is above it is refused with 409 PRICE_ABOVE_LIMIT, nothing run or charged',
   }),
-}).meta({ id: 'QueryRequest' });
+}).meta({
+  id: 'QueryRequest',
+  // The whole body's example: "Try it out" in /docs sends it as is, and it answers 200 on the demo.
+  example: { source: 'sales-by-region', params: { year: 2024 } },
+});
 
 export const QueryResponseSchema = z
   .object({

@@ -18,8 +18,10 @@ import {
   sessionTokenOf,
   setSessionCookie,
 } from '../http/session-cookie.js';
+import { rateLimitHeaders } from '../rate-limit/rate-limit-headers.js';
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../security/password-hash.js';
 import { csrfTokenOf } from '../security/session-token.js';
+import { RESETS_PER_ADDRESS, RESETS_PER_EMAIL } from '../services/session-service.js';
 
 export const PasswordSchema = z
   .string()
@@ -43,6 +45,19 @@ const SetPasswordSchema = z
   })
   .strict()
   .openapi('SetPassword');
+
+const PasswordResetRequestSchema = z
+  .object({ email: z.email().max(254) })
+  .strict()
+  .openapi('PasswordResetRequest');
+
+const PasswordResetSchema = z
+  .object({
+    token: z.string().max(200).openapi({ description: 'The token of the link the mail held (`qpr_…`)' }),
+    password: PasswordSchema,
+  })
+  .strict()
+  .openapi('PasswordReset');
 
 export const SessionSchema = z
   .object({
@@ -162,6 +177,78 @@ export function registerSessionRoutes(app: OpenAPIHono<AppEnv>): void {
         ...(body.current_password === undefined ? {} : { current: body.current_password }),
         ...(principal.credential === 'session' ? { sessionId: principal.keyId } : {}),
       });
+      return c.body(null, 204);
+    },
+  );
+
+  route(
+    app,
+    createRoute({
+      method: 'post',
+      path: '/v1/password-resets',
+      tags: ['Console'],
+      summary: 'Ask for a password-reset link by mail',
+      description:
+        "Always 202, whether an account has the email or not (nothing tells who has an account). When one has, a one-time link to the console, valid 30 minutes, goes to that address (QUARRY_SMTP_URL; without it, to the operator's log). A newer link replaces an older one. 5 requests an hour per client address and 3 per email, then 429 `RATE_LIMIT_EXCEEDED`.",
+      request: {
+        body: { required: true, content: { 'application/json': { schema: PasswordResetRequestSchema } } },
+      },
+      responses: {
+        202: {
+          description: 'Asked',
+          content: { 'application/json': { schema: z.object({ message: z.string() }) } },
+        },
+        ...BODY_ERRORS,
+        429: AUTHED_ERRORS[429],
+      },
+    }),
+    async (c) => {
+      requireOwnOrigin(c);
+      const body = await readJson(c, PasswordResetRequestSchema);
+      const { rateLimiter, sessions, logger } = c.var.services;
+      for (const [key, policy] of [
+        [`password-reset:address:${requestAddress(c)}`, RESETS_PER_ADDRESS],
+        [`password-reset:email:${body.email.toLowerCase()}`, RESETS_PER_EMAIL],
+      ] as const) {
+        const decision = await rateLimiter.check(key, policy);
+        if (!decision.allowed) {
+          throw new ApiError(
+            'RATE_LIMIT_EXCEEDED',
+            `Too many password-reset requests; retry in ${Math.ceil(decision.retryAfterSeconds)} s.`,
+            {
+              retryAfter: decision.retryAfterSeconds,
+              headers: { ...rateLimitHeaders(policy, decision, 'password-reset') },
+            },
+          );
+        }
+      }
+      // Not awaited: the answer takes the same time whether the email has an account or not.
+      sessions.requestPasswordReset(body.email).catch((error: unknown) => {
+        logger.error({ err: error }, 'password-reset link not sent');
+      });
+      return c.json(
+        { message: 'If an account has this email, a link to set a new password is on its way.' },
+        202,
+      );
+    },
+  );
+
+  route(
+    app,
+    createRoute({
+      method: 'post',
+      path: '/v1/password-resets/confirm',
+      tags: ['Console'],
+      summary: "Set a new password with a reset link's token",
+      description:
+        'The link works once and for 30 minutes; every console session of the account ends. A link that is unknown, used, replaced or expired is 400 `INVALID_REQUEST`.',
+      request: { body: { required: true, content: { 'application/json': { schema: PasswordResetSchema } } } },
+      responses: { 204: { description: 'Password set' }, ...BODY_ERRORS, 429: AUTHED_ERRORS[429] },
+    }),
+    async (c) => {
+      requireOwnOrigin(c);
+      const body = await readJson(c, PasswordResetSchema);
+      await c.var.services.sessions.resetPassword(body.token, body.password);
       return c.body(null, 204);
     },
   );

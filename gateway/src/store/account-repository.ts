@@ -39,6 +39,8 @@ export interface AccountRepository {
   list(options?: ListOptions): Promise<readonly Account[]>;
   /** Moves an account to another plan; NOT_FOUND when there is no such account. */
   setPlan(id: string, plan: string): Promise<Account>;
+  /** Changes the account's email or name; CONFLICT when the email (in any case) is another account's. */
+  update(id: string, change: { readonly email?: string; readonly name?: string }): Promise<Account>;
 }
 
 interface AccountRow {
@@ -89,6 +91,19 @@ export function createAccountRepository(sql: SqlExecutor): AccountRepository {
         [options.limit ?? 100, options.offset ?? 0],
       );
       return rows.map(toAccount);
+    },
+    async update(id, change) {
+      const rows = await withConstraintErrors(
+        { conflict: `an account with email ${change.email ?? ''} already exists` },
+        () =>
+          sql.query<AccountRow>(
+            `UPDATE accounts SET email = coalesce($2, email), name = coalesce($3, name)
+              WHERE id = $1 RETURNING ${COLUMNS}`,
+            [id, change.email ?? null, change.name ?? null],
+          ),
+      );
+      if (rows[0] === undefined) throw new StoreError('NOT_FOUND', `account ${id} not found`);
+      return toAccount(rows[0]);
     },
     async setPlan(id, plan) {
       const account = await one(`UPDATE accounts SET plan = $2 WHERE id = $1 RETURNING ${COLUMNS}`, [

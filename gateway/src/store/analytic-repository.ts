@@ -13,6 +13,7 @@ import {
   DEFAULT_ACCOUNT_LIMITS,
 } from './account-limits.js';
 import { createChangeLogRepository } from './change-log-repository.js';
+import { definitionOf, storedDefinition } from './definition-codec.js';
 import { newId } from './new-id.js';
 import { type PriceSchedule, schedulePrice } from './price-schedule.js';
 import type { SqlExecutor } from './sql-client.js';
@@ -173,7 +174,7 @@ function toAnalytic(row: AnalyticRow): Analytic {
     name: row.name,
     version: row.version,
     currentVersion: row.current_version,
-    definition: row.definition,
+    definition: definitionOf(row.definition),
     visibility: row.visibility,
     sharedWith: row.shared_with,
     pricing: pricingOf(row),
@@ -244,7 +245,7 @@ export function createAnalyticRepository(
             );
             await tx.query(
               'INSERT INTO analytic_versions (analytic_id, version, definition) VALUES ($1, 1, $2::jsonb)',
-              [id, JSON.stringify(input.definition)],
+              [id, storedDefinition(input.definition)],
             );
             await createChangeLogRepository(tx).append('analytic', input.name);
             return (await createAnalyticRepository(tx, limits).get(input.name))!;
@@ -300,7 +301,7 @@ export function createAnalyticRepository(
         if (row === undefined) throw new StoreError('NOT_FOUND', `analytic ${name} not found`);
         await tx.query(
           'INSERT INTO analytic_versions (analytic_id, version, definition) VALUES ($1, $2, $3::jsonb)',
-          [row.id, row.current_version, JSON.stringify(change.definition)],
+          [row.id, row.current_version, storedDefinition(change.definition)],
         );
         // Only the newest versions are kept: an owner redeploying in a loop cannot grow the store.
         await tx.query('DELETE FROM analytic_versions WHERE analytic_id = $1 AND version <= $2', [
@@ -350,7 +351,7 @@ export function createAnalyticRepository(
       if (rows.length === 0) throw new StoreError('NOT_FOUND', `analytic ${name} not found`);
       return rows.map((row) => ({
         version: row.version,
-        definition: row.definition,
+        definition: definitionOf(row.definition),
         createdAt: row.created_at,
       }));
     },

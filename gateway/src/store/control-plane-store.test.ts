@@ -74,6 +74,7 @@ for (const { backend, available } of backends) {
           'owner_adjustments',
           'owner_payouts',
           'owner_statement_lines',
+          'password_resets',
           'payg_invoices',
           'payment_adjustments',
           'payment_events',

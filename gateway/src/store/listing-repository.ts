@@ -7,6 +7,7 @@
 import { StoreError } from '../errors/store-error.js';
 import { type AnalyticDefinition, pricingOf } from './analytic-repository.js';
 import { createChangeLogRepository } from './change-log-repository.js';
+import { definitionOf } from './definition-codec.js';
 import type { PriceSchedule } from './price-schedule.js';
 import type { SqlExecutor } from './sql-client.js';
 
@@ -256,7 +257,7 @@ export function createListingRepository(sql: SqlExecutor): ListingRepository {
       return {
         ...toMarketListing(row),
         version: row.version,
-        definition: row.definition,
+        definition: definitionOf(row.definition),
         pricing: pricingOf({ ...row, price: row.a_price }),
       };
     },

@@ -36,6 +36,10 @@ export interface SessionRepository {
   passwordHash(accountId: string): Promise<string | null>;
   /** Sets (or replaces) the account's password hash. */
   setPasswordHash(accountId: string, hash: string): Promise<void>;
+  /** Keeps a password-reset link's token digest until `expiresAt`; earlier unused links of the account stop working. */
+  createReset(input: { accountId: string; digest: Uint8Array; expiresAt: Date }): Promise<void>;
+  /** Uses the live reset link with this digest (once): its account id, else null (unknown, used or expired). */
+  takeReset(digest: Uint8Array): Promise<string | null>;
 }
 
 interface SessionRow {
@@ -109,6 +113,28 @@ export function createSessionRepository(sql: SqlExecutor): SessionRepository {
         [accountId],
       );
       return row?.hash ?? null;
+    },
+    async createReset({ accountId, digest, expiresAt }) {
+      await sql.query(
+        'UPDATE password_resets SET used_at = now() WHERE account_id = $1 AND used_at IS NULL',
+        [accountId],
+      );
+      await sql.query('INSERT INTO password_resets (digest, account_id, expires_at) VALUES ($1, $2, $3)', [
+        digest,
+        accountId,
+        expiresAt,
+      ]);
+    },
+    async takeReset(digest) {
+      const [row] = await sql.query<{ readonly account_id: string }>(
+        `UPDATE password_resets r SET used_at = now()
+           FROM accounts a
+          WHERE r.digest = $1 AND r.used_at IS NULL AND r.expires_at > now()
+            AND a.id = r.account_id AND a.closed_at IS NULL
+          RETURNING r.account_id`,
+        [digest],
+      );
+      return row?.account_id ?? null;
     },
     async setPasswordHash(accountId, hash) {
       await withConstraintErrors({ conflict: 'unreachable', missing: `account ${accountId} not found` }, () =>
