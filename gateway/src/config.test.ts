@@ -1,4 +1,5 @@
 // Configuration is parsed once and fails fast listing every problem (README.md, "Configuration").
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig, redactedConfig } from './config.js';
 
@@ -93,7 +94,12 @@ describe('loadConfig', () => {
       destinations: { privateNetworks: false, hostFiles: false, hostIdentity: false },
       signup: 'open',
       demo: true,
-      analyticsDir: '/srv/examples/analytics',
+      // Shipped files are found from the package, whatever the working directory.
+      analyticsDir: fileURLToPath(new URL('../../examples/analytics', import.meta.url)),
+      consoleDir: fileURLToPath(new URL('../../console/dist', import.meta.url)),
+      // The shutdown grace covers the longest analytic an owner may deploy.
+      maxAnalyticTimeoutMs: 60_000,
+      shutdownGraceMs: 65_000,
       bodyLimit: 64 * 1024,
       keyCacheMs: 1_000,
       signupsPerHour: 5,
