@@ -35,12 +35,14 @@ describe.runIf(pgUp)('graceful shutdown', () => {
   let key: string;
   const name = `slow-${suffix}`;
   const column = `answer_${suffix}`;
+  // Both gateways share the store, so they share its secret key (another one is refused at start).
+  const secretKey = randomBytes(32).toString('base64');
 
   beforeAll(async () => {
     store = await createControlPlaneSchema(`quarry_e2e_${suffix}`);
     gateway = await startGateway({
       env: {
-        ...postgresStoreEnv(store.databaseUrl, randomBytes(32).toString('base64')),
+        ...postgresStoreEnv(store.databaseUrl, secretKey),
         QUARRY_SHUTDOWN_GRACE_MS: String(GRACE_MS),
       },
     });
@@ -108,7 +110,7 @@ describe.runIf(pgUp)('graceful shutdown', () => {
     const DELAY_MS = 2_000;
     const delayed = await startGateway({
       env: {
-        ...postgresStoreEnv(store.databaseUrl, randomBytes(32).toString('base64')),
+        ...postgresStoreEnv(store.databaseUrl, secretKey),
         QUARRY_SHUTDOWN_DELAY_MS: String(DELAY_MS),
       },
     });
