@@ -432,7 +432,7 @@ export async function createGateway(
           else if (phase === 'draining') {
             checks.shutdown = {
               ok: false,
-              message: `draining: ${inFlight()} request(s) in flight finish, then the instance stops`,
+              message: `draining: ${inFlight()} connection(s) with a request in flight, then the instance stops`,
             };
           }
           try {

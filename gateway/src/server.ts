@@ -3,7 +3,7 @@
 // `Connection: close`, let in-flight requests finish within the grace period (/readyz answers
 // 503 `draining` meanwhile), then close pools and the store. A start that fails says why in one
 // line, never as a bare stack.
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createGatewayListener } from './adapters/node-listener.js';
 import { type DataDirLock, DataDirLockedError, lockDataDir } from './bootstrap/data-dir-lock.js';
@@ -62,18 +62,6 @@ async function main(): Promise<void> {
   }
 
   let shuttingDown = false;
-  // Requests in flight, health checks apart: the drain waits for them (and /readyz shows them).
-  let inFlight = 0;
-  const listener = createGatewayListener(gateway.app, gateway.services, { shuttingDown: () => shuttingDown });
-  const counted = (req: IncomingMessage, res: ServerResponse) => {
-    if (req.url !== '/readyz' && req.url !== '/healthz') {
-      inFlight += 1;
-      res.once('close', () => {
-        inFlight -= 1;
-      });
-    }
-    listener(req, res);
-  };
   const server = createServer(
     {
       // A client must send its headers within QUARRY_HEADERS_TIMEOUT_MS and its whole request
@@ -83,7 +71,7 @@ async function main(): Promise<void> {
       requestTimeout: Math.max(30_000, config.headersTimeoutMs),
       connectionsCheckingInterval: 1_000,
     },
-    counted,
+    createGatewayListener(gateway.app, gateway.services, { shuttingDown: () => shuttingDown }),
   );
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
@@ -119,15 +107,26 @@ async function main(): Promise<void> {
       await new Promise((resolve) => setTimeout(resolve, config.shutdownDelayMs));
     }
     shuttingDown = true;
-    gateway.services.health.draining(() => inFlight);
+    // Connections still open once idle ones are closed: each carries a request in flight (its
+    // answer says `Connection: close`), so counting them costs the request path nothing.
+    const openConnections = () =>
+      new Promise<number>((resolve) => {
+        server.closeIdleConnections();
+        server.getConnections((error, count) => resolve(error ? 0 : count));
+      });
+    let open = await openConnections();
+    gateway.services.health.draining(() => open);
     const grace = config.shutdownGraceMs;
-    logger.info({ signal, in_flight: inFlight, grace_ms: grace }, 'shutting down: draining');
+    logger.info({ signal, connections: open, grace_ms: grace }, 'shutting down: draining');
     const deadline = Date.now() + grace;
     if (config.shutdownDelayMs > 0) {
       // Behind a proxy that has taken the instance out (the delay), keep listening while the
       // requests in flight finish: its health checks read 503 `draining` instead of a refused
       // connection, and no connection the kernel accepts meanwhile is reset unanswered.
-      while (inFlight > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+      while (open > 0 && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        open = await openConnections();
+      }
     }
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     server.closeIdleConnections();

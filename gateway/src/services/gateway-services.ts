@@ -45,8 +45,8 @@ export interface HealthService {
    */
   stopping(): void;
   /**
-   * Past the shutdown delay: `/readyz` answers 503 `draining` with the requests still in flight
-   * (`inFlight()`) while they finish within the grace period.
+   * Past the shutdown delay: `/readyz` answers 503 `draining` with the connections whose
+   * requests are still in flight (`inFlight()`) while they finish within the grace period.
    */
   draining(inFlight: () => number): void;
   /** `serving`, `stopping` (the delay) or `draining` (the grace period). */
