@@ -107,6 +107,9 @@ async function main(): Promise<void> {
       await new Promise((resolve) => setTimeout(resolve, config.shutdownDelayMs));
     }
     shuttingDown = true;
+    // An agent's event stream would hold its connection open for the whole grace period; its
+    // client reconnects elsewhere (docs/mcp.md).
+    gateway.services.mcp.endStreams();
     // Connections still open once idle ones are closed: each carries a request in flight (its
     // answer says `Connection: close`), so counting them costs the request path nothing.
     const openConnections = () =>
