@@ -35,12 +35,14 @@ describe.runIf(pgUp)('graceful shutdown', () => {
   let key: string;
   const name = `slow-${suffix}`;
   const column = `answer_${suffix}`;
+  // Both gateways share the store, so they share its secret key (another one is refused at start).
+  const secretKey = randomBytes(32).toString('base64');
 
   beforeAll(async () => {
     store = await createControlPlaneSchema(`quarry_e2e_${suffix}`);
     gateway = await startGateway({
       env: {
-        ...postgresStoreEnv(store.databaseUrl, randomBytes(32).toString('base64')),
+        ...postgresStoreEnv(store.databaseUrl, secretKey),
         QUARRY_SHUTDOWN_GRACE_MS: String(GRACE_MS),
       },
     });
@@ -108,7 +110,7 @@ describe.runIf(pgUp)('graceful shutdown', () => {
     const DELAY_MS = 2_000;
     const delayed = await startGateway({
       env: {
-        ...postgresStoreEnv(store.databaseUrl, randomBytes(32).toString('base64')),
+        ...postgresStoreEnv(store.databaseUrl, secretKey),
         QUARRY_SHUTDOWN_DELAY_MS: String(DELAY_MS),
       },
     });
@@ -136,4 +138,54 @@ describe.runIf(pgUp)('graceful shutdown', () => {
       await delayed.stop();
     }
   }, 60_000);
+
+  // An agent's `GET /mcp` event stream stays open as long as the agent is connected: a drain that
+  // waited for it would hold the restart for the whole grace period (by default above a minute).
+  it('ends MCP event streams when it drains, and exits long before the grace period', async () => {
+    const agentHost = await startGateway({
+      env: { ...postgresStoreEnv(store.databaseUrl, secretKey), QUARRY_SHUTDOWN_DELAY_MS: '500' },
+    });
+    try {
+      const PROTOCOL = '2025-06-18';
+      const accept = 'application/json, text/event-stream';
+      const opened = await http.request(agentHost.url, 'POST', '/mcp', {
+        key,
+        headers: { accept },
+        json: {
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'initialize',
+          params: {
+            protocolVersion: PROTOCOL,
+            capabilities: {},
+            clientInfo: { name: 'drain', version: '1' },
+          },
+        },
+      });
+      expect(opened.status, opened.text).toBe(200);
+      const session = {
+        'mcp-session-id': opened.headers.get('mcp-session-id') ?? '',
+        'mcp-protocol-version': PROTOCOL,
+      };
+      const stream = await fetch(`${agentHost.url}/mcp`, {
+        headers: { authorization: `Bearer ${key}`, accept: 'text/event-stream', ...session },
+      });
+      expect(stream.status).toBe(200);
+      const reading = (async () => {
+        const reader = stream.body?.getReader();
+        while (reader !== undefined && !(await reader.read().catch(() => ({ done: true }))).done) {}
+        return performance.now();
+      })();
+      const signalled = performance.now();
+      agentHost.child.kill('SIGTERM');
+      const exit = await agentHost.exited;
+      const exitedAfter = performance.now() - signalled;
+      console.log(`[e2e] gateway with an open MCP stream exited ${Math.round(exitedAfter)} ms after SIGTERM`);
+      expect(exit).toEqual({ code: 0, signal: null });
+      expect(exitedAfter).toBeLessThan(15_000);
+      expect((await reading) - signalled).toBeLessThan(15_000);
+    } finally {
+      await agentHost.stop();
+    }
+  }, 90_000);
 });

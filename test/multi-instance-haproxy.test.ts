@@ -11,13 +11,22 @@
 //   3. A rolling restart under load, one instance at a time, both ways the guide's section 5
 //      gives (a plain SIGTERM with QUARRY_SHUTDOWN_DELAY_MS, or drained through HAProxy's admin
 //      socket first): not one call fails, and each new instance serves again.
+//   4. An MCP session opened through the proxy keeps answering whichever instance the proxy's
+//      round robin would have picked (the guide's affinity on Mcp-Session-Id).
+//   5. An instance restarted while a 20 s query runs on it finishes that query (the shutdown
+//      grace covers QUARRY_MAX_ANALYTIC_TIMEOUT_MS) and says it is draining on /readyz meanwhile.
+//   6. The secret key rotates by the guide's steps (readable everywhere, current, reseal, drop
+//      the old one) under load: calls on connections sealed before, during and after the rotation
+//      and OAuth token requests all succeed, and at the end nothing is sealed with the old key.
+//   7. A fourth instance with a wrong QUARRY_SECRET_KEY refuses to start (exit code 2, naming the
+//      key id it lacks) instead of serving 500s or sealing the fleet's signing key with its key.
 // Which instance answered a call is read from the instances' own access logs (its request id).
 import { randomBytes, randomInt } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ControlPlaneSchema, createControlPlaneSchema } from './support/control-plane.js';
+import { type ControlPlaneSchema, createControlPlaneSchema, withPg } from './support/control-plane.js';
 import { guideHaproxyConfig, guideNodeFlags } from './support/deploy-guide.js';
 import { expectErrorEnvelope } from './support/error-envelope.js';
 import {
@@ -33,6 +42,7 @@ import { createHttpClient, type HttpClient, type HttpResponse } from './support/
 import {
   connectTestPostgres,
   deployAnalytic,
+  expectStatus,
   ledgerOf,
   quotaCounter,
   signUp,
@@ -62,6 +72,12 @@ const SERVERS = ['g1', 'g2', 'g3'] as const;
 /** QUARRY_SHUTDOWN_DELAY_MS as the guide sets it. */
 const SHUTDOWN_DELAY_MS = 5_000;
 const GUIDE_SERVER_ADDRESSES = ['10.0.0.11:8787', '10.0.0.12:8787', '10.0.0.13:8787'];
+/** The fleet's secret key before the rotation test: one bare base64 key (its id is `k1`). */
+const OLD_KEY = randomBytes(32).toString('base64');
+/** The key the rotation test moves the fleet to, under the id `k2`. */
+const NEW_KEY = randomBytes(32).toString('base64');
+/** An analytic that runs 20 s (the restart test stops an instance while it runs). */
+const SLEEPY = `sleepy-${suffix}`;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -144,6 +160,69 @@ describe.runIf(up)('three compiled gateways behind HAProxy, as docs/deploy.md sa
     return (await haproxy.server('gateways', name)).status ?? '';
   }
 
+  /**
+   * The guide's section 5 for one instance: SIGTERM (it fails /readyz for the delay, then drains),
+   * a new process with `nextEnv`, and wait until HAProxy has it UP again.
+   */
+  async function restartInstance(index: number, nextEnv: Record<string, string>): Promise<GatewayProcess> {
+    const name = SERVERS[index] as string;
+    const old = gateways[index] as GatewayProcess;
+    expect(await old.stop(120_000), old.stderr()).toEqual({ code: 0, signal: null });
+    const fresh = await startGateway({ env: nextEnv, ...instanceOptions(index) });
+    gateways[index] = fresh;
+    everyInstance.push(fresh);
+    await until(`${name} /readyz`, 30_000, () => ready(fresh));
+    await until(`${name} UP in haproxy`, 30_000, async () => (await serverStatus(name)) === 'UP');
+    return fresh;
+  }
+
+  /** A Postgres connection of the owner's with a password, so its secrets are sealed. */
+  async function sealedConnection(name: string): Promise<void> {
+    const url = new URL(process.env.QUARRY_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test');
+    expectStatus(
+      await http.request(proxyUrl, 'POST', '/v1/owner/connections', {
+        key: owner.key,
+        json: {
+          name,
+          type: 'postgres',
+          config: {
+            host: url.hostname,
+            port: url.port === '' ? 5432 : Number(url.port),
+            database: url.pathname.slice(1) || 'test',
+            user: decodeURIComponent(url.username) || 'postgres',
+            // The test server trusts loopback: the password is only there to be sealed.
+            password: decodeURIComponent(url.password) || `sealed-${randomBytes(6).toString('hex')}`,
+          },
+        },
+      }),
+      201,
+      `create connection ${name}`,
+    );
+  }
+
+  /**
+   * Starts one more instance with `nextEnv` (not behind the proxy) and reports how it ended: its
+   * exit code and stderr when it refused to start, or `started` with its /readyz status.
+   */
+  async function startOutcome(
+    nextEnv: Record<string, string>,
+  ): Promise<{ code: number | string; readyz?: number; stderr: string }> {
+    try {
+      const extra = await startGateway({ env: nextEnv, compiled: { nodeFlags }, readyTimeoutMs: 60_000 });
+      await sleep(1500);
+      const readyz = await fetch(`${extra.url}/readyz`).then(
+        (r) => r.status,
+        () => -1,
+      );
+      await extra.stop();
+      return { code: 'started', readyz, stderr: extra.stderr() };
+    } catch (error) {
+      const message = (error as Error).message;
+      const code = /exited \((\d+)\)/.exec(message)?.[1];
+      return { code: code === undefined ? message.slice(0, 200) : Number(code), stderr: message };
+    }
+  }
+
   beforeAll(async () => {
     const problem = await compiledBuildProblem();
     if (problem !== undefined) throw new Error(problem);
@@ -164,7 +243,7 @@ describe.runIf(up)('three compiled gateways behind HAProxy, as docs/deploy.md sa
 
     // The guide's section 2: what every instance shares.
     env = {
-      ...postgresStoreEnv(store.databaseUrl, randomBytes(32).toString('base64')),
+      ...postgresStoreEnv(store.databaseUrl, OLD_KEY),
       QUARRY_REDIS_URL: TEST_REDIS_URL,
       // The proxy's public address, the same on every instance.
       QUARRY_PUBLIC_URL: proxyUrl,
@@ -199,6 +278,13 @@ describe.runIf(up)('three compiled gateways behind HAProxy, as docs/deploy.md sa
       connection: 'pg',
       sql: 'SELECT 1 AS one FROM pg_sleep(0.2)',
       visibility: 'public',
+    });
+    await deployAnalytic(http, { url: proxyUrl }, owner.key, {
+      name: SLEEPY,
+      connection: 'pg',
+      sql: 'SELECT 1 AS one FROM pg_sleep(20)',
+      visibility: 'private',
+      limits: { timeout_ms: 30_000 },
     });
   }, 180_000);
 
@@ -378,4 +464,261 @@ describe.runIf(up)('three compiled gateways behind HAProxy, as docs/deploy.md sa
     },
     180_000,
   );
+
+  // docs/mcp.md: a session lives in the instance that answered its `initialize`. Through the
+  // guide's proxy, every request of the session must reach that instance, while the requests
+  // around it are still spread over all three.
+  it('keeps an MCP session on the instance that opened it, while other calls are spread', async () => {
+    const PROTOCOL = '2025-06-18';
+    const mcpHeaders = (sessionId?: string) => ({
+      accept: 'application/json, text/event-stream',
+      ...(sessionId === undefined ? {} : { 'mcp-session-id': sessionId, 'mcp-protocol-version': PROTOCOL }),
+    });
+    const opened = await http.request(proxyUrl, 'POST', '/mcp', {
+      key: owner.key,
+      headers: mcpHeaders(),
+      json: {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: {
+          protocolVersion: PROTOCOL,
+          capabilities: {},
+          clientInfo: { name: 'haproxy-e2e', version: '1' },
+        },
+      },
+    });
+    expect(opened.status, opened.text).toBe(200);
+    const sessionId = opened.headers.get('mcp-session-id');
+    expect(sessionId).toBeTruthy();
+    const initialized = await http.request(proxyUrl, 'POST', '/mcp', {
+      key: owner.key,
+      headers: mcpHeaders(sessionId as string),
+      json: { jsonrpc: '2.0', method: 'notifications/initialized' },
+    });
+    expect(initialized.status, initialized.text).toBe(202);
+    const followUps: HttpResponse[] = [];
+    const between: HttpResponse[] = [];
+    for (let i = 0; i < 6; i += 1) {
+      followUps.push(
+        await http.request(proxyUrl, 'POST', '/mcp', {
+          key: owner.key,
+          headers: mcpHeaders(sessionId as string),
+          json: { jsonrpc: '2.0', id: 10 + i, method: 'tools/list' },
+        }),
+      );
+      between.push(
+        await http.request(proxyUrl, 'POST', '/v1/query', {
+          key: owner.key,
+          json: { source: QUICK, params: {} },
+        }),
+      );
+    }
+    console.log(`[haproxy] MCP follow-ups: ${followUps.map((r) => r.status).join(', ')}`);
+    expect(
+      followUps.map((r) => r.status),
+      followUps.map((r) => r.text.slice(0, 200)).join('\n'),
+    ).toEqual(followUps.map(() => 200));
+    for (const r of followUps) {
+      expect(JSON.stringify(r.body ?? r.text)).toContain(QUICK);
+    }
+    // The calls around the session were spread: affinity holds the session only.
+    await waitForAccessLogs(between.map((r) => r.headers.get('x-request-id')));
+    const byId = answerers();
+    expect(new Set(between.map((r) => answeredBy(r.headers.get('x-request-id'), byId))).size).toBeGreaterThan(
+      1,
+    );
+    const closed = await http.request(proxyUrl, 'DELETE', '/mcp', {
+      key: owner.key,
+      headers: mcpHeaders(sessionId as string),
+    });
+    expect(closed.status, closed.text).toBe(200);
+  }, 60_000);
+
+  // Issue 37: with a 10 s shutdown grace, a 20 s query in flight at SIGTERM was cut unanswered.
+  it('restarts an instance while a 20 s query runs on it, and the query is answered', async () => {
+    const calls = Array.from({ length: SERVERS.length }, () =>
+      http.request(proxyUrl, 'POST', '/v1/query', { key: owner.key, json: { source: SLEEPY, params: {} } }),
+    );
+    await sleep(2_000);
+    const old = gateways[0] as GatewayProcess;
+    const stopped = old.stop(120_000);
+    // Past the delay the instance drains: /readyz says so while the query finishes.
+    await sleep(SHUTDOWN_DELAY_MS + 2_000);
+    const draining = await fetch(`${old.url}/readyz`, { signal: AbortSignal.timeout(2_000) }).then(
+      async (r) => ({ status: r.status, text: await r.text() }),
+      (error: Error) => ({ status: -1, text: String(error.cause ?? error) }),
+    );
+    const answers = await Promise.all(calls);
+    const exit = await stopped;
+    console.log(
+      `[haproxy] long query restart: /readyz while draining ${draining.status} ${draining.text.slice(0, 200)}`,
+    );
+    expect(
+      answers.map((r) => r.status),
+      answers.map((r) => r.text.slice(0, 200)).join('\n'),
+    ).toEqual([200, 200, 200]);
+    expect(exit, old.stderr()).toEqual({ code: 0, signal: null });
+    expect(draining.status).toBe(503);
+    expect(draining.text).toContain('draining');
+    // The stopped instance did serve one of the long queries.
+    await waitForAccessLogs(answers.map((r) => r.headers.get('x-request-id')));
+    const byId = answerers();
+    expect(answers.some((r) => answeredBy(r.headers.get('x-request-id'), byId) === old)).toBe(true);
+    const fresh = await startGateway({ env, ...instanceOptions(0) });
+    gateways[0] = fresh;
+    everyInstance.push(fresh);
+    await until('g1 UP in haproxy', 30_000, async () => (await serverStatus('g1')) === 'UP');
+  }, 120_000);
+
+  // docs/deploy.md's rotation, under load: add the new key as readable everywhere, make it
+  // current everywhere, re-seal, drop the old key. Connections made before, during and after,
+  // and OAuth tokens (the signing key is sealed too), answer every call.
+  it("rotates QUARRY_SECRET_KEY by the guide's steps under load without one failed call", async () => {
+    await sealedConnection('before');
+    const analytics: string[] = [];
+    const deployOn = async (connection: string) => {
+      const name = `on-${connection}-${suffix}`;
+      await deployAnalytic(http, { url: proxyUrl }, owner.key, {
+        name,
+        connection,
+        sql: 'SELECT 1 AS one',
+        visibility: 'private',
+      });
+      analytics.push(name);
+    };
+    await deployOn('before');
+    // An OAuth client, and a token before the rotation: the fleet's signing key exists, sealed with k1.
+    const client = expectStatus(
+      await http.request(proxyUrl, 'POST', '/v1/oauth/clients', {
+        key: owner.key,
+        json: { name: `rotation-${suffix}`, scopes: ['query'] },
+      }),
+      201,
+      'create OAuth client',
+    ).body;
+    const tokenForm = `grant_type=client_credentials&client_id=${client.client.client_id}&client_secret=${client.client_secret}`;
+    const token = () =>
+      http.request(proxyUrl, 'POST', '/oauth/token', {
+        raw: tokenForm,
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      });
+    expectStatus(await token(), 200, 'a token before the rotation');
+
+    const outcomes: { kind: string; status: number | string }[] = [];
+    let stopping = false;
+    const record = async (kind: string, call: () => Promise<HttpResponse>) => {
+      try {
+        const r = await call();
+        outcomes.push({ kind, status: r.status === 200 ? 200 : `${r.status} ${r.text.slice(0, 200)}` });
+        return r;
+      } catch (error) {
+        outcomes.push({ kind, status: `no answer: ${(error as Error).message}` });
+        return undefined;
+      }
+    };
+    let turn = 0;
+    const queryWorker = async () => {
+      while (!stopping) {
+        turn += 1;
+        const source = analytics[turn % analytics.length] as string;
+        await record(source.startsWith('on-before') ? 'old connection' : 'new connection', () =>
+          http.request(proxyUrl, 'POST', '/v1/query', { key: owner.key, json: { source, params: {} } }),
+        );
+      }
+    };
+    const oauthWorker = async () => {
+      while (!stopping) {
+        const issued = await record('oauth token', token);
+        const accessToken = issued?.status === 200 ? (issued.body.access_token as string) : undefined;
+        if (accessToken !== undefined) {
+          await record('oauth call', () =>
+            http.request(proxyUrl, 'POST', '/v1/query', {
+              key: accessToken,
+              json: { source: analytics[0] as string, params: {} },
+            }),
+          );
+        }
+        await sleep(50);
+      }
+    };
+    const load = [queryWorker(), queryWorker(), oauthWorker()];
+    const steps: Record<string, string>[] = [
+      // 1. The new key, readable everywhere; the old one still seals.
+      { ...env, QUARRY_SECRET_KEYS_READABLE: `k2:${NEW_KEY}` },
+      // 2. The new key seals, the old one stays readable.
+      { ...env, QUARRY_SECRET_KEY: `k2:${NEW_KEY}`, QUARRY_SECRET_KEYS_READABLE: `k1:${OLD_KEY}` },
+      // 4. (after the reseal) the old key is gone.
+      { ...env, QUARRY_SECRET_KEY: `k2:${NEW_KEY}` },
+    ];
+    let resealed: HttpResponse | undefined;
+    try {
+      for (const [step, stepEnv] of steps.entries()) {
+        if (step === 2) {
+          // 3. Every sealed row and signing key re-sealed with the current key.
+          resealed = await http.request(proxyUrl, 'POST', '/v1/admin/secrets/reseal', {
+            key: env.QUARRY_ADMIN_TOKEN as string,
+          });
+          expect(resealed.status, resealed.text).toBe(200);
+        }
+        for (const index of SERVERS.keys()) {
+          await restartInstance(index, stepEnv);
+          // A connection sealed mid-rollout by whichever instance the proxy picks.
+          await sealedConnection(`step${step + 1}-${index}`);
+          await deployOn(`step${step + 1}-${index}`);
+        }
+      }
+      await sleep(2_000);
+    } finally {
+      stopping = true;
+      await Promise.all(load);
+    }
+    env = steps[2] as Record<string, string>;
+    const failed = outcomes.filter((o) => o.status !== 200);
+    const byKind = new Map<string, number>();
+    for (const o of outcomes) byKind.set(o.kind, (byKind.get(o.kind) ?? 0) + 1);
+    console.log(
+      `[haproxy] key rotation: ${[...byKind].map(([kind, n]) => `${kind} ${n}`).join(', ')}; ${failed.length} failed; reseal ${resealed?.text}`,
+    );
+    expect(failed.slice(0, 5), diagnostics()).toEqual([]);
+    for (const kind of ['old connection', 'new connection', 'oauth token', 'oauth call']) {
+      expect(byKind.get(kind) ?? 0, kind).toBeGreaterThan(10);
+    }
+    // Nothing is left sealed with the old key.
+    const left = await withPg(async (c) => {
+      const connections = await c.query<{ id: string }>(
+        `SELECT secrets_key_id AS id FROM ${store.schema}.connections WHERE secrets IS NOT NULL`,
+      );
+      const keys = await c.query<{ id: string }>(
+        `SELECT private_key_key_id AS id FROM ${store.schema}.oauth_signing_keys`,
+      );
+      return [...connections.rows, ...keys.rows].map((r) => r.id);
+    });
+    expect(left.length).toBeGreaterThan(10);
+    expect(new Set(left)).toEqual(new Set(['k2']));
+  }, 400_000);
+
+  // Issue 37: an instance with a wrong key passed /readyz, answered 500 on sealed connections and
+  // could seal the fleet's OAuth signing key with its own key.
+  it('refuses to start a fourth instance whose QUARRY_SECRET_KEY cannot open what the fleet sealed', async () => {
+    const fleetKey = /^(k\d):/.exec(env.QUARRY_SECRET_KEY as string)?.[1] ?? 'k1';
+    const wrongs = [
+      ['another key under the fleet key id', `${fleetKey}:${randomBytes(32).toString('base64')}`],
+      ['a key of its own', `k9:${randomBytes(32).toString('base64')}`],
+    ] as const;
+    for (const [what, key] of wrongs) {
+      const outcome = await startOutcome({ ...env, QUARRY_SECRET_KEY: key });
+      console.log(
+        `[haproxy] fourth instance with ${what}: ${JSON.stringify({ ...outcome, stderr: outcome.stderr.slice(0, 300) })}`,
+      );
+      expect(outcome.code, what).toBe(2);
+      expect(outcome.stderr).toContain(`"${fleetKey}"`);
+    }
+    // The fleet is unharmed: every instance still answers calls on sealed connections.
+    const r = await http.request(proxyUrl, 'POST', '/v1/query', {
+      key: owner.key,
+      json: { source: QUICK, params: {} },
+    });
+    expect(r.status, r.text).toBe(200);
+  }, 180_000);
 });

@@ -1,4 +1,5 @@
 // Configuration is parsed once and fails fast listing every problem (README.md, "Configuration").
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig, redactedConfig } from './config.js';
 
@@ -74,6 +75,36 @@ describe('loadConfig', () => {
     expect(config.demo).toBe(false);
   });
 
+  it("reads a rotation's key ring: QUARRY_SECRET_KEY seals, QUARRY_SECRET_KEYS_READABLE only opens", () => {
+    const OLD = Buffer.alloc(32, 1).toString('base64');
+    const NEW = Buffer.alloc(32, 2).toString('base64');
+    // An existing config: a bare key is `k1`; a list's first key seals, the others open.
+    expect(loadConfig({ QUARRY_SECRET_KEY: OLD }).keyring).toEqual({
+      keys: { k1: Buffer.alloc(32, 1) },
+      current: 'k1',
+    });
+    expect(loadConfig({ QUARRY_SECRET_KEY: `k2:${NEW},k1:${OLD}` }).keyring?.current).toBe('k2');
+    // Step 1: the new key readable only; step 2: current, the old one readable.
+    const step1 = loadConfig({ QUARRY_SECRET_KEY: OLD, QUARRY_SECRET_KEYS_READABLE: `k2:${NEW}` }).keyring;
+    expect(step1?.current).toBe('k1');
+    expect(Object.keys(step1?.keys ?? {}).sort()).toEqual(['k1', 'k2']);
+    const step2 = loadConfig({
+      QUARRY_SECRET_KEY: `k2:${NEW}`,
+      QUARRY_SECRET_KEYS_READABLE: `k1:${OLD}`,
+    }).keyring;
+    expect(step2?.current).toBe('k2');
+    expect(step2?.keys.k1).toEqual(Buffer.alloc(32, 1));
+    expect(problemsOf({ QUARRY_SECRET_KEYS_READABLE: `k2:${NEW}` })).toEqual([
+      'QUARRY_SECRET_KEYS_READABLE: needs QUARRY_SECRET_KEY (the key that seals)',
+    ]);
+    expect(problemsOf({ QUARRY_SECRET_KEY: `k1:${OLD}`, QUARRY_SECRET_KEYS_READABLE: `k1:${NEW}` })).toEqual([
+      'QUARRY_SECRET_KEYS_READABLE: key id "k1" is also in QUARRY_SECRET_KEY with another key',
+    ]);
+    expect(problemsOf({ QUARRY_SECRET_KEY: `k1:${OLD},k1:${NEW}` })).toEqual([
+      'QUARRY_SECRET_KEY: key id "k1" appears twice',
+    ]);
+  });
+
   it('refuses a DATABASE_URL that is not postgres', () => {
     expect(
       problemsOf({
@@ -93,7 +124,12 @@ describe('loadConfig', () => {
       destinations: { privateNetworks: false, hostFiles: false, hostIdentity: false },
       signup: 'open',
       demo: true,
-      analyticsDir: '/srv/examples/analytics',
+      // Shipped files are found from the package, whatever the working directory.
+      analyticsDir: fileURLToPath(new URL('../../examples/analytics', import.meta.url)),
+      consoleDir: fileURLToPath(new URL('../../console/dist', import.meta.url)),
+      // The shutdown grace covers the longest analytic an owner may deploy.
+      maxAnalyticTimeoutMs: 60_000,
+      shutdownGraceMs: 65_000,
       bodyLimit: 64 * 1024,
       keyCacheMs: 1_000,
       signupsPerHour: 5,

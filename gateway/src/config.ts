@@ -3,6 +3,7 @@
 
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { getHeapStatistics } from 'node:v8';
 import { z } from 'zod';
 import { type Plan, parsePlans } from './money/plan-catalog.js';
@@ -24,6 +25,17 @@ const BUILTIN_CONNECTORS = [
   '@quarry/connector-trino',
 ];
 
+/**
+ * The repository (or shipped tree) root: this file is gateway/src/config.ts or
+ * gateway/dist/config.js, two levels below it. Default paths of files the project ships (the
+ * console, the example analytics) are resolved from here, not from the working directory, so an
+ * instance started from anywhere finds them.
+ */
+const PACKAGE_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+/** Added to the longest analytic timeout for the default shutdown grace: answer, usage write, close. */
+export const SHUTDOWN_MARGIN_MS = 5_000;
+
 const EnvSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(8787),
   HOST: z.string().min(1).default('127.0.0.1'),
@@ -33,13 +45,14 @@ const EnvSchema = z.object({
     .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL')
     .optional(),
   QUARRY_SECRET_KEY: z.string().optional(),
+  QUARRY_SECRET_KEYS_READABLE: z.string().optional(),
   QUARRY_ALLOW_PRIVATE_NETWORKS: bool.optional(),
   QUARRY_ALLOW_HOST_FILES: bool.optional(),
   QUARRY_ALLOW_HOST_IDENTITY: bool.optional(),
   QUARRY_SIGNUP: z.enum(['open', 'closed']).default('open'),
   QUARRY_ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   QUARRY_ANALYTICS_DIR: z.string().optional(),
-  QUARRY_CONSOLE_DIR: z.string().default('console/dist'),
+  QUARRY_CONSOLE_DIR: z.string().min(1).optional(),
   QUARRY_ANALYTICS_OWNER: z.email().optional(),
   QUARRY_DEMO: bool.optional(),
   QUARRY_DEMO_KEY: z.string().optional(),
@@ -51,7 +64,9 @@ const EnvSchema = z.object({
     .min(1024)
     .max(16 * 1024 * 1024)
     .default(64 * 1024),
-  QUARRY_SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(600_000).default(10_000),
+  // Default: the longest analytic an owner may deploy, plus SHUTDOWN_MARGIN_MS (loadConfig).
+  QUARRY_SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(900_000).optional(),
+  QUARRY_MAX_ANALYTIC_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(60_000),
   QUARRY_SHUTDOWN_DELAY_MS: z.coerce.number().int().min(0).max(600_000).default(0),
   QUARRY_REDIS_URL: z
     .string()
@@ -175,8 +190,9 @@ export interface GatewayConfig {
   /** Unset: embedded PGlite in dataDir. */
   readonly databaseUrl: string | undefined;
   /**
-   * QUARRY_SECRET_KEY parsed: `id:base64[,id:base64…]` (first is current), or one base64 key;
-   * required outside the embedded demo (which makes its own in the data directory).
+   * QUARRY_SECRET_KEY parsed: `id:base64[,id:base64…]` (first is current), or one base64 key,
+   * with QUARRY_SECRET_KEYS_READABLE's keys added as readable only; required outside the
+   * embedded demo (which makes its own in the data directory).
    */
   readonly keyring: Keyring | undefined;
   /**
@@ -194,7 +210,7 @@ export interface GatewayConfig {
   readonly payments: PaymentsConfig;
   /** Directory of analytic YAML files loaded at start. */
   readonly analyticsDir: string | undefined;
-  /** The built web console served at `/` (QUARRY_CONSOLE_DIR, default console/dist). */
+  /** The built web console served at `/` (QUARRY_CONSOLE_DIR, default the package's console/dist). */
   readonly consoleDir: string;
   /** Email of the account that owns the analytics of `analyticsDir` outside the demo. */
   readonly analyticsOwner: string | undefined;
@@ -205,7 +221,16 @@ export interface GatewayConfig {
   readonly connectors: readonly string[];
   readonly logLevel: string;
   readonly bodyLimit: number;
+  /**
+   * How long requests in flight at shutdown may take to finish (QUARRY_SHUTDOWN_GRACE_MS); by
+   * default the longest analytic timeout plus SHUTDOWN_MARGIN_MS, so a restart cuts no call.
+   */
   readonly shutdownGraceMs: number;
+  /**
+   * The longest `limits.timeout_ms` an analytic may have (QUARRY_MAX_ANALYTIC_TIMEOUT_MS): a
+   * longer one is refused at deploy, and one deployed before is cut to it when it runs.
+   */
+  readonly maxAnalyticTimeoutMs: number;
   /**
    * On SIGTERM, how long the instance keeps serving with `/readyz` failing before it stops
    * listening (QUARRY_SHUTDOWN_DELAY_MS; 0: at once): behind a proxy, long enough for its health
@@ -413,10 +438,14 @@ export function loadConfig(
     parseRateLimitTable(jsonOf(env.QUARRY_RATE_LIMITS)),
   );
   const secretKey = env.QUARRY_SECRET_KEY;
+  const readableKeys = env.QUARRY_SECRET_KEYS_READABLE?.trim() || undefined;
+  if (readableKeys !== undefined && !secretKey) {
+    problems.push('QUARRY_SECRET_KEYS_READABLE: needs QUARRY_SECRET_KEY (the key that seals)');
+  }
   const keyring =
     secretKey === undefined || secretKey === ''
       ? undefined
-      : parseVariable(problems, 'QUARRY_SECRET_KEY', () => parseKeyring(secretKey));
+      : parseVariable(problems, 'QUARRY_SECRET_KEY', () => parseKeyring(secretKey, readableKeys));
   const stripePrices = parseVariable(problems, 'QUARRY_STRIPE_PRICES', () => {
     const value = jsonOf(env.QUARRY_STRIPE_PRICES);
     if (value === undefined) return {};
@@ -477,16 +506,20 @@ export function loadConfig(
       e.QUARRY_ANALYTICS_DIR !== undefined
         ? path.resolve(cwd, e.QUARRY_ANALYTICS_DIR)
         : demo
-          ? path.resolve(cwd, 'examples/analytics')
+          ? path.join(PACKAGE_ROOT, 'examples/analytics')
           : undefined,
     analyticsOwner: e.QUARRY_ANALYTICS_OWNER,
-    consoleDir: path.resolve(cwd, e.QUARRY_CONSOLE_DIR),
+    consoleDir:
+      e.QUARRY_CONSOLE_DIR === undefined
+        ? path.join(PACKAGE_ROOT, 'console/dist')
+        : path.resolve(cwd, e.QUARRY_CONSOLE_DIR),
     demo,
     demoKey: e.QUARRY_DEMO_KEY,
     connectors: [...new Set([...BUILTIN_CONNECTORS, ...extra])],
     logLevel: e.QUARRY_LOG_LEVEL,
     bodyLimit: e.QUARRY_BODY_LIMIT,
-    shutdownGraceMs: e.QUARRY_SHUTDOWN_GRACE_MS,
+    shutdownGraceMs: e.QUARRY_SHUTDOWN_GRACE_MS ?? e.QUARRY_MAX_ANALYTIC_TIMEOUT_MS + SHUTDOWN_MARGIN_MS,
+    maxAnalyticTimeoutMs: e.QUARRY_MAX_ANALYTIC_TIMEOUT_MS,
     shutdownDelayMs: e.QUARRY_SHUTDOWN_DELAY_MS,
     keyCacheMs: e.QUARRY_KEY_CACHE_MS,
     publicUrl:

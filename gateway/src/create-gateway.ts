@@ -12,6 +12,7 @@ import { createKnownCredentials } from './auth/known-credentials.js';
 import { createTryTokens } from './auth/try-token.js';
 import { loadAnalyticsDir } from './bootstrap/analytics-dir.js';
 import { bootstrapDemo, DEMO_WAREHOUSE_FILE, type DemoInfo } from './bootstrap/demo.js';
+import { checkSecretKeys } from './bootstrap/secret-key-check.js';
 import { cacheKeyPrefix } from './cache/cache-key.js';
 import { createResultCache } from './cache/result-cache.js';
 import { createStoreCatalog } from './catalog/store-catalog.js';
@@ -174,6 +175,8 @@ export async function createGateway(
     const secretBox = createSecretBox(keyring);
     const tryTokens = createTryTokens(keyring);
     const store = createControlPlaneStore(sql, { secretBox, limits: config.accountLimits });
+    // Before anything opens or seals a secret: this key ring must open what the fleet sealed.
+    await checkSecretKeys(store.sealedSecrets, keyring);
     const money = createMoneyStore(sql);
     const connectorLogger = logger.child({ component: 'connector' });
     // The demo's DuckDB file is the operator's own (bootstrapDemo writes it and its connection
@@ -314,6 +317,7 @@ export async function createGateway(
       connectors: connections,
       metrics,
       maxResultBytes: config.maxResultBytes,
+      maxTimeoutMs: config.maxAnalyticTimeoutMs,
       breakers,
       budget: resultBudget,
     });
@@ -323,6 +327,7 @@ export async function createGateway(
       plugins,
       changes: store.changes,
       maxPrice: config.maxPrice,
+      maxTimeoutMs: config.maxAnalyticTimeoutMs,
       priceNoticeMs: config.priceNoticeMs,
       dropCached: (analyticId) => resultCache.delete(cacheKeyPrefix(analyticId)),
       describe: (ownerId, connectionId, request) => connections.describe(ownerId, connectionId, request),
@@ -403,8 +408,9 @@ export async function createGateway(
       maxSessionsPerAccount: config.mcpSessions.perAccount,
       onError: (error) => logger.warn({ err: error }, 'MCP session error'),
     });
-    /** Set on SIGTERM (health.stopping()): /readyz fails from then on. */
-    let stopping = false;
+    /** Set on SIGTERM (health.stopping()): /readyz fails from then on; then draining. */
+    let phase: 'serving' | 'stopping' | 'draining' = 'serving';
+    let inFlight = () => 0;
     const services: GatewayServices = {
       config,
       logger,
@@ -440,11 +446,23 @@ export async function createGateway(
       oauth,
       health: {
         stopping() {
-          stopping = true;
+          phase = 'stopping';
         },
+        draining(count) {
+          phase = 'draining';
+          inFlight = count;
+        },
+        phase: () => phase,
         async check() {
           const checks: Record<string, { ok: boolean; message?: string }> = {};
-          if (stopping) checks.shutdown = { ok: false, message: 'stopping: the instance is shutting down' };
+          if (phase === 'stopping')
+            checks.shutdown = { ok: false, message: 'stopping: the instance is shutting down' };
+          else if (phase === 'draining') {
+            checks.shutdown = {
+              ok: false,
+              message: `draining: ${inFlight()} connection(s) with a request in flight, then the instance stops`,
+            };
+          }
           try {
             await sql.query('SELECT 1');
             checks.store = { ok: true };

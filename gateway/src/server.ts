@@ -1,10 +1,13 @@
 // The only module that opens a port, reads the environment and handles signals. Shutdown:
-// stop accepting, answer keep-alive clients with `Connection: close`, let in-flight requests
-// finish within the grace period, then close pools and the store.
+// fail /readyz for the delay while serving, then drain: answer keep-alive clients with
+// `Connection: close`, let in-flight requests finish within the grace period (/readyz answers
+// 503 `draining` meanwhile), then close pools and the store. A start that fails says why in one
+// line, never as a bare stack.
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createGatewayListener } from './adapters/node-listener.js';
 import { type DataDirLock, DataDirLockedError, lockDataDir } from './bootstrap/data-dir-lock.js';
+import { SecretKeyCheckError } from './bootstrap/secret-key-check.js';
 import { ConfigError, loadConfig, redactedConfig } from './config.js';
 import { PluginLoadError } from './connections/plugin-registry.js';
 import { createGateway, type Gateway } from './create-gateway.js';
@@ -45,11 +48,17 @@ async function main(): Promise<void> {
     gateway = await createGateway(config, { logger });
   } catch (error) {
     // An operator's mistake, like a bad variable: the message says what to fix; a stack would bury it.
-    if (error instanceof PluginLoadError) {
+    if (error instanceof PluginLoadError || error instanceof SecretKeyCheckError) {
       console.error(error.message);
       process.exit(2);
     }
     throw error;
+  }
+  if (config.shutdownGraceMs < config.maxAnalyticTimeoutMs) {
+    logger.warn(
+      { grace_ms: config.shutdownGraceMs, max_analytic_timeout_ms: config.maxAnalyticTimeoutMs },
+      'QUARRY_SHUTDOWN_GRACE_MS is below QUARRY_MAX_ANALYTIC_TIMEOUT_MS: a restart may cut long queries',
+    );
   }
 
   let shuttingDown = false;
@@ -98,15 +107,36 @@ async function main(): Promise<void> {
       await new Promise((resolve) => setTimeout(resolve, config.shutdownDelayMs));
     }
     shuttingDown = true;
-    logger.info({ signal }, 'shutting down');
+    // An agent's event stream would hold its connection open for the whole grace period; its
+    // client reconnects elsewhere (docs/mcp.md).
+    gateway.services.mcp.endStreams();
+    // Connections still open once idle ones are closed: each carries a request in flight (its
+    // answer says `Connection: close`), so counting them costs the request path nothing.
+    const openConnections = () =>
+      new Promise<number>((resolve) => {
+        server.closeIdleConnections();
+        server.getConnections((error, count) => resolve(error ? 0 : count));
+      });
+    let open = await openConnections();
+    gateway.services.health.draining(() => open);
     const grace = config.shutdownGraceMs;
+    logger.info({ signal, connections: open, grace_ms: grace }, 'shutting down: draining');
+    const deadline = Date.now() + grace;
+    if (config.shutdownDelayMs > 0) {
+      // Behind a proxy that has taken the instance out (the delay), keep listening while the
+      // requests in flight finish: its health checks read 503 `draining` instead of a refused
+      // connection, and no connection the kernel accepts meanwhile is reset unanswered.
+      while (open > 0 && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        open = await openConnections();
+      }
+    }
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-    const s = server as unknown as { closeIdleConnections?: () => void; closeAllConnections?: () => void };
-    s.closeIdleConnections?.();
-    const timer = setTimeout(() => s.closeAllConnections?.(), grace);
+    server.closeIdleConnections();
+    const timer = setTimeout(() => server.closeAllConnections(), Math.max(0, deadline - Date.now()));
     await closed;
     clearTimeout(timer);
-    await gateway.close(grace);
+    await gateway.close(Math.max(1_000, deadline - Date.now()));
     logger.info('stopped');
     process.exit(0);
   };
@@ -114,7 +144,28 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => void shutdown('SIGINT'));
 }
 
+/** An error and its causes as one line each: what failed, then why (`database "x" does not exist`). */
+function causeChain(error: unknown): string[] {
+  const lines: string[] = [];
+  for (let e: unknown = error; e !== undefined && e !== null && lines.length < 5; ) {
+    if (e instanceof Error) {
+      const code = (e as { code?: unknown }).code;
+      lines.push(`${e.message}${typeof code === 'string' && !e.message.includes(code) ? ` (${code})` : ''}`);
+      e = e.cause;
+    } else {
+      lines.push(String(e));
+      break;
+    }
+  }
+  return lines;
+}
+
 main().catch((error: unknown) => {
-  console.error(error instanceof Error ? (error.stack ?? error.message) : error);
+  const [what, ...why] = causeChain(error);
+  console.error(`Quarry could not start: ${what}${why.map((line) => `\n  because: ${line}`).join('')}`);
+  // The stack is for a bug report, not for the operator's first look.
+  if (process.env.QUARRY_LOG_LEVEL === 'debug' || process.env.QUARRY_LOG_LEVEL === 'trace') {
+    console.error(error instanceof Error ? error.stack : error);
+  }
   process.exit(1);
 });

@@ -47,6 +47,8 @@ export interface StartGatewayOptions {
    * as a deployment does, instead of the sources under tsx.
    */
   readonly compiled?: { readonly nodeFlags: readonly string[] };
+  /** The working directory (default the repository root); another one needs `compiled`. */
+  readonly cwd?: string;
 }
 
 /** A port nothing listens on right now, picked by the OS. */
@@ -87,13 +89,14 @@ function spawnGateway(
   env: Readonly<Record<string, string>>,
   stdout: 'pipe' | 'ignore',
   compiled?: StartGatewayOptions['compiled'],
+  cwd = REPO_ROOT,
 ): ChildProcess {
   const args =
     compiled === undefined
       ? ['--import', 'tsx', '--conditions=@quarry/source', 'gateway/src/server.ts']
-      : [...compiled.nodeFlags, 'gateway/dist/server.js'];
+      : [...compiled.nodeFlags, join(REPO_ROOT, 'gateway/dist/server.js')];
   return spawn(process.execPath, args, {
-    cwd: REPO_ROOT,
+    cwd,
     // The thread pool as `npm start` sizes it (scripts/gateway-heap-flags.mjs), unless `env` sets it.
     env: {
       PATH: process.env.PATH ?? '',
@@ -110,7 +113,7 @@ function spawnGateway(
 export async function startGateway(options: StartGatewayOptions): Promise<GatewayProcess> {
   const port = options.port ?? (await freePort());
   const started = performance.now();
-  const child = spawnGateway({ PORT: String(port), ...options.env }, 'pipe', options.compiled);
+  const child = spawnGateway({ PORT: String(port), ...options.env }, 'pipe', options.compiled, options.cwd);
   let out = '';
   let err = '';
   child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
@@ -187,9 +190,10 @@ export function postgresStoreEnv(databaseUrl: string, secretKey: string): Record
 /** Runs a gateway that is expected to refuse to start; resolves with its exit code and stderr. */
 export function runGatewayToExit(
   env: Record<string, string>,
+  options: Pick<StartGatewayOptions, 'compiled' | 'cwd'> = {},
 ): Promise<{ code: number | null; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawnGateway({ PORT: '0', ...env }, 'ignore');
+    const child = spawnGateway({ PORT: '0', ...env }, 'ignore', options.compiled, options.cwd);
     let stderr = '';
     child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
       stderr += chunk;

@@ -81,6 +81,7 @@ export const OPERATION_IDS: Readonly<Record<string, string>> = {
   'DELETE /v1/admin/keys/{id}/rate-limit': 'adminLiftKeyRateLimit',
   'POST /v1/admin/periods/{period}/close': 'adminClosePeriod',
   'POST /v1/admin/oauth/rotate-key': 'adminRotateSigningKey',
+  'POST /v1/admin/secrets/reseal': 'adminResealSecrets',
   'GET /healthz': 'getHealth',
   'GET /readyz': 'getReadiness',
   'GET /metrics': 'getMetrics',

@@ -82,6 +82,11 @@ export interface McpSessions {
   toolsChanged(): void;
   /** Open sessions in this process. */
   readonly size: number;
+  /**
+   * Ends every session's `GET /mcp` event stream, the sessions staying open (a draining instance:
+   * an open stream would hold its connection, and the shutdown, for the whole grace period).
+   */
+  endStreams(): void;
   /** Closes every session (their GET streams end). */
   close(): Promise<void>;
 }
@@ -317,6 +322,10 @@ export function createMcpSessions(options: McpSessionsOptions): McpSessions {
 
     get size() {
       return sessions.size;
+    },
+
+    endStreams() {
+      for (const session of sessions.values()) session.transport.closeStandaloneSSEStream();
     },
 
     async close() {

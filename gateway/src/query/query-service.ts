@@ -66,6 +66,11 @@ export interface QueryServiceDeps {
   readonly metrics?: GatewayMetrics;
   /** QUARRY_MAX_RESULT_BYTES: the bound on one result (unset: none). */
   readonly maxResultBytes?: number;
+  /**
+   * The longest a query may run (QUARRY_MAX_ANALYTIC_TIMEOUT_MS): an analytic deployed with a
+   * longer `timeout_ms` before the operator lowered it is cut to this (unset: its own).
+   */
+  readonly maxTimeoutMs?: number;
   /** A circuit per connection: warehouse calls go through it (unset: none). */
   readonly breakers?: ConnectionBreakers;
   /** Result bytes in flight, process-wide: each warehouse query takes its expected size first (unset: none). */
@@ -167,7 +172,10 @@ export function createQueryService(deps: QueryServiceDeps): QueryService {
           connector.query({
             template: entry.template,
             params,
-            timeoutMs: limits?.timeout_ms ?? DEFAULT_TIMEOUT_MS,
+            timeoutMs: Math.min(
+              limits?.timeout_ms ?? DEFAULT_TIMEOUT_MS,
+              deps.maxTimeoutMs ?? Number.POSITIVE_INFINITY,
+            ),
             maxRows: Math.min(limits?.max_rows ?? DEFAULT_MAX_ROWS, maxRows ?? Number.POSITIVE_INFINITY),
             ...(limits?.max_bytes_billed === undefined ? {} : { maxBytesBilled: limits.max_bytes_billed }),
             ...(deps.maxResultBytes === undefined ? {} : { maxResultBytes: deps.maxResultBytes }),

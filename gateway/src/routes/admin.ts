@@ -1,6 +1,7 @@
 // The operator API (docs/design.md §2), reachable only with QUARRY_ADMIN_TOKEN: list accounts with
 // their plan and current-period calls, change an account's plan, set or lift a key's rate limit,
-// close a billing period (which freezes its owner statements), rotate the OAuth signing key.
+// close a billing period (which freezes its owner statements), rotate the OAuth signing key,
+// re-seal stored secrets with the current secret key (a QUARRY_SECRET_KEY rotation's third step).
 import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
 import { ApiError } from '../errors/api-error.js';
 import { isStoreError } from '../errors/store-error.js';
@@ -65,6 +66,21 @@ const signingKeyJson = (k: SigningKeyRecord) => ({
   superseded_at: k.supersededAt?.toISOString() ?? null,
   retires_at: k.retiredAt?.toISOString() ?? null,
 });
+
+const SealedCountSchema = z.object({ connections: z.number().int(), signing_keys: z.number().int() });
+
+const ResealSchema = z
+  .object({
+    current_key: z.string().openapi({ description: 'The key id everything was re-sealed with' }),
+    resealed: SealedCountSchema.openapi({ description: 'Rows re-sealed by this call' }),
+    unreadable: z
+      .array(z.object({ what: z.string(), key_id: z.string() }))
+      .openapi({ description: 'Rows sealed with a key this instance lacks: left as they were' }),
+    sealed_with: z
+      .record(z.string(), SealedCountSchema)
+      .openapi({ description: 'What each key id seals after this call' }),
+  })
+  .openapi('ResealResult');
 
 const PageQuery = z.object({
   limit: z.coerce.number().int().min(1).max(500).default(100),
@@ -311,6 +327,48 @@ export function registerAdminRoutes(app: OpenAPIHono<AppEnv>): void {
       return c.json({
         active: signingKeyJson(rotation.activated),
         retiring: rotation.superseded.map(signingKeyJson),
+      });
+    },
+  );
+
+  route(
+    app,
+    createRoute({
+      method: 'post',
+      path: '/v1/admin/secrets/reseal',
+      tags: ['Operator'],
+      summary: 'Re-seal every stored secret with the current secret key',
+      description:
+        "Step 3 of rotating QUARRY_SECRET_KEY (docs/deploy.md): once every instance seals with the new key and can still read the old one, this opens each connection's secrets and each OAuth signing key sealed with another key and seals it again with the answering instance's current key. `sealed_with` then counts what each key id still seals: the old key may be dropped when only the current one is left. Safe to repeat, and to run while instances serve.",
+      security: ADMIN_SECURITY,
+      responses: {
+        200: {
+          description: 'Re-sealed',
+          content: { 'application/json': { schema: ResealSchema } },
+        },
+        ...ADMIN_ERRORS,
+      },
+    }),
+    adminAuth(),
+    async (c) => {
+      const sealed = c.var.services.store.sealedSecrets;
+      const result = await sealed.reseal();
+      const counts = await sealed.countByKey();
+      c.var.services.logger.info(
+        {
+          current_key: result.currentKeyId,
+          connections: result.connections,
+          signing_keys: result.signingKeys,
+        },
+        'secrets re-sealed with the current key',
+      );
+      return c.json({
+        current_key: result.currentKeyId,
+        resealed: { connections: result.connections, signing_keys: result.signingKeys },
+        unreadable: result.unreadable.map((u) => ({ what: u.what, key_id: u.keyId })),
+        sealed_with: Object.fromEntries(
+          [...counts].map(([id, n]) => [id, { connections: n.connections, signing_keys: n.signingKeys }]),
+        ),
       });
     },
   );

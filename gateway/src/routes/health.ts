@@ -8,7 +8,9 @@ import { constantTimeEqual } from '../security/api-key.js';
 
 const ReadySchema = z
   .object({
-    status: z.enum(['ok', 'unavailable']),
+    status: z.enum(['ok', 'unavailable', 'draining']).openapi({
+      description: '`draining`: the instance is stopping and lets the requests in flight finish',
+    }),
     checks: z
       .record(z.string(), z.object({ ok: z.boolean(), message: z.string().optional() }))
       .optional()
@@ -56,7 +58,11 @@ export function registerHealthRoutes(app: OpenAPIHono<AppEnv>): void {
       const { health, config } = c.var.services;
       const checks = await health.check();
       const ok = Object.values(checks).every((v) => v.ok);
-      const status = ok ? ('ok' as const) : ('unavailable' as const);
+      const status = ok
+        ? ('ok' as const)
+        : health.phase() === 'draining'
+          ? ('draining' as const)
+          : ('unavailable' as const);
       // Anyone may ask whether the gateway is ready; which owners' connections it holds, and how
       // they are doing, is for the operator.
       const detail = isOperator(c.req.header('authorization'), config.adminToken) ? { checks } : {};

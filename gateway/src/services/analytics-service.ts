@@ -98,6 +98,11 @@ export interface AnalyticsServiceOptions {
   readonly changes: Pick<ChangeLogRepository, 'append'>;
   /** QUARRY_MAX_PRICE: the highest price a definition may set, in credits a call. */
   readonly maxPrice: number;
+  /**
+   * The longest `limits.timeout_ms` an analytic may have (QUARRY_MAX_ANALYTIC_TIMEOUT_MS; unset:
+   * the schema's own 600,000): the shutdown grace and the proxy's timeouts are set from it.
+   */
+  readonly maxTimeoutMs?: number;
   /** QUARRY_PRICE_NOTICE_HOURS in ms: how long a price rise waits (default 0: at once). */
   readonly priceNoticeMs?: number;
   /** Drops this instance's cached answers of an analytic (every version of it). */
@@ -288,6 +293,19 @@ export function createAnalyticsService(options: AnalyticsServiceOptions): Analyt
         problems.push({
           field: 'price',
           message: `${raw.price} credits is above this gateway's most, ${options.maxPrice} credits a call`,
+        });
+      }
+      // A query longer than the operator allows would be cut by a restart or by the proxy.
+      const limits =
+        raw.limits !== null && typeof raw.limits === 'object' ? (raw.limits as { timeout_ms?: unknown }) : {};
+      if (
+        options.maxTimeoutMs !== undefined &&
+        typeof limits.timeout_ms === 'number' &&
+        limits.timeout_ms > options.maxTimeoutMs
+      ) {
+        problems.push({
+          field: 'limits.timeout_ms',
+          message: `${limits.timeout_ms} ms is above this gateway's longest, ${options.maxTimeoutMs} ms (QUARRY_MAX_ANALYTIC_TIMEOUT_MS)`,
         });
       }
       if (!parsed.ok || problems.length > 0) throw invalid(problems);

@@ -45,6 +45,13 @@ export interface HealthService {
    * proxy's health checks take the instance out before it stops listening (server.ts, on SIGTERM).
    */
   stopping(): void;
+  /**
+   * Past the shutdown delay: `/readyz` answers 503 `draining` with the connections whose
+   * requests are still in flight (`inFlight()`) while they finish within the grace period.
+   */
+  draining(inFlight: () => number): void;
+  /** `serving`, `stopping` (the delay) or `draining` (the grace period). */
+  phase(): 'serving' | 'stopping' | 'draining';
 }
 
 export interface GatewayServices {

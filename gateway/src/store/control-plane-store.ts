@@ -19,6 +19,7 @@ import {
   createOAuthSigningKeyRepository,
   type OAuthSigningKeyRepository,
 } from './oauth-signing-key-repository.js';
+import { createSealedSecretsRepository, type SealedSecretsRepository } from './sealed-secrets-repository.js';
 import { createSessionRepository, type SessionRepository } from './session-repository.js';
 import type { SqlExecutor } from './sql-client.js';
 
@@ -47,6 +48,8 @@ export interface ControlPlaneStore {
   readonly signingKeys: OAuthSigningKeyRepository;
   /** The console's sign-in sessions and account passwords. */
   readonly sessions: SessionRepository;
+  /** What the secret box sealed, across tables: the key check at start, the re-seal after a rotation. */
+  readonly sealedSecrets: SealedSecretsRepository;
   /** Runs `fn` with a store whose every call is part of one transaction. */
   transaction<T>(fn: (store: ControlPlaneStore) => Promise<T>): Promise<T>;
 }
@@ -71,6 +74,7 @@ export function createControlPlaneStore(
     listings: createListingRepository(sql),
     oauthClients: createOAuthClientRepository(sql, options.limits),
     signingKeys: createOAuthSigningKeyRepository(sql, options.secretBox),
+    sealedSecrets: createSealedSecretsRepository(sql, options.secretBox),
     sessions: createSessionRepository(sql),
     transaction: (fn) => sql.transaction((tx) => fn(createControlPlaneStore(tx, options))),
   };
