@@ -142,6 +142,8 @@ describe('a gateway at QUARRY_LOG_LEVEL=warn behind one proxy', () => {
     expect([ready.status, alive.status]).toEqual([200, 200]);
     const probes = accessLines(tg).filter((l) => l.route === '/readyz' || l.route === '/healthz');
     expect(probes).toEqual([]);
+    // While every query has its line (QUARRY_LOG_LEVEL=warn notwithstanding).
+    expect(accessLines(tg).some((l) => l.route === '/v1/query')).toBe(true);
   });
 
   it('logs and counts a caller who hangs up as 499, not 504 (fast path and Hono route)', async () => {
