@@ -3,6 +3,7 @@
 // none; metrics are counted whatever the setting.
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../config.js';
 import { type AccessLogSetting, createRequestRecorder } from './access-log.js';
 import { createLogger } from './logger.js';
 import { createMetrics } from './metrics.js';
@@ -38,6 +39,12 @@ const query = {
 const probe = { ...query, method: 'GET', route: '/readyz', requestId: 'r2', accountId: undefined };
 
 describe('access lines', () => {
+  it('have their own setting, QUARRY_ACCESS_LOG (info by default); a bad value refuses to start', () => {
+    expect(loadConfig({ QUARRY_LOG_LEVEL: 'warn' }).accessLog).toBe('info');
+    expect(loadConfig({ QUARRY_ACCESS_LOG: 'off' }).accessLog).toBe('off');
+    expect(() => loadConfig({ QUARRY_ACCESS_LOG: 'loud' })).toThrow(/QUARRY_ACCESS_LOG/);
+  });
+
   it('are written at QUARRY_LOG_LEVEL=warn, with the build, while the gateway log stays at warn', () => {
     const { lines, logger, requests } = recorder('warn', 'info');
     logger.info('not an access line');
