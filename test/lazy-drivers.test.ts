@@ -1,6 +1,7 @@
 // The embedded default loads a driver only when a connection of its type is used: started, it
 // holds none of pg, mysql2, ioredis, DuckDB or the cloud SDKs (~35 MiB resident and ~0.4 s of
-// start between them, bench/README.md); the demo's first query loads DuckDB's and nothing else.
+// start between them, bench/README.md), nor the OpenTelemetry SDK (tracing is off without an OTLP
+// endpoint); the demo's first query loads DuckDB's and nothing else.
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

@@ -12,8 +12,8 @@ import { errorResponse, toApiError } from './http/error-response.js';
 import { htmlSecurity } from './http/middleware/html-security.js';
 import { requestId } from './http/middleware/request-id.js';
 import { operationIdOf } from './http/operation-ids.js';
+import { requestAddress } from './http/request-address.js';
 import { honoPath } from './http/route.js';
-import { recordRequest } from './observability/metrics.js';
 import { registerAccountRoutes } from './routes/accounts.js';
 import { registerAdminRoutes } from './routes/admin.js';
 import { registerAgentToolRoutes } from './routes/agent-tools.js';
@@ -91,7 +91,7 @@ export function createApp(services: GatewayServices): OpenAPIHono<AppEnv> {
     scheme: 'bearer',
     description: 'The operator token (QUARRY_ADMIN_TOKEN); an API key is never accepted',
   });
-  const { logger, metrics } = services;
+  const { logger } = services;
 
   app.use(async function servicesMiddleware(c, next) {
     c.set('services', services);
@@ -105,20 +105,51 @@ export function createApp(services: GatewayServices): OpenAPIHono<AppEnv> {
   });
   // Every HTML answer (the console, /docs) gets the CSP and framing headers here, in one place.
   app.use(htmlSecurity());
+  const { requests, tracing } = services;
   app.use(async function metricsMiddleware(c, next) {
     const started = performance.now();
+    const span = tracing.enabled
+      ? tracing.startRequest(c.req.method, c.req.header('traceparent'))
+      : undefined;
+    if (span !== undefined) c.set('trace', span);
     await next();
     // Only the app-wide middleware ('/*') matched: no route did. One label for all such paths
     // keeps a scanner from creating a series per random URL.
     const matched = routePath(c, -1);
     const route = matched === '' || matched === '/*' ? 'unmatched' : matched;
-    recordRequest(metrics, logger, {
+    // The caller hung up before the answer could be written (node:http only; app.request() has no socket).
+    const aborted =
+      (c.env as { outgoing?: { destroyed?: boolean } } | undefined)?.outgoing?.destroyed === true;
+    const res = c.res;
+    if (span !== undefined) {
+      span.rename(`${c.req.method} ${route}`);
+      span.setAttribute('http.route', route);
+      span.setAttribute('http.response.status_code', res.status);
+      if (aborted) span.setAttribute('quarry.client_closed', true);
+      res.headers.set('traceparent', span.traceparent());
+      span.end();
+    }
+    const logged = requests.logs(route);
+    const length = logged ? res.headers.get('content-length') : null;
+    requests.record({
       method: c.req.method,
       route,
-      status: c.res.status,
+      status: res.status,
       seconds: (performance.now() - started) / 1000,
       requestId: c.var.requestId,
       accountId: c.var.principal?.accountId,
+      errorCode: c.var.errorCode,
+      limitReason: c.var.limitReason,
+      aborted,
+      ...(logged
+        ? {
+            address: requestAddress(c),
+            userAgent: c.req.header('user-agent'),
+            bytes: length === null ? undefined : Number(length),
+            cache: res.headers.get('x-cache') ?? undefined,
+            traceId: span?.traceId,
+          }
+        : {}),
     });
   });
   const limitBody = bodyLimit({
@@ -203,6 +234,7 @@ export function createApp(services: GatewayServices): OpenAPIHono<AppEnv> {
     const allowed = allowedMethods(app, c.req.path);
     const id = c.var.requestId ?? 'unknown';
     if (allowed.length > 0) {
+      c.set('errorCode', 'METHOD_NOT_ALLOWED');
       return errorResponse(
         new ApiError(
           'METHOD_NOT_ALLOWED',
@@ -214,10 +246,13 @@ export function createApp(services: GatewayServices): OpenAPIHono<AppEnv> {
         id,
       );
     }
+    c.set('errorCode', 'NOT_FOUND');
     return errorResponse(new ApiError('NOT_FOUND', `No route for ${c.req.method} ${c.req.path}.`), id);
   });
   app.onError((error, c) => {
     const apiError = toApiError(error, logger.child({ request_id: c.var.requestId }));
+    c.set('errorCode', apiError.code);
+    c.set('limitReason', apiError.reason);
     return errorResponse(apiError, c.var.requestId ?? 'unknown', c.var.rateLimitHeaders);
   });
   return app;

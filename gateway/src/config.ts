@@ -7,6 +7,8 @@ import { fileURLToPath } from 'node:url';
 import { getHeapStatistics } from 'node:v8';
 import { z } from 'zod';
 import { type Plan, parsePlans } from './money/plan-catalog.js';
+import type { AccessLogSetting } from './observability/access-log.js';
+import type { TracingConfig } from './observability/tracing.js';
 import { parseRateLimitTable } from './rate-limit/plan-policies.js';
 import type { RateLimitPolicy } from './rate-limit/rate-limiter.js';
 import { type Keyring, parseKeyring } from './security/keyring.js';
@@ -58,6 +60,23 @@ const EnvSchema = z.object({
   QUARRY_DEMO_KEY: z.string().optional(),
   QUARRY_CONNECTORS: z.string().optional(),
   QUARRY_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  QUARRY_ACCESS_LOG: z.enum(['info', 'debug', 'off']).default('info'),
+  QUARRY_BUILD_COMMIT: z.string().min(1).max(64).optional(),
+  OTEL_SDK_DISABLED: bool.optional(),
+  OTEL_TRACES_EXPORTER: z.enum(['otlp', 'none', '']).optional(),
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.url({ protocol: /^https?$/ }).optional(),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: z.url({ protocol: /^https?$/ }).optional(),
+  OTEL_EXPORTER_OTLP_PROTOCOL: z
+    .enum(['http/json'], { message: 'only http/json is supported (the OTLP/HTTP JSON exporter)' })
+    .optional(),
+  OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: z
+    .enum(['http/json'], { message: 'only http/json is supported (the OTLP/HTTP JSON exporter)' })
+    .optional(),
+  OTEL_SERVICE_NAME: z.string().min(1).default('quarry-gateway'),
+  OTEL_BSP_SCHEDULE_DELAY: z.coerce.number().int().min(10).max(600_000).default(5_000),
+  QUARRY_CHANGE_LOG_RETENTION_HOURS: z.coerce.number().min(1).max(87_600).default(24),
+  QUARRY_SESSION_RETENTION_DAYS: z.coerce.number().min(0).max(3_650).default(30),
+  QUARRY_RETENTION_INTERVAL_MS: z.coerce.number().int().min(1_000).max(86_400_000).default(3_600_000),
   QUARRY_BODY_LIMIT: z.coerce
     .number()
     .int()
@@ -220,6 +239,28 @@ export interface GatewayConfig {
   /** Module specifiers of connector plugins to load. */
   readonly connectors: readonly string[];
   readonly logLevel: string;
+  /**
+   * QUARRY_ACCESS_LOG: one line per request at `info` (default; health probes and scrapes left
+   * out), `debug` (those too) or `off`, whatever QUARRY_LOG_LEVEL says.
+   */
+  readonly accessLog: AccessLogSetting;
+  /** QUARRY_BUILD_COMMIT: the commit to report instead of the one `npm run build` recorded. */
+  readonly buildCommit: string | undefined;
+  /**
+   * OpenTelemetry tracing, on when OTEL_EXPORTER_OTLP_TRACES_ENDPOINT or
+   * OTEL_EXPORTER_OTLP_ENDPOINT is set (and neither OTEL_SDK_DISABLED nor OTEL_TRACES_EXPORTER=none).
+   */
+  readonly tracing: TracingConfig | undefined;
+  /**
+   * Pruning of tables that only grow (store/retention.ts): change-log rows older than
+   * `changeLogMs`; console sessions expired or signed out more than `sessionsMs` ago (0: at
+   * once); run every `intervalMs` by every instance.
+   */
+  readonly retention: {
+    readonly changeLogMs: number;
+    readonly sessionsMs: number;
+    readonly intervalMs: number;
+  };
   readonly bodyLimit: number;
   /**
    * How long requests in flight at shutdown may take to finish (QUARRY_SHUTDOWN_GRACE_MS); by
@@ -517,6 +558,14 @@ export function loadConfig(
     demoKey: e.QUARRY_DEMO_KEY,
     connectors: [...new Set([...BUILTIN_CONNECTORS, ...extra])],
     logLevel: e.QUARRY_LOG_LEVEL,
+    accessLog: e.QUARRY_ACCESS_LOG,
+    buildCommit: e.QUARRY_BUILD_COMMIT,
+    tracing: tracingOf(e),
+    retention: {
+      changeLogMs: Math.round(e.QUARRY_CHANGE_LOG_RETENTION_HOURS * 3_600_000),
+      sessionsMs: Math.round(e.QUARRY_SESSION_RETENTION_DAYS * 86_400_000),
+      intervalMs: e.QUARRY_RETENTION_INTERVAL_MS,
+    },
     bodyLimit: e.QUARRY_BODY_LIMIT,
     shutdownGraceMs: e.QUARRY_SHUTDOWN_GRACE_MS ?? e.QUARRY_MAX_ANALYTIC_TIMEOUT_MS + SHUTDOWN_MARGIN_MS,
     maxAnalyticTimeoutMs: e.QUARRY_MAX_ANALYTIC_TIMEOUT_MS,
@@ -574,6 +623,22 @@ export function loadConfig(
     },
     breaker: { failures: e.QUARRY_BREAKER_FAILURES, openMs: e.QUARRY_BREAKER_OPEN_MS },
   };
+}
+
+/**
+ * Tracing from the standard OpenTelemetry variables: the traces endpoint is used as is, the
+ * general one gets `/v1/traces` appended (as the OTLP exporters do).
+ */
+function tracingOf(e: z.infer<typeof EnvSchema>): TracingConfig | undefined {
+  if (e.OTEL_SDK_DISABLED === true || e.OTEL_TRACES_EXPORTER === 'none') return undefined;
+  const url =
+    e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ??
+    (e.OTEL_EXPORTER_OTLP_ENDPOINT === undefined
+      ? undefined
+      : `${e.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/+$/, '')}/v1/traces`);
+  return url === undefined
+    ? undefined
+    : { url, serviceName: e.OTEL_SERVICE_NAME, exportDelayMs: e.OTEL_BSP_SCHEDULE_DELAY };
 }
 
 /** A copy safe to log: secrets replaced. */

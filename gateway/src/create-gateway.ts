@@ -33,8 +33,11 @@ import { createPayoutsService } from './money/payouts.js';
 import type { PlanCatalog } from './money/plan-catalog.js';
 import { createPlanCatalog } from './money/plan-catalog.js';
 import { createOAuthServices } from './oauth/oauth-services.js';
+import { createRequestRecorder } from './observability/access-log.js';
+import { buildInfo } from './observability/build-info.js';
 import { createLogger, type Logger } from './observability/logger.js';
 import { createMetrics } from './observability/metrics.js';
+import { createTracing } from './observability/tracing.js';
 import { createFailedCalls } from './query/failed-calls.js';
 import { createPreviewListings } from './query/preview-listings.js';
 import { createQueryCallHandler } from './query/query-call.js';
@@ -52,7 +55,7 @@ import { createSecretBox } from './security/secret-box.js';
 import { createAccountService } from './services/account-service.js';
 import { createAnalyticsService } from './services/analytics-service.js';
 import { createConnectionService } from './services/connection-service.js';
-import type { GatewayServices } from './services/gateway-services.js';
+import type { GatewayServices, HealthCheck } from './services/gateway-services.js';
 import { createMailer } from './services/mailer.js';
 import { createMarketplaceService } from './services/marketplace-service.js';
 import {
@@ -64,6 +67,7 @@ import { createChangeFeed } from './store/change-feed.js';
 import { createControlPlaneStore } from './store/control-plane-store.js';
 import { type MigrateResult, migrate } from './store/migrate.js';
 import { pgliteTemplateFile } from './store/pglite-template.js';
+import { pruneStore } from './store/retention.js';
 import type { SqlClient } from './store/sql-client.js';
 
 const REAP_INTERVAL_MS = 60_000;
@@ -152,7 +156,9 @@ export async function createGateway(
   // Plugins first: a mistyped QUARRY_CONNECTORS entry fails at once, before the store is created
   // or opened (creating an embedded store takes seconds and leaves files behind).
   const plugins = options.plugins ?? (await loadPlugins(config.connectors));
-  const metrics = createMetrics();
+  const build = buildInfo(config.buildCommit);
+  const metrics = createMetrics({ build });
+  metrics.setRateLimiterSource(() => ({ backend: 'memory', fallback: false, fallbacks: 0 }));
   // Each store's driver is imported only when it is the one configured: the embedded default
   // never loads pg, a PostgreSQL store never loads PGlite.
   const sql: SqlClient = config.databaseUrl
@@ -168,9 +174,18 @@ export async function createGateway(
             'the embedded store template did not load: creating the store by initdb',
           ),
       });
+  const storeStats = sql.stats;
+  if (storeStats !== undefined) metrics.setStoreSource(() => storeStats());
   try {
-    const { applied } = await migrateStore(sql, config.databaseUrl);
+    const { applied, newer } = await migrateStore(sql, config.databaseUrl);
     if (applied.length > 0) logger.info({ applied }, 'store migrated');
+    // A rollback: the store was migrated by a newer release. Migrations only add (docs/deploy.md,
+    // "Upgrades and rollbacks"), so this build runs on it; said once, so the operator knows.
+    if (newer.length > 0)
+      logger.warn(
+        { newer, build: build.version },
+        'the store has migrations this build does not know: running on a newer schema',
+      );
     const keyring = await keyringFor(config);
     const secretBox = createSecretBox(keyring);
     const tryTokens = createTryTokens(keyring);
@@ -236,6 +251,9 @@ export async function createGateway(
             commandTimeoutMs: config.timeouts.redisMs,
           })
         : undefined;
+    const limiterState = () =>
+      rateLimiter.state?.() ?? { backend: 'memory' as const, fallback: false, fallbacks: 0 };
+    metrics.setRateLimiterSource(limiterState);
     const oauth = createOAuthServices({
       store,
       issuer: config.publicUrl,
@@ -411,10 +429,14 @@ export async function createGateway(
     /** Set on SIGTERM (health.stopping()): /readyz fails from then on; then draining. */
     let phase: 'serving' | 'stopping' | 'draining' = 'serving';
     let inFlight = () => 0;
+    const tracing = await createTracing(config.tracing, build);
     const services: GatewayServices = {
       config,
       logger,
       metrics,
+      requests: createRequestRecorder(metrics, logger, { setting: config.accessLog, build }),
+      tracing,
+      build,
       store,
       money,
       payments,
@@ -454,7 +476,7 @@ export async function createGateway(
         },
         phase: () => phase,
         async check() {
-          const checks: Record<string, { ok: boolean; message?: string }> = {};
+          const checks: Record<string, HealthCheck> = {};
           if (phase === 'stopping')
             checks.shutdown = { ok: false, message: 'stopping: the instance is shutting down' };
           else if (phase === 'draining') {
@@ -469,6 +491,15 @@ export async function createGateway(
           } catch {
             checks.store = { ok: false, message: 'the control-plane store does not answer' };
           }
+          // Ready either way: limits still hold, per instance (so up to N × the limit across N).
+          const limiter = limiterState();
+          if (limiter.fallback) {
+            checks.rate_limiter = {
+              ok: true,
+              degraded: true,
+              message: 'degraded: Redis does not answer; limiting per instance until it returns',
+            };
+          } else checks.rate_limiter = { ok: true, message: limiter.backend };
           // One owner's warehouse failing does not make this gateway unready (ok stays true):
           // the operator reads its circuit here, its callers get 503s from the circuit itself.
           for (const p of connections.pools()) {
@@ -544,6 +575,21 @@ export async function createGateway(
     await reap();
     const reaper = setInterval(() => void reap(), Math.min(REAP_INTERVAL_MS, config.reapAfterMs));
     reaper.unref();
+    // Old change-log rows and ended console sessions (store/retention.ts), on every instance.
+    const prune = async () => {
+      try {
+        const pruned = await pruneStore(sql, config.retention);
+        if (pruned.changeLog > 0 || pruned.sessions > 0)
+          logger.info(
+            { change_log: pruned.changeLog, console_sessions: pruned.sessions },
+            'retention: pruned',
+          );
+      } catch (error) {
+        logger.warn({ err: error }, 'retention run failed; retried next interval');
+      }
+    };
+    const pruner = setInterval(() => void prune(), config.retention.intervalMs);
+    pruner.unref();
     // Downgrades and cancels that reached their period's end, and grace periods that ran out:
     // every instance ticks, and each change is conditional, so two ticks apply it once.
     // The same tick closes the last month once its grace has passed (one instance, by claim).
@@ -572,6 +618,7 @@ export async function createGateway(
       close(graceMs = config.shutdownGraceMs) {
         closed ??= (async () => {
           clearInterval(reaper);
+          clearInterval(pruner);
           clearInterval(billingTick);
           await feed.stop();
           await mcp.close();
@@ -582,6 +629,9 @@ export async function createGateway(
           // Usage writes still queued belong to calls that are waiting to answer.
           await metering.drain();
           await sql.close();
+          await tracing
+            .shutdown()
+            .catch((error) => logger.warn({ err: error }, 'exporting the last spans failed'));
         })();
         return closed;
       },

@@ -14,6 +14,9 @@ const WATCHED = [
   'trino-client',
   'snowflake-sdk',
   '@google-cloud/bigquery',
+  // Tracing's SDK: loaded only with an OTLP endpoint configured (gateway/src/observability/tracing.ts).
+  '@opentelemetry/sdk-trace-base',
+  '@opentelemetry/exporter-trace-otlp-http',
 ];
 
 function loaded(): string[] {
@@ -22,7 +25,9 @@ function loaded(): string[] {
 }
 
 const dataDir = process.argv[2] ?? '';
-const gateway = await createGateway(loadConfig({ QUARRY_DATA_DIR: dataDir, QUARRY_LOG_LEVEL: 'warn' }));
+const gateway = await createGateway(
+  loadConfig({ QUARRY_DATA_DIR: dataDir, QUARRY_LOG_LEVEL: 'warn', QUARRY_ACCESS_LOG: 'off' }),
+);
 try {
   console.log(JSON.stringify({ started: loaded() }));
   const key = gateway.demo?.key ?? '';

@@ -27,8 +27,13 @@ async function serve(c: Context<AppEnv>, request: QueryCallRequest): Promise<Res
     },
     request,
     signal: () => req.raw.signal,
+    trace: c.var.trace,
   });
   if (reply.principal !== undefined) c.set('principal', reply.principal);
+  if (reply.errorCode !== undefined) {
+    c.set('errorCode', reply.errorCode);
+    c.set('limitReason', reply.limitReason);
+  }
   return new Response(reply.body ?? null, { status: reply.status, headers: reply.headers });
 }
 

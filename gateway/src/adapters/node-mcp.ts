@@ -10,7 +10,6 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { newRequestId } from '../http/middleware/request-id.js';
 import { admitMcp, MCP_PATH, mcpRefusal } from '../mcp/mcp-admission.js';
 import type { McpCaller } from '../mcp/mcp-tools.js';
-import { recordRequest } from '../observability/metrics.js';
 import type { GatewayServices } from '../services/gateway-services.js';
 import { isBoundedPost, lazyAbortSignal, readBody, requestAddress } from './node-body.js';
 import type { BeforeWrite, NodeListener } from './node-query.js';
@@ -102,13 +101,15 @@ async function serve(
   beforeWrite(res);
   res.writeHead(status, headers);
   res.end(text);
-  recordRequest(services.metrics, services.logger, {
+  services.requests.record({
     method: 'POST',
     route: MCP_PATH,
     status,
     seconds: (performance.now() - started) / 1000,
     requestId,
     accountId,
+    address,
+    userAgent: req.headers['user-agent'],
   });
 }
 

@@ -7,7 +7,8 @@
 // the metrics and the access line that the app's middleware give its own routes.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { newRequestId } from '../http/middleware/request-id.js';
-import { recordRequest } from '../observability/metrics.js';
+import type { TraceSpan } from '../observability/tracing.js';
+import type { QueryReply } from '../query/query-reply.js';
 import type { GatewayServices } from '../services/gateway-services.js';
 import { isBoundedPost, lazyAbortSignal, readBody, requestAddress } from './node-body.js';
 
@@ -29,9 +30,14 @@ async function serve(
   const started = performance.now();
   const requestId = newRequestId();
   const headers = req.headers;
+  const { tracing } = services;
+  const trace = tracing.enabled
+    ? tracing.startRequest(`POST ${ROUTE}`, headers.traceparent as string | undefined)
+    : undefined;
+  const address = requestAddress(req, services.config.trustProxyHops);
   const reply = await services.queryCall({
     requestId,
-    address: requestAddress(req, services.config.trustProxyHops),
+    address,
     started,
     headers: {
       authorization: headers.authorization,
@@ -43,18 +49,49 @@ async function serve(
     },
     request: { method: 'POST', body },
     signal: lazyAbortSignal(res),
+    trace,
   });
+  // The caller hung up while the call ran: nothing can be written (logged and counted as 499).
+  const aborted = res.destroyed;
+  if (trace !== undefined) endRequestSpan(trace, reply, aborted);
   beforeWrite(res);
   res.writeHead(reply.status, reply.headers);
   res.end(reply.body);
-  recordRequest(services.metrics, services.logger, {
+  const logged = services.requests.logs(ROUTE);
+  const length = logged ? reply.headers['content-length'] : undefined;
+  services.requests.record({
     method: 'POST',
     route: ROUTE,
     status: reply.status,
     seconds: (performance.now() - started) / 1000,
     requestId,
     accountId: reply.principal?.accountId,
+    errorCode: reply.errorCode,
+    limitReason: reply.limitReason,
+    aborted,
+    ...(logged
+      ? {
+          address,
+          userAgent: headers['user-agent'],
+          bytes: length === undefined ? 0 : Number(length),
+          cache: reply.headers['x-cache'],
+          traceId: trace?.traceId,
+        }
+      : {}),
   });
+}
+
+/** Ends a query's request span with its outcome, and answers with its `traceparent`. */
+function endRequestSpan(trace: TraceSpan, reply: QueryReply, aborted: boolean): void {
+  trace.setAttribute('http.route', ROUTE);
+  trace.setAttribute('http.response.status_code', reply.status);
+  if (reply.errorCode !== undefined) trace.setAttribute('quarry.error_code', reply.errorCode);
+  if (aborted) trace.setAttribute('quarry.client_closed', true);
+  const cache = reply.headers['x-cache'];
+  if (cache !== undefined) trace.setAttribute('quarry.cache', cache);
+  if (reply.status >= 500) trace.fail(new Error(reply.errorCode ?? `status ${reply.status}`));
+  reply.headers.traceparent = trace.traceparent();
+  trace.end();
 }
 
 /** Wraps the app's listener: POST /v1/query is served here, everything else by `fallback`. */

@@ -17,6 +17,11 @@ export interface ApiErrorOptions {
   readonly cause?: unknown;
   /** Extra response headers (e.g. WWW-Authenticate, Allow). */
   readonly headers?: Readonly<Record<string, string>>;
+  /**
+   * Why, for the operator's metrics and access line, never the caller's envelope: a 429's
+   * `rate_limit` (the key's or account's rate, apart from the other allowances).
+   */
+  readonly reason?: string;
 }
 
 export class ApiError extends Error {
@@ -25,6 +30,7 @@ export class ApiError extends Error {
   readonly retryAfter: number | undefined;
   readonly details: readonly ApiErrorDetail[];
   readonly headers: Readonly<Record<string, string>>;
+  readonly reason: string | undefined;
 
   constructor(code: ErrorCode, message: string, options: ApiErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -32,5 +38,6 @@ export class ApiError extends Error {
     this.retryAfter = options.retryAfter;
     this.details = options.details ?? [];
     this.headers = options.headers ?? {};
+    this.reason = options.reason;
   }
 }

@@ -1,6 +1,7 @@
-// Prometheus metrics: request counts and latency by route and status, connector latency by
-// warehouse type and outcome, and pool, usage-write and result-cache figures read on scrape (no
-// work on the request path).
+// Prometheus metrics: request counts and latency by route and status, error answers by code,
+// 429s by reason, client hang-ups, connector latency by warehouse type and outcome, and pool,
+// store, rate-limiter, usage-write and result-cache figures read on scrape (no work on the request
+// path). The access line of each request is written by access-log.ts.
 import type { PoolStats } from '@quarry/sdk-connector';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { CacheStats } from '../cache/result-cache.js';
@@ -17,6 +18,16 @@ export interface GatewayMetrics {
   readonly httpRequests: Counter<'method' | 'route' | 'status'>;
   readonly httpDuration: Histogram<'method' | 'route' | 'status'>;
   readonly connectorDuration: Histogram<'type' | 'outcome'>;
+  /** Error answers (4xx and 5xx with the envelope) by route and error code. */
+  readonly httpErrors: Counter<'route' | 'code'>;
+  /** 429s by reason: `quota` (the month's calls), `rate_limit` (the key's rate), `other`. */
+  readonly rateLimited: Counter<'reason'>;
+  /** Requests whose caller hung up before the answer was written (status 499, never a 504). */
+  readonly clientAborts: Counter<'route'>;
+  /** Registers the rate limiter's state (Redis or the per-instance fallback), read at scrape time. */
+  setRateLimiterSource(source: () => RateLimiterSnapshot): void;
+  /** Registers the control-plane store's pool figures and error count, read at scrape time. */
+  setStoreSource(source: () => StoreSnapshot | undefined): void;
   /** Registers the source of pool gauges, read at scrape time. */
   setPoolSource(source: () => readonly PoolSnapshot[]): void;
   /** Registers the source of the usage-ledger group-commit counters, read at scrape time. */
@@ -31,6 +42,24 @@ export interface GatewayMetrics {
   setCircuitSource(source: () => readonly CircuitSnapshot[]): void;
   /** Registers the source of owner payouts by state and the amount held (a store read at scrape time). */
   setPayoutSource(source: () => Promise<PayoutSnapshot>): void;
+}
+
+/** Which limiter answers: the shared Redis one, or this instance's memory fallback. */
+export interface RateLimiterSnapshot {
+  readonly backend: 'memory' | 'redis';
+  /** True while a Redis limiter is limiting in memory (Redis unreachable). */
+  readonly fallback: boolean;
+  /** Times this instance fell back to memory since it started. */
+  readonly fallbacks: number;
+}
+
+/** The control-plane store's connection pool (PostgreSQL; the embedded store has none). */
+export interface StoreSnapshot {
+  readonly total: number;
+  readonly idle: number;
+  readonly waiting: number;
+  /** Calls that failed because the store could not be reached or stopped answering. */
+  readonly errors: number;
 }
 
 /** Owner payouts by state (every closed period) and what owners hold now. */
@@ -69,9 +98,87 @@ export interface UsageWriteSnapshot {
   readonly writeMs: number;
 }
 
-export function createMetrics(options: { readonly defaultMetrics?: boolean } = {}): GatewayMetrics {
+export interface MetricsOptions {
+  readonly defaultMetrics?: boolean;
+  /** The build this process runs, exported as `quarry_build_info` (value 1). */
+  readonly build?: { readonly version: string; readonly commit: string; readonly node: string };
+}
+
+export function createMetrics(options: MetricsOptions = {}): GatewayMetrics {
   const registry = new Registry();
   if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: registry, prefix: 'quarry_' });
+  const build = options.build;
+  if (build !== undefined) {
+    new Gauge({
+      name: 'quarry_build_info',
+      help: 'The build this instance runs (value 1): gateway version, commit, Node version',
+      labelNames: ['version', 'commit', 'node'] as const,
+      registers: [registry],
+    }).set({ version: build.version, commit: build.commit, node: build.node }, 1);
+  }
+  const httpErrors = new Counter({
+    name: 'quarry_http_errors_total',
+    help: 'Error answers by route template and error code (the envelope code; CLIENT_CLOSED when the caller hung up)',
+    labelNames: ['route', 'code'] as const,
+    registers: [registry],
+  });
+  const rateLimited = new Counter({
+    name: 'quarry_rate_limited_total',
+    help: '429 answers by reason: quota (the monthly calls are used up), rate_limit (the key or account rate), other (failed-credential, preview, sign-up and password-hash allowances)',
+    labelNames: ['reason'] as const,
+    registers: [registry],
+  });
+  for (const reason of ['quota', 'rate_limit', 'other']) rateLimited.inc({ reason }, 0);
+  const clientAborts = new Counter({
+    name: 'quarry_client_aborts_total',
+    help: 'Requests whose caller hung up before the answer was written (logged and counted as status 499)',
+    labelNames: ['route'] as const,
+    registers: [registry],
+  });
+  let limiterSource: (() => RateLimiterSnapshot) | undefined;
+  new Gauge({
+    name: 'quarry_rate_limiter_fallback',
+    help: 'The Redis rate limiter is unreachable and this instance limits in memory (1), or not (0): while 1, each instance admits up to the full limit on its own',
+    registers: [registry],
+    collect() {
+      const state = limiterSource?.();
+      this.set(state?.fallback === true ? 1 : 0);
+    },
+  });
+  new Counter({
+    name: 'quarry_rate_limiter_fallbacks_total',
+    help: 'Times this instance lost Redis and fell back to limiting in memory',
+    registers: [registry],
+    collect() {
+      this.reset();
+      const state = limiterSource?.();
+      if (state !== undefined) this.inc(state.fallbacks);
+    },
+  });
+  let storeSource: () => StoreSnapshot | undefined = () => undefined;
+  new Gauge({
+    name: 'quarry_store_pool_connections',
+    help: "The control-plane store's pool (PostgreSQL): connections open (total), idle, and calls waiting for one",
+    labelNames: ['state'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      const stats = storeSource();
+      if (stats === undefined) return;
+      this.set({ state: 'total' }, stats.total);
+      this.set({ state: 'idle' }, stats.idle);
+      this.set({ state: 'waiting' }, stats.waiting);
+    },
+  });
+  new Counter({
+    name: 'quarry_store_errors_total',
+    help: 'Store calls that failed because the control-plane store could not be reached or stopped answering',
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(storeSource()?.errors ?? 0);
+    },
+  });
   const httpRequests = new Counter({
     name: 'quarry_http_requests_total',
     help: 'HTTP requests by route template, method and status',
@@ -285,6 +392,15 @@ export function createMetrics(options: { readonly defaultMetrics?: boolean } = {
     httpRequests,
     httpDuration,
     connectorDuration,
+    httpErrors,
+    rateLimited,
+    clientAborts,
+    setRateLimiterSource(source) {
+      limiterSource = source;
+    },
+    setStoreSource(source) {
+      storeSource = source;
+    },
     setPoolSource(source) {
       poolSource = source;
     },
@@ -307,38 +423,4 @@ export function createMetrics(options: { readonly defaultMetrics?: boolean } = {
       hashSource = source;
     },
   };
-}
-
-/** One finished HTTP request, as the metrics and the access log see it. */
-export interface RequestRecord {
-  readonly method: string;
-  /** The route template, or `unmatched`. */
-  readonly route: string;
-  readonly status: number;
-  readonly seconds: number;
-  readonly requestId: string | undefined;
-  readonly accountId: string | undefined;
-}
-
-/** Counts and times a request and writes its access line (never the Authorization header). */
-export function recordRequest(
-  metrics: GatewayMetrics,
-  logger: { info(obj: object, msg: string): void; isLevelEnabled?(level: string): boolean },
-  r: RequestRecord,
-): void {
-  const labels = { method: r.method, route: r.route, status: String(r.status) };
-  metrics.httpRequests.inc(labels);
-  metrics.httpDuration.observe(labels, r.seconds);
-  if (logger.isLevelEnabled?.('info') === false) return;
-  logger.info(
-    {
-      request_id: r.requestId,
-      method: r.method,
-      route: r.route,
-      status: r.status,
-      duration_ms: Math.round(r.seconds * 10_000) / 10,
-      account_id: r.accountId,
-    },
-    'request',
-  );
 }

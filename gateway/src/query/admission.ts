@@ -33,7 +33,7 @@ function limitHeadersOf(policy: RateLimitPolicy, decision: RateLimitDecision): R
     throw new ApiError(
       'RATE_LIMIT_EXCEEDED',
       `Rate limit of ${policy.limit} requests per ${policy.windowSeconds} s exceeded; retry in ${decision.retryAfterSeconds.toFixed(1)} s.`,
-      { retryAfter: decision.retryAfterSeconds, headers },
+      { retryAfter: decision.retryAfterSeconds, headers, reason: 'rate_limit' },
     );
   }
   return headers;

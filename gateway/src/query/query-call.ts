@@ -12,6 +12,7 @@ import type { Principal } from '../auth/principal.js';
 import type { CatalogEntry } from '../catalog/catalog.js';
 import { ApiError } from '../errors/api-error.js';
 import { asApiError, type ErrorLogger, errorPayload } from '../errors/error-payload.js';
+import { failSpan, type TraceSpan } from '../observability/tracing.js';
 import type { AgentChoice } from '../store/agent-tool-repository.js';
 import type { IdempotencyRepository } from '../store/idempotency-repository.js';
 import { parseJsonBody, requireJsonContentType, validateBody } from '../validation/json-body.js';
@@ -104,6 +105,8 @@ export interface QueryCall {
    * none (docs/mcp.md).
    */
   readonly agent?: AgentChoice;
+  /** The request's span while tracing is on: the call's stages are spans of it. */
+  readonly trace?: TraceSpan | undefined;
 }
 
 export type QueryCallHandler = (call: QueryCall) => Promise<QueryReply>;
@@ -288,6 +291,7 @@ export function createQueryCallHandler(deps: QueryCallDeps): QueryCallHandler {
       signal: call.signal,
       previewRows: isPreview(principal) ? deps.previews.rows : undefined,
       idempotency,
+      trace: call.trace,
     });
     if (deps.pauseAfterChargeMs) await new Promise((resolve) => setTimeout(resolve, deps.pauseAfterChargeMs));
     const out = answer.headers;
@@ -327,21 +331,36 @@ export function createQueryCallHandler(deps: QueryCallDeps): QueryCallHandler {
     else if (principal !== undefined) headers = quotaHeaders(deps, principal, limits, apiError);
     const payload = errorPayload(apiError, call.requestId, headers);
     payload.headers['content-length'] = String(Buffer.byteLength(payload.body));
-    return { status: payload.status, headers: payload.headers, body: payload.body, principal };
+    return {
+      status: payload.status,
+      headers: payload.headers,
+      body: payload.body,
+      principal,
+      errorCode: apiError.code,
+      limitReason: apiError.reason,
+    };
   }
 
   return async function handleQueryCall(call) {
     let principal: Principal | undefined;
     let limits: LimitHeaders;
     let entry: CatalogEntry | undefined;
+    // The stage span open now (tracing on only), ended as failed if the stage throws.
+    let stage = call.trace?.child('quarry.admission');
     try {
       const authorized = call.admitted ?? authorize(deps, call.headers.authorization, 'query', call.address);
       principal = authorized instanceof Promise ? await authorized : authorized;
       const spent = spendRateLimit(deps.rateLimiter, principal);
       limits = spent instanceof Promise ? await spent : spent;
       if (isPreview(principal)) await spendPreview(deps.rateLimiter, principal, deps.previews.perDay);
+      if (stage !== undefined) {
+        stage.setAttribute('quarry.account_id', principal.accountId);
+        stage.end();
+        stage = undefined;
+      }
       const decision = await decide(call, principal);
       entry = decision.entry;
+      call.trace?.setAttribute('quarry.analytic', decision.source);
       if (isPreview(principal)) await previewable(principal, decision.entry, deps.previews.listings);
       if (call.agent !== undefined) notAnAgentTool(principal, entry, call.agent);
       // Before any warehouse work, charge or idempotency claim: a refusal costs nothing.
@@ -367,6 +386,7 @@ export function createQueryCallHandler(deps: QueryCallDeps): QueryCallHandler {
       if (body.length > 0) headers['content-length'] = String(Buffer.byteLength(body));
       return { status, headers, body: status === 304 ? undefined : body, principal };
     } catch (error) {
+      failSpan(stage, error);
       return errorReply(call, error, principal, limits, entry);
     }
   };

@@ -10,4 +10,8 @@ export interface QueryReply {
   readonly body: string | undefined;
   /** Who called, once known (for the access line and metrics). */
   readonly principal: Principal | undefined;
+  /** The envelope's code of an error answer (for the access line and metrics). */
+  readonly errorCode?: string;
+  /** Why a 429 was refused (ApiError.reason), for the metrics. */
+  readonly limitReason?: string | undefined;
 }

@@ -14,6 +14,7 @@ import type { CatalogEntry } from '../catalog/catalog.js';
 import { ApiError } from '../errors/api-error.js';
 import type { Charge, IdempotentCompletion, Metering, PendingCharge } from '../money/metering.js';
 import type { PlanCatalog } from '../money/plan-catalog.js';
+import { failSpan, type TraceSpan } from '../observability/tracing.js';
 import { formatQuotaPolicyItem, formatServiceLimitItem } from '../rate-limit/rate-limit-headers.js';
 import { pendingRise } from '../store/price-schedule.js';
 import type { LimitHeaders } from './admission.js';
@@ -49,6 +50,8 @@ export interface PipelineCall {
   readonly previewRows: number | undefined;
   /** An Idempotency-Key claimed for this call: its answer is stored with its charge. */
   readonly idempotency?: { readonly accountId: string; readonly key: string } | undefined;
+  /** The request's span while tracing is on: cache, warehouse and metering are spans of it. */
+  readonly trace?: TraceSpan | undefined;
 }
 
 /** A served call: its 200 or 304 (body undefined) and its charge. */
@@ -106,10 +109,29 @@ function servedAnswer(call: PipelineCall, lookup: CacheLookup, credits: number):
   return { status: 200, headers, body: text };
 }
 
+/**
+ * Runs `work` as a span of `parent` named `name`; while tracing is off, the very promise of
+ * `work()` (no extra await, no span).
+ */
+function staged<T>(parent: TraceSpan | undefined, name: string, work: () => Promise<T>): Promise<T> {
+  if (parent === undefined) return work();
+  const span = parent.child(name);
+  return work().then(
+    (result) => {
+      span.end();
+      return result;
+    },
+    (error: unknown) => {
+      failSpan(span, error);
+      throw error;
+    },
+  );
+}
+
 /** Meters, runs (or serves from the cache) and answers one call. */
 export async function runQuery(deps: RunQueryDeps, call: PipelineCall): Promise<Served> {
   const { queries, metering, resultCache } = deps;
-  const { principal, entry, params, requestId, started } = call;
+  const { principal, entry, params, requestId, started, trace } = call;
   const policy = {
     ttlSeconds: entry.definition.cache?.ttl ?? 0,
     staleSeconds: entry.definition.cache?.stale ?? 0,
@@ -119,37 +141,44 @@ export async function runQuery(deps: RunQueryDeps, call: PipelineCall): Promise<
   // fires only once every caller waiting on the coalesced load has gone (cache/result-cache.ts).
   const load = async (signal: AbortSignal | undefined) =>
     storedAnswer(
-      await queries.execute(entry, params, signal, call.previewRows),
+      await staged(trace, 'quarry.warehouse', () => queries.execute(entry, params, signal, call.previewRows)),
       Date.now(),
       key !== undefined,
     );
+  const peekSpan = key !== undefined && !call.bypassCache ? trace?.child('quarry.cache') : undefined;
   const stored = key !== undefined && !call.bypassCache ? resultCache.peek(key, policy, load) : undefined;
+  if (peekSpan !== undefined) {
+    peekSpan.setAttribute('quarry.cache', stored?.outcome ?? 'MISS');
+    peekSpan.end();
+  }
   if (stored !== undefined) {
     if (call.idempotency === undefined) {
-      const charge = await metering.chargeServed(principal, entry, requestId, performance.now() - started);
+      const charge = await staged(trace, 'quarry.metering', () =>
+        metering.chargeServed(principal, entry, requestId, performance.now() - started),
+      );
       return { answer: servedAnswer(call, stored, charge.credits), charge };
     }
     const answer = servedAnswer(call, stored, metering.creditsOf(principal, entry));
     const latency = performance.now() - started;
-    const charge = await metering.chargeServed(
-      principal,
-      entry,
-      requestId,
-      latency,
-      completionOf(call, answer),
+    const charge = await staged(trace, 'quarry.metering', () =>
+      metering.chargeServed(principal, entry, requestId, latency, completionOf(call, answer)),
     );
     return { answer, charge };
   }
   // Only a call that may run a query asks the failed-call throttle: a cache hit never does.
   const admitted = deps.failedCalls?.admit(principal, entry);
   if (admitted !== undefined) await admitted;
-  const pending: PendingCharge = await metering.begin(principal, entry, requestId);
+  const pending: PendingCharge = await staged(trace, 'quarry.metering', () =>
+    metering.begin(principal, entry, requestId),
+  );
   let lookup: CacheLookup;
   const ran = performance.now();
   try {
     lookup =
       key !== undefined
-        ? await resultCache.get(key, policy, load, { refresh: call.bypassCache, signal: call.signal() })
+        ? await staged(trace, 'quarry.cache', () =>
+            resultCache.get(key, policy, load, { refresh: call.bypassCache, signal: call.signal() }),
+          )
         : { answer: await load(call.signal()), outcome: 'MISS' };
   } catch (error) {
     await pending.release();
@@ -157,11 +186,13 @@ export async function runQuery(deps: RunQueryDeps, call: PipelineCall): Promise<
     throw error;
   }
   if (call.idempotency === undefined) {
-    const charge = await pending.commit(performance.now() - started);
+    const charge = await staged(trace, 'quarry.metering', () => pending.commit(performance.now() - started));
     return { answer: servedAnswer(call, lookup, charge.credits), charge };
   }
   const answer = servedAnswer(call, lookup, pending.credits);
-  const charge = await pending.commit(performance.now() - started, completionOf(call, answer));
+  const charge = await staged(trace, 'quarry.metering', () =>
+    pending.commit(performance.now() - started, completionOf(call, answer)),
+  );
   return { answer, charge };
 }
 

@@ -37,6 +37,17 @@ export interface RateLimiter {
   check(key: string, policy: RateLimitPolicy, cost?: number): Promise<RateLimitDecision> | RateLimitDecision;
   /** Releases timers and connections; the limiter is unusable afterwards. */
   close(): Promise<void>;
+  /** Which store answers now (for /metrics and /readyz); limiters that have one backend may omit it. */
+  state?(): RateLimiterState;
+}
+
+/** A limiter's backend: the shared Redis one, or memory (alone, or as Redis's fallback). */
+export interface RateLimiterState {
+  readonly backend: 'memory' | 'redis';
+  /** A Redis limiter answering from memory now: each instance limits on its own. */
+  readonly fallback: boolean;
+  /** Times it fell back to memory since it started. */
+  readonly fallbacks: number;
 }
 
 /** The two log levels the limiters use (pino-compatible). */

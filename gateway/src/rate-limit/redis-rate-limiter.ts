@@ -92,12 +92,14 @@ export function createRedisRateLimiter(options: RedisRateLimiterOptions): RedisR
 
   let usingRedis = true;
   let everReady = false;
+  let fallbacks = 0;
   let closed = false;
   let probeTimer: NodeJS.Timeout | undefined;
 
   function fallBack(reason: unknown): void {
     if (!usingRedis || closed) return;
     usingRedis = false;
+    fallbacks += 1;
     logger.warn(
       { err: reason instanceof Error ? reason.message : String(reason) },
       'rate limiter: Redis unavailable, limiting per instance until it returns',
@@ -154,6 +156,13 @@ export function createRedisRateLimiter(options: RedisRateLimiterOptions): RedisR
     },
     get backend() {
       return usingRedis && !closed && redis.status === 'ready' ? 'redis' : 'memory';
+    },
+    state() {
+      return {
+        backend: 'redis',
+        fallback: !(usingRedis && !closed && redis.status === 'ready'),
+        fallbacks,
+      };
     },
     async close() {
       if (closed) return;

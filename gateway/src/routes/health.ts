@@ -8,11 +8,15 @@ import { constantTimeEqual } from '../security/api-key.js';
 
 const ReadySchema = z
   .object({
-    status: z.enum(['ok', 'unavailable', 'draining']).openapi({
-      description: '`draining`: the instance is stopping and lets the requests in flight finish',
+    status: z.enum(['ok', 'degraded', 'unavailable', 'draining']).openapi({
+      description:
+        '`degraded`: ready (200), but something runs on its fallback, e.g. rate limits counted per instance while Redis does not answer; `draining`: the instance is stopping and lets the requests in flight finish',
     }),
     checks: z
-      .record(z.string(), z.object({ ok: z.boolean(), message: z.string().optional() }))
+      .record(
+        z.string(),
+        z.object({ ok: z.boolean(), degraded: z.boolean().optional(), message: z.string().optional() }),
+      )
       .optional()
       .openapi({ description: 'Each check, only with the operator token (QUARRY_ADMIN_TOKEN) as bearer' }),
   })
@@ -49,6 +53,8 @@ export function registerHealthRoutes(app: OpenAPIHono<AppEnv>): void {
       path: '/readyz',
       tags: ['Operations'],
       summary: 'Readiness: the store and the connections answer (each check: operator only)',
+      description:
+        'Fails (503) while the control-plane store does not answer or the instance is stopping; `degraded` (200) while the rate limiter runs on its per-instance fallback.',
       responses: {
         200: { description: 'Ready', content: { 'application/json': { schema: ReadySchema } } },
         503: { description: 'Not ready', content: { 'application/json': { schema: ReadySchema } } },
@@ -58,8 +64,11 @@ export function registerHealthRoutes(app: OpenAPIHono<AppEnv>): void {
       const { health, config } = c.var.services;
       const checks = await health.check();
       const ok = Object.values(checks).every((v) => v.ok);
+      const degraded = Object.values(checks).some((v) => v.degraded === true);
       const status = ok
-        ? ('ok' as const)
+        ? degraded
+          ? ('degraded' as const)
+          : ('ok' as const)
         : health.phase() === 'draining'
           ? ('draining' as const)
           : ('unavailable' as const);

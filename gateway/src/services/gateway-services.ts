@@ -17,8 +17,11 @@ import type { PaymentsService } from '../money/payments-service.js';
 import type { PayoutsService } from '../money/payouts.js';
 import type { PlanCatalog } from '../money/plan-catalog.js';
 import type { OAuthServices } from '../oauth/oauth-services.js';
+import type { RequestRecorder } from '../observability/access-log.js';
+import type { BuildInfo } from '../observability/build-info.js';
 import type { Logger } from '../observability/logger.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
+import type { Tracing } from '../observability/tracing.js';
 import type { PreviewListings } from '../query/preview-listings.js';
 import type { QueryCallHandler } from '../query/query-call.js';
 import type { QueryService } from '../query/query-service.js';
@@ -35,6 +38,8 @@ import type { SessionService } from './session-service.js';
 
 export interface HealthCheck {
   readonly ok: boolean;
+  /** Working, but not as configured (the Redis limiter's per-instance fallback): ready, reported degraded. */
+  readonly degraded?: boolean;
   readonly message?: string;
 }
 
@@ -58,6 +63,12 @@ export interface GatewayServices {
   readonly config: GatewayConfig;
   readonly logger: Logger;
   readonly metrics: GatewayMetrics;
+  /** Counts every finished request and writes its access line (observability/access-log.ts). */
+  readonly requests: RequestRecorder;
+  /** OpenTelemetry tracing, or NO_TRACING when it is not configured (observability/tracing.ts). */
+  readonly tracing: Tracing;
+  /** The build this process runs. */
+  readonly build: BuildInfo;
   readonly store: ControlPlaneStore;
   /** The money tables: usage ledger and quota counters, statements (money/). */
   readonly money: MoneyStore;

@@ -26,6 +26,11 @@ export interface MigrateOptions {
 export interface MigrateResult {
   /** Names applied by this run, in order; empty when the schema was already current. */
   readonly applied: readonly string[];
+  /**
+   * Migrations recorded in the database that this build does not ship: a newer release migrated
+   * it (a rollback). Migrations are additive (docs/deploy.md), so this build still runs on it.
+   */
+  readonly newer: readonly string[];
 }
 
 /** The directory of the SQL files shipped with the gateway (same path from src/ and dist/). */
@@ -92,6 +97,8 @@ export async function migrate(sql: SqlExecutor, options: MigrateOptions = {}): P
       await tx.query('INSERT INTO schema_migrations (name, checksum) VALUES ($1, $2)', [migration.name, sum]);
       applied.push(migration.name);
     }
-    return { applied };
+    const known = new Set(migrations.map((m) => m.name));
+    const newer = [...done.keys()].filter((name) => !known.has(name)).sort();
+    return { applied, newer };
   });
 }

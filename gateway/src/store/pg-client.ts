@@ -51,6 +51,8 @@ export function createPgClient(url: string, options: PgClientOptions = {}): SqlC
     ...(timeoutMs === undefined ? {} : { connectionTimeoutMillis: timeoutMs, query_timeout: timeoutMs }),
   });
   pool.on('error', (error) => options.onError?.(error));
+  /** Calls failed because the store could not be reached or stopped answering (for /metrics). */
+  let errors = 0;
 
   /**
    * A connection from the pool; failing here, nothing was sent. A checked-out client whose socket
@@ -67,6 +69,7 @@ export function createPgClient(url: string, options: PgClientOptions = {}): SqlC
       }
       return client;
     } catch (error) {
+      errors += 1;
       throw new StoreUnavailableError('the store cannot be reached', { inDoubt: false, cause: error });
     }
   };
@@ -75,10 +78,11 @@ export function createPgClient(url: string, options: PgClientOptions = {}): SqlC
    * A statement's error as callers see it: the connection's failure wrapped, text the database
    * cannot hold (NUL) as INVALID, any other statement error as is.
    */
-  const failure = (error: unknown): unknown =>
-    isConnectionFailure(error)
-      ? new StoreUnavailableError('the store stopped answering', { inDoubt: true, cause: error })
-      : (asInvalidText(error) ?? error);
+  const failure = (error: unknown): unknown => {
+    if (!isConnectionFailure(error)) return asInvalidText(error) ?? error;
+    errors += 1;
+    return new StoreUnavailableError('the store stopped answering', { inDoubt: true, cause: error });
+  };
 
   const rows = async <R>(
     runner: pg.PoolClient,
@@ -151,6 +155,7 @@ export function createPgClient(url: string, options: PgClientOptions = {}): SqlC
       await pooled(script);
     },
     transaction,
+    stats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, errors }),
     close: () => {
       closed ??= pool.end();
       return closed;

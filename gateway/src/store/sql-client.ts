@@ -35,6 +35,19 @@ export interface SqlExecutor {
 export interface SqlClient extends SqlExecutor {
   /** Releases the pool or closes the embedded database; the client is unusable afterwards. */
   close(): Promise<void>;
+  /**
+   * The pool's figures and the calls that failed for want of the store (PostgreSQL; the embedded
+   * store has no pool), read by /metrics.
+   */
+  stats?(): SqlClientStats;
+}
+
+/** A pooled client's connections now, and its store failures so far. */
+export interface SqlClientStats {
+  readonly total: number;
+  readonly idle: number;
+  readonly waiting: number;
+  readonly errors: number;
 }
 
 let savepointCounter = 0;
