@@ -31,6 +31,7 @@ import { createPaymentsService } from './money/payments-service.js';
 import { createPayoutsService } from './money/payouts.js';
 import type { PlanCatalog } from './money/plan-catalog.js';
 import { createPlanCatalog } from './money/plan-catalog.js';
+import { createLedgerMaintenance } from './money/ledger-retention.js';
 import { createOAuthServices } from './oauth/oauth-services.js';
 import { createLogger, type Logger } from './observability/logger.js';
 import { createMetrics } from './observability/metrics.js';
@@ -501,12 +502,21 @@ export async function createGateway(
     // Downgrades and cancels that reached their period's end, and grace periods that ran out:
     // every instance ticks, and each change is conditional, so two ticks apply it once.
     // The same tick closes the last month once its grace has passed (one instance, by claim).
+    // The ledger's monthly partitions: created ahead, and closed months past the retention dropped.
+    const ledger = createLedgerMaintenance({
+      usage: money.usage,
+      closedAt: (period) => money.statements.closedAt(period),
+      retentionMonths: config.payments.ledgerRetentionMonths,
+      logger,
+    });
+    await ledger.tick();
     let ticking = false;
     const billingTick = setInterval(() => {
       if (ticking) return;
       ticking = true;
       Promise.all([
         payments.tick().catch((error) => logger.warn({ err: error }, 'billing tick failed')),
+        ledger.tick().catch((error) => logger.warn({ err: error }, 'ledger partition upkeep failed')),
         payouts
           .tick()
           .catch((error) => logger.warn({ err: error }, 'closing the month failed; retried next tick')),

@@ -126,12 +126,13 @@ type MarketRow = ListingRow & {
 const COLUMNS = `l.analytic_id, a.name, l.owner_id, l.title, l.description, l.category, l.tags, l.price,
                  l.example_params, l.previews, l.published_at, l.unpublished_at, l.updated_at`;
 
-// Read from usage_events_paid_popularity_idx alone (migration 015).
+// From the account day rollup of served calls (migration 017), through its popularity index: the
+// last 30 UTC days, today included.
 const POPULARITY = `LEFT JOIN LATERAL (
-    SELECT count(*)::integer AS calls_30d, count(DISTINCT e.account_id)::integer AS callers_30d
-      FROM usage_events e
-     WHERE e.analytic_id = l.analytic_id AND e.status = 'ok' AND e.origin = 'paid'
-       AND e.account_id <> l.owner_id AND e.completed_at > now() - interval '30 days'
+    SELECT coalesce(sum(r.calls), 0)::integer AS calls_30d, count(DISTINCT r.account_id)::integer AS callers_30d
+      FROM usage_account_days r
+     WHERE r.analytic_id = l.analytic_id AND r.origin = 'paid' AND r.account_id <> l.owner_id
+       AND r.day > (now() AT TIME ZONE 'UTC')::date - 30
   ) p ON true`;
 
 const OWNER_NAME = '(SELECT o.name FROM accounts o WHERE o.id = l.owner_id) AS owner_name';
