@@ -2,6 +2,7 @@
 // schema, accounts and analytics made over HTTP, and read-only views of the ledger
 // (usage_events) and the quota counters (usage_counters) straight from Postgres, so the tests
 // compare what clients saw with what was recorded.
+import { type LedgerDrift, ledgerDriftSql } from '../../gateway/src/money/testing/ledger-drift.js';
 import { withPg } from './control-plane.js';
 import { type GatewayProcess, type StartGatewayOptions, startGateway } from './gateway-process.js';
 import type { HttpClient, HttpResponse } from './http-client.js';
@@ -211,4 +212,12 @@ export function tally(responses: readonly HttpResponse[]): Record<string, number
     counts[label] = (counts[label] ?? 0) + 1;
   }
   return counts;
+}
+
+/**
+ * Every key where the day rollups (migration 017) of `schema` disagree with the sums of its raw
+ * served events: empty when every rollup is exact.
+ */
+export function ledgerDrift(schema: string): Promise<LedgerDrift[]> {
+  return withPg(async (c) => (await c.query<LedgerDrift>(ledgerDriftSql(schema))).rows);
 }
