@@ -221,3 +221,30 @@ export function tally(responses: readonly HttpResponse[]): Record<string, number
 export function ledgerDrift(schema: string): Promise<LedgerDrift[]> {
   return withPg(async (c) => (await c.query<LedgerDrift>(ledgerDriftSql(schema))).rows);
 }
+
+/**
+ * Rebuilds `schema`'s day rollups from its raw events (as migration 017 fills them): for tests
+ * that move served calls to another month with a raw UPDATE, as if they had been made then.
+ */
+export function rebuildLedgerRollups(schema: string): Promise<void> {
+  return withPg(async (c) => {
+    await c.query(`TRUNCATE ${schema}.usage_owner_days, ${schema}.usage_account_days`);
+    await c.query(
+      `INSERT INTO ${schema}.usage_owner_days (owner_id, period, day, analytic_id, analytic_name, plan, origin, calls,
+                                              millicredits, owner_millicredits, platform_millicredits, value_musd,
+                                              owner_musd, platform_musd)
+       SELECT owner_id, period, (reserved_at AT TIME ZONE 'UTC')::date, analytic_id, analytic_name, coalesce(plan, ''),
+              origin, count(*), sum(millicredits), sum(owner_millicredits), sum(platform_millicredits),
+              sum(value_musd), sum(owner_musd), sum(platform_musd)
+         FROM ${schema}.usage_events WHERE status = 'ok' GROUP BY 1, 2, 3, 4, 5, 6, 7`,
+    );
+    await c.query(
+      `INSERT INTO ${schema}.usage_account_days (account_id, period, day, analytic_id, analytic_name, owner_id, plan,
+                                                origin, calls, millicredits, value_musd, owner_musd, platform_musd)
+       SELECT account_id, period, (reserved_at AT TIME ZONE 'UTC')::date, analytic_id, analytic_name, owner_id,
+              coalesce(plan, ''), origin, count(*), sum(millicredits), sum(value_musd), sum(owner_musd),
+              sum(platform_musd)
+         FROM ${schema}.usage_events WHERE status = 'ok' GROUP BY 1, 2, 3, 4, 5, 6, 7, 8`,
+    );
+  });
+}
