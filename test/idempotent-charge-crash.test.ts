@@ -8,7 +8,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ControlPlaneSchema, createControlPlaneSchema } from './support/control-plane.js';
 import { type GatewayProcess, postgresStoreEnv, startGateway } from './support/gateway-process.js';
 import { createHttpClient } from './support/http-client.js';
-import { connectTestPostgres, deployAnalytic, ledgerDrift, ledgerOf, signUp } from './support/metering-fixture.js';
+import {
+  connectTestPostgres,
+  deployAnalytic,
+  ledgerDrift,
+  ledgerOf,
+  signUp,
+} from './support/metering-fixture.js';
 import { pgAvailable, serviceUp, uniqueSuffix } from './support/test-services.js';
 
 const up = serviceUp(await pgAvailable());

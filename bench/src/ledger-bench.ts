@@ -168,7 +168,9 @@ async function main() {
     const owners = [];
     for (let o = 0; o < OWNERS; o++)
       owners.push(await store.accounts.create({ email: `owner${o}@bench.example`, name: `Owner ${o}` }));
-    await sql.query('CREATE TABLE bench_analytics (k integer PRIMARY KEY, id text, name text, owner_id text)');
+    await sql.query(
+      'CREATE TABLE bench_analytics (k integer PRIMARY KEY, id text, name text, owner_id text)',
+    );
     for (let k = 0; k < ANALYTICS; k++) {
       const owner = owners[k % OWNERS] as { id: string };
       const a = await store.analytics.create({
@@ -177,7 +179,11 @@ async function main() {
         definition: { sql: 'SELECT 1' },
         visibility: 'public',
       });
-      await store.listings.publish(owner.id, a.id, { title: `Bench ${k}`, category: 'finance', price: 1 + (k % 5) });
+      await store.listings.publish(owner.id, a.id, {
+        title: `Bench ${k}`,
+        category: 'finance',
+        price: 1 + (k % 5),
+      });
       await sql.query('INSERT INTO bench_analytics VALUES ($1, $2, $3, $4)', [k, a.id, a.name, owner.id]);
     }
     const hot = (await sql.query<{ id: string; name: string; owner_id: string }>(
@@ -185,7 +191,9 @@ async function main() {
     )) as { id: string; name: string; owner_id: string }[];
     const ingestAccounts: string[] = [];
     for (let i = 0; i < 20; i++)
-      ingestAccounts.push((await store.accounts.create({ email: `caller${i}@bench.example`, name: `c${i}` })).id);
+      ingestAccounts.push(
+        (await store.accounts.create({ email: `caller${i}@bench.example`, name: `c${i}` })).id,
+      );
     const heavyOwner = (owners[0] as { id: string }).id;
     const heavyCaller = 'acc_bench_0';
     const now = new Date();
@@ -276,7 +284,9 @@ async function main() {
         return {
           callsPerSecond: Math.round(calls / elapsed),
           batch: stats(batchMs),
-          reads: withReads ? Object.fromEntries(Object.entries(readMs).map(([k, v]) => [k, stats(v)])) : undefined,
+          reads: withReads
+            ? Object.fromEntries(Object.entries(readMs).map(([k, v]) => [k, stats(v)]))
+            : undefined,
         };
       };
       const ingestAlone = await ingest(SECONDS, false);
@@ -299,7 +309,9 @@ async function main() {
       };
       results.push(result);
       console.log(`\nledger bench: ${target.toLocaleString('en-US')} events (${LABEL}, rollups: ${rollups})`);
-      console.log(`  seeded in ${result.seedSeconds} s (+${result.rollupSeconds} s rollups); ledger ${result.ledgerMegabytes} MB`);
+      console.log(
+        `  seeded in ${result.seedSeconds} s (+${result.rollupSeconds} s rollups); ledger ${result.ledgerMegabytes} MB`,
+      );
       console.log('  read                     p50 ms   p95 ms   p95 under ingestion');
       for (const name of Object.keys(reads)) {
         const a = alone[name] as ReturnType<typeof stats>;

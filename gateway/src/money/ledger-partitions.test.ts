@@ -94,7 +94,9 @@ for (const { backend, available } of backends) {
       for (const period of periods) expect(months).toContain(period);
       const now = new Date().toISOString().slice(0, 7);
       for (const k of [0, 1, 2]) expect(months).toContain(addMonths(now, k));
-      const [inDefault] = await db.query<{ n: number }>('SELECT count(*)::integer AS n FROM usage_events_default');
+      const [inDefault] = await db.query<{ n: number }>(
+        'SELECT count(*)::integer AS n FROM usage_events_default',
+      );
       expect(inDefault?.n).toBe(0);
 
       // The statement and the usage page read the rollups: equal to the old raw sums.
@@ -110,11 +112,9 @@ for (const { backend, available } of backends) {
           WHERE account_id = 'acc_0' AND period = '2025-09' AND status = 'ok' AND origin IN ('paid', 'free')`,
       );
       const usage = await money.usage.usageFor('acc_0', '2025-09');
-      expect([usage.totals.calls, usage.totals.millicredits, usage.totals.valueMicroUsd].map(String)).toEqual([
-        acc?.calls,
-        acc?.mc,
-        acc?.val,
-      ]);
+      expect([usage.totals.calls, usage.totals.millicredits, usage.totals.valueMicroUsd].map(String)).toEqual(
+        [acc?.calls, acc?.mc, acc?.val],
+      );
 
       // Legacy splits stay as recorded; a new event of a copied month is still checked.
       await expect(
@@ -164,7 +164,8 @@ for (const { backend, available } of backends) {
       };
       // Three months far ahead (no partition yet): the events go to the default partition.
       const [old, kept, open] = ['2031-01', '2031-03', '2031-04'];
-      for (const period of [old!, kept!, open!]) for (const credits of [1, 2, 3]) await serve(period, credits);
+      for (const period of [old!, kept!, open!])
+        for (const credits of [1, 2, 3]) await serve(period, credits);
       const defaultCount = async () =>
         (await db.query<{ n: number }>('SELECT count(*)::integer AS n FROM usage_events_default'))[0]?.n;
       expect(await defaultCount()).toBe(9);
@@ -194,7 +195,9 @@ for (const { backend, available } of backends) {
       expect(months).not.toContain(old);
       expect(months).toContain(kept);
       expect(months).toContain(open);
-      const events = await db.query<{ period: string }>('SELECT DISTINCT period::text AS period FROM usage_events');
+      const events = await db.query<{ period: string }>(
+        'SELECT DISTINCT period::text AS period FROM usage_events',
+      );
       expect(events.map((e) => e.period).sort()).toEqual([kept, open]);
       // The dropped month's statement and usage page are what they were.
       expect(await money.statements.ownerStatement(owner.id, old!)).toEqual(frozen);

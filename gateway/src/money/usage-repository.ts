@@ -789,10 +789,9 @@ export function createUsageRepository(sql: SqlExecutor): UsageRepository {
       const created: string[] = [];
       for (const period of periods) {
         assertPeriod(period);
-        const [row] = await sql.query<{ created: boolean }>(
-          'SELECT quarry_ledger_partition($1) AS created',
-          [period],
-        );
+        const [row] = await sql.query<{ created: boolean }>('SELECT quarry_ledger_partition($1) AS created', [
+          period,
+        ]);
         if (row?.created === true) created.push(period);
       }
       return created;
@@ -801,9 +800,10 @@ export function createUsageRepository(sql: SqlExecutor): UsageRepository {
     async dropMonth(period) {
       assertPeriod(period);
       try {
-        const [row] = await sql.query<{ dropped: boolean }>('SELECT quarry_ledger_drop_month($1) AS dropped', [
-          period,
-        ]);
+        const [row] = await sql.query<{ dropped: boolean }>(
+          'SELECT quarry_ledger_drop_month($1) AS dropped',
+          [period],
+        );
         return row?.dropped === true;
       } catch (error) {
         if ((error as { code?: unknown }).code === '55000') {
