@@ -10,12 +10,13 @@
 --    gateway makes its request id, and every retry of the call carries both, so a request id is
 --    still unique where it matters (ids are server-made, time-ordered and never reused).
 --
--- 2. Two day rollups of served calls, maintained by the same statements, in the same
+-- 2. Day rollups of served calls, maintained by the same statements, in the same
 --    transaction, as the events they sum (quarry_roll_up below, called by quarry_reserve_calls,
 --    quarry_charge_calls and the commit of a pending call): per (owner, period, day, analytic,
 --    payer plan, origin) for statements and the monthly close, and per (account, period, day,
 --    analytic, owner, payer plan, origin) for usage pages, marketplace popularity, Pay as you Go
---    invoices and refunds. Each row holds calls and the exact integer sums of the events'
+--    invoices and refunds, and each paying caller's last day per analytic for the marketplace's
+--    distinct paying callers (see usage_analytic_callers). Each row holds calls and the exact integer sums of the events'
 --    millicredits and µUSD, so a rollup total equals the raw sum to the unit: they commit or roll
 --    back together. Locks, in order: the period's shared advisory lock, the counters (sorted),
 --    then the rollup rows (sorted; owner rollup before account rollup): deadlock-free.
@@ -66,11 +67,28 @@ CREATE TABLE usage_account_days (
   PRIMARY KEY (account_id, period, day, analytic_id, analytic_name, owner_id, plan, origin),
   CONSTRAINT usage_account_days_money_sums CHECK (owner_musd + platform_musd = value_musd)
 );
--- Marketplace popularity: paid calls and distinct paying callers of an analytic over 30 days.
-CREATE INDEX usage_account_days_popularity_idx ON usage_account_days (analytic_id, day, account_id)
-  INCLUDE (calls) WHERE origin = 'paid';
 -- Pay as you Go invoices read a whole period.
 CREATE INDEX usage_account_days_period_idx ON usage_account_days (period);
+
+-- Marketplace popularity (015's rule: paid calls by callers other than the owner) over the last
+-- 30 UTC days, exactly, without scanning events: the calls come from usage_owner_days (by analytic
+-- and day); the distinct paying callers from each (analytic, caller)'s last paid day, counted per
+-- (analytic, day): the callers of the last 30 days are the sum of the last 30 days' counts. A
+-- caller's row moves (and two counts change) only on its first paid call of a new day.
+CREATE TABLE usage_analytic_callers (
+  analytic_id  text NOT NULL,
+  account_id   text NOT NULL,
+  last_day     date,
+  PRIMARY KEY (analytic_id, account_id)
+);
+CREATE TABLE usage_analytic_caller_days (
+  analytic_id  text NOT NULL,
+  day          date NOT NULL,
+  callers      bigint NOT NULL CHECK (callers >= 0),
+  PRIMARY KEY (analytic_id, day)
+);
+CREATE INDEX usage_owner_days_popularity_idx ON usage_owner_days (analytic_id, day) INCLUDE (calls)
+  WHERE origin = 'paid';
 
 -- Adds served calls to both rollups: one element per row of sums (its calls and the total
 -- amounts of those calls), any number of elements per rollup key.
@@ -92,6 +110,11 @@ CREATE FUNCTION quarry_roll_up(
   r_platform_musd   bigint[]
 ) RETURNS void
 LANGUAGE plpgsql VOLATILE AS $$
+DECLARE
+  p_aids    text[];
+  p_accs    text[];
+  p_days    date[];
+  p_deltas  bigint[];
 BEGIN
   INSERT INTO usage_owner_days AS d (owner_id, period, day, analytic_id, analytic_name, plan, origin, calls,
                                      millicredits, owner_millicredits, platform_millicredits, value_musd,
@@ -123,6 +146,47 @@ BEGIN
      SET calls = d.calls + excluded.calls, millicredits = d.millicredits + excluded.millicredits,
          value_musd = d.value_musd + excluded.value_musd, owner_musd = d.owner_musd + excluded.owner_musd,
          platform_musd = d.platform_musd + excluded.platform_musd;
+
+  -- Paying callers (not the owner): each (analytic, caller)'s last paid day, and the counts by day.
+  IF NOT ('paid' = ANY (r_origins)) THEN RETURN; END IF;
+  SELECT array_agg(x.aid ORDER BY x.aid, x.acc), array_agg(x.acc ORDER BY x.aid, x.acc),
+         array_agg(x.day ORDER BY x.aid, x.acc)
+    INTO p_aids, p_accs, p_days
+    FROM (SELECT u.aid, u.acc, max(u.day) AS day
+            FROM unnest(r_analytic_ids, r_account_ids, r_owner_ids, r_origins, r_days) AS u(aid, acc, own, org, day)
+           WHERE u.org = 'paid' AND u.acc <> u.own GROUP BY u.aid, u.acc) AS x;
+  IF p_aids IS NULL THEN RETURN; END IF;
+  INSERT INTO usage_analytic_callers (analytic_id, account_id, last_day)
+  SELECT u.aid, u.acc, NULL FROM unnest(p_aids, p_accs) AS u(aid, acc)
+  ON CONFLICT (analytic_id, account_id) DO NOTHING;
+  -- Locked in key order, then read at their latest version.
+  WITH locked AS (
+    SELECT c.analytic_id, c.account_id, c.last_day FROM usage_analytic_callers c
+      JOIN unnest(p_aids, p_accs, p_days) AS u(aid, acc, day) ON c.analytic_id = u.aid AND c.account_id = u.acc
+     ORDER BY c.analytic_id, c.account_id
+       FOR UPDATE OF c
+  ), moved AS (
+    SELECT l.analytic_id, l.account_id, l.last_day AS old_day, u.day AS new_day
+      FROM locked l JOIN unnest(p_aids, p_accs, p_days) AS u(aid, acc, day)
+        ON l.analytic_id = u.aid AND l.account_id = u.acc
+     WHERE l.last_day IS NULL OR l.last_day < u.day
+  ), updated AS (
+    UPDATE usage_analytic_callers c SET last_day = m.new_day FROM moved m
+     WHERE c.analytic_id = m.analytic_id AND c.account_id = m.account_id
+    RETURNING 1
+  )
+  SELECT array_agg(d.aid ORDER BY d.aid, d.day), array_agg(d.day ORDER BY d.aid, d.day),
+         array_agg(d.n ORDER BY d.aid, d.day)
+    INTO p_aids, p_days, p_deltas
+    FROM (SELECT e.aid, e.day, sum(e.n)::bigint AS n
+            FROM (SELECT m.analytic_id AS aid, m.new_day AS day, 1 AS n FROM moved m
+                  UNION ALL
+                  SELECT m.analytic_id, m.old_day, -1 FROM moved m WHERE m.old_day IS NOT NULL) AS e
+           GROUP BY e.aid, e.day HAVING sum(e.n) <> 0) AS d;
+  IF p_aids IS NULL THEN RETURN; END IF;
+  INSERT INTO usage_analytic_caller_days AS d (analytic_id, day, callers)
+  SELECT u.aid, u.day, u.n FROM unnest(p_aids, p_days, p_deltas) AS u(aid, day, n)
+  ON CONFLICT (analytic_id, day) DO UPDATE SET callers = d.callers + excluded.callers;
 END
 $$;
 
@@ -252,6 +316,13 @@ SELECT account_id, period, (reserved_at AT TIME ZONE 'UTC')::date, analytic_id, 
        coalesce(plan, ''), origin, count(*), sum(millicredits), sum(value_musd), sum(owner_musd), sum(platform_musd)
   FROM usage_events WHERE status = 'ok'
  GROUP BY 1, 2, 3, 4, 5, 6, 7, 8;
+
+INSERT INTO usage_analytic_callers (analytic_id, account_id, last_day)
+SELECT analytic_id, account_id, max((reserved_at AT TIME ZONE 'UTC')::date)
+  FROM usage_events WHERE status = 'ok' AND origin = 'paid' AND account_id <> owner_id
+ GROUP BY 1, 2;
+INSERT INTO usage_analytic_caller_days (analytic_id, day, callers)
+SELECT analytic_id, last_day, count(*) FROM usage_analytic_callers GROUP BY 1, 2;
 
 -- Drops `p_period`'s raw events (the rollups and frozen statements stay): only a closed month with
 -- no call in flight. True when a partition was dropped.

@@ -228,7 +228,19 @@ export function ledgerDrift(schema: string): Promise<LedgerDrift[]> {
  */
 export function rebuildLedgerRollups(schema: string): Promise<void> {
   return withPg(async (c) => {
-    await c.query(`TRUNCATE ${schema}.usage_owner_days, ${schema}.usage_account_days`);
+    await c.query(
+      `TRUNCATE ${schema}.usage_owner_days, ${schema}.usage_account_days, ${schema}.usage_analytic_callers,
+                ${schema}.usage_analytic_caller_days`,
+    );
+    await c.query(
+      `INSERT INTO ${schema}.usage_analytic_callers (analytic_id, account_id, last_day)
+       SELECT analytic_id, account_id, max((reserved_at AT TIME ZONE 'UTC')::date) FROM ${schema}.usage_events
+        WHERE status = 'ok' AND origin = 'paid' AND account_id <> owner_id GROUP BY 1, 2`,
+    );
+    await c.query(
+      `INSERT INTO ${schema}.usage_analytic_caller_days (analytic_id, day, callers)
+       SELECT analytic_id, last_day, count(*) FROM ${schema}.usage_analytic_callers GROUP BY 1, 2`,
+    );
     await c.query(
       `INSERT INTO ${schema}.usage_owner_days (owner_id, period, day, analytic_id, analytic_name, plan, origin, calls,
                                               millicredits, owner_millicredits, platform_millicredits, value_musd,

@@ -14,6 +14,8 @@ export const MONEY_TABLES = [
   'usage_counters',
   'usage_owner_days',
   'usage_account_days',
+  'usage_analytic_callers',
+  'usage_analytic_caller_days',
   'owner_statements',
   'owner_statement_lines',
   'owner_payouts',

@@ -80,6 +80,8 @@ for (const { backend, available } of backends) {
           'period_closes',
           'schema_migrations',
           'usage_account_days',
+          'usage_analytic_caller_days',
+          'usage_analytic_callers',
           'usage_counters',
           'usage_events',
           'usage_owner_days',

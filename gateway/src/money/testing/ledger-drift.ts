@@ -4,7 +4,7 @@
 
 /** One disagreement: which rollup, its key, and the two sums as text (raw | rollup). */
 export interface LedgerDrift {
-  readonly rollup: 'owner' | 'account';
+  readonly rollup: 'owner' | 'account' | 'callers' | 'caller_days';
   readonly key: string;
   readonly raw: string | null;
   readonly rolled: string | null;
@@ -34,6 +34,16 @@ const ROLLED_ACCOUNT = `SELECT account_id || ' ' || period || ' ' || day || ' ' 
                                || owner_id || ' ' || plan || ' ' || origin AS key, ${ACCOUNT_SUMS} AS sums
                           FROM %S.usage_account_days`;
 
+// Each paying caller's last paid day per analytic, and how many callers' last day each day is.
+const RAW_CALLERS = `SELECT analytic_id || ' ' || account_id AS key, max((reserved_at AT TIME ZONE 'UTC')::date)::text AS day
+                       FROM %S.usage_events WHERE status = 'ok' AND origin = 'paid' AND account_id <> owner_id
+                      GROUP BY analytic_id, account_id`;
+const ROLLED_CALLERS = `SELECT analytic_id || ' ' || account_id AS key, last_day::text AS day FROM %S.usage_analytic_callers`;
+const RAW_CALLER_DAYS = `SELECT analytic_id || ' ' || last_day AS key, count(*)::text AS n FROM %S.usage_analytic_callers
+                          GROUP BY analytic_id, last_day`;
+const ROLLED_CALLER_DAYS = `SELECT analytic_id || ' ' || day AS key, callers::text AS n FROM %S.usage_analytic_caller_days
+                             WHERE callers > 0`;
+
 /**
  * The query listing every disagreement in `schema` (or the current schema when omitted). Only
  * valid while the raw events of every month with rollups are still kept.
@@ -46,5 +56,13 @@ export function ledgerDriftSql(schema?: string): string {
           UNION ALL
           SELECT 'account', coalesce(a.key, b.key), a.sums, b.sums
             FROM (${s(RAW_ACCOUNT)}) a FULL JOIN (${s(ROLLED_ACCOUNT)}) b ON a.key = b.key
-           WHERE a.sums IS DISTINCT FROM b.sums`;
+           WHERE a.sums IS DISTINCT FROM b.sums
+          UNION ALL
+          SELECT 'callers', coalesce(a.key, b.key), a.day, b.day
+            FROM (${s(RAW_CALLERS)}) a FULL JOIN (${s(ROLLED_CALLERS)}) b ON a.key = b.key
+           WHERE a.day IS DISTINCT FROM b.day
+          UNION ALL
+          SELECT 'caller_days', coalesce(a.key, b.key), a.n, b.n
+            FROM (${s(RAW_CALLER_DAYS)}) a FULL JOIN (${s(ROLLED_CALLER_DAYS)}) b ON a.key = b.key
+           WHERE a.n IS DISTINCT FROM b.n`;
 }
