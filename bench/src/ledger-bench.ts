@@ -119,9 +119,16 @@ async function hasRollups(sql: Sql): Promise<boolean> {
   return row?.ok === true;
 }
 
-/** Rebuilds both day rollups from the events (the migration's backfill). */
+/** Rebuilds the rollups from the events (the migration's backfill). */
 async function rollUp(sql: Sql) {
-  await sql.query('TRUNCATE usage_owner_days, usage_account_days');
+  await sql.query(
+    'TRUNCATE usage_owner_days, usage_account_days, usage_analytic_callers, usage_analytic_caller_days',
+  );
+  await sql.query(`INSERT INTO usage_analytic_callers (analytic_id, account_id, last_day)
+    SELECT analytic_id, account_id, max((reserved_at AT TIME ZONE 'UTC')::date) FROM usage_events
+     WHERE status = 'ok' AND origin = 'paid' AND account_id <> owner_id GROUP BY 1, 2`);
+  await sql.query(`INSERT INTO usage_analytic_caller_days (analytic_id, day, callers)
+    SELECT analytic_id, last_day, count(*) FROM usage_analytic_callers GROUP BY 1, 2`);
   await sql.query(`INSERT INTO usage_owner_days (owner_id, period, day, analytic_id, analytic_name, plan, origin, calls,
                                  millicredits, owner_millicredits, platform_millicredits, value_musd, owner_musd,
                                  platform_musd)
