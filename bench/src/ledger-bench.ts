@@ -5,7 +5,10 @@
 // the previous month, and ingestion through the batch write the group commit uses
 // (UsageRepository.reserveMany of 32 served calls) while those reads run.
 //
-//   npm run bench:ledger -- --events 1000000,10000000 [--seconds 10] [--gateway <dir>]
+//   npm run bench:ledger -- --events 1000000,10000000 [--seconds 10] [--gateway <dir>] [--hot-row]
+//
+// `--hot-row` also measures one account's counter row: 6 concurrent batch writers on one account
+// against the same writers spread over 20 accounts.
 //
 // It makes its own PostgreSQL database (dropped at the end) next to QUARRY_TEST_PG_URL's.
 // `--gateway` runs another checkout's gateway code and migrations against the same seed (the
@@ -52,6 +55,7 @@ const SIZES = arg('events', '1000000,10000000')
   .split(',')
   .map((s) => Number(s.replaceAll('_', '')));
 const SECONDS = Number(arg('seconds', '10'));
+const HOT_ROW = process.argv.includes('--hot-row');
 const GATEWAY = resolve(arg('gateway', join(REPO_ROOT, 'gateway')));
 const LABEL = arg('label', GATEWAY === resolve(REPO_ROOT, 'gateway') ? 'this checkout' : GATEWAY);
 const PG_URL = process.env.QUARRY_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -248,7 +252,7 @@ async function main() {
       // Ingestion: 4 writers of 32 served calls a batch (the group commit's write), alone, then
       // while a reader loops over the three reads.
       let seq = 0;
-      const ingest = async (seconds: number, withReads: boolean) => {
+      const ingest = async (seconds: number, withReads: boolean, writers = 4, oneAccount = false) => {
         const deadline = performance.now() + seconds * 1000;
         let calls = 0;
         const batchMs: number[] = [];
@@ -256,7 +260,9 @@ async function main() {
         const writer = async (w: number) => {
           while (performance.now() < deadline) {
             const a = hot[(seq + w) % hot.length] as { id: string; name: string; owner_id: string };
-            const account = ingestAccounts[(seq++ + w) % ingestAccounts.length] as string;
+            const account = (
+              oneAccount ? ingestAccounts[0] : ingestAccounts[(seq++ + w) % ingestAccounts.length]
+            ) as string;
             const batch = Array.from({ length: 32 }, () => ({
               requestId: `req_ingest_${target}_${withReads ? 'r' : 'a'}_${seq++}`,
               accountId: account,
@@ -286,7 +292,10 @@ async function main() {
           }
         };
         const started = performance.now();
-        await Promise.all([...[0, 1, 2, 3].map(writer), ...(withReads ? [reader()] : [])]);
+        await Promise.all([
+          ...Array.from({ length: writers }, (_, w) => writer(w)),
+          ...(withReads ? [reader()] : []),
+        ]);
         const elapsed = (performance.now() - started) / 1000;
         return {
           callsPerSecond: Math.round(calls / elapsed),
@@ -298,6 +307,14 @@ async function main() {
       };
       const ingestAlone = await ingest(SECONDS, false);
       const ingestWithReads = await ingest(SECONDS, true);
+      // Hot row: 6 writers (3 instances' group commits, 2 batches each in flight) on ONE account's
+      // counter row, against the same 6 writers spread over 20 accounts.
+      const hotRow = HOT_ROW
+        ? {
+            oneAccount: await ingest(SECONDS, false, 6, true),
+            spread: await ingest(SECONDS, false, 6, false),
+          }
+        : undefined;
 
       const closeMs = await timed(() => money.statements.closePeriod(previous));
       const statementDays = (await reads.statement()).byDay.length;
@@ -313,6 +330,7 @@ async function main() {
         closePreviousMonthMs: Math.round(closeMs),
         ingestAlone,
         ingestWithReads,
+        hotRow,
       };
       results.push(result);
       console.log(`\nledger bench: ${target.toLocaleString('en-US')} events (${LABEL}, rollups: ${rollups})`);
@@ -331,6 +349,10 @@ async function main() {
       console.log(
         `  ingestion (4 writers × 32)  ${ingestAlone.callsPerSecond} calls/s alone, ${ingestWithReads.callsPerSecond} calls/s with reads (batch p95 ${ingestWithReads.batch.p95} ms)`,
       );
+      if (hotRow !== undefined)
+        console.log(
+          `  one account, 6 writers     ${hotRow.oneAccount.callsPerSecond} calls/s (batch p95 ${hotRow.oneAccount.batch.p95} ms); spread over 20 accounts ${hotRow.spread.callsPerSecond} calls/s`,
+        );
     }
   } finally {
     await sql.close();
