@@ -148,12 +148,6 @@ async function rollUp(sql: Sql) {
 }
 
 async function main() {
-  const dbName = `quarry_ledger_bench_${process.pid}`;
-  const admin = new pg.Client({ connectionString: PG_URL });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${dbName}`);
-  const url = new URL(PG_URL);
-  url.pathname = `/${dbName}`;
   const { createPgClient } = await load<{ createPgClient(u: string, o?: { max?: number }): Sql }>(
     'store/pg-client.ts',
   );
@@ -166,6 +160,12 @@ async function main() {
   );
   const { createMoneyStore } = await load<{ createMoneyStore(sql: Sql): Money }>('money/money-store.ts');
   const { createSecretBox } = await load<{ createSecretBox(o: unknown): unknown }>('security/secret-box.ts');
+  const dbName = `quarry_ledger_bench_${process.pid}`;
+  const admin = new pg.Client({ connectionString: PG_URL });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${dbName}`);
+  const url = new URL(PG_URL);
+  url.pathname = `/${dbName}`;
   const sql = createPgClient(url.toString(), { max: 12 });
   const results: Record<string, unknown>[] = [];
   try {

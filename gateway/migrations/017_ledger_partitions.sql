@@ -84,7 +84,9 @@ CREATE TABLE usage_analytic_callers (
 CREATE TABLE usage_analytic_caller_days (
   analytic_id  text NOT NULL,
   day          date NOT NULL,
-  callers      bigint NOT NULL CHECK (callers >= 0),
+  -- No CHECK (callers >= 0): a caller leaving a day is a -1 upsert, and PostgreSQL checks the row
+  -- proposed for insertion before it finds the row the upsert then updates.
+  callers      bigint NOT NULL,
   PRIMARY KEY (analytic_id, day)
 );
 CREATE INDEX usage_owner_days_popularity_idx ON usage_owner_days (analytic_id, day) INCLUDE (calls)

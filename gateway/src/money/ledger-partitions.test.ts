@@ -126,6 +126,37 @@ for (const { backend, available } of backends) {
       ).rejects.toThrow(/owner_800_per_credit/);
     }, 120_000);
 
+    it("counts a paying caller once, on its last paid day: a new day moves it, the owner's own calls never count", async () => {
+      const db = await backend.fresh();
+      await migrate(db);
+      const roll = (day: string, account: string, origin: string, owner = 'own_a') =>
+        db.query(
+          `SELECT quarry_roll_up(ARRAY['2026-05'], ARRAY[$1::date], ARRAY[$2], ARRAY[$4], ARRAY['ana_a'], ARRAY['a'],
+                                 ARRAY['smb'], ARRAY[$3], ARRAY[1::bigint], ARRAY[1000::bigint], ARRAY[800::bigint],
+                                 ARRAY[200::bigint], ARRAY[196000::bigint], ARRAY[156800::bigint], ARRAY[39200::bigint])`,
+          [day, account, origin, owner],
+        );
+      await roll('2026-05-01', 'acc_x', 'paid');
+      await roll('2026-05-01', 'acc_x', 'paid');
+      await roll('2026-05-03', 'acc_y', 'paid');
+      await roll('2026-05-04', 'acc_x', 'paid');
+      await roll('2026-05-02', 'acc_x', 'paid'); // an older day never moves it back
+      await roll('2026-05-04', 'acc_z', 'free');
+      const days = await db.query<{ day: string; callers: number }>(
+        `SELECT to_char(day, 'YYYY-MM-DD') AS day, callers::integer AS callers FROM usage_analytic_caller_days
+          WHERE analytic_id = 'ana_a' AND callers <> 0 ORDER BY day`,
+      );
+      expect(days).toEqual([
+        { day: '2026-05-03', callers: 1 },
+        { day: '2026-05-04', callers: 1 },
+      ]);
+      const [owner] = await db.query<{ calls: number; mc: number }>(
+        `SELECT sum(calls)::integer AS calls, sum(millicredits)::integer AS mc FROM usage_owner_days
+          WHERE analytic_id = 'ana_a' AND origin = 'paid'`,
+      );
+      expect(owner).toEqual({ calls: 5, mc: 5000 });
+    });
+
     it('an unprepared month lands in the default partition and moves into its own when created; closed months past the retention lose raw events, not sums', async () => {
       const db = await backend.fresh();
       await migrate(db);
