@@ -33,6 +33,15 @@ module.exports = {
       to: { path: '^gateway/src/', pathNot: '^gateway/src/errors/' },
     },
     {
+      name: 'money-testing-only-in-tests',
+      severity: 'error',
+      comment:
+        "money/testing/ holds the tests' checks of the ledger (ledger-drift.ts): only tests and " +
+        'test support import it, never the gateway.',
+      from: { path: '^gateway/src/', pathNot: ['\\.(test|bench)\\.ts$', '^gateway/src/money/testing/'] },
+      to: { path: '^gateway/src/money/testing/' },
+    },
+    {
       name: 'auth-below-services',
       severity: 'error',
       comment: 'auth/ sits under the services and the query module: it never imports them.',

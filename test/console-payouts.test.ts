@@ -25,6 +25,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromiumAvailable, launchChromium } from './support/browser.js';
 import { type ControlPlaneSchema, createControlPlaneSchema, withPg } from './support/control-plane.js';
 import { type GatewayProcess, postgresStoreEnv, REPO_ROOT, startGateway } from './support/gateway-process.js';
+import { rebuildLedgerRollups } from './support/metering-fixture.js';
 import { pgAvailable, serviceUp, uniqueSuffix } from './support/test-services.js';
 
 const up = serviceUp(await pgAvailable()) && serviceUp(await chromiumAvailable());
@@ -191,6 +192,7 @@ describe.skipIf(!up)('payouts in the web console (sandbox payments)', () => {
         [caller.account.id, lastMonth, lastMonthMid],
       ),
     );
+    await rebuildLedgerRollups(store.schema);
     const closed = await apiCall('POST', `/v1/admin/periods/${lastMonth}/close`, ADMIN);
     expect(closed.status, JSON.stringify(closed.json)).toBe(200);
     // The sandbox's transfer may land after the close: asked until it is paid.

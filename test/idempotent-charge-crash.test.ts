@@ -8,7 +8,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ControlPlaneSchema, createControlPlaneSchema } from './support/control-plane.js';
 import { type GatewayProcess, postgresStoreEnv, startGateway } from './support/gateway-process.js';
 import { createHttpClient } from './support/http-client.js';
-import { connectTestPostgres, deployAnalytic, ledgerOf, signUp } from './support/metering-fixture.js';
+import {
+  connectTestPostgres,
+  deployAnalytic,
+  ledgerDrift,
+  ledgerOf,
+  signUp,
+} from './support/metering-fixture.js';
 import { pgAvailable, serviceUp, uniqueSuffix } from './support/test-services.js';
 
 const up = serviceUp(await pgAvailable());
@@ -80,5 +86,7 @@ describe.runIf(up)('idempotent completion commits with the charge (kill -9, real
     const ledger = await ledgerOf(store.schema, caller.id);
     expect(ledger).toHaveLength(1);
     expect(ledger[0]).toMatchObject({ status: 'ok', request_id: charged[0]?.request_id });
+    // Its day rollups count it once, as the raw event does.
+    expect(await ledgerDrift(store.schema)).toEqual([]);
   }, 120_000);
 });

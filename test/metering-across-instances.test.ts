@@ -21,6 +21,7 @@ import {
   currentPeriod,
   deployAnalytic,
   issueKey,
+  ledgerDrift,
   ledgerOf,
   quotaCounter,
   secondsToNextMonth,
@@ -169,6 +170,7 @@ describe.runIf(up)('metering across three gateway instances (real Postgres and R
       });
     }
     expect(await quotaCounter(store.schema, caller.id)).toBe(FREE_CALLS * 1_000);
+    expect(await ledgerDrift(store.schema)).toEqual([]);
 
     // The 31st call, later and on any instance, is still refused: the quota is spent for the month.
     for (const g of gateways) expectErrorEnvelope(await query(g, caller.key, QUICK), 429, 'QUOTA_EXCEEDED');
@@ -319,6 +321,8 @@ describe.runIf(up)('metering across three gateway instances (real Postgres and R
         for (const event of events) expect(ids.has(event.request_id)).toBe(true);
       }
       expect(await quotaCounter(store.schema, caller.id)).toBe(ledger.length * 1_000);
+      // The day rollups lost and doubled nothing either: each equals the raw events' sums.
+      expect(await ledgerDrift(store.schema)).toEqual([]);
     },
     60_000,
   );

@@ -22,6 +22,7 @@ import {
   connectTestPostgres,
   deployAnalytic,
   expectStatus,
+  rebuildLedgerRollups,
   signUp,
   startGateways,
   type TestAccount,
@@ -312,6 +313,7 @@ describe.runIf(up)('paying with Stripe (two instances, real Postgres, the Stripe
         [ivy.id, period, last],
       ),
     );
+    await rebuildLedgerRollups(store.schema);
     const close = (g: GatewayProcess) =>
       http.request(g.url, 'POST', `/v1/admin/periods/${period}/close`, { key: ADMIN });
     // Both at once: one closes it; the other finds it closing (409 with retry_after) or closed.

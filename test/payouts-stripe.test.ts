@@ -22,6 +22,7 @@ import {
   connectTestPostgres,
   deployAnalytic,
   expectStatus,
+  rebuildLedgerRollups,
   signUp,
   type TestAccount,
 } from './support/metering-fixture.js';
@@ -67,14 +68,16 @@ async function call(g: GatewayProcess, key: string, source: string, times = 1) {
 }
 
 /** Moves every served call made so far by `payers` (and not moved yet) to `month`. */
-const moveCalls = (payers: readonly TestAccount[], month: { period: string; at: Date }) =>
-  withPg((c) =>
+const moveCalls = async (payers: readonly TestAccount[], month: { period: string; at: Date }) => {
+  await withPg((c) =>
     c.query(
       `UPDATE ${store.schema}.usage_events SET period = $2, reserved_at = $3, completed_at = $3
         WHERE account_id = ANY ($1::text[]) AND period = to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM')`,
       [payers.map((p) => p.id), month.period, month.at],
     ),
   );
+  await rebuildLedgerRollups(store.schema);
+};
 
 // biome-ignore lint/suspicious/noExplicitAny: the tests read the answer's shape as documented.
 const statement = async (g: GatewayProcess, key: string, period: string): Promise<any> =>

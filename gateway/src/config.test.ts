@@ -197,6 +197,18 @@ describe('loadConfig', () => {
     expect(logged).not.toContain('whsec_abc123');
   });
 
+  it('keeps 13 months of raw usage events unless told otherwise, and refuses a retention below one month', () => {
+    expect(loadConfig({}, '/srv').payments.ledgerRetentionMonths).toBe(13);
+    expect(loadConfig({ QUARRY_LEDGER_RETENTION_MONTHS: '4' }, '/srv').payments.ledgerRetentionMonths).toBe(
+      4,
+    );
+    for (const bad of ['0', '-1', '2.5', 'forever']) {
+      expect(problemsOf({ QUARRY_LEDGER_RETENTION_MONTHS: bad }).map((p) => p.split(':')[0])).toEqual([
+        'QUARRY_LEDGER_RETENTION_MONTHS',
+      ]);
+    }
+  });
+
   it('redacts secrets for logging', () => {
     const config = loadConfig({
       DATABASE_URL: 'postgres://quarry:hunter2@db.internal/quarry',

@@ -158,6 +158,7 @@ const EnvSchema = z.object({
     .default(24),
   QUARRY_AUTO_CLOSE: bool.optional(),
   QUARRY_CLOSE_LEASE_MS: z.coerce.number().int().min(1_000).max(3_600_000).default(120_000),
+  QUARRY_LEDGER_RETENTION_MONTHS: z.coerce.number().int().min(1).max(1_200).default(13),
   QUARRY_OAUTH_TOKEN_TTL: z.coerce.number().int().min(60).max(86_400).default(900),
   QUARRY_MAX_LIVE_POOLS: z.coerce.number().int().min(1).max(100_000).default(200),
   QUARRY_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(120_000).default(10_000),
@@ -442,6 +443,8 @@ export interface PaymentsConfig {
   readonly autoClose: boolean;
   /** QUARRY_CLOSE_LEASE_MS: how long a closing instance's claim lasts unrenewed before another may resume. */
   readonly closeLeaseMs: number;
+  /** QUARRY_LEDGER_RETENTION_MONTHS: closed months older than this lose their raw usage events (rollups stay). */
+  readonly ledgerRetentionMonths: number;
 }
 
 /** Parses the environment once; throws ConfigError listing every problem. */
@@ -542,6 +545,7 @@ export function loadConfig(
       closeGraceMs: Math.round(e.QUARRY_CLOSE_GRACE_HOURS * 3_600_000),
       autoClose: e.QUARRY_AUTO_CLOSE ?? true,
       closeLeaseMs: e.QUARRY_CLOSE_LEASE_MS,
+      ledgerRetentionMonths: e.QUARRY_LEDGER_RETENTION_MONTHS,
     },
     analyticsDir:
       e.QUARRY_ANALYTICS_DIR !== undefined

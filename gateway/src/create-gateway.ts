@@ -25,6 +25,7 @@ import { createMcpSessions } from './mcp/mcp-sessions.js';
 import { createMcpTools } from './mcp/mcp-tools.js';
 import { createBillingService } from './money/billing-service.js';
 import { settleInDoubt } from './money/in-doubt-metering.js';
+import { createLedgerMaintenance } from './money/ledger-retention.js';
 import { createMetering } from './money/metering.js';
 import { createMoneyStore } from './money/money-store.js';
 import type { PaymentProvider } from './money/payment-provider.js';
@@ -593,12 +594,21 @@ export async function createGateway(
     // Downgrades and cancels that reached their period's end, and grace periods that ran out:
     // every instance ticks, and each change is conditional, so two ticks apply it once.
     // The same tick closes the last month once its grace has passed (one instance, by claim).
+    // The ledger's monthly partitions: created ahead, and closed months past the retention dropped.
+    const ledger = createLedgerMaintenance({
+      usage: money.usage,
+      closedAt: (period) => money.statements.closedAt(period),
+      retentionMonths: config.payments.ledgerRetentionMonths,
+      logger,
+    });
+    await ledger.tick();
     let ticking = false;
     const billingTick = setInterval(() => {
       if (ticking) return;
       ticking = true;
       Promise.all([
         payments.tick().catch((error) => logger.warn({ err: error }, 'billing tick failed')),
+        ledger.tick().catch((error) => logger.warn({ err: error }, 'ledger partition upkeep failed')),
         payouts
           .tick()
           .catch((error) => logger.warn({ err: error }, 'closing the month failed; retried next tick')),

@@ -2,6 +2,7 @@
 // schema, accounts and analytics made over HTTP, and read-only views of the ledger
 // (usage_events) and the quota counters (usage_counters) straight from Postgres, so the tests
 // compare what clients saw with what was recorded.
+import { type LedgerDrift, ledgerDriftSql } from '../../gateway/src/money/testing/ledger-drift.js';
 import { withPg } from './control-plane.js';
 import { type GatewayProcess, type StartGatewayOptions, startGateway } from './gateway-process.js';
 import type { HttpClient, HttpResponse } from './http-client.js';
@@ -211,4 +212,51 @@ export function tally(responses: readonly HttpResponse[]): Record<string, number
     counts[label] = (counts[label] ?? 0) + 1;
   }
   return counts;
+}
+
+/**
+ * Every key where the day rollups (migration 017) of `schema` disagree with the sums of its raw
+ * served events: empty when every rollup is exact.
+ */
+export function ledgerDrift(schema: string): Promise<LedgerDrift[]> {
+  return withPg(async (c) => (await c.query<LedgerDrift>(ledgerDriftSql(schema))).rows);
+}
+
+/**
+ * Rebuilds `schema`'s day rollups from its raw events (as migration 017 fills them): for tests
+ * that move served calls to another month with a raw UPDATE, as if they had been made then.
+ */
+export function rebuildLedgerRollups(schema: string): Promise<void> {
+  return withPg(async (c) => {
+    await c.query(
+      `TRUNCATE ${schema}.usage_owner_days, ${schema}.usage_account_days, ${schema}.usage_analytic_callers,
+                ${schema}.usage_analytic_caller_days`,
+    );
+    await c.query(
+      `INSERT INTO ${schema}.usage_analytic_callers (analytic_id, account_id, last_day)
+       SELECT analytic_id, account_id, max((reserved_at AT TIME ZONE 'UTC')::date) FROM ${schema}.usage_events
+        WHERE status = 'ok' AND origin = 'paid' AND account_id <> owner_id GROUP BY 1, 2`,
+    );
+    await c.query(
+      `INSERT INTO ${schema}.usage_analytic_caller_days (analytic_id, day, callers)
+       SELECT analytic_id, last_day, count(*) FROM ${schema}.usage_analytic_callers GROUP BY 1, 2`,
+    );
+    await c.query(
+      `INSERT INTO ${schema}.usage_owner_days (owner_id, period, day, analytic_id, analytic_name, plan, origin, calls,
+                                              millicredits, owner_millicredits, platform_millicredits, value_musd,
+                                              owner_musd, platform_musd)
+       SELECT owner_id, period, (reserved_at AT TIME ZONE 'UTC')::date, analytic_id, analytic_name, coalesce(plan, ''),
+              origin, count(*), sum(millicredits), sum(owner_millicredits), sum(platform_millicredits),
+              sum(value_musd), sum(owner_musd), sum(platform_musd)
+         FROM ${schema}.usage_events WHERE status = 'ok' GROUP BY 1, 2, 3, 4, 5, 6, 7`,
+    );
+    await c.query(
+      `INSERT INTO ${schema}.usage_account_days (account_id, period, day, analytic_id, analytic_name, owner_id, plan,
+                                                origin, calls, millicredits, value_musd, owner_musd, platform_musd)
+       SELECT account_id, period, (reserved_at AT TIME ZONE 'UTC')::date, analytic_id, analytic_name, owner_id,
+              coalesce(plan, ''), origin, count(*), sum(millicredits), sum(value_musd), sum(owner_musd),
+              sum(platform_musd)
+         FROM ${schema}.usage_events WHERE status = 'ok' GROUP BY 1, 2, 3, 4, 5, 6, 7, 8`,
+    );
+  });
 }

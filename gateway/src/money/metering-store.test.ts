@@ -14,6 +14,7 @@ import type { SqlClient, SqlExecutor } from '../store/sql-client.js';
 import { storeBackends } from '../store/testing/store-backends.js';
 import { createMoneyStore, type MoneyStore } from './money-store.js';
 import { priceCall } from './revenue-split.js';
+import { type LedgerDrift, ledgerDriftSql } from './testing/ledger-drift.js';
 import {
   createUsageRepository,
   type Reservation,
@@ -1278,6 +1279,8 @@ for (const { backend, available } of backends) {
                   if (m === undefined) continue;
                   const id = m.input.requestId;
                   if (op.t === 'stale') {
+                    // Only a pending call can go stale (a served one's day is history, and rolled up).
+                    if (m.state !== 'pending') continue;
                     await backdate(id, 3_600_000);
                     m.stale = true;
                   } else if (op.t === 'commit') {
@@ -1365,10 +1368,28 @@ for (const { backend, available } of backends) {
                   sumOf(owner.id),
                 );
               }
+              // The day rollups (migration 017) equal the raw events' sums, key by key, to the unit.
+              const drift = async () =>
+                (await sql.query<LedgerDrift>(ledgerDriftSql())).filter(
+                  (d) => d.key.includes(` ${period} `) || analytics.some((a) => d.key.startsWith(`${a.id} `)),
+                );
+              expect(await drift()).toEqual([]);
+              for (const account of accounts) {
+                const usage = await store.usage.usageFor(account.id, period);
+                const mine = served.filter((e) => e.account_id === account.id);
+                const counted = mine.filter((e) => e.origin === 'paid' || e.origin === 'free');
+                expect(usage.totals).toMatchObject({
+                  calls: counted.length,
+                  millicredits: counted.reduce((t, e) => t + e.millicredits, 0),
+                  valueMicroUsd: counted.reduce((t, e) => t + e.value_musd, 0),
+                });
+                expect(Object.values(usage.totals.byOrigin).reduce((t, n) => t + n, 0)).toBe(mine.length);
+              }
               // Close the period once nothing is in flight: the frozen statement is the ledger's,
               // and the payouts never exceed 80% of what callers paid.
               for (const m of model) if (m.state === 'pending') await store.usage.release(m.input.requestId);
               await store.statements.closePeriod(period);
+              expect(await drift()).toEqual([]);
               let paidOut = 0;
               let earned = 0;
               for (const owner of owners) {

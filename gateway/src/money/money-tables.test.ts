@@ -12,6 +12,10 @@ const gatewaySrc = join(here, '..');
 export const MONEY_TABLES = [
   'usage_events',
   'usage_counters',
+  'usage_owner_days',
+  'usage_account_days',
+  'usage_analytic_callers',
+  'usage_analytic_caller_days',
   'owner_statements',
   'owner_statement_lines',
   'owner_payouts',

@@ -249,10 +249,10 @@ export function createPaymentRepository(sql: SqlExecutor): PaymentRepository {
         millicredits: string | number;
         value_musd: string | number;
       }>(
-        `SELECT account_id, analytic_name, count(*) AS calls, sum(millicredits) AS millicredits,
+        `SELECT account_id, analytic_name, sum(calls) AS calls, sum(millicredits) AS millicredits,
                 sum(value_musd) AS value_musd
-         FROM usage_events
-         WHERE period = $1 AND status = 'ok' AND origin = 'paid' AND plan = ANY ($2::text[])
+         FROM usage_account_days
+         WHERE period = $1 AND origin = 'paid' AND plan = ANY ($2::text[])
          GROUP BY account_id, analytic_name ORDER BY account_id, analytic_name`,
         [period, planIds],
       );

@@ -166,8 +166,8 @@ export function createPayoutRepository(sql: SqlExecutor): PayoutRepository {
                                         owner_musd, platform_musd)
          SELECT $1, $2, $3, owner_id, analytic_name, account_id, period,
                 floor(sum(owner_musd) * $6 / $7)::bigint, floor(sum(platform_musd) * $6 / $7)::bigint
-           FROM usage_events
-          WHERE account_id = $4 AND period = $5 AND status = 'ok' AND origin = 'paid' AND value_musd > 0
+           FROM usage_account_days
+          WHERE account_id = $4 AND period = $5 AND origin = 'paid' AND value_musd > 0
           GROUP BY owner_id, analytic_name, account_id, period
          ON CONFLICT DO NOTHING RETURNING 1`,
         [r.provider, r.kind, r.reference, r.payerId, r.usagePeriod, r.share.numerator, r.share.denominator],

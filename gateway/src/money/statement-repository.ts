@@ -162,16 +162,18 @@ const add = (a: StatementAmounts, row: LineRow): StatementAmounts => ({
 
 /**
  * Sums of the served calls of `$1`'s period per owner, UTC day (of the reservation), analytic and
- * origin: the lines of a statement, live or frozen.
+ * origin: the lines of a statement, live or frozen. Read from the owner day rollup (migration
+ * 017), which the batch that serves a call updates in its transaction, so it equals the sums of
+ * the raw events to the unit.
  */
-const LEDGER_LINES = `SELECT owner_id, (reserved_at AT TIME ZONE 'UTC')::date AS day, analytic_name AS name, origin,
-                             count(*)::integer AS calls, sum(millicredits)::bigint AS millicredits,
+const LEDGER_LINES = `SELECT owner_id, day, analytic_name AS name, origin,
+                             sum(calls)::bigint AS calls, sum(millicredits)::bigint AS millicredits,
                              sum(owner_millicredits)::bigint AS owner_millicredits,
                              sum(platform_millicredits)::bigint AS platform_millicredits,
                              sum(value_musd)::bigint AS value_musd, sum(owner_musd)::bigint AS owner_musd,
                              sum(platform_musd)::bigint AS platform_musd
-                        FROM usage_events WHERE period = $1 AND status = 'ok'`;
-const LEDGER_GROUPS = 'GROUP BY owner_id, 2, analytic_name, origin';
+                        FROM usage_owner_days WHERE period = $1`;
+const LEDGER_GROUPS = 'GROUP BY owner_id, day, analytic_name, origin';
 
 /** Builds the statement repository over `sql`. */
 export function createStatementRepository(sql: SqlExecutor): StatementRepository {

@@ -183,6 +183,18 @@ export interface UsageRepository {
   /** Sets the account's Pay as you Go budget (micro-USD); false when there is no such account. */
   setBudget(accountId: string, microUsd: number): Promise<boolean>;
   usageFor(accountId: string, period: string): Promise<UsageReport>;
+  /** The months (`YYYY-MM`) whose raw events have a partition of their own, oldest first. */
+  ledgerMonths(): Promise<string[]>;
+  /**
+   * Creates the raw-event partition of each month that lacks one (moving in its events that
+   * landed in the default partition); returns the months created.
+   */
+  prepareMonths(periods: readonly string[]): Promise<string[]>;
+  /**
+   * Drops a closed month's raw events (its rollups and frozen statement lines stay); false when
+   * it had no partition. CONFLICT when the month is not closed.
+   */
+  dropMonth(period: string): Promise<boolean>;
 }
 
 /** The advisory lock that orders reservations (shared) against closing their period (exclusive). */
@@ -603,10 +615,21 @@ export function createUsageRepository(sql: SqlExecutor): UsageRepository {
     const updated = new Set(
       (
         await tx.query<{ request_id: string }>(
-          `UPDATE usage_events e SET status = 'ok', completed_at = now(), latency_ms = u.latency_ms
-             FROM unnest($1::text[], $2::double precision[]) AS u(request_id, latency_ms)
-            WHERE e.request_id = u.request_id AND e.status = 'pending'
-           RETURNING e.request_id`,
+          `WITH done AS (
+             UPDATE usage_events e SET status = 'ok', completed_at = now(), latency_ms = u.latency_ms
+               FROM unnest($1::text[], $2::double precision[]) AS u(request_id, latency_ms)
+              WHERE e.request_id = u.request_id AND e.status = 'pending'
+             RETURNING e.*
+           ), rolled AS MATERIALIZED (
+             SELECT quarry_roll_up(
+                      array_agg(period::text), array_agg((reserved_at AT TIME ZONE 'UTC')::date), array_agg(account_id),
+                      array_agg(owner_id), array_agg(analytic_id), array_agg(analytic_name), array_agg(plan),
+                      array_agg(origin), array_agg(1::bigint), array_agg(millicredits), array_agg(owner_millicredits),
+                      array_agg(platform_millicredits), array_agg(value_musd), array_agg(owner_musd),
+                      array_agg(platform_musd)) AS r
+               FROM done HAVING count(*) > 0
+           )
+           SELECT request_id FROM done LEFT JOIN rolled ON true`,
           [inputs.map((i) => i.requestId), inputs.map((i) => i.latencyMs)],
         )
       ).map((r) => r.request_id),
@@ -749,11 +772,53 @@ export function createUsageRepository(sql: SqlExecutor): UsageRepository {
       return rows.length > 0;
     },
 
+    async ledgerMonths() {
+      const rows = await sql.query<{ name: string }>(
+        `SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+          WHERE i.inhparent = 'usage_events'::regclass`,
+      );
+      return rows
+        .flatMap((r) => {
+          const m = /^usage_events_p(\d{4})_(\d{2})$/.exec(r.name);
+          return m === null ? [] : [`${m[1]}-${m[2]}`];
+        })
+        .sort();
+    },
+
+    async prepareMonths(periods) {
+      const created: string[] = [];
+      for (const period of periods) {
+        assertPeriod(period);
+        const [row] = await sql.query<{ created: boolean }>('SELECT quarry_ledger_partition($1) AS created', [
+          period,
+        ]);
+        if (row?.created === true) created.push(period);
+      }
+      return created;
+    },
+
+    async dropMonth(period) {
+      assertPeriod(period);
+      try {
+        const [row] = await sql.query<{ dropped: boolean }>(
+          'SELECT quarry_ledger_drop_month($1) AS dropped',
+          [period],
+        );
+        return row?.dropped === true;
+      } catch (error) {
+        if ((error as { code?: unknown }).code === '55000') {
+          throw new StoreError('CONFLICT', `period ${period} is not closed: its raw events are kept`);
+        }
+        throw error;
+      }
+    },
+
     async usageFor(accountId, period) {
       assertPeriod(period);
-      const served = `FROM usage_events WHERE account_id = $1 AND period = $2 AND status = 'ok'`;
+      // From the day rollup of served calls (migration 017), not the raw events.
+      const served = 'FROM usage_account_days WHERE account_id = $1 AND period = $2';
       const counted = `${served} AND origin IN ('paid', 'free')`;
-      const sums = `count(*)::integer AS calls, coalesce(sum(millicredits), 0)::bigint AS millicredits,
+      const sums = `sum(calls)::bigint AS calls, coalesce(sum(millicredits), 0)::bigint AS millicredits,
                     coalesce(sum(value_musd), 0)::bigint AS value_musd`;
       interface Row {
         calls: number;
@@ -792,8 +857,7 @@ export function createUsageRepository(sql: SqlExecutor): UsageRepository {
         [accountId, period],
       );
       const byDay = await sql.query<Row & { date: string }>(
-        `SELECT to_char(reserved_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS date, ${sums}
-           ${counted} GROUP BY 1 ORDER BY 1`,
+        `SELECT to_char(day, 'YYYY-MM-DD') AS date, ${sums} ${counted} GROUP BY day ORDER BY day`,
         [accountId, period],
       );
       return {

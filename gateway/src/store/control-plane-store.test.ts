@@ -50,7 +50,9 @@ for (const { backend, available } of backends) {
         expect(functions.map((f) => f.proname)).not.toContain('quarry_reserve_calls_optimistic');
         expect(functions.map((f) => f.proname)).toContain('quarry_charge_calls');
         const tables = await db.query<{ table_name: string }>(
-          `SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() ORDER BY 1`,
+          `SELECT t.table_name FROM information_schema.tables t
+             JOIN pg_class c ON c.relname = t.table_name AND c.relnamespace = current_schema()::regnamespace
+            WHERE t.table_schema = current_schema() AND NOT c.relispartition ORDER BY 1`,
         );
         expect(tables.map((t) => t.table_name)).toEqual([
           'account_mcp_settings',
@@ -81,9 +83,20 @@ for (const { backend, available } of backends) {
           'payout_accounts',
           'period_closes',
           'schema_migrations',
+          'usage_account_days',
+          'usage_analytic_caller_days',
+          'usage_analytic_callers',
           'usage_counters',
           'usage_events',
+          'usage_owner_days',
         ]);
+        // The ledger's months (migration 017): this month and the next two, and the default.
+        const months = await db.query<{ name: string }>(
+          `SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+            WHERE i.inhparent = 'usage_events'::regclass ORDER BY 1`,
+        );
+        expect(months.map((m) => m.name)).toContain('usage_events_default');
+        expect(months.length).toBe(4);
       });
 
       it('two migrators starting at once apply each file exactly once', async () => {

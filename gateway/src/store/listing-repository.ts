@@ -127,12 +127,15 @@ type MarketRow = ListingRow & {
 const COLUMNS = `l.analytic_id, a.name, l.owner_id, l.title, l.description, l.category, l.tags, l.price,
                  l.example_params, l.previews, l.published_at, l.unpublished_at, l.updated_at`;
 
-// Read from usage_events_paid_popularity_idx alone (migration 015).
+// From the rollups of migration 017, never the raw events: paid calls by analytic and day, and
+// the paying callers counted on their last paid day; the last 30 UTC days, today included.
 const POPULARITY = `LEFT JOIN LATERAL (
-    SELECT count(*)::integer AS calls_30d, count(DISTINCT e.account_id)::integer AS callers_30d
-      FROM usage_events e
-     WHERE e.analytic_id = l.analytic_id AND e.status = 'ok' AND e.origin = 'paid'
-       AND e.account_id <> l.owner_id AND e.completed_at > now() - interval '30 days'
+    SELECT (SELECT coalesce(sum(r.calls), 0) FROM usage_owner_days r
+             WHERE r.analytic_id = l.analytic_id AND r.origin = 'paid'
+               AND r.day > (now() AT TIME ZONE 'UTC')::date - 30)::integer AS calls_30d,
+           (SELECT coalesce(sum(c.callers), 0) FROM usage_analytic_caller_days c
+             WHERE c.analytic_id = l.analytic_id AND c.day > (now() AT TIME ZONE 'UTC')::date - 30)::integer
+             AS callers_30d
   ) p ON true`;
 
 const OWNER_NAME = '(SELECT o.name FROM accounts o WHERE o.id = l.owner_id) AS owner_name';
