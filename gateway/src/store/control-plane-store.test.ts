@@ -83,6 +83,7 @@ for (const { backend, available } of backends) {
           'payout_accounts',
           'period_closes',
           'schema_migrations',
+          'secret_key_checks',
           'usage_account_days',
           'usage_analytic_caller_days',
           'usage_analytic_callers',
