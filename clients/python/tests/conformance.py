@@ -122,6 +122,24 @@ class CaseRunner:
             return client.keys.revoke(args["id"])
         if op == "usage":
             return client.usage.get()
+        if op == "marketplace.search":
+            return client.marketplace.search(args.get("q"), category=args.get("category"))
+        if op == "marketplace.get":
+            return client.marketplace.get(args["name"])
+        if op == "marketplace.tryToken":
+            return client.marketplace.try_token(args["source"], ttl_seconds=args.get("ttl_seconds"))
+        if op == "connections.create":
+            return client.connections.create(args["name"], args["type"], args["config"])
+        if op == "analytics.deploy":
+            return client.analytics.deploy(args["definition"])
+        if op == "listings.publish":
+            return client.listings.publish(args["name"], **args.get("listing", {}))
+        if op == "statements.get":
+            return client.statements.get(args.get("period"))
+        if op == "budget.get":
+            return client.budget.get()
+        if op == "budget.set":
+            return client.budget.set(args["budget_usd"])
         if op == "sleep":
             time.sleep(args["seconds"])
             return None
@@ -147,6 +165,14 @@ class CaseRunner:
         for param in want.get("detail_params", []):
             if not any(d.param == param for d in error.details):
                 problems.append(f"no detail for param {param}")
+        for name, value in want.get("detail_values", {}).items():
+            detail = next((d for d in error.details if name in (d.field, d.param)), None)
+            if detail is None or detail.value != value:
+                problems.append(f"detail {name}: value {detail and detail.value!r}, expected {value}")
+        if want.get("text_names_code_and_request_id"):
+            text = str(error)
+            if error.code not in text or not error.request_id or error.request_id not in text:
+                problems.append(f"the error's text names not its code and request id: {text}")
         return problems
 
     def _check_result(self, expect: Dict[str, Any], result: Any) -> List[str]:

@@ -57,6 +57,24 @@ async function perform(client: quarry.QuarryClient, step: Step): Promise<unknown
       return client.keys.revoke(input.id);
     case 'usage':
       return client.usage.get();
+    case 'marketplace.search':
+      return client.marketplace.search({ q: input.q, category: input.category });
+    case 'marketplace.get':
+      return client.marketplace.get(input.name);
+    case 'marketplace.tryToken':
+      return client.marketplace.tryToken(input.source, { ttlSeconds: input.ttl_seconds });
+    case 'connections.create':
+      return client.connections.create({ name: input.name, type: input.type, config: input.config });
+    case 'analytics.deploy':
+      return client.analytics.deploy(input.definition);
+    case 'listings.publish':
+      return client.listings.publish(input.name, input.listing);
+    case 'statements.get':
+      return client.statements.get({ period: input.period });
+    case 'budget.get':
+      return client.budget.get();
+    case 'budget.set':
+      return client.budget.set(input.budget_usd);
     case 'sleep':
       await new Promise((resolve) => setTimeout(resolve, input.seconds * 1000));
       return undefined;
@@ -84,6 +102,16 @@ function checkError(expected: ErrorExpectation, error: unknown): string[] {
   }
   for (const param of expected.detail_params ?? []) {
     if (!error.details.some((d) => d.param === param)) problems.push(`no detail for param ${param}`);
+  }
+  for (const [name, value] of Object.entries(expected.detail_values ?? {})) {
+    const detail = error.details.find((d) => d.field === name || d.param === name);
+    if (detail?.value !== value) problems.push(`detail ${name}: value ${String(detail?.value)}, expected ${value}`);
+  }
+  if (expected.text_names_code_and_request_id) {
+    const text = String(error);
+    if (!text.includes(error.code) || !error.requestId || !text.includes(error.requestId)) {
+      problems.push(`the error's text names not its code and request id: ${text}`);
+    }
   }
   return problems;
 }
