@@ -3,7 +3,7 @@
 
 package quarry
 
-// Account is the Account schema: The Account schema of the API
+// Account is the Account schema: what the API answers as Account.
 type Account struct {
 	ID        string `json:"id"`
 	Email     string `json:"email"`
@@ -12,14 +12,14 @@ type Account struct {
 	CreatedAt string `json:"created_at"`
 }
 
-// Plan is the Plan schema: The Plan schema of the API
+// Plan is the Plan schema: what the API answers as Plan.
 type Plan struct {
 	ID   string `json:"id"`
 	Name string `json:"name"`
 	// IncludedCalls: Old name of `included_credits` (calls at 1 credit each)
-	IncludedCalls *int64 `json:"included_calls,omitempty"`
+	IncludedCalls *int64 `json:"included_calls"`
 	// IncludedCredits: Credits included a month; null: Pay as you Go
-	IncludedCredits   *int64 `json:"included_credits,omitempty"`
+	IncludedCredits   *int64 `json:"included_credits"`
 	MonthlyPriceCents int64  `json:"monthly_price_cents"`
 	// PerCallCents: Pay as you Go: the price of a credit, in cents (old name of `credit_price_cents`)
 	PerCallCents int64 `json:"per_call_cents"`
@@ -29,7 +29,7 @@ type Plan struct {
 	CreditValueUSD float64 `json:"credit_value_usd"`
 }
 
-// Connection is the Connection schema: The Connection schema of the API
+// Connection is the Connection schema: what the API answers as Connection.
 type Connection struct {
 	ID   string `json:"id"`
 	Name string `json:"name"`
@@ -42,7 +42,7 @@ type Connection struct {
 	UpdatedAt    string   `json:"updated_at"`
 }
 
-// Circuit is the Circuit schema: The Circuit schema of the API
+// Circuit is the Circuit schema: what the API answers as Circuit.
 type Circuit struct {
 	// State: closed: calls reach the warehouse; open: after repeated warehouse faults (unreachable, lost sessions, time limits) calls fail fast with 503 SOURCE_UNAVAILABLE until the probe; half_open: one call is probing
 	State               string `json:"state"`
@@ -51,7 +51,7 @@ type Circuit struct {
 	RetryAfter *float64 `json:"retry_after,omitempty"`
 }
 
-// ConnectionRemoval is the ConnectionRemoval schema: The ConnectionRemoval schema of the API
+// ConnectionRemoval is the ConnectionRemoval schema: what the API answers as ConnectionRemoval.
 type ConnectionRemoval struct {
 	// Deleted: The connection's id
 	Deleted string `json:"deleted"`
@@ -61,7 +61,7 @@ type ConnectionRemoval struct {
 	Unlisted []string `json:"unlisted"`
 }
 
-// Analytic is the Analytic schema: The Analytic schema of the API
+// Analytic is the Analytic schema: what the API answers as Analytic.
 type Analytic struct {
 	ID             string         `json:"id"`
 	Name           string         `json:"name"`
@@ -73,14 +73,14 @@ type Analytic struct {
 	// Price: Credits a call pays now. A rise waits QUARRY_PRICE_NOTICE_HOURS (default 168) after the deploy that raised it; a decrease applies at once
 	Price int64 `json:"price"`
 	// ScheduledPrice: The price a deploy raised it to, not in force yet; null when none
-	ScheduledPrice *int64 `json:"scheduled_price,omitempty"`
+	ScheduledPrice *int64 `json:"scheduled_price"`
 	// PriceEffectiveAt: When `scheduled_price` takes effect (ISO 8601); null when none
-	PriceEffectiveAt *string `json:"price_effective_at,omitempty"`
+	PriceEffectiveAt *string `json:"price_effective_at"`
 	CreatedAt        string  `json:"created_at"`
 	UpdatedAt        string  `json:"updated_at"`
 }
 
-// AnalyticDefinition is the AnalyticDefinition schema: The AnalyticDefinition schema of the API
+// AnalyticDefinition is the AnalyticDefinition schema: what the API answers as AnalyticDefinition.
 type AnalyticDefinition struct {
 	Name          string         `json:"name"`
 	Title         *string        `json:"title,omitempty"`
@@ -90,7 +90,7 @@ type AnalyticDefinition struct {
 	Connection    string         `json:"connection"`
 	SQL           string         `json:"sql"`
 	Params        map[string]any `json:"params,omitempty"`
-	Insights      any            `json:"insights,omitempty"`
+	Insights      any            `json:"insights"`
 	Cache         *CacheSettings `json:"cache,omitempty"`
 	Limits        *Limits        `json:"limits,omitempty"`
 	Price         *int64         `json:"price,omitempty"`
@@ -99,33 +99,33 @@ type AnalyticDefinition struct {
 	ExampleParams map[string]any `json:"example_params,omitempty"`
 }
 
-// CacheSettings is the AnalyticDefinition.cache schema: The cache of a AnalyticDefinition
+// CacheSettings is the AnalyticDefinition.cache schema: `cache` of AnalyticDefinition.
 type CacheSettings struct {
 	TTL   *int64 `json:"ttl,omitempty"`
 	Stale *int64 `json:"stale,omitempty"`
 }
 
-// Limits is the AnalyticDefinition.limits schema: The limits of a AnalyticDefinition
+// Limits is the AnalyticDefinition.limits schema: `limits` of AnalyticDefinition.
 type Limits struct {
 	TimeoutMS      *int64 `json:"timeout_ms,omitempty"`
 	MaxRows        *int64 `json:"max_rows,omitempty"`
 	MaxBytesBilled *int64 `json:"max_bytes_billed,omitempty"`
 }
 
-// ConnectorTypes is the ConnectorTypes schema: The ConnectorTypes schema of the API
+// ConnectorTypes is the ConnectorTypes schema: what the API answers as ConnectorTypes.
 type ConnectorTypes struct {
 	Connectors []ConnectorType `json:"connectors"`
 }
 
-// ConnectorType is the ConnectorTypes.connectors[] schema: The connectors of a ConnectorTypes
+// ConnectorType is the ConnectorTypes.connectors[] schema: `connectors[]` of ConnectorTypes.
 type ConnectorType struct {
 	Type         string   `json:"type"`
 	DisplayName  string   `json:"display_name"`
-	ConfigSchema any      `json:"config_schema,omitempty"`
+	ConfigSchema any      `json:"config_schema"`
 	SecretFields []string `json:"secret_fields"`
 }
 
-// Usage is the Usage schema: The Usage schema of the API
+// Usage is the Usage schema: what the API answers as Usage.
 type Usage struct {
 	Period     string            `json:"period"`
 	Plan       Plan              `json:"plan"`
@@ -135,7 +135,7 @@ type Usage struct {
 	ByDay      []UsageByDay      `json:"by_day"`
 }
 
-// UsageTotals is the Usage.totals schema: The totals of a Usage
+// UsageTotals is the Usage.totals schema: `totals` of Usage.
 type UsageTotals struct {
 	// Calls: Served calls that spent credits (failed calls are never counted)
 	Calls         int64         `json:"calls"`
@@ -144,11 +144,11 @@ type UsageTotals struct {
 	Credits     float64 `json:"credits"`
 	CreditsUsed float64 `json:"credits_used"`
 	// CreditsLeft: Credits a call can still spend this period (calls in flight counted): what the plan leaves, or what the Pay as you Go budget still buys
-	CreditsLeft *int64 `json:"credits_left,omitempty"`
+	CreditsLeft *int64 `json:"credits_left"`
 	// MarketplaceCalls: Free marketplace previews (not in `calls`)
 	MarketplaceCalls int64 `json:"marketplace_calls"`
 	// RemainingCalls: `credits_left`, kept under its old name (calls of 1 credit)
-	RemainingCalls *int64 `json:"remaining_calls,omitempty"`
+	RemainingCalls *int64 `json:"remaining_calls"`
 	// AmountDueUSD: Subscription price, or Pay as you Go: the credits spent × their price
 	AmountDueUSD      float64 `json:"amount_due_usd"`
 	AmountDueMicroUSD int64   `json:"amount_due_micro_usd"`
@@ -156,7 +156,7 @@ type UsageTotals struct {
 	AmountDueCents int64 `json:"amount_due_cents"`
 }
 
-// CallsByOrigin is the CallsByOrigin schema: The CallsByOrigin schema of the API
+// CallsByOrigin is the CallsByOrigin schema: what the API answers as CallsByOrigin.
 type CallsByOrigin struct {
 	// Paid: Calls that spent paid credits
 	Paid int64 `json:"paid"`
@@ -179,7 +179,7 @@ type BudgetState struct {
 	LeftMicroUSD   int64   `json:"left_micro_usd"`
 }
 
-// UsageByAnalytic is the Usage.by_analytic[] schema: The by_analytic of a Usage
+// UsageByAnalytic is the Usage.by_analytic[] schema: `by_analytic[]` of Usage.
 type UsageByAnalytic struct {
 	Calls int64 `json:"calls"`
 	// Credits: Credits spent
@@ -189,7 +189,7 @@ type UsageByAnalytic struct {
 	Name     string  `json:"name"`
 }
 
-// UsageByDay is the Usage.by_day[] schema: The by_day of a Usage
+// UsageByDay is the Usage.by_day[] schema: `by_day[]` of Usage.
 type UsageByDay struct {
 	Calls int64 `json:"calls"`
 	// Credits: Credits spent
@@ -200,12 +200,12 @@ type UsageByDay struct {
 	Date string `json:"date"`
 }
 
-// Budget is the Budget schema: The Budget schema of the API
+// Budget is the Budget schema: what the API answers as Budget.
 type Budget struct {
 	Budget BudgetSettings `json:"budget"`
 }
 
-// BudgetSettings is the Budget.budget schema: The budget of a Budget
+// BudgetSettings is the Budget.budget schema: `budget` of Budget.
 type BudgetSettings struct {
 	BudgetUSD float64 `json:"budget_usd"`
 	// SpentUSD: This period, calls in flight included
@@ -224,19 +224,19 @@ type BudgetSettings struct {
 	Applies bool `json:"applies"`
 }
 
-// Billing is the Billing schema: The Billing schema of the API
+// Billing is the Billing schema: what the API answers as Billing.
 type Billing struct {
 	// Provider: Who takes payments: `none` (the operator sets plans), `sandbox` (no money moves), `stripe`
 	Provider string `json:"provider"`
 	Plan     Plan   `json:"plan"`
 	// Status: The subscription's standing: `past_due` keeps the plan until `grace_ends_at`, then the account is on Free
 	Status            string  `json:"status"`
-	CurrentPeriodEnd  *string `json:"current_period_end,omitempty"`
+	CurrentPeriodEnd  *string `json:"current_period_end"`
 	CancelAtPeriodEnd bool    `json:"cancel_at_period_end"`
 	// PendingPlan: A downgrade or cancel, applied at `pending_at` (the paid period’s end)
-	PendingPlan *string `json:"pending_plan,omitempty"`
-	PendingAt   *string `json:"pending_at,omitempty"`
-	GraceEndsAt *string `json:"grace_ends_at,omitempty"`
+	PendingPlan *string `json:"pending_plan"`
+	PendingAt   *string `json:"pending_at"`
+	GraceEndsAt *string `json:"grace_ends_at"`
 	CardOnFile  bool    `json:"card_on_file"`
 	// Portal: Whether POST /v1/billing/portal has a portal to open
 	Portal bool          `json:"portal"`
@@ -246,14 +246,14 @@ type Billing struct {
 	Invoices []PaygInvoice `json:"invoices"`
 }
 
-// BillingPlan is the Billing.plans[] schema: The plans of a Billing
+// BillingPlan is the Billing.plans[] schema: `plans[]` of Billing.
 type BillingPlan struct {
 	ID   string `json:"id"`
 	Name string `json:"name"`
 	// IncludedCalls: Old name of `included_credits` (calls at 1 credit each)
-	IncludedCalls *int64 `json:"included_calls,omitempty"`
+	IncludedCalls *int64 `json:"included_calls"`
 	// IncludedCredits: Credits included a month; null: Pay as you Go
-	IncludedCredits   *int64 `json:"included_credits,omitempty"`
+	IncludedCredits   *int64 `json:"included_credits"`
 	MonthlyPriceCents int64  `json:"monthly_price_cents"`
 	// PerCallCents: Pay as you Go: the price of a credit, in cents (old name of `credit_price_cents`)
 	PerCallCents int64 `json:"per_call_cents"`
@@ -263,27 +263,27 @@ type BillingPlan struct {
 	CreditValueUSD float64 `json:"credit_value_usd"`
 	Current        bool    `json:"current"`
 	// Action: What buying it means: `upgrade` (at once), `downgrade` (through the portal, at the period’s end), `add_card` (Pay as you Go), null (nothing to buy here)
-	Action *string `json:"action,omitempty"`
+	Action *string `json:"action"`
 }
 
-// PaygInvoice is the PaygInvoice schema: The PaygInvoice schema of the API
+// PaygInvoice is the PaygInvoice schema: what the API answers as PaygInvoice.
 type PaygInvoice struct {
 	Period      string            `json:"period"`
 	Status      string            `json:"status"`
-	InvoiceID   *string           `json:"invoice_id,omitempty"`
+	InvoiceID   *string           `json:"invoice_id"`
 	AmountCents int64             `json:"amount_cents"`
 	AmountUSD   float64           `json:"amount_usd"`
 	Lines       []PaygInvoiceLine `json:"lines"`
 }
 
-// PaygInvoiceLine is the PaygInvoice.lines[] schema: The lines of a PaygInvoice
+// PaygInvoiceLine is the PaygInvoice.lines[] schema: `lines[]` of PaygInvoice.
 type PaygInvoiceLine struct {
 	Description string  `json:"description"`
 	AmountCents int64   `json:"amount_cents"`
-	Analytic    *string `json:"analytic,omitempty"`
+	Analytic    *string `json:"analytic"`
 }
 
-// Checkout is the Checkout schema: The Checkout schema of the API
+// Checkout is the Checkout schema: what the API answers as Checkout.
 type Checkout struct {
 	ID string `json:"id"`
 	// URL: Open it in a browser to pay
@@ -292,17 +292,17 @@ type Checkout struct {
 	Mode string `json:"mode"`
 }
 
-// Portal is the Portal schema: The Portal schema of the API
+// Portal is the Portal schema: what the API answers as Portal.
 type Portal struct {
 	URL string `json:"url"`
 }
 
-// Onboarding is the Onboarding schema: The Onboarding schema of the API
+// Onboarding is the Onboarding schema: what the API answers as Onboarding.
 type Onboarding struct {
 	URL string `json:"url"`
 }
 
-// PayoutAccount is the PayoutAccount schema: The PayoutAccount schema of the API
+// PayoutAccount is the PayoutAccount schema: what the API answers as PayoutAccount.
 type PayoutAccount struct {
 	Provider string `json:"provider"`
 	// Status: `complete`: the provider pays out to you; `pending`: it still needs `requirements`
@@ -314,7 +314,7 @@ type PayoutAccount struct {
 	MinimumPayoutCents int64 `json:"minimum_payout_cents"`
 }
 
-// Payouts is the Payouts schema: The Payouts schema of the API
+// Payouts is the Payouts schema: what the API answers as Payouts.
 type Payouts struct {
 	// BalanceMicroUSD: Held and carried now (negative after refunds larger than earnings: netted against later ones)
 	BalanceMicroUSD int64   `json:"balance_micro_usd"`
@@ -323,7 +323,7 @@ type Payouts struct {
 	Payouts []OwnerPayout `json:"payouts"`
 }
 
-// OwnerPayout is the OwnerPayout schema: The OwnerPayout schema of the API
+// OwnerPayout is the OwnerPayout schema: what the API answers as OwnerPayout.
 type OwnerPayout struct {
 	// CarriedInMicroUSD: Your balance before it: the rest of your previous payout, an amount held, or a negative balance
 	CarriedInMicroUSD int64 `json:"carried_in_micro_usd"`
@@ -338,15 +338,15 @@ type OwnerPayout struct {
 	// Status: `held` (see `reason`: carried whole to the next month), `pending` (a transfer under way), `paid`, `failed` (carried, tried again at the next close), `operator` (the gateway takes no payments: its operator pays you)
 	Status string `json:"status"`
 	// Reason: `below_minimum`, `not_onboarded`, `negative_balance`, or why a transfer failed
-	Reason     *string `json:"reason,omitempty"`
-	ReasonText *string `json:"reason_text,omitempty"`
+	Reason     *string `json:"reason"`
+	ReasonText *string `json:"reason_text"`
 	// TransferID: The payment provider’s reference of the transfer
-	TransferID *string `json:"transfer_id,omitempty"`
-	PaidAt     *string `json:"paid_at,omitempty"`
+	TransferID *string `json:"transfer_id"`
+	PaidAt     *string `json:"paid_at"`
 	Period     string  `json:"period"`
 }
 
-// Payout is the Payout schema: The Payout schema of the API
+// Payout is the Payout schema: what the API answers as Payout.
 type Payout struct {
 	// CarriedInMicroUSD: Your balance before it: the rest of your previous payout, an amount held, or a negative balance
 	CarriedInMicroUSD int64 `json:"carried_in_micro_usd"`
@@ -361,18 +361,18 @@ type Payout struct {
 	// Status: `held` (see `reason`: carried whole to the next month), `pending` (a transfer under way), `paid`, `failed` (carried, tried again at the next close), `operator` (the gateway takes no payments: its operator pays you)
 	Status string `json:"status"`
 	// Reason: `below_minimum`, `not_onboarded`, `negative_balance`, or why a transfer failed
-	Reason     *string `json:"reason,omitempty"`
-	ReasonText *string `json:"reason_text,omitempty"`
+	Reason     *string `json:"reason"`
+	ReasonText *string `json:"reason_text"`
 	// TransferID: The payment provider’s reference of the transfer
-	TransferID *string `json:"transfer_id,omitempty"`
-	PaidAt     *string `json:"paid_at,omitempty"`
+	TransferID *string `json:"transfer_id"`
+	PaidAt     *string `json:"paid_at"`
 }
 
-// OwnerStatement is the OwnerStatement schema: The OwnerStatement schema of the API
+// OwnerStatement is the OwnerStatement schema: what the API answers as OwnerStatement.
 type OwnerStatement struct {
 	Period string `json:"period"`
 	// ClosedAt: Set once the period is closed (frozen)
-	ClosedAt  *string             `json:"closed_at,omitempty"`
+	ClosedAt  *string             `json:"closed_at"`
 	Analytics []StatementAnalytic `json:"analytics"`
 	Totals    StatementTotals     `json:"totals"`
 	// ByDay: Per day and analytic (days and analytics with calls only), in date then name order
@@ -382,7 +382,7 @@ type OwnerStatement struct {
 	Adjustments []StatementAdjustment `json:"adjustments"`
 }
 
-// StatementAnalytic is the OwnerStatement.analytics[] schema: The analytics of a OwnerStatement
+// StatementAnalytic is the OwnerStatement.analytics[] schema: `analytics[]` of OwnerStatement.
 type StatementAnalytic struct {
 	// Calls: Served calls of every origin
 	Calls         int64         `json:"calls"`
@@ -407,7 +407,7 @@ type StatementAnalytic struct {
 	Name                  string  `json:"name"`
 }
 
-// StatementTotals is the OwnerStatement.totals schema: The totals of a OwnerStatement
+// StatementTotals is the OwnerStatement.totals schema: `totals` of OwnerStatement.
 type StatementTotals struct {
 	// Calls: Served calls of every origin
 	Calls         int64         `json:"calls"`
@@ -431,7 +431,7 @@ type StatementTotals struct {
 	PlatformShareMicroUSD int64   `json:"platform_share_micro_usd"`
 }
 
-// StatementDay is the OwnerStatement.by_day[] schema: The by_day of a OwnerStatement
+// StatementDay is the OwnerStatement.by_day[] schema: `by_day[]` of OwnerStatement.
 type StatementDay struct {
 	// Calls: Served calls of every origin
 	Calls         int64         `json:"calls"`
@@ -458,7 +458,7 @@ type StatementDay struct {
 	Name string `json:"name"`
 }
 
-// StatementPayout is the OwnerStatement.payout schema: The payout of a OwnerStatement
+// StatementPayout is the OwnerStatement.payout schema: `payout` of OwnerStatement.
 type StatementPayout struct {
 	// CarriedInMicroUSD: Your balance before it: the rest of your previous payout, an amount held, or a negative balance
 	CarriedInMicroUSD int64 `json:"carried_in_micro_usd"`
@@ -473,14 +473,14 @@ type StatementPayout struct {
 	// Status: `held` (see `reason`: carried whole to the next month), `pending` (a transfer under way), `paid`, `failed` (carried, tried again at the next close), `operator` (the gateway takes no payments: its operator pays you)
 	Status string `json:"status"`
 	// Reason: `below_minimum`, `not_onboarded`, `negative_balance`, or why a transfer failed
-	Reason     *string `json:"reason,omitempty"`
-	ReasonText *string `json:"reason_text,omitempty"`
+	Reason     *string `json:"reason"`
+	ReasonText *string `json:"reason_text"`
 	// TransferID: The payment provider’s reference of the transfer
-	TransferID *string `json:"transfer_id,omitempty"`
-	PaidAt     *string `json:"paid_at,omitempty"`
+	TransferID *string `json:"transfer_id"`
+	PaidAt     *string `json:"paid_at"`
 }
 
-// StatementAdjustment is the StatementAdjustment schema: The StatementAdjustment schema of the API
+// StatementAdjustment is the StatementAdjustment schema: what the API answers as StatementAdjustment.
 type StatementAdjustment struct {
 	Analytic string `json:"analytic"`
 	// UsagePeriod: The month of the calls whose payment was reversed
@@ -493,7 +493,7 @@ type StatementAdjustment struct {
 	PlatformMicroUSD int64 `json:"platform_micro_usd"`
 }
 
-// OwnerListing is the OwnerListing schema: The OwnerListing schema of the API
+// OwnerListing is the OwnerListing schema: what the API answers as OwnerListing.
 type OwnerListing struct {
 	Name        string   `json:"name"`
 	Title       string   `json:"title"`
@@ -503,18 +503,18 @@ type OwnerListing struct {
 	// Price: Credits a call pays now
 	Price int64 `json:"price"`
 	// ScheduledPrice: A price rise not in force yet (QUARRY_PRICE_NOTICE_HOURS), or null
-	ScheduledPrice *int64 `json:"scheduled_price,omitempty"`
+	ScheduledPrice *int64 `json:"scheduled_price"`
 	// PriceEffectiveAt: When `scheduled_price` takes effect (ISO 8601), or null
-	PriceEffectiveAt *string        `json:"price_effective_at,omitempty"`
+	PriceEffectiveAt *string        `json:"price_effective_at"`
 	ExampleParams    map[string]any `json:"example_params"`
 	Previews         bool           `json:"previews"`
 	Published        bool           `json:"published"`
 	PublishedAt      string         `json:"published_at"`
-	UnpublishedAt    *string        `json:"unpublished_at,omitempty"`
+	UnpublishedAt    *string        `json:"unpublished_at"`
 	UpdatedAt        string         `json:"updated_at"`
 }
 
-// Listing is the Listing schema: The Listing schema of the API
+// Listing is the Listing schema: what the API answers as Listing.
 type Listing struct {
 	// Name: The analytic: the `source` of a query
 	Name        string   `json:"name"`
@@ -525,9 +525,9 @@ type Listing struct {
 	// Price: Credits a call pays now (the price in force)
 	Price int64 `json:"price"`
 	// ScheduledPrice: A price rise the owner scheduled, or null: calls pay it from `price_effective_at` (QUARRY_PRICE_NOTICE_HOURS after the deploy that raised it)
-	ScheduledPrice *int64 `json:"scheduled_price,omitempty"`
+	ScheduledPrice *int64 `json:"scheduled_price"`
 	// PriceEffectiveAt: When `scheduled_price` takes effect (ISO 8601), or null
-	PriceEffectiveAt *string `json:"price_effective_at,omitempty"`
+	PriceEffectiveAt *string `json:"price_effective_at"`
 	// Calls30d: Paid calls in the last 30 days (on a paying plan, by others than its owner; previews, Free-plan calls and the owner’s own calls are not counted)
 	Calls30d int64 `json:"calls_30d"`
 	// Callers30d: Distinct accounts that made those paid calls
@@ -544,7 +544,7 @@ type ListingOwner struct {
 	Name string `json:"name"`
 }
 
-// ListingDetail is the ListingDetail schema: The ListingDetail schema of the API
+// ListingDetail is the ListingDetail schema: what the API answers as ListingDetail.
 type ListingDetail struct {
 	// Name: The analytic: the `source` of a query
 	Name        string   `json:"name"`
@@ -555,9 +555,9 @@ type ListingDetail struct {
 	// Price: Credits a call pays now (the price in force)
 	Price int64 `json:"price"`
 	// ScheduledPrice: A price rise the owner scheduled, or null: calls pay it from `price_effective_at` (QUARRY_PRICE_NOTICE_HOURS after the deploy that raised it)
-	ScheduledPrice *int64 `json:"scheduled_price,omitempty"`
+	ScheduledPrice *int64 `json:"scheduled_price"`
 	// PriceEffectiveAt: When `scheduled_price` takes effect (ISO 8601), or null
-	PriceEffectiveAt *string `json:"price_effective_at,omitempty"`
+	PriceEffectiveAt *string `json:"price_effective_at"`
 	// Calls30d: Paid calls in the last 30 days (on a paying plan, by others than its owner; previews, Free-plan calls and the owner’s own calls are not counted)
 	Calls30d int64 `json:"calls_30d"`
 	// Callers30d: Distinct accounts that made those paid calls
@@ -572,34 +572,34 @@ type ListingDetail struct {
 	// Params: The param schema
 	Params map[string]any `json:"params"`
 	// Insights: The output shape the analytic declares (`insights` of its definition), or null
-	Insights       map[string]any `json:"insights,omitempty"`
+	Insights       map[string]any `json:"insights"`
 	ExampleParams  map[string]any `json:"example_params"`
 	ExampleRequest ExampleRequest `json:"example_request"`
 	// Curl: The same request as a shell command (key in $QUARRY_API_KEY)
 	Curl string `json:"curl"`
 }
 
-// ExampleRequest is the ListingDetail.example_request schema: The example_request of a ListingDetail
+// ExampleRequest is the ListingDetail.example_request schema: `example_request` of ListingDetail.
 type ExampleRequest struct {
 	Method string             `json:"method"`
 	URL    string             `json:"url"`
 	Body   ExampleRequestBody `json:"body"`
 }
 
-// ExampleRequestBody is the ListingDetail.example_request.body schema: The body of a ListingDetail
+// ExampleRequestBody is the ListingDetail.example_request.body schema: `example_request.body` of ListingDetail.
 type ExampleRequestBody struct {
 	Source string         `json:"source"`
 	Params map[string]any `json:"params"`
 }
 
-// TryToken is the TryToken schema: The TryToken schema of the API
+// TryToken is the TryToken schema: what the API answers as TryToken.
 type TryToken struct {
 	Token     string `json:"token"`
 	ExpiresAt string `json:"expires_at"`
 	TokenType string `json:"token_type"`
 }
 
-// OAuthClient is the OAuthClient schema: The OAuthClient schema of the API
+// OAuthClient is the OAuthClient schema: what the API answers as OAuthClient.
 type OAuthClient struct {
 	// ID: The record id (`ocl_…`), used to revoke it
 	ID string `json:"id"`
@@ -608,5 +608,5 @@ type OAuthClient struct {
 	Name      string   `json:"name"`
 	Scopes    []string `json:"scopes"`
 	CreatedAt string   `json:"created_at"`
-	RevokedAt *string  `json:"revoked_at,omitempty"`
+	RevokedAt *string  `json:"revoked_at"`
 }

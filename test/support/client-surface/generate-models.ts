@@ -73,6 +73,8 @@ interface Field {
   readonly name: string;
   readonly type: FieldType;
   readonly optional: boolean;
+  /** The gateway may send null. */
+  readonly nullable: boolean;
   readonly description?: string;
 }
 
@@ -148,6 +150,7 @@ function buildModels(doc: OpenApiDocument): Model[] {
         name,
         type,
         optional: nullable || !req.includes(name),
+        nullable,
         ...(property.description ? { description: property.description } : {}),
       };
     });
@@ -162,9 +165,11 @@ function buildModels(doc: OpenApiDocument): Model[] {
 }
 
 const oneLine = (s: string | undefined) => (s ?? '').replace(/\s+/g, ' ').trim();
-const describe = (m: Model) =>
-  oneLine(m.description) ||
-  (m.schema.includes('.') ? `The ${m.schema.split('.').pop()?.replace('[]', '')} of a ${m.schema.split('.')[0]}` : `The ${m.schema} schema of the API`);
+const describe = (m: Model) => {
+  if (oneLine(m.description)) return oneLine(m.description);
+  const [root, ...path] = m.schema.split('.');
+  return path.length > 0 ? `\`${path.join('.')}\` of ${root}.` : `what the API answers as ${root}.`;
+};
 
 // ---------------------------------------------------------------------------------------- Python
 function python(models: readonly Model[]): string {
@@ -284,7 +289,8 @@ function go(models: readonly Model[]): { code: string; schemas: string } {
       if (f.optional && (f.type.kind === 'model' || (['string', 'integer', 'number', 'boolean'].includes(f.type.kind) && f.optional)))
         t = `*${t}`;
       if (f.description) out.push(`\t// ${goField(f.name)}: ${oneLine(f.description)}`);
-      out.push(`\t${goField(f.name)} ${t} \`json:"${f.name}${f.optional ? ',omitempty' : ''}"\``);
+      // Left out when unset, except a field the gateway may send as null: kept, as null.
+      out.push(`\t${goField(f.name)} ${t} \`json:"${f.name}${f.optional && !f.nullable ? ',omitempty' : ''}"\``);
     }
     out.push('}', '');
   }

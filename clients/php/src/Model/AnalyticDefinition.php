@@ -7,7 +7,7 @@ declare(strict_types=1);
 
 namespace Quarry\Model;
 
-/** AnalyticDefinition: The AnalyticDefinition schema of the API */
+/** AnalyticDefinition: what the API answers as AnalyticDefinition. */
 final class AnalyticDefinition implements \JsonSerializable
 {
     public const SCHEMA = 'AnalyticDefinition';

@@ -7,7 +7,7 @@ declare(strict_types=1);
 
 namespace Quarry\Model;
 
-/** Billing: The Billing schema of the API */
+/** Billing: what the API answers as Billing. */
 final class Billing implements \JsonSerializable
 {
     public const SCHEMA = 'Billing';

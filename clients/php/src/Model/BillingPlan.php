@@ -7,7 +7,7 @@ declare(strict_types=1);
 
 namespace Quarry\Model;
 
-/** Billing.plans[]: The plans of a Billing */
+/** Billing.plans[]: `plans[]` of Billing. */
 final class BillingPlan implements \JsonSerializable
 {
     public const SCHEMA = 'Billing.plans[]';

@@ -7,7 +7,7 @@ declare(strict_types=1);
 
 namespace Quarry\Model;
 
-/** Budget.budget: The budget of a Budget */
+/** Budget.budget: `budget` of Budget. */
 final class BudgetSettings implements \JsonSerializable
 {
     public const SCHEMA = 'Budget.budget';

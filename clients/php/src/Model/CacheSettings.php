@@ -7,7 +7,7 @@ declare(strict_types=1);
 
 namespace Quarry\Model;
 
-/** AnalyticDefinition.cache: The cache of a AnalyticDefinition */
+/** AnalyticDefinition.cache: `cache` of AnalyticDefinition. */
 final class CacheSettings implements \JsonSerializable
 {
     public const SCHEMA = 'AnalyticDefinition.cache';

@@ -7,7 +7,7 @@ declare(strict_types=1);
 
 namespace Quarry\Model;
 
-/** CallsByOrigin: The CallsByOrigin schema of the API */
+/** CallsByOrigin: what the API answers as CallsByOrigin. */
 final class CallsByOrigin implements \JsonSerializable
 {
     public const SCHEMA = 'CallsByOrigin';

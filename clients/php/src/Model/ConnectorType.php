@@ -7,7 +7,7 @@ declare(strict_types=1);
 
 namespace Quarry\Model;
 
-/** ConnectorTypes.connectors[]: The connectors of a ConnectorTypes */
+/** ConnectorTypes.connectors[]: `connectors[]` of ConnectorTypes. */
 final class ConnectorType implements \JsonSerializable
 {
     public const SCHEMA = 'ConnectorTypes.connectors[]';

@@ -7,7 +7,7 @@ declare(strict_types=1);
 
 namespace Quarry\Model;
 
-/** ConnectorTypes: The ConnectorTypes schema of the API */
+/** ConnectorTypes: what the API answers as ConnectorTypes. */
 final class ConnectorTypes implements \JsonSerializable
 {
     public const SCHEMA = 'ConnectorTypes';

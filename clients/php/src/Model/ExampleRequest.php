@@ -7,7 +7,7 @@ declare(strict_types=1);
 
 namespace Quarry\Model;
 
-/** ListingDetail.example_request: The example_request of a ListingDetail */
+/** ListingDetail.example_request: `example_request` of ListingDetail. */
 final class ExampleRequest implements \JsonSerializable
 {
     public const SCHEMA = 'ListingDetail.example_request';

@@ -7,7 +7,7 @@ declare(strict_types=1);
 
 namespace Quarry\Model;
 
-/** ListingDetail.example_request.body: The body of a ListingDetail */
+/** ListingDetail.example_request.body: `example_request.body` of ListingDetail. */
 final class ExampleRequestBody implements \JsonSerializable
 {
     public const SCHEMA = 'ListingDetail.example_request.body';

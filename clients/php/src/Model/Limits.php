@@ -7,7 +7,7 @@ declare(strict_types=1);
 
 namespace Quarry\Model;
 
-/** AnalyticDefinition.limits: The limits of a AnalyticDefinition */
+/** AnalyticDefinition.limits: `limits` of AnalyticDefinition. */
 final class Limits implements \JsonSerializable
 {
     public const SCHEMA = 'AnalyticDefinition.limits';

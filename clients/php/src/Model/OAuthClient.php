@@ -7,7 +7,7 @@ declare(strict_types=1);
 
 namespace Quarry\Model;
 
-/** OAuthClient: The OAuthClient schema of the API */
+/** OAuthClient: what the API answers as OAuthClient. */
 final class OAuthClient implements \JsonSerializable
 {
     public const SCHEMA = 'OAuthClient';

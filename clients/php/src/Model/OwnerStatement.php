@@ -7,7 +7,7 @@ declare(strict_types=1);
 
 namespace Quarry\Model;
 
-/** OwnerStatement: The OwnerStatement schema of the API */
+/** OwnerStatement: what the API answers as OwnerStatement. */
 final class OwnerStatement implements \JsonSerializable
 {
     public const SCHEMA = 'OwnerStatement';

@@ -7,7 +7,7 @@ declare(strict_types=1);
 
 namespace Quarry\Model;
 
-/** PaygInvoice.lines[]: The lines of a PaygInvoice */
+/** PaygInvoice.lines[]: `lines[]` of PaygInvoice. */
 final class PaygInvoiceLine implements \JsonSerializable
 {
     public const SCHEMA = 'PaygInvoice.lines[]';

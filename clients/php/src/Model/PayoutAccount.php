@@ -7,7 +7,7 @@ declare(strict_types=1);
 
 namespace Quarry\Model;
 
-/** PayoutAccount: The PayoutAccount schema of the API */
+/** PayoutAccount: what the API answers as PayoutAccount. */
 final class PayoutAccount implements \JsonSerializable
 {
     public const SCHEMA = 'PayoutAccount';

@@ -7,7 +7,7 @@ declare(strict_types=1);
 
 namespace Quarry\Model;
 
-/** Payouts: The Payouts schema of the API */
+/** Payouts: what the API answers as Payouts. */
 final class Payouts implements \JsonSerializable
 {
     public const SCHEMA = 'Payouts';

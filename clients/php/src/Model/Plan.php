@@ -7,7 +7,7 @@ declare(strict_types=1);
 
 namespace Quarry\Model;
 
-/** Plan: The Plan schema of the API */
+/** Plan: what the API answers as Plan. */
 final class Plan implements \JsonSerializable
 {
     public const SCHEMA = 'Plan';

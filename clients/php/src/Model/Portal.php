@@ -7,7 +7,7 @@ declare(strict_types=1);
 
 namespace Quarry\Model;
 
-/** Portal: The Portal schema of the API */
+/** Portal: what the API answers as Portal. */
 final class Portal implements \JsonSerializable
 {
     public const SCHEMA = 'Portal';

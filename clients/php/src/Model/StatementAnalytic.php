@@ -7,7 +7,7 @@ declare(strict_types=1);
 
 namespace Quarry\Model;
 
-/** OwnerStatement.analytics[]: The analytics of a OwnerStatement */
+/** OwnerStatement.analytics[]: `analytics[]` of OwnerStatement. */
 final class StatementAnalytic implements \JsonSerializable
 {
     public const SCHEMA = 'OwnerStatement.analytics[]';

@@ -7,7 +7,7 @@ declare(strict_types=1);
 
 namespace Quarry\Model;
 
-/** OwnerStatement.by_day[]: The by_day of a OwnerStatement */
+/** OwnerStatement.by_day[]: `by_day[]` of OwnerStatement. */
 final class StatementDay implements \JsonSerializable
 {
     public const SCHEMA = 'OwnerStatement.by_day[]';

@@ -7,7 +7,7 @@ declare(strict_types=1);
 
 namespace Quarry\Model;
 
-/** OwnerStatement.payout: The payout of a OwnerStatement */
+/** OwnerStatement.payout: `payout` of OwnerStatement. */
 final class StatementPayout implements \JsonSerializable
 {
     public const SCHEMA = 'OwnerStatement.payout';

@@ -7,7 +7,7 @@ declare(strict_types=1);
 
 namespace Quarry\Model;
 
-/** OwnerStatement.totals: The totals of a OwnerStatement */
+/** OwnerStatement.totals: `totals` of OwnerStatement. */
 final class StatementTotals implements \JsonSerializable
 {
     public const SCHEMA = 'OwnerStatement.totals';

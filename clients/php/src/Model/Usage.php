@@ -7,7 +7,7 @@ declare(strict_types=1);
 
 namespace Quarry\Model;
 
-/** Usage: The Usage schema of the API */
+/** Usage: what the API answers as Usage. */
 final class Usage implements \JsonSerializable
 {
     public const SCHEMA = 'Usage';

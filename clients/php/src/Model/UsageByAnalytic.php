@@ -7,7 +7,7 @@ declare(strict_types=1);
 
 namespace Quarry\Model;
 
-/** Usage.by_analytic[]: The by_analytic of a Usage */
+/** Usage.by_analytic[]: `by_analytic[]` of Usage. */
 final class UsageByAnalytic implements \JsonSerializable
 {
     public const SCHEMA = 'Usage.by_analytic[]';

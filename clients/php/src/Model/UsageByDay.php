@@ -7,7 +7,7 @@ declare(strict_types=1);
 
 namespace Quarry\Model;
 
-/** Usage.by_day[]: The by_day of a Usage */
+/** Usage.by_day[]: `by_day[]` of Usage. */
 final class UsageByDay implements \JsonSerializable
 {
     public const SCHEMA = 'Usage.by_day[]';

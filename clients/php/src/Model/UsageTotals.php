@@ -7,7 +7,7 @@ declare(strict_types=1);
 
 namespace Quarry\Model;
 
-/** Usage.totals: The totals of a Usage */
+/** Usage.totals: `totals` of Usage. */
 final class UsageTotals implements \JsonSerializable
 {
     public const SCHEMA = 'Usage.totals';

@@ -14,7 +14,7 @@ __all__ = ["Account", "Plan", "Connection", "Circuit", "ConnectionRemoval", "Ana
 
 @dataclass(frozen=True)
 class Account:
-    """The Account schema of the API"""
+    """what the API answers as Account."""
 
     __quarry_schema__: ClassVar[str] = "Account"
 
@@ -40,7 +40,7 @@ class Account:
 
 @dataclass(frozen=True)
 class Plan:
-    """The Plan schema of the API"""
+    """what the API answers as Plan."""
 
     __quarry_schema__: ClassVar[str] = "Plan"
 
@@ -77,7 +77,7 @@ class Plan:
 
 @dataclass(frozen=True)
 class Connection:
-    """The Connection schema of the API"""
+    """what the API answers as Connection."""
 
     __quarry_schema__: ClassVar[str] = "Connection"
 
@@ -109,7 +109,7 @@ class Connection:
 
 @dataclass(frozen=True)
 class Circuit:
-    """The Circuit schema of the API"""
+    """what the API answers as Circuit."""
 
     __quarry_schema__: ClassVar[str] = "Circuit"
 
@@ -133,7 +133,7 @@ class Circuit:
 
 @dataclass(frozen=True)
 class ConnectionRemoval:
-    """The ConnectionRemoval schema of the API"""
+    """what the API answers as ConnectionRemoval."""
 
     __quarry_schema__: ClassVar[str] = "ConnectionRemoval"
 
@@ -158,7 +158,7 @@ class ConnectionRemoval:
 
 @dataclass(frozen=True)
 class Analytic:
-    """The Analytic schema of the API"""
+    """what the API answers as Analytic."""
 
     __quarry_schema__: ClassVar[str] = "Analytic"
 
@@ -201,7 +201,7 @@ class Analytic:
 
 @dataclass(frozen=True)
 class AnalyticDefinition:
-    """The AnalyticDefinition schema of the API"""
+    """what the API answers as AnalyticDefinition."""
 
     __quarry_schema__: ClassVar[str] = "AnalyticDefinition"
 
@@ -247,7 +247,7 @@ class AnalyticDefinition:
 
 @dataclass(frozen=True)
 class CacheSettings:
-    """The cache of a AnalyticDefinition"""
+    """`cache` of AnalyticDefinition."""
 
     __quarry_schema__: ClassVar[str] = "AnalyticDefinition.cache"
 
@@ -267,7 +267,7 @@ class CacheSettings:
 
 @dataclass(frozen=True)
 class Limits:
-    """The limits of a AnalyticDefinition"""
+    """`limits` of AnalyticDefinition."""
 
     __quarry_schema__: ClassVar[str] = "AnalyticDefinition.limits"
 
@@ -289,7 +289,7 @@ class Limits:
 
 @dataclass(frozen=True)
 class ConnectorTypes:
-    """The ConnectorTypes schema of the API"""
+    """what the API answers as ConnectorTypes."""
 
     __quarry_schema__: ClassVar[str] = "ConnectorTypes"
 
@@ -307,7 +307,7 @@ class ConnectorTypes:
 
 @dataclass(frozen=True)
 class ConnectorType:
-    """The connectors of a ConnectorTypes"""
+    """`connectors[]` of ConnectorTypes."""
 
     __quarry_schema__: ClassVar[str] = "ConnectorTypes.connectors[]"
 
@@ -331,7 +331,7 @@ class ConnectorType:
 
 @dataclass(frozen=True)
 class Usage:
-    """The Usage schema of the API"""
+    """what the API answers as Usage."""
 
     __quarry_schema__: ClassVar[str] = "Usage"
 
@@ -359,7 +359,7 @@ class Usage:
 
 @dataclass(frozen=True)
 class UsageTotals:
-    """The totals of a Usage"""
+    """`totals` of Usage."""
 
     __quarry_schema__: ClassVar[str] = "Usage.totals"
 
@@ -402,7 +402,7 @@ class UsageTotals:
 
 @dataclass(frozen=True)
 class CallsByOrigin:
-    """The CallsByOrigin schema of the API"""
+    """what the API answers as CallsByOrigin."""
 
     __quarry_schema__: ClassVar[str] = "CallsByOrigin"
 
@@ -459,7 +459,7 @@ class BudgetState:
 
 @dataclass(frozen=True)
 class UsageByAnalytic:
-    """The by_analytic of a Usage"""
+    """`by_analytic[]` of Usage."""
 
     __quarry_schema__: ClassVar[str] = "Usage.by_analytic[]"
 
@@ -485,7 +485,7 @@ class UsageByAnalytic:
 
 @dataclass(frozen=True)
 class UsageByDay:
-    """The by_day of a Usage"""
+    """`by_day[]` of Usage."""
 
     __quarry_schema__: ClassVar[str] = "Usage.by_day[]"
 
@@ -512,7 +512,7 @@ class UsageByDay:
 
 @dataclass(frozen=True)
 class Budget:
-    """The Budget schema of the API"""
+    """what the API answers as Budget."""
 
     __quarry_schema__: ClassVar[str] = "Budget"
 
@@ -530,7 +530,7 @@ class Budget:
 
 @dataclass(frozen=True)
 class BudgetSettings:
-    """The budget of a Budget"""
+    """`budget` of Budget."""
 
     __quarry_schema__: ClassVar[str] = "Budget.budget"
 
@@ -571,7 +571,7 @@ class BudgetSettings:
 
 @dataclass(frozen=True)
 class Billing:
-    """The Billing schema of the API"""
+    """what the API answers as Billing."""
 
     __quarry_schema__: ClassVar[str] = "Billing"
 
@@ -618,7 +618,7 @@ class Billing:
 
 @dataclass(frozen=True)
 class BillingPlan:
-    """The plans of a Billing"""
+    """`plans[]` of Billing."""
 
     __quarry_schema__: ClassVar[str] = "Billing.plans[]"
 
@@ -660,7 +660,7 @@ class BillingPlan:
 
 @dataclass(frozen=True)
 class PaygInvoice:
-    """The PaygInvoice schema of the API"""
+    """what the API answers as PaygInvoice."""
 
     __quarry_schema__: ClassVar[str] = "PaygInvoice"
 
@@ -688,7 +688,7 @@ class PaygInvoice:
 
 @dataclass(frozen=True)
 class PaygInvoiceLine:
-    """The lines of a PaygInvoice"""
+    """`lines[]` of PaygInvoice."""
 
     __quarry_schema__: ClassVar[str] = "PaygInvoice.lines[]"
 
@@ -710,7 +710,7 @@ class PaygInvoiceLine:
 
 @dataclass(frozen=True)
 class Checkout:
-    """The Checkout schema of the API"""
+    """what the API answers as Checkout."""
 
     __quarry_schema__: ClassVar[str] = "Checkout"
 
@@ -734,7 +734,7 @@ class Checkout:
 
 @dataclass(frozen=True)
 class Portal:
-    """The Portal schema of the API"""
+    """what the API answers as Portal."""
 
     __quarry_schema__: ClassVar[str] = "Portal"
 
@@ -752,7 +752,7 @@ class Portal:
 
 @dataclass(frozen=True)
 class Onboarding:
-    """The Onboarding schema of the API"""
+    """what the API answers as Onboarding."""
 
     __quarry_schema__: ClassVar[str] = "Onboarding"
 
@@ -770,7 +770,7 @@ class Onboarding:
 
 @dataclass(frozen=True)
 class PayoutAccount:
-    """The PayoutAccount schema of the API"""
+    """what the API answers as PayoutAccount."""
 
     __quarry_schema__: ClassVar[str] = "PayoutAccount"
 
@@ -799,7 +799,7 @@ class PayoutAccount:
 
 @dataclass(frozen=True)
 class Payouts:
-    """The Payouts schema of the API"""
+    """what the API answers as Payouts."""
 
     __quarry_schema__: ClassVar[str] = "Payouts"
 
@@ -823,7 +823,7 @@ class Payouts:
 
 @dataclass(frozen=True)
 class OwnerPayout:
-    """The OwnerPayout schema of the API"""
+    """what the API answers as OwnerPayout."""
 
     __quarry_schema__: ClassVar[str] = "OwnerPayout"
 
@@ -870,7 +870,7 @@ class OwnerPayout:
 
 @dataclass(frozen=True)
 class Payout:
-    """The Payout schema of the API"""
+    """what the API answers as Payout."""
 
     __quarry_schema__: ClassVar[str] = "Payout"
 
@@ -915,7 +915,7 @@ class Payout:
 
 @dataclass(frozen=True)
 class OwnerStatement:
-    """The OwnerStatement schema of the API"""
+    """what the API answers as OwnerStatement."""
 
     __quarry_schema__: ClassVar[str] = "OwnerStatement"
 
@@ -948,7 +948,7 @@ class OwnerStatement:
 
 @dataclass(frozen=True)
 class StatementAnalytic:
-    """The analytics of a OwnerStatement"""
+    """`analytics[]` of OwnerStatement."""
 
     __quarry_schema__: ClassVar[str] = "OwnerStatement.analytics[]"
 
@@ -1000,7 +1000,7 @@ class StatementAnalytic:
 
 @dataclass(frozen=True)
 class StatementTotals:
-    """The totals of a OwnerStatement"""
+    """`totals` of OwnerStatement."""
 
     __quarry_schema__: ClassVar[str] = "OwnerStatement.totals"
 
@@ -1050,7 +1050,7 @@ class StatementTotals:
 
 @dataclass(frozen=True)
 class StatementDay:
-    """The by_day of a OwnerStatement"""
+    """`by_day[]` of OwnerStatement."""
 
     __quarry_schema__: ClassVar[str] = "OwnerStatement.by_day[]"
 
@@ -1105,7 +1105,7 @@ class StatementDay:
 
 @dataclass(frozen=True)
 class StatementPayout:
-    """The payout of a OwnerStatement"""
+    """`payout` of OwnerStatement."""
 
     __quarry_schema__: ClassVar[str] = "OwnerStatement.payout"
 
@@ -1150,7 +1150,7 @@ class StatementPayout:
 
 @dataclass(frozen=True)
 class StatementAdjustment:
-    """The StatementAdjustment schema of the API"""
+    """what the API answers as StatementAdjustment."""
 
     __quarry_schema__: ClassVar[str] = "StatementAdjustment"
 
@@ -1181,7 +1181,7 @@ class StatementAdjustment:
 
 @dataclass(frozen=True)
 class OwnerListing:
-    """The OwnerListing schema of the API"""
+    """what the API answers as OwnerListing."""
 
     __quarry_schema__: ClassVar[str] = "OwnerListing"
 
@@ -1228,7 +1228,7 @@ class OwnerListing:
 
 @dataclass(frozen=True)
 class Listing:
-    """The Listing schema of the API"""
+    """what the API answers as Listing."""
 
     __quarry_schema__: ClassVar[str] = "Listing"
 
@@ -1296,7 +1296,7 @@ class ListingOwner:
 
 @dataclass(frozen=True)
 class ListingDetail:
-    """The ListingDetail schema of the API"""
+    """what the API answers as ListingDetail."""
 
     __quarry_schema__: ClassVar[str] = "ListingDetail"
 
@@ -1362,7 +1362,7 @@ class ListingDetail:
 
 @dataclass(frozen=True)
 class ExampleRequest:
-    """The example_request of a ListingDetail"""
+    """`example_request` of ListingDetail."""
 
     __quarry_schema__: ClassVar[str] = "ListingDetail.example_request"
 
@@ -1384,7 +1384,7 @@ class ExampleRequest:
 
 @dataclass(frozen=True)
 class ExampleRequestBody:
-    """The body of a ListingDetail"""
+    """`example_request.body` of ListingDetail."""
 
     __quarry_schema__: ClassVar[str] = "ListingDetail.example_request.body"
 
@@ -1404,7 +1404,7 @@ class ExampleRequestBody:
 
 @dataclass(frozen=True)
 class TryToken:
-    """The TryToken schema of the API"""
+    """what the API answers as TryToken."""
 
     __quarry_schema__: ClassVar[str] = "TryToken"
 
@@ -1426,7 +1426,7 @@ class TryToken:
 
 @dataclass(frozen=True)
 class OAuthClient:
-    """The OAuthClient schema of the API"""
+    """what the API answers as OAuthClient."""
 
     __quarry_schema__: ClassVar[str] = "OAuthClient"
 

@@ -35,7 +35,7 @@ module Quarry
       end
     end
 
-    # Account: The Account schema of the API
+    # Account: what the API answers as Account.
     class Account < Model
       SCHEMA = "Account"
       FIELDS = %w[id email name plan created_at].freeze
@@ -54,7 +54,7 @@ module Quarry
       end
     end
 
-    # Plan: The Plan schema of the API
+    # Plan: what the API answers as Plan.
     class Plan < Model
       SCHEMA = "Plan"
       FIELDS = %w[id name included_calls included_credits monthly_price_cents per_call_cents credit_price_cents credit_value_usd].freeze
@@ -76,7 +76,7 @@ module Quarry
       end
     end
 
-    # Connection: The Connection schema of the API
+    # Connection: what the API answers as Connection.
     class Connection < Model
       SCHEMA = "Connection"
       FIELDS = %w[id name type config secret_fields created_at updated_at].freeze
@@ -97,7 +97,7 @@ module Quarry
       end
     end
 
-    # Circuit: The Circuit schema of the API
+    # Circuit: what the API answers as Circuit.
     class Circuit < Model
       SCHEMA = "Circuit"
       FIELDS = %w[state consecutive_failures retry_after].freeze
@@ -114,7 +114,7 @@ module Quarry
       end
     end
 
-    # ConnectionRemoval: The ConnectionRemoval schema of the API
+    # ConnectionRemoval: what the API answers as ConnectionRemoval.
     class ConnectionRemoval < Model
       SCHEMA = "ConnectionRemoval"
       FIELDS = %w[deleted analytics unlisted].freeze
@@ -131,7 +131,7 @@ module Quarry
       end
     end
 
-    # Analytic: The Analytic schema of the API
+    # Analytic: what the API answers as Analytic.
     class Analytic < Model
       SCHEMA = "Analytic"
       FIELDS = %w[id name version current_version visibility shared_with definition price scheduled_price price_effective_at created_at updated_at].freeze
@@ -157,7 +157,7 @@ module Quarry
       end
     end
 
-    # AnalyticDefinition: The AnalyticDefinition schema of the API
+    # AnalyticDefinition: what the API answers as AnalyticDefinition.
     class AnalyticDefinition < Model
       SCHEMA = "AnalyticDefinition"
       FIELDS = %w[name title description category tags connection sql params insights cache limits price visibility shared_with example_params].freeze
@@ -186,7 +186,7 @@ module Quarry
       end
     end
 
-    # AnalyticDefinition.cache: The cache of a AnalyticDefinition
+    # AnalyticDefinition.cache: `cache` of AnalyticDefinition.
     class CacheSettings < Model
       SCHEMA = "AnalyticDefinition.cache"
       FIELDS = %w[ttl stale].freeze
@@ -202,7 +202,7 @@ module Quarry
       end
     end
 
-    # AnalyticDefinition.limits: The limits of a AnalyticDefinition
+    # AnalyticDefinition.limits: `limits` of AnalyticDefinition.
     class Limits < Model
       SCHEMA = "AnalyticDefinition.limits"
       FIELDS = %w[timeout_ms max_rows max_bytes_billed].freeze
@@ -219,7 +219,7 @@ module Quarry
       end
     end
 
-    # ConnectorTypes: The ConnectorTypes schema of the API
+    # ConnectorTypes: what the API answers as ConnectorTypes.
     class ConnectorTypes < Model
       SCHEMA = "ConnectorTypes"
       FIELDS = %w[connectors].freeze
@@ -234,7 +234,7 @@ module Quarry
       end
     end
 
-    # ConnectorTypes.connectors[]: The connectors of a ConnectorTypes
+    # ConnectorTypes.connectors[]: `connectors[]` of ConnectorTypes.
     class ConnectorType < Model
       SCHEMA = "ConnectorTypes.connectors[]"
       FIELDS = %w[type display_name config_schema secret_fields].freeze
@@ -252,7 +252,7 @@ module Quarry
       end
     end
 
-    # Usage: The Usage schema of the API
+    # Usage: what the API answers as Usage.
     class Usage < Model
       SCHEMA = "Usage"
       FIELDS = %w[period plan totals budget by_analytic by_day].freeze
@@ -272,7 +272,7 @@ module Quarry
       end
     end
 
-    # Usage.totals: The totals of a Usage
+    # Usage.totals: `totals` of Usage.
     class UsageTotals < Model
       SCHEMA = "Usage.totals"
       FIELDS = %w[calls calls_by_origin credits credits_used credits_left marketplace_calls remaining_calls amount_due_usd amount_due_micro_usd amount_due_cents].freeze
@@ -296,7 +296,7 @@ module Quarry
       end
     end
 
-    # CallsByOrigin: The CallsByOrigin schema of the API
+    # CallsByOrigin: what the API answers as CallsByOrigin.
     class CallsByOrigin < Model
       SCHEMA = "CallsByOrigin"
       FIELDS = %w[paid free marketplace owner].freeze
@@ -334,7 +334,7 @@ module Quarry
       end
     end
 
-    # Usage.by_analytic[]: The by_analytic of a Usage
+    # Usage.by_analytic[]: `by_analytic[]` of Usage.
     class UsageByAnalytic < Model
       SCHEMA = "Usage.by_analytic[]"
       FIELDS = %w[calls credits value_usd name].freeze
@@ -352,7 +352,7 @@ module Quarry
       end
     end
 
-    # Usage.by_day[]: The by_day of a Usage
+    # Usage.by_day[]: `by_day[]` of Usage.
     class UsageByDay < Model
       SCHEMA = "Usage.by_day[]"
       FIELDS = %w[calls credits value_usd date].freeze
@@ -370,7 +370,7 @@ module Quarry
       end
     end
 
-    # Budget: The Budget schema of the API
+    # Budget: what the API answers as Budget.
     class Budget < Model
       SCHEMA = "Budget"
       FIELDS = %w[budget].freeze
@@ -385,7 +385,7 @@ module Quarry
       end
     end
 
-    # Budget.budget: The budget of a Budget
+    # Budget.budget: `budget` of Budget.
     class BudgetSettings < Model
       SCHEMA = "Budget.budget"
       FIELDS = %w[budget_usd spent_usd left_usd budget_micro_usd spent_micro_usd left_micro_usd period custom max_budget_usd applies].freeze
@@ -409,7 +409,7 @@ module Quarry
       end
     end
 
-    # Billing: The Billing schema of the API
+    # Billing: what the API answers as Billing.
     class Billing < Model
       SCHEMA = "Billing"
       FIELDS = %w[provider plan status current_period_end cancel_at_period_end pending_plan pending_at grace_ends_at card_on_file portal budget plans invoices].freeze
@@ -436,7 +436,7 @@ module Quarry
       end
     end
 
-    # Billing.plans[]: The plans of a Billing
+    # Billing.plans[]: `plans[]` of Billing.
     class BillingPlan < Model
       SCHEMA = "Billing.plans[]"
       FIELDS = %w[id name included_calls included_credits monthly_price_cents per_call_cents credit_price_cents credit_value_usd current action].freeze
@@ -460,7 +460,7 @@ module Quarry
       end
     end
 
-    # PaygInvoice: The PaygInvoice schema of the API
+    # PaygInvoice: what the API answers as PaygInvoice.
     class PaygInvoice < Model
       SCHEMA = "PaygInvoice"
       FIELDS = %w[period status invoice_id amount_cents amount_usd lines].freeze
@@ -480,7 +480,7 @@ module Quarry
       end
     end
 
-    # PaygInvoice.lines[]: The lines of a PaygInvoice
+    # PaygInvoice.lines[]: `lines[]` of PaygInvoice.
     class PaygInvoiceLine < Model
       SCHEMA = "PaygInvoice.lines[]"
       FIELDS = %w[description amount_cents analytic].freeze
@@ -497,7 +497,7 @@ module Quarry
       end
     end
 
-    # Checkout: The Checkout schema of the API
+    # Checkout: what the API answers as Checkout.
     class Checkout < Model
       SCHEMA = "Checkout"
       FIELDS = %w[id url mode].freeze
@@ -514,7 +514,7 @@ module Quarry
       end
     end
 
-    # Portal: The Portal schema of the API
+    # Portal: what the API answers as Portal.
     class Portal < Model
       SCHEMA = "Portal"
       FIELDS = %w[url].freeze
@@ -529,7 +529,7 @@ module Quarry
       end
     end
 
-    # Onboarding: The Onboarding schema of the API
+    # Onboarding: what the API answers as Onboarding.
     class Onboarding < Model
       SCHEMA = "Onboarding"
       FIELDS = %w[url].freeze
@@ -544,7 +544,7 @@ module Quarry
       end
     end
 
-    # PayoutAccount: The PayoutAccount schema of the API
+    # PayoutAccount: what the API answers as PayoutAccount.
     class PayoutAccount < Model
       SCHEMA = "PayoutAccount"
       FIELDS = %w[provider status payouts_enabled requirements minimum_payout_cents].freeze
@@ -563,7 +563,7 @@ module Quarry
       end
     end
 
-    # Payouts: The Payouts schema of the API
+    # Payouts: what the API answers as Payouts.
     class Payouts < Model
       SCHEMA = "Payouts"
       FIELDS = %w[balance_micro_usd balance_usd payouts].freeze
@@ -580,7 +580,7 @@ module Quarry
       end
     end
 
-    # OwnerPayout: The OwnerPayout schema of the API
+    # OwnerPayout: what the API answers as OwnerPayout.
     class OwnerPayout < Model
       SCHEMA = "OwnerPayout"
       FIELDS = %w[carried_in_micro_usd earned_micro_usd adjusted_micro_usd payout_cents payout_usd carried_out_micro_usd status reason reason_text transfer_id paid_at period].freeze
@@ -606,7 +606,7 @@ module Quarry
       end
     end
 
-    # Payout: The Payout schema of the API
+    # Payout: what the API answers as Payout.
     class Payout < Model
       SCHEMA = "Payout"
       FIELDS = %w[carried_in_micro_usd earned_micro_usd adjusted_micro_usd payout_cents payout_usd carried_out_micro_usd status reason reason_text transfer_id paid_at].freeze
@@ -631,7 +631,7 @@ module Quarry
       end
     end
 
-    # OwnerStatement: The OwnerStatement schema of the API
+    # OwnerStatement: what the API answers as OwnerStatement.
     class OwnerStatement < Model
       SCHEMA = "OwnerStatement"
       FIELDS = %w[period closed_at analytics totals by_day payout adjustments].freeze
@@ -652,7 +652,7 @@ module Quarry
       end
     end
 
-    # OwnerStatement.analytics[]: The analytics of a OwnerStatement
+    # OwnerStatement.analytics[]: `analytics[]` of OwnerStatement.
     class StatementAnalytic < Model
       SCHEMA = "OwnerStatement.analytics[]"
       FIELDS = %w[calls calls_by_origin credits owner_share platform_share millicredits owner_share_millicredits platform_share_millicredits value_usd owner_share_usd platform_share_usd value_micro_usd owner_share_micro_usd platform_share_micro_usd name].freeze
@@ -681,7 +681,7 @@ module Quarry
       end
     end
 
-    # OwnerStatement.totals: The totals of a OwnerStatement
+    # OwnerStatement.totals: `totals` of OwnerStatement.
     class StatementTotals < Model
       SCHEMA = "OwnerStatement.totals"
       FIELDS = %w[calls calls_by_origin credits owner_share platform_share millicredits owner_share_millicredits platform_share_millicredits value_usd owner_share_usd platform_share_usd value_micro_usd owner_share_micro_usd platform_share_micro_usd].freeze
@@ -709,7 +709,7 @@ module Quarry
       end
     end
 
-    # OwnerStatement.by_day[]: The by_day of a OwnerStatement
+    # OwnerStatement.by_day[]: `by_day[]` of OwnerStatement.
     class StatementDay < Model
       SCHEMA = "OwnerStatement.by_day[]"
       FIELDS = %w[calls calls_by_origin credits owner_share platform_share millicredits owner_share_millicredits platform_share_millicredits value_usd owner_share_usd platform_share_usd value_micro_usd owner_share_micro_usd platform_share_micro_usd date name].freeze
@@ -739,7 +739,7 @@ module Quarry
       end
     end
 
-    # OwnerStatement.payout: The payout of a OwnerStatement
+    # OwnerStatement.payout: `payout` of OwnerStatement.
     class StatementPayout < Model
       SCHEMA = "OwnerStatement.payout"
       FIELDS = %w[carried_in_micro_usd earned_micro_usd adjusted_micro_usd payout_cents payout_usd carried_out_micro_usd status reason reason_text transfer_id paid_at].freeze
@@ -764,7 +764,7 @@ module Quarry
       end
     end
 
-    # StatementAdjustment: The StatementAdjustment schema of the API
+    # StatementAdjustment: what the API answers as StatementAdjustment.
     class StatementAdjustment < Model
       SCHEMA = "StatementAdjustment"
       FIELDS = %w[analytic usage_period reason owner_micro_usd owner_usd platform_micro_usd].freeze
@@ -784,7 +784,7 @@ module Quarry
       end
     end
 
-    # OwnerListing: The OwnerListing schema of the API
+    # OwnerListing: what the API answers as OwnerListing.
     class OwnerListing < Model
       SCHEMA = "OwnerListing"
       FIELDS = %w[name title description category tags price scheduled_price price_effective_at example_params previews published published_at unpublished_at updated_at].freeze
@@ -812,7 +812,7 @@ module Quarry
       end
     end
 
-    # Listing: The Listing schema of the API
+    # Listing: what the API answers as Listing.
     class Listing < Model
       SCHEMA = "Listing"
       FIELDS = %w[name title description category tags price scheduled_price price_effective_at calls_30d callers_30d owner previews published_at].freeze
@@ -854,7 +854,7 @@ module Quarry
       end
     end
 
-    # ListingDetail: The ListingDetail schema of the API
+    # ListingDetail: what the API answers as ListingDetail.
     class ListingDetail < Model
       SCHEMA = "ListingDetail"
       FIELDS = %w[name title description category tags price scheduled_price price_effective_at calls_30d callers_30d owner previews published_at version params insights example_params example_request curl].freeze
@@ -887,7 +887,7 @@ module Quarry
       end
     end
 
-    # ListingDetail.example_request: The example_request of a ListingDetail
+    # ListingDetail.example_request: `example_request` of ListingDetail.
     class ExampleRequest < Model
       SCHEMA = "ListingDetail.example_request"
       FIELDS = %w[method url body].freeze
@@ -904,7 +904,7 @@ module Quarry
       end
     end
 
-    # ListingDetail.example_request.body: The body of a ListingDetail
+    # ListingDetail.example_request.body: `example_request.body` of ListingDetail.
     class ExampleRequestBody < Model
       SCHEMA = "ListingDetail.example_request.body"
       FIELDS = %w[source params].freeze
@@ -920,7 +920,7 @@ module Quarry
       end
     end
 
-    # TryToken: The TryToken schema of the API
+    # TryToken: what the API answers as TryToken.
     class TryToken < Model
       SCHEMA = "TryToken"
       FIELDS = %w[token expires_at token_type].freeze
@@ -937,7 +937,7 @@ module Quarry
       end
     end
 
-    # OAuthClient: The OAuthClient schema of the API
+    # OAuthClient: what the API answers as OAuthClient.
     class OAuthClient < Model
       SCHEMA = "OAuthClient"
       FIELDS = %w[id client_id name scopes created_at revoked_at].freeze
