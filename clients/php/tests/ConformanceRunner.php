@@ -174,6 +174,15 @@ final class ConformanceRunner
             'keys.list' => $client->keys->list(),
             'keys.revoke' => $client->keys->revoke($args['id']),
             'usage' => $client->usage->get(),
+            'marketplace.search' => $client->marketplace->search($args['q'] ?? null, $args['category'] ?? null),
+            'marketplace.get' => $client->marketplace->get($args['name']),
+            'marketplace.tryToken' => $client->marketplace->tryToken($args['source'], $args['ttl_seconds'] ?? null),
+            'connections.create' => $client->connections->create($args['name'], $args['type'], $args['config']),
+            'analytics.deploy' => $client->analytics->deploy($args['definition']),
+            'listings.publish' => $client->listings->publish($args['name'], ...($args['listing'] ?? [])),
+            'statements.get' => $client->statements->get($args['period'] ?? null),
+            'budget.get' => $client->budget->get(),
+            'budget.set' => $client->budget->set($args['budget_usd']),
             'sleep' => usleep((int) ($args['seconds'] * 1e6)),
         };
     }
@@ -203,6 +212,18 @@ final class ConformanceRunner
         foreach ($want['detail_params'] ?? [] as $param) {
             if (!array_filter($e->details, static fn ($d) => $d->param === $param)) {
                 $problems[] = "no detail for param {$param}";
+            }
+        }
+        foreach ($want['detail_values'] ?? [] as $name => $value) {
+            $found = array_values(array_filter($e->details, static fn ($d) => $d->field === $name || $d->param === $name));
+            if ($found === [] || $found[0]->value != $value) {
+                $problems[] = "detail {$name}: value " . json_encode($found[0]->value ?? null) . ", expected {$value}";
+            }
+        }
+        if ($want['text_names_code_and_request_id'] ?? false) {
+            $text = (string) $e;
+            if (!str_contains($text, $e->errorCode) || ($e->requestId ?? '') === '' || !str_contains($text, $e->requestId)) {
+                $problems[] = "the error's text names not its code and request id: {$text}";
             }
         }
         return $problems;

@@ -386,7 +386,7 @@ function php(models: readonly Model[]): Record<string, string> {
       : t.kind === 'integer'
         ? 'int'
         : t.kind === 'number'
-          ? 'float'
+          ? 'int|float'
           : t.kind === 'boolean'
             ? 'bool'
             : t.kind === 'model'
@@ -401,7 +401,6 @@ function php(models: readonly Model[]): Record<string, string> {
       const cls = names.get(t.model);
       return cls ? `${cls}::fromArray(${v})` : v;
     }
-    if (t.kind === 'number') return `(float) ${v}`;
     if (t.kind === 'list' && (t.of.kind === 'model' || t.of.kind === 'list'))
       return `array_map(static fn (array $item) => ${build(t.of, '$item')}, ${v})`;
     return v;
@@ -434,7 +433,7 @@ function php(models: readonly Model[]): Record<string, string> {
     lines.push('    public function __construct(');
     for (const f of ordered) {
       const t = phpType(f.type);
-      const nullable = t === 'mixed' ? t : f.optional ? `?${t}` : t;
+      const nullable = t === 'mixed' ? t : f.optional ? (t.includes('|') ? `${t}|null` : `?${t}`) : t;
       lines.push(`        public readonly ${nullable} $${f.name}${f.optional ? ' = null' : ''},`);
     }
     lines.push('        public readonly array $raw = [],', '    ) {', '    }', '');

@@ -14,15 +14,15 @@ final class BudgetSettings implements \JsonSerializable
 
     /** @param array<string, mixed> $raw */
     public function __construct(
-        public readonly float $budget_usd,
-        public readonly float $spent_usd,
-        public readonly float $left_usd,
+        public readonly int|float $budget_usd,
+        public readonly int|float $spent_usd,
+        public readonly int|float $left_usd,
         public readonly int $budget_micro_usd,
         public readonly int $spent_micro_usd,
         public readonly int $left_micro_usd,
         public readonly string $period,
         public readonly bool $custom,
-        public readonly float $max_budget_usd,
+        public readonly int|float $max_budget_usd,
         public readonly bool $applies,
         public readonly array $raw = [],
     ) {
@@ -36,15 +36,15 @@ final class BudgetSettings implements \JsonSerializable
     public static function fromArray(array $body): self
     {
         return new self(
-            budget_usd: (float) $body['budget_usd'] ?? 0,
-            spent_usd: (float) $body['spent_usd'] ?? 0,
-            left_usd: (float) $body['left_usd'] ?? 0,
+            budget_usd: $body['budget_usd'] ?? 0,
+            spent_usd: $body['spent_usd'] ?? 0,
+            left_usd: $body['left_usd'] ?? 0,
             budget_micro_usd: $body['budget_micro_usd'] ?? 0,
             spent_micro_usd: $body['spent_micro_usd'] ?? 0,
             left_micro_usd: $body['left_micro_usd'] ?? 0,
             period: $body['period'] ?? '',
             custom: $body['custom'] ?? false,
-            max_budget_usd: (float) $body['max_budget_usd'] ?? 0,
+            max_budget_usd: $body['max_budget_usd'] ?? 0,
             applies: $body['applies'] ?? false,
             raw: $body,
         );

@@ -14,9 +14,9 @@ final class BudgetState implements \JsonSerializable
 
     /** @param array<string, mixed> $raw */
     public function __construct(
-        public readonly float $budget_usd,
-        public readonly float $spent_usd,
-        public readonly float $left_usd,
+        public readonly int|float $budget_usd,
+        public readonly int|float $spent_usd,
+        public readonly int|float $left_usd,
         public readonly int $budget_micro_usd,
         public readonly int $spent_micro_usd,
         public readonly int $left_micro_usd,
@@ -32,9 +32,9 @@ final class BudgetState implements \JsonSerializable
     public static function fromArray(array $body): self
     {
         return new self(
-            budget_usd: (float) $body['budget_usd'] ?? 0,
-            spent_usd: (float) $body['spent_usd'] ?? 0,
-            left_usd: (float) $body['left_usd'] ?? 0,
+            budget_usd: $body['budget_usd'] ?? 0,
+            spent_usd: $body['spent_usd'] ?? 0,
+            left_usd: $body['left_usd'] ?? 0,
             budget_micro_usd: $body['budget_micro_usd'] ?? 0,
             spent_micro_usd: $body['spent_micro_usd'] ?? 0,
             left_micro_usd: $body['left_micro_usd'] ?? 0,

@@ -16,7 +16,7 @@ final class Circuit implements \JsonSerializable
     public function __construct(
         public readonly string $state,
         public readonly int $consecutive_failures,
-        public readonly ?float $retry_after = null,
+        public readonly int|float|null $retry_after = null,
         public readonly array $raw = [],
     ) {
     }
@@ -31,7 +31,7 @@ final class Circuit implements \JsonSerializable
         return new self(
             state: $body['state'] ?? '',
             consecutive_failures: $body['consecutive_failures'] ?? 0,
-            retry_after: isset($body['retry_after']) ? (float) $body['retry_after'] : null,
+            retry_after: isset($body['retry_after']) ? $body['retry_after'] : null,
             raw: $body,
         );
     }

@@ -18,7 +18,7 @@ final class Payouts implements \JsonSerializable
      */
     public function __construct(
         public readonly int $balance_micro_usd,
-        public readonly float $balance_usd,
+        public readonly int|float $balance_usd,
         public readonly array $payouts,
         public readonly array $raw = [],
     ) {
@@ -33,7 +33,7 @@ final class Payouts implements \JsonSerializable
     {
         return new self(
             balance_micro_usd: $body['balance_micro_usd'] ?? 0,
-            balance_usd: (float) $body['balance_usd'] ?? 0,
+            balance_usd: $body['balance_usd'] ?? 0,
             payouts: array_map(static fn (array $item) => OwnerPayout::fromArray($item), $body['payouts'] ?? []),
             raw: $body,
         );

@@ -18,7 +18,7 @@ final class StatementAdjustment implements \JsonSerializable
         public readonly string $usage_period,
         public readonly string $reason,
         public readonly int $owner_micro_usd,
-        public readonly float $owner_usd,
+        public readonly int|float $owner_usd,
         public readonly int $platform_micro_usd,
         public readonly array $raw = [],
     ) {
@@ -36,7 +36,7 @@ final class StatementAdjustment implements \JsonSerializable
             usage_period: $body['usage_period'] ?? '',
             reason: $body['reason'] ?? '',
             owner_micro_usd: $body['owner_micro_usd'] ?? 0,
-            owner_usd: (float) $body['owner_usd'] ?? 0,
+            owner_usd: $body['owner_usd'] ?? 0,
             platform_micro_usd: $body['platform_micro_usd'] ?? 0,
             raw: $body,
         );

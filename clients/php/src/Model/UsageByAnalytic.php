@@ -15,8 +15,8 @@ final class UsageByAnalytic implements \JsonSerializable
     /** @param array<string, mixed> $raw */
     public function __construct(
         public readonly int $calls,
-        public readonly float $credits,
-        public readonly float $value_usd,
+        public readonly int|float $credits,
+        public readonly int|float $value_usd,
         public readonly string $name,
         public readonly array $raw = [],
     ) {
@@ -31,8 +31,8 @@ final class UsageByAnalytic implements \JsonSerializable
     {
         return new self(
             calls: $body['calls'] ?? 0,
-            credits: (float) $body['credits'] ?? 0,
-            value_usd: (float) $body['value_usd'] ?? 0,
+            credits: $body['credits'] ?? 0,
+            value_usd: $body['value_usd'] ?? 0,
             name: $body['name'] ?? '',
             raw: $body,
         );
