@@ -90,7 +90,7 @@ type AnalyticDefinition struct {
 	Connection    string         `json:"connection"`
 	SQL           string         `json:"sql"`
 	Params        map[string]any `json:"params,omitempty"`
-	Insights      any            `json:"insights"`
+	Insights      any            `json:"insights,omitempty"`
 	Cache         *CacheSettings `json:"cache,omitempty"`
 	Limits        *Limits        `json:"limits,omitempty"`
 	Price         *int64         `json:"price,omitempty"`
@@ -121,7 +121,7 @@ type ConnectorTypes struct {
 type ConnectorType struct {
 	Type         string   `json:"type"`
 	DisplayName  string   `json:"display_name"`
-	ConfigSchema any      `json:"config_schema"`
+	ConfigSchema any      `json:"config_schema,omitempty"`
 	SecretFields []string `json:"secret_fields"`
 }
 

@@ -125,7 +125,8 @@ function buildModels(doc: OpenApiDocument): Model[] {
     const members = [...(s.anyOf ?? []), ...(s.oneOf ?? [])];
     const nonNull = members.filter((m) => m.type !== 'null');
     if (nonNull.length === 1 && nonNull[0]) return { ...typeOf(nonNull[0], path), nullable: true };
-    return { type: { kind: 'any' }, nullable: true };
+    // A oneOf of shapes, or anything: nullable only when the schema says so.
+    return { type: { kind: 'any' }, nullable: nullable || members.some((m) => m.type === 'null') };
   };
   const models: Model[] = [];
   for (const path of required.keys()) {
