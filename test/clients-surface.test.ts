@@ -80,7 +80,9 @@ function dumpSurface(language: string): Promise<{ surface?: Surface; failure?: s
         if (code !== 0) throw new Error(`exit ${code}`);
         resolve({ surface: JSON.parse(last) as Surface });
       } catch (error) {
-        resolve({ failure: `${language}.sh: ${String(error)}\n${stdout.slice(-4000)}\n${stderr.slice(-8000)}` });
+        resolve({
+          failure: `${language}.sh: ${String(error)}\n${stdout.slice(-4000)}\n${stderr.slice(-8000)}`,
+        });
       }
     });
   });
@@ -93,7 +95,8 @@ const dumps = new Map<string, Promise<{ surface?: Surface; failure?: string }>>(
 
 beforeAll(async () => {
   // The dumpers compile and load each client meanwhile.
-  for (const { language, missing } of languages) if (missing.length === 0) dumps.set(language, dumpSurface(language));
+  for (const { language, missing } of languages)
+    if (missing.length === 0) dumps.set(language, dumpSurface(language));
   dir = await mkdtemp(join(tmpdir(), 'quarry-e2e-surface-'));
   await mkdir(join(dir, 'data'));
   gateway = await startGateway({

@@ -197,10 +197,7 @@ export interface QuarryClient {
      * A try-token for free previews of one listed analytic (or one of your own), valid
      * `ttlSeconds` (1–300, default 300): build a client with it as `apiKey` and query.
      */
-    tryToken(
-      source: string,
-      options?: CallOptions & { readonly ttlSeconds?: number },
-    ): Promise<TryToken>;
+    tryToken(source: string, options?: CallOptions & { readonly ttlSeconds?: number }): Promise<TryToken>;
   };
   /** The warehouse types this gateway connects to, with each one's config schema. */
   readonly connectors: {
@@ -728,7 +725,9 @@ export function createQuarryClient(
           method: 'PUT',
           path: '/v1/account/password',
           body:
-            o.currentPassword === undefined ? { password } : { password, current_password: o.currentPassword },
+            o.currentPassword === undefined
+              ? { password }
+              : { password, current_password: o.currentPassword },
           idempotent: true,
           signal: o.signal,
         });

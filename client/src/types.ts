@@ -181,8 +181,8 @@ export interface Usage {
     /** `amount_due_usd` in cents, rounded up. */
     readonly amount_due_cents: number;
   };
-  /** Pay as you Go: the budget this period (absent on other plans). */
-  readonly budget?: BudgetState;
+  /** Pay as you Go: the budget this period; null on other plans. */
+  readonly budget: BudgetState | null;
   readonly by_analytic: readonly (UsageTotalsLine & { readonly name: string })[];
   readonly by_day: readonly (UsageTotalsLine & { readonly date: string })[];
 }

@@ -86,7 +86,8 @@ interface Model {
 }
 
 async function loadDocument(source: string): Promise<OpenApiDocument> {
-  if (/^https?:/.test(source)) return (await (await fetch(`${source.replace(/\/$/, '')}/v1/openapi.json`)).json()) as OpenApiDocument;
+  if (/^https?:/.test(source))
+    return (await (await fetch(`${source.replace(/\/$/, '')}/v1/openapi.json`)).json()) as OpenApiDocument;
   return JSON.parse(readFileSync(source, 'utf8')) as OpenApiDocument;
 }
 
@@ -120,7 +121,8 @@ function buildModels(doc: OpenApiDocument): Model[] {
       const item = typeOf(s.items, `${path}[]`);
       return { type: { kind: 'list', of: item.type }, nullable };
     }
-    if (t === 'string' || t === 'integer' || t === 'number' || t === 'boolean') return { type: { kind: t }, nullable };
+    if (t === 'string' || t === 'integer' || t === 'number' || t === 'boolean')
+      return { type: { kind: t }, nullable };
     if (t === 'object') return { type: { kind: 'map' }, nullable };
     const members = [...(s.anyOf ?? []), ...(s.oneOf ?? [])];
     const nonNull = members.filter((m) => m.type !== 'null');
@@ -222,14 +224,26 @@ function python(models: readonly Model[]): string {
   ];
   for (const m of models) {
     const ordered = [...m.fields.filter((f) => !f.optional), ...m.fields.filter((f) => f.optional)];
-    out.push('', '@dataclass(frozen=True)', `class ${m.className}:`, `    """${describe(m).replace(/"""/g, "'''").replace(/\\/g, '')}"""`, '');
+    out.push(
+      '',
+      '@dataclass(frozen=True)',
+      `class ${m.className}:`,
+      `    """${describe(m).replace(/"""/g, "'''").replace(/\\/g, '')}"""`,
+      '',
+    );
     out.push(`    __quarry_schema__: ClassVar[str] = "${m.schema}"`, '');
     for (const f of ordered) {
       if (f.description) out.push(`    #: ${oneLine(f.description)}`);
-      out.push(f.optional ? `    ${f.name}: Optional[${hint(f.type)}] = None` : `    ${f.name}: ${hint(f.type)}`);
+      out.push(
+        f.optional ? `    ${f.name}: Optional[${hint(f.type)}] = None` : `    ${f.name}: ${hint(f.type)}`,
+      );
     }
     out.push('    raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)', '');
-    out.push('    @classmethod', `    def from_json(cls, body: Mapping[str, Any]) -> "${m.className}":`, '        """Builds one from the gateway\'s decoded JSON."""');
+    out.push(
+      '    @classmethod',
+      `    def from_json(cls, body: Mapping[str, Any]) -> "${m.className}":`,
+      '        """Builds one from the gateway\'s decoded JSON."""',
+    );
     out.push('        return cls(');
     for (const f of ordered) {
       const v = `body.get("${f.name}")`;
@@ -242,7 +256,10 @@ function python(models: readonly Model[]): string {
     }
     out.push('            raw=dict(body),', '        )', '');
   }
-  return `${out.join('\n').replace(/\n{3,}/g, '\n\n\n').trimEnd()}\n`;
+  return `${out
+    .join('\n')
+    .replace(/\n{3,}/g, '\n\n\n')
+    .trimEnd()}\n`;
 }
 
 // -------------------------------------------------------------------------------------------- Go
@@ -287,11 +304,17 @@ function go(models: readonly Model[]): { code: string; schemas: string } {
     for (const f of m.fields) {
       let t = goType(f.type);
       // A nullable scalar or model is a pointer: nil when the gateway sent null or nothing.
-      if (f.optional && (f.type.kind === 'model' || (['string', 'integer', 'number', 'boolean'].includes(f.type.kind) && f.optional)))
+      if (
+        f.optional &&
+        (f.type.kind === 'model' ||
+          (['string', 'integer', 'number', 'boolean'].includes(f.type.kind) && f.optional))
+      )
         t = `*${t}`;
       if (f.description) out.push(`\t// ${goField(f.name)}: ${oneLine(f.description)}`);
       // Left out when unset, except a field the gateway may send as null: kept, as null.
-      out.push(`\t${goField(f.name)} ${t} \`json:"${f.name}${f.optional && !f.nullable ? ',omitempty' : ''}"\``);
+      out.push(
+        `\t${goField(f.name)} ${t} \`json:"${f.name}${f.optional && !f.nullable ? ',omitempty' : ''}"\``,
+      );
     }
     out.push('}', '');
   }
@@ -317,7 +340,8 @@ function ruby(models: readonly Model[]): string {
       const cls = names.get(t.model);
       return cls ? `${cls}.from_json(${v})` : v;
     }
-    if (t.kind === 'list' && (t.of.kind === 'model' || t.of.kind === 'list')) return `${v}.map { |item| ${build(t.of, 'item')} }`;
+    if (t.kind === 'list' && (t.of.kind === 'model' || t.of.kind === 'list'))
+      return `${v}.map { |item| ${build(t.of, 'item')} }`;
     return v;
   };
   const out = [
@@ -327,7 +351,7 @@ function ruby(models: readonly Model[]): string {
     '# document; do not edit. Run it again when the API changes.',
     '',
     'module Quarry',
-    '  # The models of the API\'s answers, one class per OpenAPI schema. Field names stay as on the',
+    "  # The models of the API's answers, one class per OpenAPI schema. Field names stay as on the",
     '  # wire; #raw keeps the answer as sent, #to_h gives plain Hashes back.',
     '  module Models',
     '    # What every model shares: its fields, read from a decoded JSON Hash.',
@@ -364,13 +388,15 @@ function ruby(models: readonly Model[]): string {
     out.push(`      SCHEMA = "${m.schema}"`);
     out.push(`      FIELDS = %w[${m.fields.map((f) => f.name).join(' ')}].freeze`);
     out.push(`      attr_reader ${m.fields.map((f) => `:${f.name}`).join(', ')}`, '');
-    out.push('      # Builds one from the gateway\'s decoded JSON (a Hash with String keys).');
+    out.push("      # Builds one from the gateway's decoded JSON (a Hash with String keys).");
     out.push('      def self.from_json(body)');
     out.push('        new(');
     for (const f of m.fields) {
       const v = `body["${f.name}"]`;
       const built = build(f.type, v);
-      out.push(built === v ? `          ${f.name}: ${v},` : `          ${f.name}: ${v}.nil? ? nil : ${built},`);
+      out.push(
+        built === v ? `          ${f.name}: ${v},` : `          ${f.name}: ${v}.nil? ? nil : ${built},`,
+      );
     }
     out.push('          raw: body', '        )', '      end', '    end', '');
   }
@@ -438,17 +464,39 @@ function php(models: readonly Model[]): Record<string, string> {
       lines.push(`        public readonly ${nullable} $${f.name}${f.optional ? ' = null' : ''},`);
     }
     lines.push('        public readonly array $raw = [],', '    ) {', '    }', '');
-    lines.push('    /**', "     * Builds one from the gateway's decoded JSON.", '     *', '     * @param array<string, mixed> $body', '     */');
-    lines.push('    public static function fromArray(array $body): self', '    {', '        return new self(');
+    lines.push(
+      '    /**',
+      "     * Builds one from the gateway's decoded JSON.",
+      '     *',
+      '     * @param array<string, mixed> $body',
+      '     */',
+    );
+    lines.push(
+      '    public static function fromArray(array $body): self',
+      '    {',
+      '        return new self(',
+    );
     for (const f of ordered) {
       const v = `$body['${f.name}']`;
       const built = build(f.type, v);
       if (f.optional) lines.push(`            ${f.name}: isset(${v}) ? ${built} : null,`);
-      else lines.push(`            ${f.name}: ${built.replace(v, `${v} ?? ${f.type.kind === 'list' || f.type.kind === 'map' ? '[]' : f.type.kind === 'string' ? "''" : f.type.kind === 'boolean' ? 'false' : f.type.kind === 'model' ? '[]' : f.type.kind === 'any' ? 'null' : '0'}`)},`);
+      else
+        lines.push(
+          `            ${f.name}: ${built.replace(v, `${v} ?? ${f.type.kind === 'list' || f.type.kind === 'map' ? '[]' : f.type.kind === 'string' ? "''" : f.type.kind === 'boolean' ? 'false' : f.type.kind === 'model' ? '[]' : f.type.kind === 'any' ? 'null' : '0'}`)},`,
+        );
     }
     lines.push('            raw: $body,', '        );', '    }', '');
-    lines.push('    /** @return array<string, mixed> The fields as sent. */', '    public function jsonSerialize(): array', '    {');
-    lines.push(`        return [${m.fields.map((f) => `'${f.name}' => $this->${f.name}`).join(', ')}];`, '    }', '}', '');
+    lines.push(
+      '    /** @return array<string, mixed> The fields as sent. */',
+      '    public function jsonSerialize(): array',
+      '    {',
+    );
+    lines.push(
+      `        return [${m.fields.map((f) => `'${f.name}' => $this->${f.name}`).join(', ')}];`,
+      '    }',
+      '}',
+      '',
+    );
     files[m.className] = lines.join('\n');
   }
   return files;
@@ -467,5 +515,6 @@ writeFileSync(join(clients, 'go/models.go'), g.code);
 writeFileSync(join(clients, 'go/models_schemas_test.go'), g.schemas);
 writeFileSync(join(clients, 'ruby/lib/quarry/api_models.rb'), ruby(models));
 execFileSync('gofmt', ['-w', join(clients, 'go/models.go'), join(clients, 'go/models_schemas_test.go')]);
-for (const [name, code] of Object.entries(php(models))) writeFileSync(join(clients, `php/src/Model/${name}.php`), code);
+for (const [name, code] of Object.entries(php(models)))
+  writeFileSync(join(clients, `php/src/Model/${name}.php`), code);
 console.log(`wrote ${models.length} models for python, go, ruby and php`);

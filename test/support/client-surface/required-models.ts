@@ -96,7 +96,8 @@ export function requiredModels(
     for (const member of [...(schema.oneOf ?? []), ...(schema.anyOf ?? [])]) {
       if (member.$ref) visit(member, path);
     }
-    for (const [name, property] of Object.entries(schema.properties ?? {})) visit(property, `${path}.${name}`);
+    for (const [name, property] of Object.entries(schema.properties ?? {}))
+      visit(property, `${path}.${name}`);
     if (schema.items) visit(schema.items, `${path}[]`);
     if (typeof schema.additionalProperties === 'object') visit(schema.additionalProperties, `${path}{}`);
   };

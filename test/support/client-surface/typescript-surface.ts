@@ -53,7 +53,8 @@ function methodsOf(): string[] {
   for (const [name, value] of Object.entries(client)) {
     if (typeof value === 'function') methods.push(name);
     else if (typeof value === 'object' && value !== null) {
-      for (const [method, fn] of Object.entries(value)) if (typeof fn === 'function') methods.push(`${name}.${method}`);
+      for (const [method, fn] of Object.entries(value))
+        if (typeof fn === 'function') methods.push(`${name}.${method}`);
     }
   }
   // Calls without a client (no credential yet): the package's own functions.
@@ -78,7 +79,12 @@ function modelsOf(): Record<string, string[]> {
     file === probe ? ts.createSourceFile(file, source, language) : getSourceFile(file, language);
   const program = ts.createProgram(
     [entry, probe],
-    { strict: true, module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext, noEmit: true },
+    {
+      strict: true,
+      module: ts.ModuleKind.NodeNext,
+      moduleResolution: ts.ModuleResolutionKind.NodeNext,
+      noEmit: true,
+    },
     host,
   );
   const checker = program.getTypeChecker();

@@ -105,7 +105,8 @@ function checkError(expected: ErrorExpectation, error: unknown): string[] {
   }
   for (const [name, value] of Object.entries(expected.detail_values ?? {})) {
     const detail = error.details.find((d) => d.field === name || d.param === name);
-    if (detail?.value !== value) problems.push(`detail ${name}: value ${String(detail?.value)}, expected ${value}`);
+    if (detail?.value !== value)
+      problems.push(`detail ${name}: value ${String(detail?.value)}, expected ${value}`);
   }
   if (expected.text_names_code_and_request_id) {
     const text = String(error);
