@@ -3,7 +3,7 @@
 
 package quarry
 
-// Account is the Account schema: what the API answers as Account.
+// Account is the Account schema: What the API answers as Account.
 type Account struct {
 	ID        string `json:"id"`
 	Email     string `json:"email"`
@@ -12,7 +12,7 @@ type Account struct {
 	CreatedAt string `json:"created_at"`
 }
 
-// Plan is the Plan schema: what the API answers as Plan.
+// Plan is the Plan schema: What the API answers as Plan.
 type Plan struct {
 	ID   string `json:"id"`
 	Name string `json:"name"`
@@ -29,7 +29,7 @@ type Plan struct {
 	CreditValueUSD float64 `json:"credit_value_usd"`
 }
 
-// Connection is the Connection schema: what the API answers as Connection.
+// Connection is the Connection schema: What the API answers as Connection.
 type Connection struct {
 	ID   string `json:"id"`
 	Name string `json:"name"`
@@ -42,7 +42,7 @@ type Connection struct {
 	UpdatedAt    string   `json:"updated_at"`
 }
 
-// Circuit is the Circuit schema: what the API answers as Circuit.
+// Circuit is the Circuit schema: What the API answers as Circuit.
 type Circuit struct {
 	// State: closed: calls reach the warehouse; open: after repeated warehouse faults (unreachable, lost sessions, time limits) calls fail fast with 503 SOURCE_UNAVAILABLE until the probe; half_open: one call is probing
 	State               string `json:"state"`
@@ -51,7 +51,7 @@ type Circuit struct {
 	RetryAfter *float64 `json:"retry_after,omitempty"`
 }
 
-// ConnectionRemoval is the ConnectionRemoval schema: what the API answers as ConnectionRemoval.
+// ConnectionRemoval is the ConnectionRemoval schema: What the API answers as ConnectionRemoval.
 type ConnectionRemoval struct {
 	// Deleted: The connection's id
 	Deleted string `json:"deleted"`
@@ -61,7 +61,7 @@ type ConnectionRemoval struct {
 	Unlisted []string `json:"unlisted"`
 }
 
-// Analytic is the Analytic schema: what the API answers as Analytic.
+// Analytic is the Analytic schema: What the API answers as Analytic.
 type Analytic struct {
 	ID             string         `json:"id"`
 	Name           string         `json:"name"`
@@ -80,7 +80,7 @@ type Analytic struct {
 	UpdatedAt        string  `json:"updated_at"`
 }
 
-// AnalyticDefinition is the AnalyticDefinition schema: what the API answers as AnalyticDefinition.
+// AnalyticDefinition is the AnalyticDefinition schema: What the API answers as AnalyticDefinition.
 type AnalyticDefinition struct {
 	Name          string         `json:"name"`
 	Title         *string        `json:"title,omitempty"`
@@ -112,7 +112,7 @@ type Limits struct {
 	MaxBytesBilled *int64 `json:"max_bytes_billed,omitempty"`
 }
 
-// ConnectorTypes is the ConnectorTypes schema: what the API answers as ConnectorTypes.
+// ConnectorTypes is the ConnectorTypes schema: What the API answers as ConnectorTypes.
 type ConnectorTypes struct {
 	Connectors []ConnectorType `json:"connectors"`
 }
@@ -125,12 +125,12 @@ type ConnectorType struct {
 	SecretFields []string `json:"secret_fields"`
 }
 
-// Usage is the Usage schema: what the API answers as Usage.
+// Usage is the Usage schema: What the API answers as Usage.
 type Usage struct {
 	Period     string            `json:"period"`
 	Plan       Plan              `json:"plan"`
 	Totals     UsageTotals       `json:"totals"`
-	Budget     BudgetState       `json:"budget"`
+	Budget     *BudgetState      `json:"budget"`
 	ByAnalytic []UsageByAnalytic `json:"by_analytic"`
 	ByDay      []UsageByDay      `json:"by_day"`
 }
@@ -156,7 +156,7 @@ type UsageTotals struct {
 	AmountDueCents int64 `json:"amount_due_cents"`
 }
 
-// CallsByOrigin is the CallsByOrigin schema: what the API answers as CallsByOrigin.
+// CallsByOrigin is the CallsByOrigin schema: What the API answers as CallsByOrigin.
 type CallsByOrigin struct {
 	// Paid: Calls that spent paid credits
 	Paid int64 `json:"paid"`
@@ -200,7 +200,7 @@ type UsageByDay struct {
 	Date string `json:"date"`
 }
 
-// Budget is the Budget schema: what the API answers as Budget.
+// Budget is the Budget schema: What the API answers as Budget.
 type Budget struct {
 	Budget BudgetSettings `json:"budget"`
 }
@@ -224,7 +224,7 @@ type BudgetSettings struct {
 	Applies bool `json:"applies"`
 }
 
-// Billing is the Billing schema: what the API answers as Billing.
+// Billing is the Billing schema: What the API answers as Billing.
 type Billing struct {
 	// Provider: Who takes payments: `none` (the operator sets plans), `sandbox` (no money moves), `stripe`
 	Provider string `json:"provider"`
@@ -240,7 +240,7 @@ type Billing struct {
 	CardOnFile  bool    `json:"card_on_file"`
 	// Portal: Whether POST /v1/billing/portal has a portal to open
 	Portal bool          `json:"portal"`
-	Budget BudgetState   `json:"budget"`
+	Budget *BudgetState  `json:"budget"`
 	Plans  []BillingPlan `json:"plans"`
 	// Invoices: Pay as you Go invoices, newest first
 	Invoices []PaygInvoice `json:"invoices"`
@@ -266,7 +266,7 @@ type BillingPlan struct {
 	Action *string `json:"action"`
 }
 
-// PaygInvoice is the PaygInvoice schema: what the API answers as PaygInvoice.
+// PaygInvoice is the PaygInvoice schema: What the API answers as PaygInvoice.
 type PaygInvoice struct {
 	Period      string            `json:"period"`
 	Status      string            `json:"status"`
@@ -283,7 +283,7 @@ type PaygInvoiceLine struct {
 	Analytic    *string `json:"analytic"`
 }
 
-// Checkout is the Checkout schema: what the API answers as Checkout.
+// Checkout is the Checkout schema: What the API answers as Checkout.
 type Checkout struct {
 	ID string `json:"id"`
 	// URL: Open it in a browser to pay
@@ -292,17 +292,17 @@ type Checkout struct {
 	Mode string `json:"mode"`
 }
 
-// Portal is the Portal schema: what the API answers as Portal.
+// Portal is the Portal schema: What the API answers as Portal.
 type Portal struct {
 	URL string `json:"url"`
 }
 
-// Onboarding is the Onboarding schema: what the API answers as Onboarding.
+// Onboarding is the Onboarding schema: What the API answers as Onboarding.
 type Onboarding struct {
 	URL string `json:"url"`
 }
 
-// PayoutAccount is the PayoutAccount schema: what the API answers as PayoutAccount.
+// PayoutAccount is the PayoutAccount schema: What the API answers as PayoutAccount.
 type PayoutAccount struct {
 	Provider string `json:"provider"`
 	// Status: `complete`: the provider pays out to you; `pending`: it still needs `requirements`
@@ -314,7 +314,7 @@ type PayoutAccount struct {
 	MinimumPayoutCents int64 `json:"minimum_payout_cents"`
 }
 
-// Payouts is the Payouts schema: what the API answers as Payouts.
+// Payouts is the Payouts schema: What the API answers as Payouts.
 type Payouts struct {
 	// BalanceMicroUSD: Held and carried now (negative after refunds larger than earnings: netted against later ones)
 	BalanceMicroUSD int64   `json:"balance_micro_usd"`
@@ -323,7 +323,7 @@ type Payouts struct {
 	Payouts []OwnerPayout `json:"payouts"`
 }
 
-// OwnerPayout is the OwnerPayout schema: what the API answers as OwnerPayout.
+// OwnerPayout is the OwnerPayout schema: What the API answers as OwnerPayout.
 type OwnerPayout struct {
 	// CarriedInMicroUSD: Your balance before it: the rest of your previous payout, an amount held, or a negative balance
 	CarriedInMicroUSD int64 `json:"carried_in_micro_usd"`
@@ -346,7 +346,7 @@ type OwnerPayout struct {
 	Period     string  `json:"period"`
 }
 
-// Payout is the Payout schema: what the API answers as Payout.
+// Payout is the Payout schema: What the API answers as Payout.
 type Payout struct {
 	// CarriedInMicroUSD: Your balance before it: the rest of your previous payout, an amount held, or a negative balance
 	CarriedInMicroUSD int64 `json:"carried_in_micro_usd"`
@@ -368,7 +368,7 @@ type Payout struct {
 	PaidAt     *string `json:"paid_at"`
 }
 
-// OwnerStatement is the OwnerStatement schema: what the API answers as OwnerStatement.
+// OwnerStatement is the OwnerStatement schema: What the API answers as OwnerStatement.
 type OwnerStatement struct {
 	Period string `json:"period"`
 	// ClosedAt: Set once the period is closed (frozen)
@@ -376,8 +376,8 @@ type OwnerStatement struct {
 	Analytics []StatementAnalytic `json:"analytics"`
 	Totals    StatementTotals     `json:"totals"`
 	// ByDay: Per day and analytic (days and analytics with calls only), in date then name order
-	ByDay  []StatementDay  `json:"by_day"`
-	Payout StatementPayout `json:"payout"`
+	ByDay  []StatementDay   `json:"by_day"`
+	Payout *StatementPayout `json:"payout"`
 	// Adjustments: Shares taken back by refunds and disputes: netted by this period’s payout once closed; while open, those the next close will net
 	Adjustments []StatementAdjustment `json:"adjustments"`
 }
@@ -480,7 +480,7 @@ type StatementPayout struct {
 	PaidAt     *string `json:"paid_at"`
 }
 
-// StatementAdjustment is the StatementAdjustment schema: what the API answers as StatementAdjustment.
+// StatementAdjustment is the StatementAdjustment schema: What the API answers as StatementAdjustment.
 type StatementAdjustment struct {
 	Analytic string `json:"analytic"`
 	// UsagePeriod: The month of the calls whose payment was reversed
@@ -493,7 +493,7 @@ type StatementAdjustment struct {
 	PlatformMicroUSD int64 `json:"platform_micro_usd"`
 }
 
-// OwnerListing is the OwnerListing schema: what the API answers as OwnerListing.
+// OwnerListing is the OwnerListing schema: What the API answers as OwnerListing.
 type OwnerListing struct {
 	Name        string   `json:"name"`
 	Title       string   `json:"title"`
@@ -514,7 +514,7 @@ type OwnerListing struct {
 	UpdatedAt        string         `json:"updated_at"`
 }
 
-// Listing is the Listing schema: what the API answers as Listing.
+// Listing is the Listing schema: What the API answers as Listing.
 type Listing struct {
 	// Name: The analytic: the `source` of a query
 	Name        string   `json:"name"`
@@ -544,7 +544,7 @@ type ListingOwner struct {
 	Name string `json:"name"`
 }
 
-// ListingDetail is the ListingDetail schema: what the API answers as ListingDetail.
+// ListingDetail is the ListingDetail schema: What the API answers as ListingDetail.
 type ListingDetail struct {
 	// Name: The analytic: the `source` of a query
 	Name        string   `json:"name"`
@@ -592,14 +592,14 @@ type ExampleRequestBody struct {
 	Params map[string]any `json:"params"`
 }
 
-// TryToken is the TryToken schema: what the API answers as TryToken.
+// TryToken is the TryToken schema: What the API answers as TryToken.
 type TryToken struct {
 	Token     string `json:"token"`
 	ExpiresAt string `json:"expires_at"`
 	TokenType string `json:"token_type"`
 }
 
-// OAuthClient is the OAuthClient schema: what the API answers as OAuthClient.
+// OAuthClient is the OAuthClient schema: What the API answers as OAuthClient.
 type OAuthClient struct {
 	// ID: The record id (`ocl_…`), used to revoke it
 	ID string `json:"id"`

@@ -108,13 +108,20 @@ function buildModels(doc: OpenApiDocument): Model[] {
     }
     return { properties, required: req };
   };
+  const isNull = (s: Schema) => Array.isArray(s.type) && s.type.includes('null');
   const typeOf = (s: Schema, path: string): { type: FieldType; nullable: boolean } => {
     if (s.$ref) {
       const name = s.$ref.split('/').pop() as string;
-      return { type: required.has(name) ? { kind: 'model', model: name } : { kind: 'any' }, nullable: false };
+      // A schema may say itself that it can be null (`type: ['object', 'null']`).
+      return {
+        type: required.has(name) ? { kind: 'model', model: name } : { kind: 'any' },
+        nullable: isNull(resolve(s)),
+      };
     }
     if (s.allOf?.length === 1 && s.allOf[0]?.$ref && !s.properties) return typeOf(s.allOf[0], path);
-    const nullable = Array.isArray(s.type) && s.type.includes('null');
+    // `allOf: [{$ref}, {type: ['object', 'null']}]` is how a nullable reference is written; a
+    // nullable schema merged with properties of its own (Budget's budget) is not null.
+    const nullable = isNull(s) || (s.allOf ?? []).some((m) => !m.$ref && !m.properties && isNull(m));
     if (required.has(path)) return { type: { kind: 'model', model: path }, nullable };
     const t = Array.isArray(s.type) ? s.type.find((x) => x !== 'null') : s.type;
     if (t === 'array' && s.items) {
@@ -171,7 +178,7 @@ const oneLine = (s: string | undefined) => (s ?? '').replace(/\s+/g, ' ').trim()
 const describe = (m: Model) => {
   if (oneLine(m.description)) return oneLine(m.description);
   const [root, ...path] = m.schema.split('.');
-  return path.length > 0 ? `\`${path.join('.')}\` of ${root}.` : `what the API answers as ${root}.`;
+  return path.length > 0 ? `\`${path.join('.')}\` of ${root}.` : `What the API answers as ${root}.`;
 };
 
 // ---------------------------------------------------------------------------------------- Python

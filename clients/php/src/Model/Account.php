@@ -7,7 +7,7 @@ declare(strict_types=1);
 
 namespace Quarry\Model;
 
-/** Account: what the API answers as Account. */
+/** Account: What the API answers as Account. */
 final class Account implements \JsonSerializable
 {
     public const SCHEMA = 'Account';

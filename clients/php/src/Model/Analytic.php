@@ -7,7 +7,7 @@ declare(strict_types=1);
 
 namespace Quarry\Model;
 
-/** Analytic: what the API answers as Analytic. */
+/** Analytic: What the API answers as Analytic. */
 final class Analytic implements \JsonSerializable
 {
     public const SCHEMA = 'Analytic';

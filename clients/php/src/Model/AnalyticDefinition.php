@@ -7,7 +7,7 @@ declare(strict_types=1);
 
 namespace Quarry\Model;
 
-/** AnalyticDefinition: what the API answers as AnalyticDefinition. */
+/** AnalyticDefinition: What the API answers as AnalyticDefinition. */
 final class AnalyticDefinition implements \JsonSerializable
 {
     public const SCHEMA = 'AnalyticDefinition';

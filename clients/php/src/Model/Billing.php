@@ -7,7 +7,7 @@ declare(strict_types=1);
 
 namespace Quarry\Model;
 
-/** Billing: what the API answers as Billing. */
+/** Billing: What the API answers as Billing. */
 final class Billing implements \JsonSerializable
 {
     public const SCHEMA = 'Billing';
@@ -24,13 +24,13 @@ final class Billing implements \JsonSerializable
         public readonly bool $cancel_at_period_end,
         public readonly bool $card_on_file,
         public readonly bool $portal,
-        public readonly BudgetState $budget,
         public readonly array $plans,
         public readonly array $invoices,
         public readonly ?string $current_period_end = null,
         public readonly ?string $pending_plan = null,
         public readonly ?string $pending_at = null,
         public readonly ?string $grace_ends_at = null,
+        public readonly ?BudgetState $budget = null,
         public readonly array $raw = [],
     ) {
     }
@@ -49,13 +49,13 @@ final class Billing implements \JsonSerializable
             cancel_at_period_end: $body['cancel_at_period_end'] ?? false,
             card_on_file: $body['card_on_file'] ?? false,
             portal: $body['portal'] ?? false,
-            budget: BudgetState::fromArray($body['budget'] ?? []),
             plans: array_map(static fn (array $item) => BillingPlan::fromArray($item), $body['plans'] ?? []),
             invoices: array_map(static fn (array $item) => PaygInvoice::fromArray($item), $body['invoices'] ?? []),
             current_period_end: isset($body['current_period_end']) ? $body['current_period_end'] : null,
             pending_plan: isset($body['pending_plan']) ? $body['pending_plan'] : null,
             pending_at: isset($body['pending_at']) ? $body['pending_at'] : null,
             grace_ends_at: isset($body['grace_ends_at']) ? $body['grace_ends_at'] : null,
+            budget: isset($body['budget']) ? BudgetState::fromArray($body['budget']) : null,
             raw: $body,
         );
     }

@@ -7,7 +7,7 @@ declare(strict_types=1);
 
 namespace Quarry\Model;
 
-/** Budget: what the API answers as Budget. */
+/** Budget: What the API answers as Budget. */
 final class Budget implements \JsonSerializable
 {
     public const SCHEMA = 'Budget';

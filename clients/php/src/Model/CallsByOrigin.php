@@ -7,7 +7,7 @@ declare(strict_types=1);
 
 namespace Quarry\Model;
 
-/** CallsByOrigin: what the API answers as CallsByOrigin. */
+/** CallsByOrigin: What the API answers as CallsByOrigin. */
 final class CallsByOrigin implements \JsonSerializable
 {
     public const SCHEMA = 'CallsByOrigin';

@@ -7,7 +7,7 @@ declare(strict_types=1);
 
 namespace Quarry\Model;
 
-/** Checkout: what the API answers as Checkout. */
+/** Checkout: What the API answers as Checkout. */
 final class Checkout implements \JsonSerializable
 {
     public const SCHEMA = 'Checkout';

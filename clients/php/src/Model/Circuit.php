@@ -7,7 +7,7 @@ declare(strict_types=1);
 
 namespace Quarry\Model;
 
-/** Circuit: what the API answers as Circuit. */
+/** Circuit: What the API answers as Circuit. */
 final class Circuit implements \JsonSerializable
 {
     public const SCHEMA = 'Circuit';

@@ -7,7 +7,7 @@ declare(strict_types=1);
 
 namespace Quarry\Model;
 
-/** Connection: what the API answers as Connection. */
+/** Connection: What the API answers as Connection. */
 final class Connection implements \JsonSerializable
 {
     public const SCHEMA = 'Connection';

@@ -7,7 +7,7 @@ declare(strict_types=1);
 
 namespace Quarry\Model;
 
-/** ConnectionRemoval: what the API answers as ConnectionRemoval. */
+/** ConnectionRemoval: What the API answers as ConnectionRemoval. */
 final class ConnectionRemoval implements \JsonSerializable
 {
     public const SCHEMA = 'ConnectionRemoval';

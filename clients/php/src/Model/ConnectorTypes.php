@@ -7,7 +7,7 @@ declare(strict_types=1);
 
 namespace Quarry\Model;
 
-/** ConnectorTypes: what the API answers as ConnectorTypes. */
+/** ConnectorTypes: What the API answers as ConnectorTypes. */
 final class ConnectorTypes implements \JsonSerializable
 {
     public const SCHEMA = 'ConnectorTypes';

@@ -7,7 +7,7 @@ declare(strict_types=1);
 
 namespace Quarry\Model;
 
-/** Listing: what the API answers as Listing. */
+/** Listing: What the API answers as Listing. */
 final class Listing implements \JsonSerializable
 {
     public const SCHEMA = 'Listing';

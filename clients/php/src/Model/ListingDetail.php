@@ -7,7 +7,7 @@ declare(strict_types=1);
 
 namespace Quarry\Model;
 
-/** ListingDetail: what the API answers as ListingDetail. */
+/** ListingDetail: What the API answers as ListingDetail. */
 final class ListingDetail implements \JsonSerializable
 {
     public const SCHEMA = 'ListingDetail';

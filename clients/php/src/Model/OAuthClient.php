@@ -7,7 +7,7 @@ declare(strict_types=1);
 
 namespace Quarry\Model;
 
-/** OAuthClient: what the API answers as OAuthClient. */
+/** OAuthClient: What the API answers as OAuthClient. */
 final class OAuthClient implements \JsonSerializable
 {
     public const SCHEMA = 'OAuthClient';

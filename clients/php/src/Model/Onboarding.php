@@ -7,7 +7,7 @@ declare(strict_types=1);
 
 namespace Quarry\Model;
 
-/** Onboarding: what the API answers as Onboarding. */
+/** Onboarding: What the API answers as Onboarding. */
 final class Onboarding implements \JsonSerializable
 {
     public const SCHEMA = 'Onboarding';

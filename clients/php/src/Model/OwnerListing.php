@@ -7,7 +7,7 @@ declare(strict_types=1);
 
 namespace Quarry\Model;
 
-/** OwnerListing: what the API answers as OwnerListing. */
+/** OwnerListing: What the API answers as OwnerListing. */
 final class OwnerListing implements \JsonSerializable
 {
     public const SCHEMA = 'OwnerListing';

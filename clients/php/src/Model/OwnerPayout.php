@@ -7,7 +7,7 @@ declare(strict_types=1);
 
 namespace Quarry\Model;
 
-/** OwnerPayout: what the API answers as OwnerPayout. */
+/** OwnerPayout: What the API answers as OwnerPayout. */
 final class OwnerPayout implements \JsonSerializable
 {
     public const SCHEMA = 'OwnerPayout';

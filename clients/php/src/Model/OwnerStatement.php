@@ -7,7 +7,7 @@ declare(strict_types=1);
 
 namespace Quarry\Model;
 
-/** OwnerStatement: what the API answers as OwnerStatement. */
+/** OwnerStatement: What the API answers as OwnerStatement. */
 final class OwnerStatement implements \JsonSerializable
 {
     public const SCHEMA = 'OwnerStatement';
@@ -23,9 +23,9 @@ final class OwnerStatement implements \JsonSerializable
         public readonly array $analytics,
         public readonly StatementTotals $totals,
         public readonly array $by_day,
-        public readonly StatementPayout $payout,
         public readonly array $adjustments,
         public readonly ?string $closed_at = null,
+        public readonly ?StatementPayout $payout = null,
         public readonly array $raw = [],
     ) {
     }
@@ -42,9 +42,9 @@ final class OwnerStatement implements \JsonSerializable
             analytics: array_map(static fn (array $item) => StatementAnalytic::fromArray($item), $body['analytics'] ?? []),
             totals: StatementTotals::fromArray($body['totals'] ?? []),
             by_day: array_map(static fn (array $item) => StatementDay::fromArray($item), $body['by_day'] ?? []),
-            payout: StatementPayout::fromArray($body['payout'] ?? []),
             adjustments: array_map(static fn (array $item) => StatementAdjustment::fromArray($item), $body['adjustments'] ?? []),
             closed_at: isset($body['closed_at']) ? $body['closed_at'] : null,
+            payout: isset($body['payout']) ? StatementPayout::fromArray($body['payout']) : null,
             raw: $body,
         );
     }

@@ -7,7 +7,7 @@ declare(strict_types=1);
 
 namespace Quarry\Model;
 
-/** PaygInvoice: what the API answers as PaygInvoice. */
+/** PaygInvoice: What the API answers as PaygInvoice. */
 final class PaygInvoice implements \JsonSerializable
 {
     public const SCHEMA = 'PaygInvoice';

@@ -7,7 +7,7 @@ declare(strict_types=1);
 
 namespace Quarry\Model;
 
-/** Payout: what the API answers as Payout. */
+/** Payout: What the API answers as Payout. */
 final class Payout implements \JsonSerializable
 {
     public const SCHEMA = 'Payout';

@@ -7,7 +7,7 @@ declare(strict_types=1);
 
 namespace Quarry\Model;
 
-/** PayoutAccount: what the API answers as PayoutAccount. */
+/** PayoutAccount: What the API answers as PayoutAccount. */
 final class PayoutAccount implements \JsonSerializable
 {
     public const SCHEMA = 'PayoutAccount';

@@ -7,7 +7,7 @@ declare(strict_types=1);
 
 namespace Quarry\Model;
 
-/** Payouts: what the API answers as Payouts. */
+/** Payouts: What the API answers as Payouts. */
 final class Payouts implements \JsonSerializable
 {
     public const SCHEMA = 'Payouts';

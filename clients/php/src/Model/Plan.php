@@ -7,7 +7,7 @@ declare(strict_types=1);
 
 namespace Quarry\Model;
 
-/** Plan: what the API answers as Plan. */
+/** Plan: What the API answers as Plan. */
 final class Plan implements \JsonSerializable
 {
     public const SCHEMA = 'Plan';

@@ -7,7 +7,7 @@ declare(strict_types=1);
 
 namespace Quarry\Model;
 
-/** Portal: what the API answers as Portal. */
+/** Portal: What the API answers as Portal. */
 final class Portal implements \JsonSerializable
 {
     public const SCHEMA = 'Portal';

@@ -7,7 +7,7 @@ declare(strict_types=1);
 
 namespace Quarry\Model;
 
-/** StatementAdjustment: what the API answers as StatementAdjustment. */
+/** StatementAdjustment: What the API answers as StatementAdjustment. */
 final class StatementAdjustment implements \JsonSerializable
 {
     public const SCHEMA = 'StatementAdjustment';

@@ -7,7 +7,7 @@ declare(strict_types=1);
 
 namespace Quarry\Model;
 
-/** TryToken: what the API answers as TryToken. */
+/** TryToken: What the API answers as TryToken. */
 final class TryToken implements \JsonSerializable
 {
     public const SCHEMA = 'TryToken';

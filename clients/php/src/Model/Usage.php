@@ -7,7 +7,7 @@ declare(strict_types=1);
 
 namespace Quarry\Model;
 
-/** Usage: what the API answers as Usage. */
+/** Usage: What the API answers as Usage. */
 final class Usage implements \JsonSerializable
 {
     public const SCHEMA = 'Usage';
@@ -21,9 +21,9 @@ final class Usage implements \JsonSerializable
         public readonly string $period,
         public readonly Plan $plan,
         public readonly UsageTotals $totals,
-        public readonly BudgetState $budget,
         public readonly array $by_analytic,
         public readonly array $by_day,
+        public readonly ?BudgetState $budget = null,
         public readonly array $raw = [],
     ) {
     }
@@ -39,9 +39,9 @@ final class Usage implements \JsonSerializable
             period: $body['period'] ?? '',
             plan: Plan::fromArray($body['plan'] ?? []),
             totals: UsageTotals::fromArray($body['totals'] ?? []),
-            budget: BudgetState::fromArray($body['budget'] ?? []),
             by_analytic: array_map(static fn (array $item) => UsageByAnalytic::fromArray($item), $body['by_analytic'] ?? []),
             by_day: array_map(static fn (array $item) => UsageByDay::fromArray($item), $body['by_day'] ?? []),
+            budget: isset($body['budget']) ? BudgetState::fromArray($body['budget']) : null,
             raw: $body,
         );
     }

@@ -14,7 +14,7 @@ __all__ = ["Account", "Plan", "Connection", "Circuit", "ConnectionRemoval", "Ana
 
 @dataclass(frozen=True)
 class Account:
-    """what the API answers as Account."""
+    """What the API answers as Account."""
 
     __quarry_schema__: ClassVar[str] = "Account"
 
@@ -40,7 +40,7 @@ class Account:
 
 @dataclass(frozen=True)
 class Plan:
-    """what the API answers as Plan."""
+    """What the API answers as Plan."""
 
     __quarry_schema__: ClassVar[str] = "Plan"
 
@@ -77,7 +77,7 @@ class Plan:
 
 @dataclass(frozen=True)
 class Connection:
-    """what the API answers as Connection."""
+    """What the API answers as Connection."""
 
     __quarry_schema__: ClassVar[str] = "Connection"
 
@@ -109,7 +109,7 @@ class Connection:
 
 @dataclass(frozen=True)
 class Circuit:
-    """what the API answers as Circuit."""
+    """What the API answers as Circuit."""
 
     __quarry_schema__: ClassVar[str] = "Circuit"
 
@@ -133,7 +133,7 @@ class Circuit:
 
 @dataclass(frozen=True)
 class ConnectionRemoval:
-    """what the API answers as ConnectionRemoval."""
+    """What the API answers as ConnectionRemoval."""
 
     __quarry_schema__: ClassVar[str] = "ConnectionRemoval"
 
@@ -158,7 +158,7 @@ class ConnectionRemoval:
 
 @dataclass(frozen=True)
 class Analytic:
-    """what the API answers as Analytic."""
+    """What the API answers as Analytic."""
 
     __quarry_schema__: ClassVar[str] = "Analytic"
 
@@ -201,7 +201,7 @@ class Analytic:
 
 @dataclass(frozen=True)
 class AnalyticDefinition:
-    """what the API answers as AnalyticDefinition."""
+    """What the API answers as AnalyticDefinition."""
 
     __quarry_schema__: ClassVar[str] = "AnalyticDefinition"
 
@@ -289,7 +289,7 @@ class Limits:
 
 @dataclass(frozen=True)
 class ConnectorTypes:
-    """what the API answers as ConnectorTypes."""
+    """What the API answers as ConnectorTypes."""
 
     __quarry_schema__: ClassVar[str] = "ConnectorTypes"
 
@@ -331,16 +331,16 @@ class ConnectorType:
 
 @dataclass(frozen=True)
 class Usage:
-    """what the API answers as Usage."""
+    """What the API answers as Usage."""
 
     __quarry_schema__: ClassVar[str] = "Usage"
 
     period: str
     plan: "Plan"
     totals: "UsageTotals"
-    budget: "BudgetState"
     by_analytic: List["UsageByAnalytic"]
     by_day: List["UsageByDay"]
+    budget: Optional["BudgetState"] = None
     raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
@@ -350,9 +350,9 @@ class Usage:
             period=body.get("period"),
             plan=None if body.get("plan") is None else Plan.from_json(body.get("plan")),
             totals=None if body.get("totals") is None else UsageTotals.from_json(body.get("totals")),
-            budget=None if body.get("budget") is None else BudgetState.from_json(body.get("budget")),
             by_analytic=None if body.get("by_analytic") is None else [UsageByAnalytic.from_json(item) for item in body.get("by_analytic")],
             by_day=None if body.get("by_day") is None else [UsageByDay.from_json(item) for item in body.get("by_day")],
+            budget=None if body.get("budget") is None else BudgetState.from_json(body.get("budget")),
             raw=dict(body),
         )
 
@@ -402,7 +402,7 @@ class UsageTotals:
 
 @dataclass(frozen=True)
 class CallsByOrigin:
-    """what the API answers as CallsByOrigin."""
+    """What the API answers as CallsByOrigin."""
 
     __quarry_schema__: ClassVar[str] = "CallsByOrigin"
 
@@ -512,7 +512,7 @@ class UsageByDay:
 
 @dataclass(frozen=True)
 class Budget:
-    """what the API answers as Budget."""
+    """What the API answers as Budget."""
 
     __quarry_schema__: ClassVar[str] = "Budget"
 
@@ -571,7 +571,7 @@ class BudgetSettings:
 
 @dataclass(frozen=True)
 class Billing:
-    """what the API answers as Billing."""
+    """What the API answers as Billing."""
 
     __quarry_schema__: ClassVar[str] = "Billing"
 
@@ -584,7 +584,6 @@ class Billing:
     card_on_file: bool
     #: Whether POST /v1/billing/portal has a portal to open
     portal: bool
-    budget: "BudgetState"
     plans: List["BillingPlan"]
     #: Pay as you Go invoices, newest first
     invoices: List["PaygInvoice"]
@@ -593,6 +592,7 @@ class Billing:
     pending_plan: Optional[str] = None
     pending_at: Optional[str] = None
     grace_ends_at: Optional[str] = None
+    budget: Optional["BudgetState"] = None
     raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
@@ -605,13 +605,13 @@ class Billing:
             cancel_at_period_end=body.get("cancel_at_period_end"),
             card_on_file=body.get("card_on_file"),
             portal=body.get("portal"),
-            budget=None if body.get("budget") is None else BudgetState.from_json(body.get("budget")),
             plans=None if body.get("plans") is None else [BillingPlan.from_json(item) for item in body.get("plans")],
             invoices=None if body.get("invoices") is None else [PaygInvoice.from_json(item) for item in body.get("invoices")],
             current_period_end=body.get("current_period_end"),
             pending_plan=body.get("pending_plan"),
             pending_at=body.get("pending_at"),
             grace_ends_at=body.get("grace_ends_at"),
+            budget=None if body.get("budget") is None else BudgetState.from_json(body.get("budget")),
             raw=dict(body),
         )
 
@@ -660,7 +660,7 @@ class BillingPlan:
 
 @dataclass(frozen=True)
 class PaygInvoice:
-    """what the API answers as PaygInvoice."""
+    """What the API answers as PaygInvoice."""
 
     __quarry_schema__: ClassVar[str] = "PaygInvoice"
 
@@ -710,7 +710,7 @@ class PaygInvoiceLine:
 
 @dataclass(frozen=True)
 class Checkout:
-    """what the API answers as Checkout."""
+    """What the API answers as Checkout."""
 
     __quarry_schema__: ClassVar[str] = "Checkout"
 
@@ -734,7 +734,7 @@ class Checkout:
 
 @dataclass(frozen=True)
 class Portal:
-    """what the API answers as Portal."""
+    """What the API answers as Portal."""
 
     __quarry_schema__: ClassVar[str] = "Portal"
 
@@ -752,7 +752,7 @@ class Portal:
 
 @dataclass(frozen=True)
 class Onboarding:
-    """what the API answers as Onboarding."""
+    """What the API answers as Onboarding."""
 
     __quarry_schema__: ClassVar[str] = "Onboarding"
 
@@ -770,7 +770,7 @@ class Onboarding:
 
 @dataclass(frozen=True)
 class PayoutAccount:
-    """what the API answers as PayoutAccount."""
+    """What the API answers as PayoutAccount."""
 
     __quarry_schema__: ClassVar[str] = "PayoutAccount"
 
@@ -799,7 +799,7 @@ class PayoutAccount:
 
 @dataclass(frozen=True)
 class Payouts:
-    """what the API answers as Payouts."""
+    """What the API answers as Payouts."""
 
     __quarry_schema__: ClassVar[str] = "Payouts"
 
@@ -823,7 +823,7 @@ class Payouts:
 
 @dataclass(frozen=True)
 class OwnerPayout:
-    """what the API answers as OwnerPayout."""
+    """What the API answers as OwnerPayout."""
 
     __quarry_schema__: ClassVar[str] = "OwnerPayout"
 
@@ -870,7 +870,7 @@ class OwnerPayout:
 
 @dataclass(frozen=True)
 class Payout:
-    """what the API answers as Payout."""
+    """What the API answers as Payout."""
 
     __quarry_schema__: ClassVar[str] = "Payout"
 
@@ -915,7 +915,7 @@ class Payout:
 
 @dataclass(frozen=True)
 class OwnerStatement:
-    """what the API answers as OwnerStatement."""
+    """What the API answers as OwnerStatement."""
 
     __quarry_schema__: ClassVar[str] = "OwnerStatement"
 
@@ -924,11 +924,11 @@ class OwnerStatement:
     totals: "StatementTotals"
     #: Per day and analytic (days and analytics with calls only), in date then name order
     by_day: List["StatementDay"]
-    payout: "StatementPayout"
     #: Shares taken back by refunds and disputes: netted by this period’s payout once closed; while open, those the next close will net
     adjustments: List["StatementAdjustment"]
     #: Set once the period is closed (frozen)
     closed_at: Optional[str] = None
+    payout: Optional["StatementPayout"] = None
     raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
@@ -939,9 +939,9 @@ class OwnerStatement:
             analytics=None if body.get("analytics") is None else [StatementAnalytic.from_json(item) for item in body.get("analytics")],
             totals=None if body.get("totals") is None else StatementTotals.from_json(body.get("totals")),
             by_day=None if body.get("by_day") is None else [StatementDay.from_json(item) for item in body.get("by_day")],
-            payout=None if body.get("payout") is None else StatementPayout.from_json(body.get("payout")),
             adjustments=None if body.get("adjustments") is None else [StatementAdjustment.from_json(item) for item in body.get("adjustments")],
             closed_at=body.get("closed_at"),
+            payout=None if body.get("payout") is None else StatementPayout.from_json(body.get("payout")),
             raw=dict(body),
         )
 
@@ -1150,7 +1150,7 @@ class StatementPayout:
 
 @dataclass(frozen=True)
 class StatementAdjustment:
-    """what the API answers as StatementAdjustment."""
+    """What the API answers as StatementAdjustment."""
 
     __quarry_schema__: ClassVar[str] = "StatementAdjustment"
 
@@ -1181,7 +1181,7 @@ class StatementAdjustment:
 
 @dataclass(frozen=True)
 class OwnerListing:
-    """what the API answers as OwnerListing."""
+    """What the API answers as OwnerListing."""
 
     __quarry_schema__: ClassVar[str] = "OwnerListing"
 
@@ -1228,7 +1228,7 @@ class OwnerListing:
 
 @dataclass(frozen=True)
 class Listing:
-    """what the API answers as Listing."""
+    """What the API answers as Listing."""
 
     __quarry_schema__: ClassVar[str] = "Listing"
 
@@ -1296,7 +1296,7 @@ class ListingOwner:
 
 @dataclass(frozen=True)
 class ListingDetail:
-    """what the API answers as ListingDetail."""
+    """What the API answers as ListingDetail."""
 
     __quarry_schema__: ClassVar[str] = "ListingDetail"
 
@@ -1404,7 +1404,7 @@ class ExampleRequestBody:
 
 @dataclass(frozen=True)
 class TryToken:
-    """what the API answers as TryToken."""
+    """What the API answers as TryToken."""
 
     __quarry_schema__: ClassVar[str] = "TryToken"
 
@@ -1426,7 +1426,7 @@ class TryToken:
 
 @dataclass(frozen=True)
 class OAuthClient:
-    """what the API answers as OAuthClient."""
+    """What the API answers as OAuthClient."""
 
     __quarry_schema__: ClassVar[str] = "OAuthClient"
 

@@ -35,7 +35,7 @@ module Quarry
       end
     end
 
-    # Account: what the API answers as Account.
+    # Account: What the API answers as Account.
     class Account < Model
       SCHEMA = "Account"
       FIELDS = %w[id email name plan created_at].freeze
@@ -54,7 +54,7 @@ module Quarry
       end
     end
 
-    # Plan: what the API answers as Plan.
+    # Plan: What the API answers as Plan.
     class Plan < Model
       SCHEMA = "Plan"
       FIELDS = %w[id name included_calls included_credits monthly_price_cents per_call_cents credit_price_cents credit_value_usd].freeze
@@ -76,7 +76,7 @@ module Quarry
       end
     end
 
-    # Connection: what the API answers as Connection.
+    # Connection: What the API answers as Connection.
     class Connection < Model
       SCHEMA = "Connection"
       FIELDS = %w[id name type config secret_fields created_at updated_at].freeze
@@ -97,7 +97,7 @@ module Quarry
       end
     end
 
-    # Circuit: what the API answers as Circuit.
+    # Circuit: What the API answers as Circuit.
     class Circuit < Model
       SCHEMA = "Circuit"
       FIELDS = %w[state consecutive_failures retry_after].freeze
@@ -114,7 +114,7 @@ module Quarry
       end
     end
 
-    # ConnectionRemoval: what the API answers as ConnectionRemoval.
+    # ConnectionRemoval: What the API answers as ConnectionRemoval.
     class ConnectionRemoval < Model
       SCHEMA = "ConnectionRemoval"
       FIELDS = %w[deleted analytics unlisted].freeze
@@ -131,7 +131,7 @@ module Quarry
       end
     end
 
-    # Analytic: what the API answers as Analytic.
+    # Analytic: What the API answers as Analytic.
     class Analytic < Model
       SCHEMA = "Analytic"
       FIELDS = %w[id name version current_version visibility shared_with definition price scheduled_price price_effective_at created_at updated_at].freeze
@@ -157,7 +157,7 @@ module Quarry
       end
     end
 
-    # AnalyticDefinition: what the API answers as AnalyticDefinition.
+    # AnalyticDefinition: What the API answers as AnalyticDefinition.
     class AnalyticDefinition < Model
       SCHEMA = "AnalyticDefinition"
       FIELDS = %w[name title description category tags connection sql params insights cache limits price visibility shared_with example_params].freeze
@@ -219,7 +219,7 @@ module Quarry
       end
     end
 
-    # ConnectorTypes: what the API answers as ConnectorTypes.
+    # ConnectorTypes: What the API answers as ConnectorTypes.
     class ConnectorTypes < Model
       SCHEMA = "ConnectorTypes"
       FIELDS = %w[connectors].freeze
@@ -252,7 +252,7 @@ module Quarry
       end
     end
 
-    # Usage: what the API answers as Usage.
+    # Usage: What the API answers as Usage.
     class Usage < Model
       SCHEMA = "Usage"
       FIELDS = %w[period plan totals budget by_analytic by_day].freeze
@@ -296,7 +296,7 @@ module Quarry
       end
     end
 
-    # CallsByOrigin: what the API answers as CallsByOrigin.
+    # CallsByOrigin: What the API answers as CallsByOrigin.
     class CallsByOrigin < Model
       SCHEMA = "CallsByOrigin"
       FIELDS = %w[paid free marketplace owner].freeze
@@ -370,7 +370,7 @@ module Quarry
       end
     end
 
-    # Budget: what the API answers as Budget.
+    # Budget: What the API answers as Budget.
     class Budget < Model
       SCHEMA = "Budget"
       FIELDS = %w[budget].freeze
@@ -409,7 +409,7 @@ module Quarry
       end
     end
 
-    # Billing: what the API answers as Billing.
+    # Billing: What the API answers as Billing.
     class Billing < Model
       SCHEMA = "Billing"
       FIELDS = %w[provider plan status current_period_end cancel_at_period_end pending_plan pending_at grace_ends_at card_on_file portal budget plans invoices].freeze
@@ -460,7 +460,7 @@ module Quarry
       end
     end
 
-    # PaygInvoice: what the API answers as PaygInvoice.
+    # PaygInvoice: What the API answers as PaygInvoice.
     class PaygInvoice < Model
       SCHEMA = "PaygInvoice"
       FIELDS = %w[period status invoice_id amount_cents amount_usd lines].freeze
@@ -497,7 +497,7 @@ module Quarry
       end
     end
 
-    # Checkout: what the API answers as Checkout.
+    # Checkout: What the API answers as Checkout.
     class Checkout < Model
       SCHEMA = "Checkout"
       FIELDS = %w[id url mode].freeze
@@ -514,7 +514,7 @@ module Quarry
       end
     end
 
-    # Portal: what the API answers as Portal.
+    # Portal: What the API answers as Portal.
     class Portal < Model
       SCHEMA = "Portal"
       FIELDS = %w[url].freeze
@@ -529,7 +529,7 @@ module Quarry
       end
     end
 
-    # Onboarding: what the API answers as Onboarding.
+    # Onboarding: What the API answers as Onboarding.
     class Onboarding < Model
       SCHEMA = "Onboarding"
       FIELDS = %w[url].freeze
@@ -544,7 +544,7 @@ module Quarry
       end
     end
 
-    # PayoutAccount: what the API answers as PayoutAccount.
+    # PayoutAccount: What the API answers as PayoutAccount.
     class PayoutAccount < Model
       SCHEMA = "PayoutAccount"
       FIELDS = %w[provider status payouts_enabled requirements minimum_payout_cents].freeze
@@ -563,7 +563,7 @@ module Quarry
       end
     end
 
-    # Payouts: what the API answers as Payouts.
+    # Payouts: What the API answers as Payouts.
     class Payouts < Model
       SCHEMA = "Payouts"
       FIELDS = %w[balance_micro_usd balance_usd payouts].freeze
@@ -580,7 +580,7 @@ module Quarry
       end
     end
 
-    # OwnerPayout: what the API answers as OwnerPayout.
+    # OwnerPayout: What the API answers as OwnerPayout.
     class OwnerPayout < Model
       SCHEMA = "OwnerPayout"
       FIELDS = %w[carried_in_micro_usd earned_micro_usd adjusted_micro_usd payout_cents payout_usd carried_out_micro_usd status reason reason_text transfer_id paid_at period].freeze
@@ -606,7 +606,7 @@ module Quarry
       end
     end
 
-    # Payout: what the API answers as Payout.
+    # Payout: What the API answers as Payout.
     class Payout < Model
       SCHEMA = "Payout"
       FIELDS = %w[carried_in_micro_usd earned_micro_usd adjusted_micro_usd payout_cents payout_usd carried_out_micro_usd status reason reason_text transfer_id paid_at].freeze
@@ -631,7 +631,7 @@ module Quarry
       end
     end
 
-    # OwnerStatement: what the API answers as OwnerStatement.
+    # OwnerStatement: What the API answers as OwnerStatement.
     class OwnerStatement < Model
       SCHEMA = "OwnerStatement"
       FIELDS = %w[period closed_at analytics totals by_day payout adjustments].freeze
@@ -764,7 +764,7 @@ module Quarry
       end
     end
 
-    # StatementAdjustment: what the API answers as StatementAdjustment.
+    # StatementAdjustment: What the API answers as StatementAdjustment.
     class StatementAdjustment < Model
       SCHEMA = "StatementAdjustment"
       FIELDS = %w[analytic usage_period reason owner_micro_usd owner_usd platform_micro_usd].freeze
@@ -784,7 +784,7 @@ module Quarry
       end
     end
 
-    # OwnerListing: what the API answers as OwnerListing.
+    # OwnerListing: What the API answers as OwnerListing.
     class OwnerListing < Model
       SCHEMA = "OwnerListing"
       FIELDS = %w[name title description category tags price scheduled_price price_effective_at example_params previews published published_at unpublished_at updated_at].freeze
@@ -812,7 +812,7 @@ module Quarry
       end
     end
 
-    # Listing: what the API answers as Listing.
+    # Listing: What the API answers as Listing.
     class Listing < Model
       SCHEMA = "Listing"
       FIELDS = %w[name title description category tags price scheduled_price price_effective_at calls_30d callers_30d owner previews published_at].freeze
@@ -854,7 +854,7 @@ module Quarry
       end
     end
 
-    # ListingDetail: what the API answers as ListingDetail.
+    # ListingDetail: What the API answers as ListingDetail.
     class ListingDetail < Model
       SCHEMA = "ListingDetail"
       FIELDS = %w[name title description category tags price scheduled_price price_effective_at calls_30d callers_30d owner previews published_at version params insights example_params example_request curl].freeze
@@ -920,7 +920,7 @@ module Quarry
       end
     end
 
-    # TryToken: what the API answers as TryToken.
+    # TryToken: What the API answers as TryToken.
     class TryToken < Model
       SCHEMA = "TryToken"
       FIELDS = %w[token expires_at token_type].freeze
@@ -937,7 +937,7 @@ module Quarry
       end
     end
 
-    # OAuthClient: what the API answers as OAuthClient.
+    # OAuthClient: What the API answers as OAuthClient.
     class OAuthClient < Model
       SCHEMA = "OAuthClient"
       FIELDS = %w[id client_id name scopes created_at revoked_at].freeze
