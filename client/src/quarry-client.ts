@@ -123,12 +123,8 @@ export interface QuarryClient {
       definition: AnalyticDefinition,
       options?: CallOptions & { readonly check?: boolean },
     ): Promise<Analytic>;
-    /** Changes some fields of one of your analytics: a new version when the definition changed. */
-    update(
-      name: string,
-      change: Omit<AnalyticDefinition, 'name'> & { readonly name?: string },
-      options?: CallOptions,
-    ): Promise<Analytic>;
+    /** Replaces the definition of one of your analytics with a whole new one: always a new version. */
+    update(name: string, definition: AnalyticDefinition, options?: CallOptions): Promise<Analytic>;
     /** One of your analytics, at its current version or at `version`. */
     describe(name: string, options?: CallOptions & { readonly version?: number }): Promise<Analytic>;
     /** Deletes one of your analytics (its name becomes free). */
@@ -444,13 +440,13 @@ export function createQuarryClient(
         });
         return body.analytic;
       },
-      async update(name, change, o = {}) {
+      async update(name, definition, o = {}) {
         const body = await transport.send<{ analytic: Analytic }>({
           method: 'PATCH',
           path: `/v1/owner/analytics/${segment(name)}`,
-          body: change,
-          // The same change twice leaves the same definition (the second adds no version).
-          idempotent: true,
+          body: definition,
+          // A repeat adds a version with the same definition: only a refused call is repeated.
+          idempotent: false,
           signal: o.signal,
         });
         return body.analytic;

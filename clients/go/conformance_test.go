@@ -176,6 +176,63 @@ func (r *caseRunner) perform(client *quarry.Client, s step, input map[string]any
 		return client.Budget.Get(ctx)
 	case "budget.set":
 		return client.Budget.Set(ctx, input["budget_usd"].(float64))
+	case "account.get":
+		return client.Account.Get(ctx)
+	case "account.setPassword":
+		return nil, client.Account.SetPassword(ctx, input["password"].(string), "")
+	case "plans.list":
+		return client.Plans.List(ctx)
+	case "billing.get":
+		return client.Billing.Get(ctx)
+	case "payouts.account":
+		return client.Payouts.Account(ctx)
+	case "payouts.list":
+		return client.Payouts.List(ctx)
+	case "oauthClients.create":
+		return client.OAuthClients.Create(ctx, input["name"].(string), decodeInto[[]string](input["scopes"]))
+	case "oauthClients.list":
+		return client.OAuthClients.List(ctx)
+	case "oauthClients.revoke":
+		return nil, client.OAuthClients.Revoke(ctx, input["id"].(string))
+	case "connectors.list":
+		types, err := client.Connectors.List(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return types.Connectors, nil
+	case "connections.list":
+		return client.Connections.List(ctx)
+	case "connections.get":
+		return client.Connections.Get(ctx, input["id"].(string))
+	case "connections.test":
+		return client.Connections.Test(ctx, input["id"].(string))
+	case "connections.update":
+		return client.Connections.Update(ctx, input["id"].(string), input["config"].(map[string]any), true)
+	case "connections.delete":
+		return client.Connections.Delete(ctx, input["id"].(string), false)
+	case "analytics.dryRun":
+		return client.Analytics.DryRun(ctx, decodeInto[quarry.AnalyticDefinition](input["definition"]))
+	case "analytics.create":
+		return client.Analytics.Create(ctx, decodeInto[quarry.AnalyticDefinition](input["definition"]), true)
+	case "analytics.update":
+		return client.Analytics.Update(ctx, input["name"].(string), decodeInto[quarry.AnalyticDefinition](input["definition"]))
+	case "analytics.describe":
+		version, _ := input["version"].(float64)
+		return client.Analytics.Describe(ctx, input["name"].(string), int(version))
+	case "analytics.versions":
+		return client.Analytics.Versions(ctx, input["name"].(string))
+	case "analytics.list":
+		return client.Analytics.List(ctx)
+	case "analytics.purgeCache":
+		return nil, client.Analytics.PurgeCache(ctx, input["name"].(string))
+	case "analytics.delete":
+		return nil, client.Analytics.Delete(ctx, input["name"].(string))
+	case "listings.get":
+		return client.Listings.Get(ctx, input["name"].(string))
+	case "listings.unpublish":
+		return client.Listings.Unpublish(ctx, input["name"].(string))
+	case "signUp":
+		return quarry.SignUp(ctx, r.fx.BaseURL+"/"+r.c.Name, input["email"].(string), input["name"].(string))
 	case "sleep":
 		time.Sleep(time.Duration(input["seconds"].(float64) * float64(time.Second)))
 		return nil, nil

@@ -374,9 +374,10 @@ func (a *Analytics) DryRun(ctx context.Context, definition AnalyticDefinition) (
 	return call[DryRunResult](ctx, a.c, apiRequest{method: http.MethodPost, path: analyticPath(definition.Name) + "/dry-run", body: definition, idempotent: true})
 }
 
-// Update changes the given fields of one of your analytics (a new version when the definition changed).
-func (a *Analytics) Update(ctx context.Context, name string, change map[string]any) (*Analytic, error) {
-	return a.analytic(ctx, apiRequest{method: http.MethodPatch, path: analyticPath(name), body: change, idempotent: true})
+// Update replaces the definition of one of your analytics with a whole new one: always a new
+// version. A repeat would add another: only a refused call is repeated.
+func (a *Analytics) Update(ctx context.Context, name string, definition AnalyticDefinition) (*Analytic, error) {
+	return a.analytic(ctx, apiRequest{method: http.MethodPatch, path: analyticPath(name), body: definition})
 }
 
 // Describe returns one of your analytics at its current version, or at version when above 0.

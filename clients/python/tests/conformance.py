@@ -140,6 +140,58 @@ class CaseRunner:
             return client.budget.get()
         if op == "budget.set":
             return client.budget.set(args["budget_usd"])
+        if op == "account.get":
+            return client.account.get()
+        if op == "account.setPassword":
+            return client.account.set_password(args["password"])
+        if op == "plans.list":
+            return client.plans.list()
+        if op == "billing.get":
+            return client.billing.get()
+        if op == "payouts.account":
+            return client.payouts.account()
+        if op == "payouts.list":
+            return client.payouts.list()
+        if op == "oauthClients.create":
+            return client.oauth_clients.create(args["name"], scopes=args.get("scopes"))
+        if op == "oauthClients.list":
+            return client.oauth_clients.list()
+        if op == "oauthClients.revoke":
+            return client.oauth_clients.revoke(args["id"])
+        if op == "connectors.list":
+            return client.connectors.list().connectors
+        if op == "connections.list":
+            return client.connections.list()
+        if op == "connections.get":
+            return client.connections.get(args["id"])
+        if op == "connections.test":
+            return client.connections.test(args["id"])
+        if op == "connections.update":
+            return client.connections.update(args["id"], args["config"])
+        if op == "connections.delete":
+            return client.connections.delete(args["id"])
+        if op == "analytics.dryRun":
+            return client.analytics.dry_run(args["definition"])
+        if op == "analytics.create":
+            return client.analytics.create(args["definition"])
+        if op == "analytics.update":
+            return client.analytics.update(args["name"], args["definition"])
+        if op == "analytics.describe":
+            return client.analytics.describe(args["name"], version=args.get("version"))
+        if op == "analytics.versions":
+            return client.analytics.versions(args["name"])
+        if op == "analytics.list":
+            return client.analytics.list()
+        if op == "analytics.purgeCache":
+            return client.analytics.purge_cache(args["name"])
+        if op == "analytics.delete":
+            return client.analytics.delete(args["name"])
+        if op == "listings.get":
+            return client.listings.get(args["name"])
+        if op == "listings.unpublish":
+            return client.listings.unpublish(args["name"])
+        if op == "signUp":
+            return quarry.sign_up(self.base_url, email=args["email"], name=args["name"])
         if op == "sleep":
             time.sleep(args["seconds"])
             return None

@@ -120,6 +120,32 @@ module ConformanceRunner
       when "statements.get" then client.statements.get(period: args["period"])
       when "budget.get" then client.budget.get
       when "budget.set" then client.budget.set(budget_usd: args["budget_usd"])
+      when "account.get" then client.account.get
+      when "account.setPassword" then client.account.set_password(password: args["password"])
+      when "plans.list" then client.plans.list
+      when "billing.get" then client.billing.get
+      when "payouts.account" then client.payouts.account
+      when "payouts.list" then client.payouts.list
+      when "oauthClients.create" then client.oauth_clients.create(name: args["name"], scopes: args["scopes"])
+      when "oauthClients.list" then client.oauth_clients.list
+      when "oauthClients.revoke" then client.oauth_clients.revoke(args["id"])
+      when "connectors.list" then client.connectors.list.connectors
+      when "connections.list" then client.connections.list
+      when "connections.get" then client.connections.get(args["id"])
+      when "connections.test" then client.connections.test(args["id"])
+      when "connections.update" then client.connections.update(args["id"], config: args["config"])
+      when "connections.delete" then client.connections.delete(args["id"])
+      when "analytics.dryRun" then client.analytics.dry_run(args["definition"])
+      when "analytics.create" then client.analytics.create(args["definition"])
+      when "analytics.update" then client.analytics.update(args["name"], args["definition"])
+      when "analytics.describe" then client.analytics.describe(args["name"], version: args["version"])
+      when "analytics.versions" then client.analytics.versions(args["name"])
+      when "analytics.list" then client.analytics.list
+      when "analytics.purgeCache" then client.analytics.purge_cache(args["name"])
+      when "analytics.delete" then client.analytics.delete(args["name"])
+      when "listings.get" then client.listings.get(args["name"])
+      when "listings.unpublish" then client.listings.unpublish(args["name"])
+      when "signUp" then Quarry.sign_up(@base_url, email: args["email"], name: args["name"])
       when "sleep" then sleep(args["seconds"])
       else raise ArgumentError, "unknown op #{op}"
       end

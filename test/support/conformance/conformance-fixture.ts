@@ -248,6 +248,12 @@ export async function createRunnerFixture(
       owner: { api_key: owner.key },
     },
     // `own`: the name the deploy-to-statement case deploys (`{runner}` in its expected traffic).
-    sources: { down, own: `conformance-own-${runner}` },
+    // `lab`: the every-resource case's analytic; `signup_email`: the address it signs up.
+    sources: {
+      down,
+      own: `conformance-own-${runner}`,
+      lab: `conformance-lab-${runner}`,
+      signup_email: email('signup'),
+    },
   };
 }

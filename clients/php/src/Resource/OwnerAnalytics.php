@@ -56,13 +56,14 @@ trait OwnerAnalytics
     }
 
     /**
-     * Changes some fields of one of your analytics (a new version when the definition changed).
+     * Replaces the definition of one of your analytics with a whole new one: always a new
+     * version. A repeat would add another: only a refused call is repeated.
      *
-     * @param array<string, mixed> $change
+     * @param array<string, mixed> $definition
      */
-    public function update(string $name, array $change): Model\Analytic
+    public function update(string $name, array $definition): Model\Analytic
     {
-        $answer = $this->transport->send('PATCH', '/v1/owner/analytics/' . rawurlencode($name), body: $change === [] ? new \stdClass() : $change);
+        $answer = $this->transport->send('PATCH', '/v1/owner/analytics/' . rawurlencode($name), body: $definition, idempotent: false);
         return Model\Analytic::fromArray($answer['analytic']);
     }
 

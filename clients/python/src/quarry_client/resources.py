@@ -334,9 +334,10 @@ class OwnerAnalytics(_Resource):
             raise ValueError("An analytic definition needs a name.")
         return self._send("POST", f"/v1/owner/analytics/{_segment(name)}/dry-run", body=dict(definition))
 
-    def update(self, name: str, change: Mapping[str, Any]) -> Analytic:
-        """Changes some fields of one of your analytics: a new version when the definition changed."""
-        answer = self._send("PATCH", f"/v1/owner/analytics/{_segment(name)}", body=dict(change))
+    def update(self, name: str, definition: Mapping[str, Any]) -> Analytic:
+        """Replaces the definition of one of your analytics with a whole new one: always a new version."""
+        # A repeat adds a version with the same definition: only a refused call is repeated.
+        answer = self._send("PATCH", f"/v1/owner/analytics/{_segment(name)}", body=dict(definition), idempotent=False)
         return Analytic.from_json(answer["analytic"])
 
     def describe(self, name: str, *, version: Optional[int] = None) -> Analytic:

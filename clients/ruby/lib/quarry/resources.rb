@@ -220,9 +220,10 @@ module Quarry
       @transport.send_request("POST", "#{owner_path(name)}/dry-run", body: definition)
     end
 
-    # Changes some fields of one of your analytics (a new version when the definition changed).
-    def update(name, change)
-      Models::Analytic.from_json(@transport.send_request("PATCH", owner_path(name), body: change)["analytic"])
+    # Replaces the definition of one of your analytics with a whole new one: always a new
+    # version. A repeat would add another: only a refused call is repeated.
+    def update(name, definition)
+      Models::Analytic.from_json(@transport.send_request("PATCH", owner_path(name), body: definition, idempotent: false)["analytic"])
     end
 
     # One of your analytics, at its current version or at +version+.
