@@ -6,11 +6,12 @@
 // <language>.sh prints `{"methods": [...], "models": {...}}`, found by reflection on the client.
 // A missing toolchain skips its language with a loud message, except under CI=true, where it fails.
 import { spawn, spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generatedFiles } from './support/client-surface/generate-models.js';
 import {
   type OpenApiDocument,
   operationIds,
@@ -131,6 +132,24 @@ describe('clients/api-surface.json', () => {
     expect({ inNeither, inBoth, unknown }).toEqual({ inNeither: [], inBoth: [], unknown: [] });
     for (const reason of Object.values(apiSurface.notInClients)) expect(reason.length).toBeGreaterThan(5);
   });
+});
+
+describe('the generated models of the Python, Go, Ruby and PHP clients', () => {
+  const goMissing = languages.find((l) => l.language === 'go')?.missing ?? [];
+  it.skipIf(goMissing.length > 0 && !CI)(
+    'are what test/support/client-surface/generate-models.ts writes from the served document',
+    () => {
+      const files = generatedFiles(doc);
+      expect(Object.keys(files).length).toBeGreaterThan(40);
+      const stale = Object.entries(files)
+        .filter(([path, code]) => {
+          const file = join(REPO_ROOT, 'clients', path);
+          return !existsSync(file) || readFileSync(file, 'utf8') !== code;
+        })
+        .map(([path]) => path);
+      expect(stale, 'run: npx tsx test/support/client-surface/generate-models.ts <gateway URL>').toEqual([]);
+    },
+  );
 });
 
 describe.each(languages.map(({ language, missing }) => [language, missing] as const))(

@@ -9,6 +9,7 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { REPO_ROOT } from '../gateway-process.js';
 import { type OpenApiDocument, requiredModels } from './required-models.js';
 
@@ -509,19 +510,33 @@ function php(models: readonly Model[]): Record<string, string> {
   return files;
 }
 
-const source = process.argv[2];
-if (!source) {
-  console.error('usage: generate-models.ts <openapi.json | http://gateway>');
-  process.exit(2);
+/** gofmt's layout of Go source (read from stdin). */
+const gofmt = (code: string) => execFileSync('gofmt', { input: code, encoding: 'utf8' });
+
+/**
+ * Every generated file of the four clients for the document, by its path under `clients/`.
+ * The Go files are laid out by gofmt, so Go must be installed.
+ */
+export function generatedFiles(doc: OpenApiDocument): Record<string, string> {
+  const models = buildModels(doc);
+  const g = go(models);
+  const files: Record<string, string> = {
+    'python/src/quarry_client/api_models.py': python(models),
+    'go/models.go': gofmt(g.code),
+    'go/models_schemas_test.go': gofmt(g.schemas),
+    'ruby/lib/quarry/api_models.rb': ruby(models),
+  };
+  for (const [name, code] of Object.entries(php(models))) files[`php/src/Model/${name}.php`] = code;
+  return files;
 }
-const models = buildModels(await loadDocument(source));
-const clients = join(REPO_ROOT, 'clients');
-writeFileSync(join(clients, 'python/src/quarry_client/api_models.py'), python(models));
-const g = go(models);
-writeFileSync(join(clients, 'go/models.go'), g.code);
-writeFileSync(join(clients, 'go/models_schemas_test.go'), g.schemas);
-writeFileSync(join(clients, 'ruby/lib/quarry/api_models.rb'), ruby(models));
-execFileSync('gofmt', ['-w', join(clients, 'go/models.go'), join(clients, 'go/models_schemas_test.go')]);
-for (const [name, code] of Object.entries(php(models)))
-  writeFileSync(join(clients, `php/src/Model/${name}.php`), code);
-console.log(`wrote ${models.length} models for python, go, ruby and php`);
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const source = process.argv[2];
+  if (!source) {
+    console.error('usage: generate-models.ts <openapi.json | http://gateway>');
+    process.exit(2);
+  }
+  const files = generatedFiles(await loadDocument(source));
+  for (const [path, code] of Object.entries(files)) writeFileSync(join(REPO_ROOT, 'clients', path), code);
+  console.log(`wrote ${Object.keys(files).length} files for python, go, ruby and php`);
+}
