@@ -184,6 +184,12 @@ func (r *caseRunner) perform(client *quarry.Client, s step, input map[string]any
 		return client.Plans.List(ctx)
 	case "billing.get":
 		return client.Billing.Get(ctx)
+	case "billing.checkout":
+		return client.Billing.Checkout(ctx, input["plan"].(string), "")
+	case "billing.portal":
+		return client.Billing.Portal(ctx, "")
+	case "payouts.onboarding":
+		return client.Payouts.Onboarding(ctx, "")
 	case "payouts.account":
 		return client.Payouts.Account(ctx)
 	case "payouts.list":

@@ -148,6 +148,12 @@ class CaseRunner:
             return client.plans.list()
         if op == "billing.get":
             return client.billing.get()
+        if op == "billing.checkout":
+            return client.billing.checkout(args["plan"])
+        if op == "billing.portal":
+            return client.billing.portal()
+        if op == "payouts.onboarding":
+            return client.payouts.onboarding()
         if op == "payouts.account":
             return client.payouts.account()
         if op == "payouts.list":

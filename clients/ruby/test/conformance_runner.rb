@@ -124,6 +124,9 @@ module ConformanceRunner
       when "account.setPassword" then client.account.set_password(password: args["password"])
       when "plans.list" then client.plans.list
       when "billing.get" then client.billing.get
+      when "billing.checkout" then client.billing.checkout(args["plan"])
+      when "billing.portal" then client.billing.portal
+      when "payouts.onboarding" then client.payouts.onboarding
       when "payouts.account" then client.payouts.account
       when "payouts.list" then client.payouts.list
       when "oauthClients.create" then client.oauth_clients.create(name: args["name"], scopes: args["scopes"])

@@ -83,6 +83,12 @@ async function perform(client: quarry.QuarryClient, step: Step, baseUrl: string)
       return client.plans.list();
     case 'billing.get':
       return client.billing.get();
+    case 'billing.checkout':
+      return client.billing.checkout(input.plan);
+    case 'billing.portal':
+      return client.billing.portal();
+    case 'payouts.onboarding':
+      return client.payouts.onboarding();
     case 'payouts.account':
       return client.payouts.account();
     case 'payouts.list':
