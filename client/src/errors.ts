@@ -7,6 +7,8 @@
 export interface QuarryErrorDetail {
   readonly param?: string;
   readonly field?: string;
+  /** A number the error is about (QUOTA_EXCEEDED: the credits the call needs, those left). */
+  readonly value?: number;
   readonly message: string;
 }
 
@@ -42,6 +44,12 @@ export class QuarryError extends Error {
     this.requestId = init.requestId;
     this.retryAfter = init.retryAfter;
     this.details = init.details ?? [];
+  }
+
+  /** `Name: CODE: message (request req_…)`: what to quote when reporting a problem. */
+  override toString(): string {
+    const request = this.requestId ? ` (request ${this.requestId})` : '';
+    return `${this.name}: ${this.code}: ${this.message}${request}`;
   }
 }
 
@@ -164,6 +172,7 @@ function detailsOf(value: unknown): QuarryErrorDetail[] {
     message: typeof d.message === 'string' ? d.message : JSON.stringify(d),
     ...(typeof d.param === 'string' ? { param: d.param } : {}),
     ...(typeof d.field === 'string' ? { field: d.field } : {}),
+    ...(typeof d.value === 'number' ? { value: d.value } : {}),
   }));
 }
 

@@ -12,24 +12,34 @@ import type {
   ApiKey,
   Billing,
   BillingPortal,
+  Budget,
   Checkout,
   Connection,
+  ConnectionDetail,
   ConnectionRemoval,
+  ConnectionTest,
+  ConnectorTypes,
   DeployResult,
   DryRunResult,
   IssuedApiKey,
+  IssuedOAuthClient,
   Listing,
+  ListingDetail,
   ListingInput,
   NewApiKey,
   NewConnection,
+  OAuthClient,
+  OwnerListing,
   PayoutAccount,
   PayoutOnboarding,
   Payouts,
+  Plan,
   QueryParams,
   QueryResult,
   QueryStringParams,
   SignUpResult,
   Statement,
+  TryToken,
   Usage,
 } from './types.js';
 
@@ -105,6 +115,18 @@ export interface QuarryClient {
      * deploy would do; nothing is saved.
      */
     dryRun(definition: AnalyticDefinition, options?: CallOptions): Promise<DryRunResult>;
+    /**
+     * Creates an analytic (`POST /v1/owner/analytics`); a ConflictError when the name is taken.
+     * The SQL is tried against the warehouse first unless `check: false`.
+     */
+    create(
+      definition: AnalyticDefinition,
+      options?: CallOptions & { readonly check?: boolean },
+    ): Promise<Analytic>;
+    /** Replaces the definition of one of your analytics with a whole new one: always a new version. */
+    update(name: string, definition: AnalyticDefinition, options?: CallOptions): Promise<Analytic>;
+    /** One of your analytics, at its current version or at `version`. */
+    describe(name: string, options?: CallOptions & { readonly version?: number }): Promise<Analytic>;
     /** Deletes one of your analytics (its name becomes free). */
     delete(name: string, options?: CallOptions): Promise<void>;
     /**
@@ -123,8 +145,10 @@ export interface QuarryClient {
       connection: NewConnection,
       options?: CallOptions & { readonly test?: boolean },
     ): Promise<Connection>;
+    /** One connection and its circuit breaker (open after repeated warehouse faults). */
+    get(id: string, options?: CallOptions): Promise<ConnectionDetail>;
     /** Opens a session to the warehouse; resolves with the round trip in milliseconds. */
-    test(id: string, options?: CallOptions): Promise<{ readonly ok: true; readonly latency_ms: number }>;
+    test(id: string, options?: CallOptions): Promise<ConnectionTest>;
     /**
      * Changes a connection in place (`config` holds only the fields to change, secrets too; `null`
      * removes one); tested before it is saved unless `test: false`. Calls keep being served.
@@ -142,15 +166,59 @@ export interface QuarryClient {
   };
   readonly listings: {
     /** Lists one of your public analytics on the marketplace (or updates its listing). */
-    publish(name: string, listing?: ListingInput, options?: CallOptions): Promise<Listing>;
+    publish(name: string, listing?: ListingInput, options?: CallOptions): Promise<OwnerListing>;
+    /** Your listing of one analytic, published or not. */
+    get(name: string, options?: CallOptions): Promise<OwnerListing>;
+    /** Takes the listing off the marketplace (the analytic keeps answering its callers). */
     unpublish(name: string, options?: CallOptions): Promise<void>;
   };
   readonly marketplace: {
+    /**
+     * Listed analytics matching `q` (title, description, name, tags) and `category`, most
+     * popular first (`sort: 'newest'`: newest first), one page of `limit` from `offset`.
+     */
     search(
-      query?: { readonly q?: string; readonly category?: string },
+      query?: {
+        readonly q?: string;
+        readonly category?: string;
+        readonly sort?: 'popular' | 'newest';
+        readonly limit?: number;
+        readonly offset?: number;
+      },
       options?: CallOptions,
     ): Promise<readonly Listing[]>;
-    get(name: string, options?: CallOptions): Promise<Listing>;
+    /** One listing with its params, example request and curl line. */
+    get(name: string, options?: CallOptions): Promise<ListingDetail>;
+    /**
+     * A try-token for free previews of one listed analytic (or one of your own), valid
+     * `ttlSeconds` (1–300, default 300): build a client with it as `apiKey` and query.
+     */
+    tryToken(source: string, options?: CallOptions & { readonly ttlSeconds?: number }): Promise<TryToken>;
+  };
+  /** The warehouse types this gateway connects to, with each one's config schema. */
+  readonly connectors: {
+    list(options?: CallOptions): Promise<ConnectorTypes>;
+  };
+  /** The plans on offer. */
+  readonly plans: {
+    list(options?: CallOptions): Promise<readonly Plan[]>;
+  };
+  /** Pay as you Go: the most the account may spend in a period, in USD. */
+  readonly budget: {
+    get(options?: CallOptions): Promise<Budget>;
+    /** Sets the budget (whole cents; at most the operator's cap). */
+    set(budgetUsd: number, options?: CallOptions): Promise<Budget>;
+  };
+  /** OAuth clients of your account (client-credentials grant), for services that call the gateway. */
+  readonly oauthClients: {
+    /** A new client; its `client_secret` is shown this once. Default scopes: all of yours. */
+    create(
+      client: { readonly name: string; readonly scopes?: readonly string[] },
+      options?: CallOptions,
+    ): Promise<IssuedOAuthClient>;
+    list(options?: CallOptions): Promise<readonly OAuthClient[]>;
+    /** Revokes a client: its tokens stop working. */
+    revoke(id: string, options?: CallOptions): Promise<void>;
   };
   readonly keys: {
     /** A new API key; its `secret` is shown this once. */
@@ -172,6 +240,14 @@ export interface QuarryClient {
   };
   readonly account: {
     get(options?: CallOptions): Promise<Account>;
+    /**
+     * Sets the password of the console's sign-in (10–200 characters); `currentPassword` is
+     * needed only with a console session when one is set already.
+     */
+    setPassword(
+      password: string,
+      options?: CallOptions & { readonly currentPassword?: string },
+    ): Promise<void>;
   };
   readonly billing: {
     /** The account's plan, subscription, card and budget, and the plans with what each offers. */
@@ -352,6 +428,39 @@ export function createQuarryClient(
           signal: o.signal,
         });
       },
+      async create(definition, o = {}) {
+        const body = await transport.send<{ analytic: Analytic }>({
+          method: 'POST',
+          path: '/v1/owner/analytics',
+          query: o.check === false ? { check: 'false' } : {},
+          body: definition,
+          // A repeat would meet its own first attempt's name: only a refused call is repeated.
+          idempotent: false,
+          signal: o.signal,
+        });
+        return body.analytic;
+      },
+      async update(name, definition, o = {}) {
+        const body = await transport.send<{ analytic: Analytic }>({
+          method: 'PATCH',
+          path: `/v1/owner/analytics/${segment(name)}`,
+          body: definition,
+          // A repeat adds a version with the same definition: only a refused call is repeated.
+          idempotent: false,
+          signal: o.signal,
+        });
+        return body.analytic;
+      },
+      async describe(name, o = {}) {
+        const body = await transport.send<{ analytic: Analytic }>({
+          method: 'GET',
+          path: `/v1/owner/analytics/${segment(name)}`,
+          query: o.version === undefined ? {} : { version: String(o.version) },
+          idempotent: true,
+          signal: o.signal,
+        });
+        return body.analytic;
+      },
       async delete(name, o = {}) {
         await transport.send<undefined>({
           method: 'DELETE',
@@ -391,8 +500,16 @@ export function createQuarryClient(
         });
         return body.connection;
       },
+      get(id, o = {}) {
+        return transport.send<ConnectionDetail>({
+          method: 'GET',
+          path: `/v1/owner/connections/${segment(id)}`,
+          idempotent: true,
+          signal: o.signal,
+        });
+      },
       test(id, o = {}) {
-        return transport.send<{ ok: true; latency_ms: number }>({
+        return transport.send<ConnectionTest>({
           method: 'POST',
           path: `/v1/owner/connections/${segment(id)}/test`,
           // Its answer is the point: a failure is reported, not waited out.
@@ -424,10 +541,19 @@ export function createQuarryClient(
     },
     listings: {
       async publish(name, listing = {}, o = {}) {
-        const body = await transport.send<{ listing: Listing }>({
+        const body = await transport.send<{ listing: OwnerListing }>({
           method: 'PUT',
           path: `/v1/owner/analytics/${segment(name)}/listing`,
           body: listing,
+          idempotent: true,
+          signal: o.signal,
+        });
+        return body.listing;
+      },
+      async get(name, o = {}) {
+        const body = await transport.send<{ listing: OwnerListing }>({
+          method: 'GET',
+          path: `/v1/owner/analytics/${segment(name)}/listing`,
           idempotent: true,
           signal: o.signal,
         });
@@ -447,16 +573,101 @@ export function createQuarryClient(
         const body = await transport.send<{ items: Listing[] }>({
           method: 'GET',
           path: '/v1/marketplace/listings',
-          query: { q: query.q, category: query.category },
+          query: {
+            q: query.q,
+            category: query.category,
+            sort: query.sort,
+            limit: query.limit === undefined ? undefined : String(query.limit),
+            offset: query.offset === undefined ? undefined : String(query.offset),
+          },
           idempotent: true,
           signal: o.signal,
         });
         return body.items;
       },
       get(name, o = {}) {
-        return transport.send<Listing>({
+        return transport.send<ListingDetail>({
           method: 'GET',
           path: `/v1/marketplace/listings/${segment(name)}`,
+          idempotent: true,
+          signal: o.signal,
+        });
+      },
+      tryToken(source, o = {}) {
+        return transport.send<TryToken>({
+          method: 'POST',
+          path: '/v1/marketplace/try-token',
+          body: o.ttlSeconds === undefined ? { source } : { source, ttl_seconds: o.ttlSeconds },
+          // A token more or less costs nothing: a lost answer is asked again.
+          idempotent: true,
+          signal: o.signal,
+        });
+      },
+    },
+    connectors: {
+      list(o = {}) {
+        return transport.send<ConnectorTypes>({
+          method: 'GET',
+          path: '/v1/connectors',
+          idempotent: true,
+          signal: o.signal,
+        });
+      },
+    },
+    plans: {
+      async list(o = {}) {
+        const body = await transport.send<{ plans: Plan[] }>({
+          method: 'GET',
+          path: '/v1/plans',
+          idempotent: true,
+          signal: o.signal,
+        });
+        return body.plans;
+      },
+    },
+    budget: {
+      get(o = {}) {
+        return transport.send<Budget>({
+          method: 'GET',
+          path: '/v1/account/budget',
+          idempotent: true,
+          signal: o.signal,
+        });
+      },
+      set(budgetUsd, o = {}) {
+        return transport.send<Budget>({
+          method: 'PUT',
+          path: '/v1/account/budget',
+          body: { budget_usd: budgetUsd },
+          idempotent: true,
+          signal: o.signal,
+        });
+      },
+    },
+    oauthClients: {
+      create(client, o = {}) {
+        return transport.send<IssuedOAuthClient>({
+          method: 'POST',
+          path: '/v1/oauth/clients',
+          body: client,
+          // Two attempts could make two clients: only a refused call is repeated.
+          idempotent: false,
+          signal: o.signal,
+        });
+      },
+      async list(o = {}) {
+        const body = await transport.send<{ clients: OAuthClient[] }>({
+          method: 'GET',
+          path: '/v1/oauth/clients',
+          idempotent: true,
+          signal: o.signal,
+        });
+        return body.clients;
+      },
+      async revoke(id, o = {}) {
+        await transport.send<undefined>({
+          method: 'DELETE',
+          path: `/v1/oauth/clients/${segment(id)}`,
           idempotent: true,
           signal: o.signal,
         });
@@ -504,6 +715,18 @@ export function createQuarryClient(
           signal: o.signal,
         });
         return body.account;
+      },
+      async setPassword(password, o = {}) {
+        await transport.send<undefined>({
+          method: 'PUT',
+          path: '/v1/account/password',
+          body:
+            o.currentPassword === undefined
+              ? { password }
+              : { password, current_password: o.currentPassword },
+          idempotent: true,
+          signal: o.signal,
+        });
       },
     },
     billing: {

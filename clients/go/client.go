@@ -35,6 +35,9 @@ type Client struct {
 	Keys *Keys
 	// Usage reads the account's usage.
 	Usage *UsageService
+	// The rest of the API (account, budget, plans, billing, payouts, OAuth clients, connectors,
+	// connections, listings, statements, marketplace): see resources.go.
+	resources
 }
 
 // Option configures a Client.
@@ -88,6 +91,7 @@ func New(baseURL string, options ...Option) (*Client, error) {
 	c.Analytics = &Analytics{c}
 	c.Keys = &Keys{c}
 	c.Usage = &UsageService{c}
+	c.resources = newResources(c)
 	return c, nil
 }
 

@@ -82,9 +82,11 @@ var familyByCode = map[string]Family{
 
 // ErrorDetail is one item of an error's details: the param or field and what is wrong with it.
 type ErrorDetail struct {
-	Param   string `json:"param,omitempty"`
-	Field   string `json:"field,omitempty"`
-	Message string `json:"message"`
+	Param string `json:"param,omitempty"`
+	Field string `json:"field,omitempty"`
+	// Value is a number the detail is about (QUOTA_EXCEEDED: credits_needed, credits_left).
+	Value   *float64 `json:"value,omitempty"`
+	Message string   `json:"message"`
 }
 
 // Error is every failed call: an error the gateway answered with (its envelope

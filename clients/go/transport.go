@@ -127,7 +127,9 @@ func (c *Client) attempt(ctx context.Context, req apiRequest, target string, pay
 	}
 	httpReq.Header.Set("Accept", "application/json")
 	httpReq.Header.Set("User-Agent", c.userAgent)
-	httpReq.Header.Set("Authorization", "Bearer "+token)
+	if token != "" { // sign-up is the one call without a credential
+		httpReq.Header.Set("Authorization", "Bearer "+token)
+	}
 	if payload != nil {
 		httpReq.Header.Set("Content-Type", "application/json")
 	}

@@ -48,6 +48,7 @@ final class ErrorFactory
                         (string) ($d['message'] ?? json_encode($d)),
                         is_string($d['param'] ?? null) ? $d['param'] : null,
                         is_string($d['field'] ?? null) ? $d['field'] : null,
+                        is_int($d['value'] ?? null) || is_float($d['value'] ?? null) ? $d['value'] : null,
                     );
                 }
             }

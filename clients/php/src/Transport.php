@@ -162,7 +162,9 @@ final class Transport
             $headers['Content-Type'] = 'application/json';
         }
         $token = $this->tokens !== null ? $this->tokens->token($timeout) : (string) $this->apiKey;
-        $headers['Authorization'] = "Bearer {$token}";
+        if ($token !== '') { // sign-up is the one call without a credential
+            $headers['Authorization'] = "Bearer {$token}";
+        }
         [$status, $answerHeaders, $body] = $this->raw($method, $url, $payload, $headers, $timeout);
         if ($status < 200 || $status > 299) {
             if ($status === 401) {

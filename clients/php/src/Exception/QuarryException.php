@@ -32,4 +32,11 @@ class QuarryException extends \RuntimeException
     ) {
         parent::__construct($message, 0, $previous);
     }
+
+    /** "Class: CODE: message (request req_…)": what a log shows and what to quote when reporting it. */
+    public function __toString(): string
+    {
+        $request = $this->requestId === null || $this->requestId === '' ? '' : " (request {$this->requestId})";
+        return static::class . ": {$this->errorCode}: {$this->getMessage()}{$request}";
+    }
 }

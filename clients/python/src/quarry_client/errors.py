@@ -10,7 +10,7 @@ from __future__ import annotations
 import builtins
 import json
 from dataclasses import dataclass
-from typing import Any, Dict, List, Mapping, Optional, Type
+from typing import Any, ClassVar, Dict, List, Mapping, Optional, Type
 
 __all__ = [
     "ErrorDetail",
@@ -40,9 +40,13 @@ __all__ = [
 class ErrorDetail:
     """One item of an error's ``details``: the param or field and what is wrong with it."""
 
+    __quarry_schema__: ClassVar[str] = "Error.error.details[]"
+
     message: str
     param: Optional[str] = None
     field: Optional[str] = None
+    #: A number the error is about (QUOTA_EXCEEDED: the credits the call needs, those left).
+    value: Optional[float] = None
 
 
 class QuarryError(Exception):
@@ -194,6 +198,7 @@ def _details(value: Any) -> List[ErrorDetail]:
                     message=message if isinstance(message, str) else json.dumps(item),
                     param=item.get("param") if isinstance(item.get("param"), str) else None,
                     field=item.get("field") if isinstance(item.get("field"), str) else None,
+                    value=item.get("value") if isinstance(item.get("value"), (int, float)) and not isinstance(item.get("value"), bool) else None,
                 )
             )
     return out

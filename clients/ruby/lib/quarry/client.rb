@@ -97,10 +97,10 @@ module Quarry
     # Built by Client#initialize; use the client's reader.
     def initialize(transport) = @transport = transport
 
-    # GET /v1/account/usage as a Hash: period, plan, totals (calls, credits, remaining_calls …),
-    # by_analytic, by_day. +period+ is a UTC month "YYYY-MM" (default: the current one).
+    # GET /v1/account/usage as a Models::Usage: period, plan, totals (credits used and left,
+    # amount due …), budget, by_analytic, by_day. +period+ is a UTC month "YYYY-MM" (default: the current one).
     def get(period: nil)
-      @transport.send_request("GET", "/v1/account/usage", query: { period: period })
+      Models::Usage.from_json(@transport.send_request("GET", "/v1/account/usage", query: { period: period }))
     end
   end
 end

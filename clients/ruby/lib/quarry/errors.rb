@@ -4,7 +4,10 @@ require "json"
 
 module Quarry
   # One item of an error's details: the param or field and what is wrong with it.
-  ErrorDetail = Struct.new(:message, :param, :field, keyword_init: true)
+  # One item of an error's details: the param or field, what is wrong with it, and a number it
+  # is about (value; QUOTA_EXCEEDED: credits_needed, credits_left).
+  ErrorDetail = Struct.new(:message, :param, :field, :value, keyword_init: true)
+  ErrorDetail.const_set(:SCHEMA, "Error.error.details[]")
 
   # Any failed call: an error the gateway answered with (its envelope
   # {"error":{"code","message","retry_after","request_id","details"}}), or the client's own.
@@ -29,6 +32,12 @@ module Quarry
       @request_id = request_id
       @retry_after = retry_after
       @details = details
+    end
+
+    # "CODE: message (request req_…)": what a log shows and what to quote when reporting it.
+    def to_s
+      request = request_id.to_s.empty? ? "" : " (request #{request_id})"
+      "#{code}: #{super}#{request}"
     end
   end
 
@@ -90,7 +99,8 @@ module Quarry
     if parsed.is_a?(Hash) && parsed["error"].is_a?(Hash) && parsed["error"]["code"].is_a?(String)
       e = parsed["error"]
       details = Array(e["details"]).select { |d| d.is_a?(Hash) }.map do |d|
-        ErrorDetail.new(message: d["message"].to_s, param: d["param"], field: d["field"])
+        ErrorDetail.new(message: d["message"].to_s, param: d["param"], field: d["field"],
+                        value: d["value"].is_a?(Numeric) ? d["value"] : nil)
       end
       retry_after = e["retry_after"].is_a?(Numeric) ? e["retry_after"].to_f : header_retry
       return CLASS_BY_CODE.fetch(e["code"], Error).new(
