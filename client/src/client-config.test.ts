@@ -62,9 +62,9 @@ describe('one options object', () => {
   });
 
   it('refuses a timeoutMs that is not a positive number', () => {
-    expect(() => createQuarryClient({ baseUrl: 'http://127.0.0.1:1', apiKey: KEY, timeoutMs: '5' } as never)).toThrow(
-      /timeoutMs/,
-    );
+    expect(() =>
+      createQuarryClient({ baseUrl: 'http://127.0.0.1:1', apiKey: KEY, timeoutMs: '5' } as never),
+    ).toThrow(/timeoutMs/);
   });
 });
 

@@ -179,6 +179,14 @@ export interface QuarryClient {
   };
   readonly account: {
     get(options?: CallOptions): Promise<Account>;
+    /**
+     * Sets the password of the console's sign-in (10–200 characters); `currentPassword` is
+     * needed only with a console session when one is set already.
+     */
+    setPassword(
+      password: string,
+      options?: CallOptions & { readonly currentPassword?: string },
+    ): Promise<void>;
   };
   readonly billing: {
     /** The account's plan, subscription, card and budget, and the plans with what each offers. */
@@ -223,7 +231,9 @@ const RETRY_KEYS: readonly (keyof RetryOptions)[] = ['retries', 'baseDelayMs', '
 function refuseUnknownKeys(value: object, known: readonly string[], what: string): void {
   const unknown = Object.keys(value).find((key) => !known.includes(key));
   if (unknown !== undefined) {
-    throw new TypeError(`createQuarryClient: unknown ${what} "${unknown}"; the known ones are ${known.join(', ')}.`);
+    throw new TypeError(
+      `createQuarryClient: unknown ${what} "${unknown}"; the known ones are ${known.join(', ')}.`,
+    );
   }
 }
 
@@ -237,7 +247,9 @@ function optionsOf(config: QuarryClientConfig, second: QuarryClientOptions): Qua
   };
   const { timeoutMs, retry } = merged;
   if (timeoutMs !== undefined && !(typeof timeoutMs === 'number' && timeoutMs > 0)) {
-    throw new TypeError(`createQuarryClient: timeoutMs must be a positive number of milliseconds, got ${String(timeoutMs)}.`);
+    throw new TypeError(
+      `createQuarryClient: timeoutMs must be a positive number of milliseconds, got ${String(timeoutMs)}.`,
+    );
   }
   if (retry !== undefined) {
     refuseUnknownKeys(retry, RETRY_KEYS, 'retry option');
@@ -552,6 +564,18 @@ export function createQuarryClient(
           signal: o.signal,
         });
         return body.account;
+      },
+      async setPassword(password, o = {}) {
+        await transport.send<undefined>({
+          method: 'PUT',
+          path: '/v1/account/password',
+          body:
+            o.currentPassword === undefined
+              ? { password }
+              : { password, current_password: o.currentPassword },
+          idempotent: true,
+          signal: o.signal,
+        });
       },
     },
     billing: {
