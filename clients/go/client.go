@@ -1,7 +1,10 @@
 // Package quarry is the official Go client for a Quarry analytics gateway: queries, analytics
 // over GET, API keys and usage, with an API key or OAuth client credentials, typed errors,
 // retries that honour retry_after with one Idempotency-Key per call, an overall timeout and
-// context cancellation. Standard library only.
+// context cancellation. Standard library only; Go 1.19 or later.
+//
+// License: Apache-2.0. Homepage: https://quarry.dev. Source and changelog:
+// https://github.com/quarry-dev/quarry/tree/main/clients/go.
 package quarry
 
 import (
@@ -121,8 +124,8 @@ func (c *Client) Query(ctx context.Context, source string, params Params, opts .
 
 // QueryInto runs an analytic like Client.Query and decodes each row into a T (a struct with
 // json tags, usually): an integer column into an int64, a decimal into a float64 or, exactly,
-// a json.Number; a 64-bit integer or a wide decimal the gateway sends as a string into a string
-// (or a json.Number with the `json:",string"` option).
+// a json.Number, which also takes the 64-bit integers and wide decimals the gateway sends as
+// strings (a string field keeps them too).
 func QueryInto[T any](ctx context.Context, c *Client, source string, params Params, opts ...QueryOptions) (*TypedResult[T], error) {
 	var o QueryOptions
 	if len(opts) > 0 {
