@@ -77,7 +77,8 @@ describe('what an error says', () => {
     expect(error.requestId).toBeTruthy();
     expect(error.message).toContain(error.requestId as string);
     expect(error.reason).toBe('SOURCE_NOT_FOUND from the test server');
-    expect(String(error)).toContain('SOURCE_NOT_FOUND');
+    expect(String(error)).toBe(`NotFoundError: ${error.message}`);
+    expect(String(error).split(error.requestId as string)).toHaveLength(2);
   });
 
   it.each([

@@ -54,6 +54,11 @@ export class QuarryError extends Error {
     this.retryAfter = init.retryAfter;
     this.details = init.details ?? [];
   }
+
+  /** `Name: CODE: reason (request req_…)`: the code and request id are in `message` already. */
+  override toString(): string {
+    return `${this.name}: ${this.message}`;
+  }
 }
 
 /** 400 `INVALID_REQUEST` (and 405/413/415): the request itself is malformed. */

@@ -114,6 +114,7 @@ final class HttpBackendTest extends TestCase
         $this->assertStringContainsString('RATE_LIMIT_EXCEEDED', $e->getMessage());
         $this->assertStringContainsString('req_42', $e->getMessage());
         $this->assertSame('slow down', $e->reason);
+        $this->assertSame(Exception\RateLimitException::class . ': RATE_LIMIT_EXCEEDED: slow down (request req_42)', (string) $e);
     }
 
     public function testProxyPagesMapToTheUpstreamAndUnavailableFamilies(): void

@@ -68,6 +68,7 @@ class ClientOptionsTest < Minitest::Test
       assert_includes error.message, "SOURCE_UNAVAILABLE"
       assert_includes error.message, "req_503"
       assert_equal "down", error.reason
+      assert_equal "SOURCE_UNAVAILABLE: down (request req_503)", error.message
     end
   end
 

@@ -39,4 +39,10 @@ class QuarryException extends \RuntimeException
         $this->reason = $message;
         parent::__construct("{$errorCode}: {$message}" . ($requestId !== null && $requestId !== '' ? " (request {$requestId})" : ''), 0, $previous);
     }
+
+    /** "Class: CODE: reason (request req_…)": getMessage() carries the code and request id already. */
+    public function __toString(): string
+    {
+        return static::class . ": {$this->getMessage()}";
+    }
 }

@@ -24,16 +24,22 @@ module Quarry
     # What went wrong in the gateway's (or the client's) words, without the code and request id.
     attr_reader :reason
 
-    # Builds an error; +message+ is what went wrong, for people. Error#message is
+    # Builds an error; +message+ is what went wrong, for people (#reason). Error#message is
     # "CODE: message (request req_…)", so a logged error can be traced.
     def initialize(code:, status:, message:, request_id: nil, retry_after: nil, details: [])
-      super("#{code}: #{message}#{request_id.to_s.empty? ? '' : " (request #{request_id})"}")
+      super(message)
       @reason = message
       @code = code
       @status = status
       @request_id = request_id
       @retry_after = retry_after
       @details = details
+    end
+
+    # "CODE: message (request req_…)": what a log shows and what to quote when reporting it.
+    def to_s
+      request = request_id.to_s.empty? ? "" : " (request #{request_id})"
+      "#{code}: #{super}#{request}"
     end
   end
 
