@@ -43,11 +43,18 @@ import type {
   Usage,
 } from './types.js';
 
-/** Where the gateway is and how to authenticate: an API key, or an OAuth client. */
-export type QuarryClientConfig =
-  | { readonly baseUrl: string; readonly apiKey: string }
-  | { readonly baseUrl: string; readonly oauth: OAuthCredentials };
+/**
+ * Where the gateway is, how to authenticate (an API key, or an OAuth client) and, optionally,
+ * how calls behave (`timeoutMs`, `retry`, `fetch`, `userAgent`): one object. An unknown key is
+ * refused with a TypeError naming it.
+ */
+export type QuarryClientConfig = QuarryClientOptions &
+  (
+    | { readonly baseUrl: string; readonly apiKey: string }
+    | { readonly baseUrl: string; readonly oauth: OAuthCredentials }
+  );
 
+/** How calls behave; given in the config object (a second argument is still read, deprecated). */
 export interface QuarryClientOptions {
   /** The fetch to use (default: the global one). */
   readonly fetch?: typeof fetch;
@@ -284,6 +291,46 @@ function randomIdempotencyKey(): string {
   return `qc-${Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('')}`;
 }
 
+const OPTION_KEYS = ['fetch', 'timeoutMs', 'retry', 'userAgent'] as const;
+const CONFIG_KEYS = ['baseUrl', 'apiKey', 'oauth', ...OPTION_KEYS] as const;
+const RETRY_KEYS: readonly (keyof RetryOptions)[] = ['retries', 'baseDelayMs', 'maxDelayMs'];
+
+/** A TypeError for the first key of `value` not in `known` (a typo silently ignored costs hours). */
+function refuseUnknownKeys(value: object, known: readonly string[], what: string): void {
+  const unknown = Object.keys(value).find((key) => !known.includes(key));
+  if (unknown !== undefined) {
+    throw new TypeError(
+      `createQuarryClient: unknown ${what} "${unknown}"; the known ones are ${known.join(', ')}.`,
+    );
+  }
+}
+
+/** The options of the config object over those of the (deprecated) second argument, checked. */
+function optionsOf(config: QuarryClientConfig, second: QuarryClientOptions): QuarryClientOptions {
+  refuseUnknownKeys(config, CONFIG_KEYS, 'option');
+  refuseUnknownKeys(second, OPTION_KEYS, 'option');
+  const merged: QuarryClientOptions = {
+    ...second,
+    ...Object.fromEntries(OPTION_KEYS.filter((k) => config[k] !== undefined).map((k) => [k, config[k]])),
+  };
+  const { timeoutMs, retry } = merged;
+  if (timeoutMs !== undefined && !(typeof timeoutMs === 'number' && timeoutMs > 0)) {
+    throw new TypeError(
+      `createQuarryClient: timeoutMs must be a positive number of milliseconds, got ${String(timeoutMs)}.`,
+    );
+  }
+  if (retry !== undefined) {
+    refuseUnknownKeys(retry, RETRY_KEYS, 'retry option');
+    for (const key of RETRY_KEYS) {
+      const v = retry[key];
+      if (v !== undefined && !(typeof v === 'number' && Number.isFinite(v) && v >= 0)) {
+        throw new TypeError(`createQuarryClient: retry.${key} must be a number ≥ 0, got ${String(v)}.`);
+      }
+    }
+  }
+  return merged;
+}
+
 function checkConfig(config: QuarryClientConfig): void {
   let protocol: string | undefined;
   try {
@@ -307,11 +354,16 @@ function checkConfig(config: QuarryClientConfig): void {
 /** The path of one resource: its id or name percent-encoded. */
 const segment = (value: string) => encodeURIComponent(value);
 
-/** Builds a client; nothing is sent until the first call. */
+/**
+ * Builds a client; nothing is sent until the first call. Give everything in `config`;
+ * `secondArgument` is the older place of the options (still read, the config object wins).
+ */
 export function createQuarryClient(
   config: QuarryClientConfig,
-  options: QuarryClientOptions = {},
+  /** @deprecated Put these options in the config object. */
+  secondArgument: QuarryClientOptions = {},
 ): QuarryClient {
+  const options = optionsOf(config, secondArgument);
   checkConfig(config);
   const fetchImpl: typeof fetch = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;

@@ -27,15 +27,21 @@ type Meta struct {
 	Preview bool `json:"preview,omitempty"`
 }
 
-// Row is one result row as decoded from JSON: numbers are float64, and a 64-bit integer or a
-// wide decimal that the gateway sends as a string stays that exact string.
+// Row is one result row as decoded from JSON: numbers are json.Number (the digits as sent:
+// Float64 or Int64 to convert, String to keep them exact), and a 64-bit integer or a wide
+// decimal that the gateway sends as a string stays that exact string. To decode rows into your
+// own struct, use QueryInto or GetInto.
 type Row = map[string]any
 
-// Result is a query's answer.
-type Result struct {
+// Result is a query's answer with rows as maps.
+type Result = TypedResult[Row]
+
+// TypedResult is a query's answer with each row decoded into T (QueryInto, GetInto).
+type TypedResult[T any] struct {
 	Source  string `json:"source"`
-	Results []Row  `json:"results"`
+	Results []T    `json:"results"`
 	// Insights is the owner-defined shape (single row, keyed, series, totals); nil when none.
+	// Its numbers are json.Number.
 	Insights any      `json:"insights,omitempty"`
 	Columns  []Column `json:"columns"`
 	Meta     Meta     `json:"meta"`

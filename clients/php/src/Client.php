@@ -10,7 +10,7 @@ namespace Quarry;
  *     $quarry = new Quarry\Client('http://127.0.0.1:8787', apiKey: getenv('QUARRY_API_KEY'));
  *     $rows = $quarry->query('sales-by-region', ['year' => 2024])->results;
  */
-final class Client
+final class Client implements ClientInterface
 {
     /** Runs analytics with query-string params. */
     public readonly Analytics $analytics;
@@ -48,6 +48,9 @@ final class Client
      * @param ?string $apiKey an API key (qry_live_…); or
      * @param ?OAuthCredentials $oauth an OAuth client (client-credentials grant)
      * @param ?float $timeout seconds for a whole call, retries and waits included (null: none)
+     * @param string $http 'auto' (the cURL extension when loaded, else PHP's http stream wrapper,
+     *     which needs allow_url_fopen=On), 'curl' or 'streams'; a \LogicException says what to
+     *     change when neither works
      */
     public function __construct(
         string $baseUrl,
@@ -56,6 +59,7 @@ final class Client
         ?float $timeout = 120.0,
         RetryPolicy $retry = new RetryPolicy(),
         string $userAgent = 'quarry-client-php/0.1.0',
+        string $http = 'auto',
     ) {
         $scheme = parse_url($baseUrl, PHP_URL_SCHEME);
         if ($scheme !== 'http' && $scheme !== 'https') {
@@ -72,7 +76,7 @@ final class Client
                 return $transport->raw('POST', $url, $body, $headers + ['User-Agent' => $userAgent], $timeout);
             },
         );
-        $transport = new Transport($baseUrl, $apiKey, $tokens, $timeout, $retry, $userAgent);
+        $transport = new Transport($baseUrl, $apiKey, $tokens, $timeout, $retry, $userAgent, $http);
         $this->transport = $transport;
         $this->analytics = new Analytics($transport);
         $this->keys = new Keys($transport);

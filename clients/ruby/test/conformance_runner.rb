@@ -85,7 +85,7 @@ module ConformanceRunner
 
     def client(credential, settings)
       options = { timeout: settings.fetch("timeout_seconds", 10).to_f,
-                  retry_policy: Quarry::RetryPolicy.new(retries: settings.fetch("retries", 3)) }
+                  retry: Quarry::RetryPolicy.new(retries: settings.fetch("retries", 3)) }
       if credential.key?("api_key")
         Quarry::Client.new(@base_url, api_key: credential["api_key"], **options)
       else

@@ -21,6 +21,12 @@ class QuarryException extends \RuntimeException
      * @param ?float $retryAfter seconds until a retry may succeed
      * @param list<ErrorDetail> $details per-param or per-field problems
      */
+    /** What went wrong in the gateway's (or the client's) words, without the code and request id. */
+    public readonly string $reason;
+
+    /**
+     * getMessage() is "CODE: reason (request req_…)", so a logged exception can be traced.
+     */
     public function __construct(
         public readonly string $errorCode,
         public readonly int $status,
@@ -30,13 +36,13 @@ class QuarryException extends \RuntimeException
         public readonly array $details = [],
         ?\Throwable $previous = null,
     ) {
-        parent::__construct($message, 0, $previous);
+        $this->reason = $message;
+        parent::__construct("{$errorCode}: {$message}" . ($requestId !== null && $requestId !== '' ? " (request {$requestId})" : ''), 0, $previous);
     }
 
-    /** "Class: CODE: message (request req_…)": what a log shows and what to quote when reporting it. */
+    /** "Class: CODE: reason (request req_…)": getMessage() carries the code and request id already. */
     public function __toString(): string
     {
-        $request = $this->requestId === null || $this->requestId === '' ? '' : " (request {$this->requestId})";
-        return static::class . ": {$this->errorCode}: {$this->getMessage()}{$request}";
+        return static::class . ": {$this->getMessage()}";
     }
 }

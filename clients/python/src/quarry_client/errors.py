@@ -177,6 +177,14 @@ _CLASS_BY_CODE: Dict[str, Type[QuarryError]] = {
 }
 
 
+#: Non-JSON answers of a proxy in front of the gateway.
+_CLASS_BY_PROXY_STATUS: Dict[int, Type[QuarryError]] = {
+    502: UpstreamError,
+    503: SourceUnavailableError,
+    504: UpstreamError,
+}
+
+
 def _retry_after_header(value: Optional[str]) -> Optional[float]:
     if value is None:
         return None
@@ -240,10 +248,14 @@ def error_from_response(status: int, headers: Mapping[str, str], body: bytes) ->
             retry_after=header_retry,
         )
     text = body[:200].decode("utf-8", "replace")
-    return QuarryError(
+    # A proxy or load balancer in front of the gateway answers 502/503/504 with its own page:
+    # the same family as the gateway's own upstream failure, so callers handle (and retry) it alike.
+    cls = _CLASS_BY_PROXY_STATUS.get(status, QuarryError)
+    where = " (from a proxy in front of the gateway)" if status in _CLASS_BY_PROXY_STATUS else ""
+    return cls(
         code="HTTP_ERROR",
         status=status,
-        message=f"HTTP {status} without a Quarry error body" + (f": {text}" if text else ""),
+        message=f"HTTP {status} without a Quarry error body{where}" + (f": {text}" if text else ""),
         request_id=header_request_id,
         retry_after=header_retry,
     )

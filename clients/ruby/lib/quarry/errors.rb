@@ -3,7 +3,6 @@
 require "json"
 
 module Quarry
-  # One item of an error's details: the param or field and what is wrong with it.
   # One item of an error's details: the param or field, what is wrong with it, and a number it
   # is about (value; QUOTA_EXCEEDED: credits_needed, credits_left).
   ErrorDetail = Struct.new(:message, :param, :field, :value, keyword_init: true)
@@ -24,9 +23,14 @@ module Quarry
     # Array of ErrorDetail.
     attr_reader :details
 
-    # Builds an error; the message is what went wrong, for people.
+    # What went wrong in the gateway's (or the client's) words, without the code and request id.
+    attr_reader :reason
+
+    # Builds an error; +message+ is what went wrong, for people (#reason). Error#message is
+    # "CODE: message (request req_…)", so a logged error can be traced.
     def initialize(code:, status:, message:, request_id: nil, retry_after: nil, details: [])
       super(message)
+      @reason = message
       @code = code
       @status = status
       @request_id = request_id
@@ -87,6 +91,9 @@ module Quarry
     "SOURCE_UNAVAILABLE" => SourceUnavailableError, "QUERY_TIMEOUT" => QueryTimeoutError, "INTERNAL" => InternalError
   }.freeze
 
+  # The error class of a non-JSON answer of a proxy in front of the gateway.
+  CLASS_BY_PROXY_STATUS = { 502 => UpstreamError, 503 => SourceUnavailableError, 504 => UpstreamError }.freeze
+
   # The typed error for a failed response: the envelope's class, an OAuthError, or an Error.
   def self.error_from_response(status, headers, body)
     parsed = begin
@@ -114,7 +121,11 @@ module Quarry
       return OAuthError.new(code: parsed["error"], status: status, message: message,
                             request_id: header_request_id, retry_after: header_retry)
     end
-    Error.new(code: "HTTP_ERROR", status: status, message: "HTTP #{status} without a Quarry error body: #{body.to_s[0, 200]}",
+    # A proxy or load balancer in front of the gateway answers 502/503/504 with its own page: the
+    # same family as the gateway's own upstream failure, so callers handle (and retry) it alike.
+    klass = CLASS_BY_PROXY_STATUS.fetch(status, Error)
+    where = CLASS_BY_PROXY_STATUS.key?(status) ? " (from a proxy in front of the gateway)" : ""
+    klass.new(code: "HTTP_ERROR", status: status, message: "HTTP #{status} without a Quarry error body#{where}: #{body.to_s[0, 200]}",
               request_id: header_request_id, retry_after: header_retry)
   end
 end

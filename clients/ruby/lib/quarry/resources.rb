@@ -35,10 +35,16 @@ module Quarry
   # Signs up an account at the gateway at +base_url+ (POST /v1/accounts, no credential needed).
   # Returns { "account" => Models::Account, "key" => ApiKey }: the key's secret is shown this
   # once. Not repeated after a failure that may have created the account.
-  def self.sign_up(base_url, email:, name:, timeout: 120.0, retry_policy: RetryPolicy.new,
+  # +retry:+ is a RetryPolicy, as for Client.new (+retry_policy:+ its deprecated name).
+  def self.sign_up(base_url, email:, name:, timeout: 120.0, retry: nil, retry_policy: nil,
                    user_agent: "quarry-client-ruby/#{VERSION}")
+    # `retry` is a keyword of Ruby: read the argument by name.
+    retry_given = binding.local_variable_get(:retry)
+    raise ArgumentError, "give retry: alone (retry_policy: is its deprecated name)" if retry_given && retry_policy
+
+    warn "Quarry.sign_up: retry_policy: is deprecated; use retry:", uplevel: 1 if retry_policy
     transport = Transport.new(base_url: base_url, api_key: nil, tokens: nil, timeout: timeout,
-                              retry_policy: retry_policy, user_agent: user_agent)
+                              retry_policy: retry_given || retry_policy || RetryPolicy.new, user_agent: user_agent)
     answer = transport.send_request("POST", "/v1/accounts", body: { email: email, name: name }, idempotent: false)
     { "account" => Models::Account.from_json(answer["account"]), "key" => ApiKey.from_json(answer["key"]) }
   end
