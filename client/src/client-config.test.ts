@@ -3,7 +3,7 @@
 // HTML page as the upstream family).
 import { afterEach, describe, expect, it } from 'vitest';
 import { QuarryError, SourceUnavailableError, TimeoutError, UpstreamError } from './errors.js';
-import { createQuarryClient } from './quarry-client.js';
+import { createQuarryClient, signUp } from './quarry-client.js';
 import { envelope, startTestServer, type TestServer } from './testing/test-server.js';
 
 const KEY = 'qry_live_testkey';
@@ -59,6 +59,19 @@ describe('one options object', () => {
     expect(() =>
       createQuarryClient({ baseUrl: 'http://127.0.0.1:1', apiKey: KEY, retry: { retry: 2 } } as never),
     ).toThrow(/unknown retry option "retry".*retries/s);
+  });
+
+  it('refuses signUp options it does not know, before sending anything', async () => {
+    server = await startTestServer(() => envelope(503, 'SOURCE_UNAVAILABLE'));
+    const account = { email: 'a@example.com', name: 'A' };
+    expect(() => signUp(server?.url as string, account, { timeout: 5 } as never)).toThrow(
+      /signUp: unknown option "timeout".*timeoutMs/s,
+    );
+    expect(() => signUp(server?.url as string, account, { retry: { retry: 2 } } as never)).toThrow(
+      /signUp: unknown retry option "retry"/,
+    );
+    expect(() => signUp(server?.url as string, account, { timeoutMs: -1 })).toThrow(/signUp: timeoutMs/);
+    expect(server.requests).toHaveLength(0);
   });
 
   it('refuses a timeoutMs that is not a positive number', () => {

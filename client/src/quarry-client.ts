@@ -296,38 +296,42 @@ const CONFIG_KEYS = ['baseUrl', 'apiKey', 'oauth', ...OPTION_KEYS] as const;
 const RETRY_KEYS: readonly (keyof RetryOptions)[] = ['retries', 'baseDelayMs', 'maxDelayMs'];
 
 /** A TypeError for the first key of `value` not in `known` (a typo silently ignored costs hours). */
-function refuseUnknownKeys(value: object, known: readonly string[], what: string): void {
+function refuseUnknownKeys(value: object, known: readonly string[], what: string, who: string): void {
   const unknown = Object.keys(value).find((key) => !known.includes(key));
   if (unknown !== undefined) {
+    throw new TypeError(`${who}: unknown ${what} "${unknown}"; the known ones are ${known.join(', ')}.`);
+  }
+}
+
+/** Refuses a `timeoutMs` or `retry` value that is not a number, and an unknown retry key. */
+function checkOptionValues(options: QuarryClientOptions, who: string): void {
+  const { timeoutMs, retry } = options;
+  if (timeoutMs !== undefined && !(typeof timeoutMs === 'number' && timeoutMs > 0)) {
     throw new TypeError(
-      `createQuarryClient: unknown ${what} "${unknown}"; the known ones are ${known.join(', ')}.`,
+      `${who}: timeoutMs must be a positive number of milliseconds, got ${String(timeoutMs)}.`,
     );
+  }
+  if (retry !== undefined) {
+    refuseUnknownKeys(retry, RETRY_KEYS, 'retry option', who);
+    for (const key of RETRY_KEYS) {
+      const v = retry[key];
+      if (v !== undefined && !(typeof v === 'number' && Number.isFinite(v) && v >= 0)) {
+        throw new TypeError(`${who}: retry.${key} must be a number ≥ 0, got ${String(v)}.`);
+      }
+    }
   }
 }
 
 /** The options of the config object over those of the (deprecated) second argument, checked. */
 function optionsOf(config: QuarryClientConfig, second: QuarryClientOptions): QuarryClientOptions {
-  refuseUnknownKeys(config, CONFIG_KEYS, 'option');
-  refuseUnknownKeys(second, OPTION_KEYS, 'option');
+  const who = 'createQuarryClient';
+  refuseUnknownKeys(config, CONFIG_KEYS, 'option', who);
+  refuseUnknownKeys(second, OPTION_KEYS, 'option', who);
   const merged: QuarryClientOptions = {
     ...second,
     ...Object.fromEntries(OPTION_KEYS.filter((k) => config[k] !== undefined).map((k) => [k, config[k]])),
   };
-  const { timeoutMs, retry } = merged;
-  if (timeoutMs !== undefined && !(typeof timeoutMs === 'number' && timeoutMs > 0)) {
-    throw new TypeError(
-      `createQuarryClient: timeoutMs must be a positive number of milliseconds, got ${String(timeoutMs)}.`,
-    );
-  }
-  if (retry !== undefined) {
-    refuseUnknownKeys(retry, RETRY_KEYS, 'retry option');
-    for (const key of RETRY_KEYS) {
-      const v = retry[key];
-      if (v !== undefined && !(typeof v === 'number' && Number.isFinite(v) && v >= 0)) {
-        throw new TypeError(`createQuarryClient: retry.${key} must be a number ≥ 0, got ${String(v)}.`);
-      }
-    }
-  }
+  checkOptionValues(merged, who);
   return merged;
 }
 
@@ -847,13 +851,15 @@ export function createQuarryClient(
 /**
  * Signs up an account (`POST /v1/accounts`, no credential): resolves with the account and its
  * first key, whose `secret` is shown this once. Not repeated after a failure that may have
- * created the account.
+ * created the account. An unknown option is refused with a TypeError, as createQuarryClient does.
  */
 export function signUp(
   baseUrl: string,
   account: { readonly email: string; readonly name: string },
   options: QuarryClientOptions & CallOptions = {},
 ): Promise<SignUpResult> {
+  refuseUnknownKeys(options, [...OPTION_KEYS, 'signal'], 'option', 'signUp');
+  checkOptionValues(options, 'signUp');
   const transport = createTransport({
     baseUrl,
     credential: { kind: 'none' },
