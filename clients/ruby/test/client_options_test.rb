@@ -36,9 +36,24 @@ class ClientOptionsTest < Minitest::Test
 
   def test_require_quarry_client_loads_the_whole_client
     script = 'require "quarry/client"; c = Quarry::Client.new("http://127.0.0.1:1", api_key: "k"); ' \
-             'print [c.class, Quarry::RateLimitError.ancestors.include?(Quarry::Error), Quarry::VERSION.empty?].inspect'
+             'print [c.class, Quarry::RateLimitError.ancestors.include?(Quarry::Error), Quarry::VERSION.empty?, ' \
+             'c.marketplace.class, Quarry::Models::Usage.class, Quarry.respond_to?(:sign_up)].inspect'
     out = IO.popen([RbConfig.ruby, "-I", File.expand_path("../lib", __dir__), "-e", script], err: %i[child out], &:read)
-    assert_equal "[Quarry::Client, true, false]", out
+    assert_equal "[Quarry::Client, true, false, Quarry::MarketplaceResource, Class, true]", out
+  end
+
+  def test_sign_up_takes_retry_too
+    limited = '{"error":{"code":"RATE_LIMIT_EXCEEDED","message":"slow down","retry_after":0,"request_id":"req_429"}}'
+    serve(429, limited) do |url, count|
+      assert_raises(Quarry::RateLimitError) do
+        Quarry.sign_up(url, email: "a@example.com", name: "A", retry: Quarry::RetryPolicy.new(retries: 2, base_delay: 0.001))
+      end
+      assert_equal 3, count.call # the policy given: a rate-limited sign-up is tried again twice
+      assert_raises(ArgumentError) do
+        Quarry.sign_up(url, email: "a@example.com", name: "A", retry: Quarry::RetryPolicy.new,
+                            retry_policy: Quarry::RetryPolicy.new)
+      end
+    end
   end
 
   def test_retry_keyword
