@@ -97,7 +97,7 @@ final class Client implements ClientInterface
     /**
      * Signs up an account (POST /v1/accounts, no credential needed): ['account' => Model\Account,
      * 'key' => ApiKey], the key's secret shown this once. Not repeated after a failure that may
-     * have created the account.
+     * have created the account. $http picks the HTTP backend as for the constructor.
      *
      * @return array{account: Model\Account, key: ApiKey}
      */
@@ -108,8 +108,9 @@ final class Client implements ClientInterface
         ?float $timeout = 120.0,
         RetryPolicy $retry = new RetryPolicy(),
         string $userAgent = 'quarry-client-php/0.1.0',
+        string $http = 'auto',
     ): array {
-        $transport = new Transport($baseUrl, null, null, $timeout, $retry, $userAgent);
+        $transport = new Transport($baseUrl, null, null, $timeout, $retry, $userAgent, $http);
         $answer = $transport->send('POST', '/v1/accounts', body: ['email' => $email, 'name' => $name], idempotent: false);
         return ['account' => Model\Account::fromArray($answer['account']), 'key' => ApiKey::fromArray($answer['key'])];
     }

@@ -81,6 +81,18 @@ final class HttpBackendTest extends TestCase
         } catch (Exception\UpstreamException $e) {
             $this->assertSame(502, $e->status);
         }
+        try {
+            Client::signUp(self::$url . '/missing', 'a@example.com', 'A', http: $backend);
+            $this->fail('expected a NotFoundException');
+        } catch (Exception\NotFoundException $e) {
+            $this->assertSame([404, 'req_404'], [$e->status, $e->requestId]);
+        }
+    }
+
+    public function testSignUpRefusesAnUnknownBackend(): void
+    {
+        $this->expectException(\InvalidArgumentException::class);
+        Client::signUp('http://127.0.0.1:1', 'a@example.com', 'A', http: 'sockets');
     }
 
     public function testAutoPicksCurlWhenLoadedElseStreamsElseAClearError(): void
