@@ -131,3 +131,32 @@ func TestErrorMessageHasCodeAndRequestID(t *testing.T) {
 		t.Fatalf("error text %q lacks the code or the request id", text)
 	}
 }
+
+// The generated models decode with the same decoder: typed fields stay typed (int64, float64),
+// and a field typed any (a listing's example_params) holds numbers as json.Number.
+func TestGeneratedModelsDecodeWithNumbers(t *testing.T) {
+	server := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"name":"sales","version":3,"calls_30d":12,"callers_30d":2,"previews":true,`+
+			`"example_params":{"year":2024,"rate":0.125},"owner":{"name":"Acme"}}`)
+	}))
+	t.Cleanup(server.Close)
+	client, err := New(server.URL, WithAPIKey("k"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	detail, err := client.Marketplace.Get(context.Background(), "sales")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if detail.Version != 3 || detail.Calls30d != 12 || !detail.Previews {
+		t.Fatalf("typed fields: %+v", detail)
+	}
+	year, ok := detail.ExampleParams["year"].(json.Number)
+	if !ok || year.String() != "2024" {
+		t.Fatalf("example_params.year is %T %v, want json.Number 2024", detail.ExampleParams["year"], detail.ExampleParams["year"])
+	}
+	if rate := fmt.Sprint(detail.ExampleParams["rate"]); rate != "0.125" {
+		t.Fatalf("example_params.rate printed as %s", rate)
+	}
+}
