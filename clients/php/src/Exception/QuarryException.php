@@ -13,19 +13,19 @@ use Quarry\ErrorDetail;
  */
 class QuarryException extends \RuntimeException
 {
-    /**
-     * @param string $errorCode the envelope's code (RATE_LIMIT_EXCEEDED …), the client's own
-     *     (NETWORK_ERROR, TIMEOUT), or for OAuthException the OAuth error (invalid_client …)
-     * @param int $status the HTTP status; 0 when no response arrived
-     * @param ?string $requestId the gateway's request id (quote it when reporting a problem)
-     * @param ?float $retryAfter seconds until a retry may succeed
-     * @param list<ErrorDetail> $details per-param or per-field problems
-     */
     /** What went wrong in the gateway's (or the client's) words, without the code and request id. */
     public readonly string $reason;
 
     /**
      * getMessage() is "CODE: reason (request req_…)", so a logged exception can be traced.
+     *
+     * @param string $errorCode the envelope's code (RATE_LIMIT_EXCEEDED …), the client's own
+     *     (NETWORK_ERROR, TIMEOUT), or for OAuthException the OAuth error (invalid_client …)
+     * @param string $message what went wrong (the reason)
+     * @param int $status the HTTP status; 0 when no response arrived
+     * @param ?string $requestId the gateway's request id (quote it when reporting a problem)
+     * @param ?float $retryAfter seconds until a retry may succeed
+     * @param list<ErrorDetail> $details per-param or per-field problems
      */
     public function __construct(
         public readonly string $errorCode,
