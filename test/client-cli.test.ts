@@ -242,3 +242,89 @@ describe('client retries against a gateway', () => {
     }
   }, 30_000);
 });
+
+describe('quarry CLI: global flags, the console password, usage and statements', () => {
+  /** A new account through the API; its email and key. */
+  async function signUp(name: string): Promise<{ email: string; key: string }> {
+    const email = `${name}-${Date.now()}@cli.test`;
+    const response = await fetch(`${gateway!.url}/v1/accounts`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email, name }),
+    });
+    expect(response.status).toBe(201);
+    const body = (await response.json()) as { key: { secret: string } };
+    return { email, key: body.key.secret };
+  }
+
+  it('takes --url, --key and --json before the command too', async () => {
+    const run = await quarry(['--url', gateway!.url, '--key', demoKey, '--json', 'keys', 'list']);
+    expect(run.code, run.stderr).toBe(0);
+    expect(Array.isArray(JSON.parse(run.stdout))).toBe(true);
+    const mixed = await quarry([`--url=${gateway!.url}`, 'usage', '--key', demoKey, '--json']);
+    expect(mixed.code, mixed.stderr).toBe(0);
+    expect(JSON.parse(mixed.stdout)).toHaveProperty('period');
+    const unknown = await quarry(['--colour', 'usage']);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('--colour');
+  }, 60_000);
+
+  it('sets the console password from stdin, and the console then logs in with it', async () => {
+    const { email, key } = await signUp('cli-password');
+    const env = { QUARRY_URL: gateway!.url, QUARRY_API_KEY: key };
+    const password = 'correct horse battery staple';
+    // Not a terminal and no --password-stdin: refused, nothing read.
+    const refused = await quarry(['account', 'password'], { env, input: `${password}\n` });
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('--password-stdin');
+    const set = await quarry(['account', 'password', '--password-stdin'], { env, input: `${password}\n` });
+    expect(set.code, set.stderr).toBe(0);
+    expect(set.stdout).toContain(email);
+    expect(set.stdout + set.stderr).not.toContain(password);
+    const login = await fetch(`${gateway!.url}/v1/session`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin: gateway!.url },
+      body: JSON.stringify({ email, password }),
+    });
+    expect(login.status, await login.text()).toBeLessThan(300);
+    const short = await quarry(['account', 'password', '--password-stdin'], { env, input: 'short\n' });
+    expect(short.code).toBe(1);
+    expect(short.stderr).toMatch(/INVALID_REQUEST|INVALID_PARAMS/);
+  }, 60_000);
+
+  it('counts an owner’s own calls in `usage`, in credits wording', async () => {
+    const env = { QUARRY_URL: gateway!.url, QUARRY_API_KEY: demoKey };
+    const deployed = await fetch(`${gateway!.url}/v1/owner/analytics/cli-own-calls`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${demoKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'cli-own-calls', connection: 'demo', sql: 'SELECT 1 AS one', price: 1 }),
+    });
+    expect(deployed.status, await deployed.text()).toBeLessThan(300);
+    for (let i = 0; i < 4; i++) {
+      const run = await quarry(['query', 'cli-own-calls', '--no-cache'], { env });
+      expect(run.code, run.stderr).toBe(0);
+    }
+    const json = await quarry(['usage', '--json'], { env });
+    const own = (JSON.parse(json.stdout) as { totals: { calls_by_origin: { owner: number } } }).totals
+      .calls_by_origin.owner;
+    expect(own).toBeGreaterThanOrEqual(4);
+    const readable = await quarry(['usage'], { env });
+    expect(readable.code, readable.stderr).toBe(0);
+    expect(readable.stdout).not.toContain('No calls in this period');
+    expect(readable.stdout).toContain(`${own} calls of your own analytics`);
+    expect(readable.stdout).toMatch(/credits used \d+/);
+    expect(readable.stdout).not.toMatch(/calls\/month|remaining \d/);
+  }, 90_000);
+
+  it('prints `statements` within 100 columns, all the fields with --wide', async () => {
+    const env = { QUARRY_URL: gateway!.url, QUARRY_API_KEY: demoKey };
+    const run = await quarry(['statements'], { env });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toContain('cli-own-calls');
+    const widest = Math.max(...run.stdout.split('\n').map((line) => [...line].length));
+    expect(widest, run.stdout).toBeLessThanOrEqual(100);
+    const wide = await quarry(['statements', '--wide'], { env });
+    expect(wide.code, wide.stderr).toBe(0);
+    expect(wide.stdout).toContain('owner share millicredits');
+  }, 60_000);
+});

@@ -7,6 +7,8 @@
 export interface QuarryErrorDetail {
   readonly param?: string;
   readonly field?: string;
+  /** A number the error is about (QUOTA_EXCEEDED: the credits the call needs, those left). */
+  readonly value?: number;
   readonly message: string;
 }
 
@@ -22,9 +24,19 @@ export interface QuarryErrorInit {
   readonly cause?: unknown;
 }
 
-/** Any failed call: an error answered by the gateway, or the client's own (network, timeout). */
+/** `CODE: reason (request req_…)`: what `message` says, so a logged error can be traced. */
+function fullMessage(init: QuarryErrorInit): string {
+  return `${init.code}: ${init.message}${init.requestId ? ` (request ${init.requestId})` : ''}`;
+}
+
+/**
+ * Any failed call: an error answered by the gateway, or the client's own (network, timeout).
+ * Its `message` is `CODE: reason (request req_…)`; `reason` is the gateway's words alone.
+ */
 export class QuarryError extends Error {
   override readonly name: string = 'QuarryError';
+  /** What went wrong, in the gateway's (or the client's) words, without the code and request id. */
+  readonly reason: string;
   /** The envelope's code (`RATE_LIMIT_EXCEEDED`…), or the client's own (`NETWORK_ERROR`, `TIMEOUT`). */
   readonly code: string;
   /** The HTTP status; 0 when no response arrived. */
@@ -36,12 +48,18 @@ export class QuarryError extends Error {
   readonly details: readonly QuarryErrorDetail[];
 
   constructor(init: QuarryErrorInit) {
-    super(init.message, init.cause === undefined ? undefined : { cause: init.cause });
+    super(fullMessage(init), init.cause === undefined ? undefined : { cause: init.cause });
+    this.reason = init.message;
     this.code = init.code;
     this.status = init.status;
     this.requestId = init.requestId;
     this.retryAfter = init.retryAfter;
     this.details = init.details ?? [];
+  }
+
+  /** `Name: CODE: reason (request req_…)`: the code and request id are in `message` already. */
+  override toString(): string {
+    return `${this.name}: ${this.message}`;
   }
 }
 
@@ -156,6 +174,13 @@ const CLASS_BY_CODE: Readonly<Record<string, ErrorClass>> = {
   INTERNAL: InternalError,
 };
 
+/** The family of a non-JSON answer of a proxy in front of the gateway. */
+const CLASS_BY_PROXY_STATUS: Readonly<Record<number, ErrorClass>> = {
+  502: UpstreamError,
+  503: SourceUnavailableError,
+  504: UpstreamError,
+};
+
 /** Seconds from a `Retry-After` header (delta-seconds or an HTTP date); undefined when absent or bad. */
 export function parseRetryAfterHeader(value: string | null, now = Date.now()): number | undefined {
   if (value === null || value.trim() === '') return undefined;
@@ -174,6 +199,7 @@ function detailsOf(value: unknown): QuarryErrorDetail[] {
     message: typeof d.message === 'string' ? d.message : JSON.stringify(d),
     ...(typeof d.param === 'string' ? { param: d.param } : {}),
     ...(typeof d.field === 'string' ? { field: d.field } : {}),
+    ...(typeof d.value === 'number' ? { value: d.value } : {}),
   }));
 }
 
@@ -215,10 +241,14 @@ export function errorFromResponse(status: number, headers: Headers, bodyText: st
       retryAfter: headerRetryAfter,
     });
   }
-  return new QuarryError({
+  // A proxy or load balancer in front of the gateway answers 502/503/504 with its own page: the
+  // same family as the gateway's own upstream failure, so callers handle (and retry) it alike.
+  const ProxyClass = CLASS_BY_PROXY_STATUS[status];
+  const Class = ProxyClass ?? QuarryError;
+  return new Class({
     code: 'HTTP_ERROR',
     status,
-    message: `HTTP ${status} without a Quarry error body${bodyText ? `: ${bodyText.slice(0, 200)}` : ''}`,
+    message: `HTTP ${status} without a Quarry error body${ProxyClass ? ' (from a proxy in front of the gateway)' : ''}${bodyText ? `: ${bodyText.slice(0, 200)}` : ''}`,
     requestId: headerRequestId,
     retryAfter: headerRetryAfter,
   });

@@ -136,7 +136,8 @@ describe('OAuth client credentials', () => {
     expect(error).toMatchObject({
       code: 'invalid_client',
       status: 401,
-      message: 'Unknown client or bad secret.',
+      reason: 'Unknown client or bad secret.',
+      message: 'invalid_client: Unknown client or bad secret.',
     });
     expect(s.requestsTo('/oauth/token')).toHaveLength(1);
     expect(s.requestsTo('/v1/')).toHaveLength(0);

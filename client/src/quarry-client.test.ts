@@ -329,7 +329,8 @@ describe('typed errors', () => {
       requestId: 'req_test',
       retryAfter: 12.5,
       details: [{ param: 'year', message: 'must be an integer' }],
-      message: `${code} from the test server`,
+      reason: `${code} from the test server`,
+      message: `${code}: ${code} from the test server (request req_test)`,
     });
     // None of these is retried.
     expect(s.requests).toHaveLength(1);

@@ -13,33 +13,50 @@ import type {
   ApiKey,
   Billing,
   BillingPortal,
+  Budget,
   Checkout,
   Connection,
+  ConnectionDetail,
   ConnectionRemoval,
+  ConnectionTest,
+  ConnectorTypes,
   DeployResult,
   DryRunResult,
   IssuedApiKey,
+  IssuedOAuthClient,
   Listing,
+  ListingDetail,
   ListingInput,
   McpSettings,
   NewApiKey,
   NewConnection,
+  OAuthClient,
+  OwnerListing,
   PayoutAccount,
   PayoutOnboarding,
   Payouts,
+  Plan,
   QueryParams,
   QueryResult,
   QueryStringParams,
   SignUpResult,
   Statement,
+  TryToken,
   Usage,
 } from './types.js';
 
-/** Where the gateway is and how to authenticate: an API key, or an OAuth client. */
-export type QuarryClientConfig =
-  | { readonly baseUrl: string; readonly apiKey: string }
-  | { readonly baseUrl: string; readonly oauth: OAuthCredentials };
+/**
+ * Where the gateway is, how to authenticate (an API key, or an OAuth client) and, optionally,
+ * how calls behave (`timeoutMs`, `retry`, `fetch`, `userAgent`): one object. An unknown key is
+ * refused with a TypeError naming it.
+ */
+export type QuarryClientConfig = QuarryClientOptions &
+  (
+    | { readonly baseUrl: string; readonly apiKey: string }
+    | { readonly baseUrl: string; readonly oauth: OAuthCredentials }
+  );
 
+/** How calls behave; given in the config object (a second argument is still read, deprecated). */
 export interface QuarryClientOptions {
   /** The fetch to use (default: the global one). */
   readonly fetch?: typeof fetch;
@@ -107,6 +124,18 @@ export interface QuarryClient {
      * deploy would do; nothing is saved.
      */
     dryRun(definition: AnalyticDefinition, options?: CallOptions): Promise<DryRunResult>;
+    /**
+     * Creates an analytic (`POST /v1/owner/analytics`); a ConflictError when the name is taken.
+     * The SQL is tried against the warehouse first unless `check: false`.
+     */
+    create(
+      definition: AnalyticDefinition,
+      options?: CallOptions & { readonly check?: boolean },
+    ): Promise<Analytic>;
+    /** Replaces the definition of one of your analytics with a whole new one: always a new version. */
+    update(name: string, definition: AnalyticDefinition, options?: CallOptions): Promise<Analytic>;
+    /** One of your analytics, at its current version or at `version`. */
+    describe(name: string, options?: CallOptions & { readonly version?: number }): Promise<Analytic>;
     /** Deletes one of your analytics (its name becomes free). */
     delete(name: string, options?: CallOptions): Promise<void>;
     /**
@@ -125,8 +154,10 @@ export interface QuarryClient {
       connection: NewConnection,
       options?: CallOptions & { readonly test?: boolean },
     ): Promise<Connection>;
+    /** One connection and its circuit breaker (open after repeated warehouse faults). */
+    get(id: string, options?: CallOptions): Promise<ConnectionDetail>;
     /** Opens a session to the warehouse; resolves with the round trip in milliseconds. */
-    test(id: string, options?: CallOptions): Promise<{ readonly ok: true; readonly latency_ms: number }>;
+    test(id: string, options?: CallOptions): Promise<ConnectionTest>;
     /**
      * Changes a connection in place (`config` holds only the fields to change, secrets too; `null`
      * removes one); tested before it is saved unless `test: false`. Calls keep being served.
@@ -144,15 +175,59 @@ export interface QuarryClient {
   };
   readonly listings: {
     /** Lists one of your public analytics on the marketplace (or updates its listing). */
-    publish(name: string, listing?: ListingInput, options?: CallOptions): Promise<Listing>;
+    publish(name: string, listing?: ListingInput, options?: CallOptions): Promise<OwnerListing>;
+    /** Your listing of one analytic, published or not. */
+    get(name: string, options?: CallOptions): Promise<OwnerListing>;
+    /** Takes the listing off the marketplace (the analytic keeps answering its callers). */
     unpublish(name: string, options?: CallOptions): Promise<void>;
   };
   readonly marketplace: {
+    /**
+     * Listed analytics matching `q` (title, description, name, tags) and `category`, most
+     * popular first (`sort: 'newest'`: newest first), one page of `limit` from `offset`.
+     */
     search(
-      query?: { readonly q?: string; readonly category?: string },
+      query?: {
+        readonly q?: string;
+        readonly category?: string;
+        readonly sort?: 'popular' | 'newest';
+        readonly limit?: number;
+        readonly offset?: number;
+      },
       options?: CallOptions,
     ): Promise<readonly Listing[]>;
-    get(name: string, options?: CallOptions): Promise<Listing>;
+    /** One listing with its params, example request and curl line. */
+    get(name: string, options?: CallOptions): Promise<ListingDetail>;
+    /**
+     * A try-token for free previews of one listed analytic (or one of your own), valid
+     * `ttlSeconds` (1–300, default 300): build a client with it as `apiKey` and query.
+     */
+    tryToken(source: string, options?: CallOptions & { readonly ttlSeconds?: number }): Promise<TryToken>;
+  };
+  /** The warehouse types this gateway connects to, with each one's config schema. */
+  readonly connectors: {
+    list(options?: CallOptions): Promise<ConnectorTypes>;
+  };
+  /** The plans on offer. */
+  readonly plans: {
+    list(options?: CallOptions): Promise<readonly Plan[]>;
+  };
+  /** Pay as you Go: the most the account may spend in a period, in USD. */
+  readonly budget: {
+    get(options?: CallOptions): Promise<Budget>;
+    /** Sets the budget (whole cents; at most the operator's cap). */
+    set(budgetUsd: number, options?: CallOptions): Promise<Budget>;
+  };
+  /** OAuth clients of your account (client-credentials grant), for services that call the gateway. */
+  readonly oauthClients: {
+    /** A new client; its `client_secret` is shown this once. Default scopes: all of yours. */
+    create(
+      client: { readonly name: string; readonly scopes?: readonly string[] },
+      options?: CallOptions,
+    ): Promise<IssuedOAuthClient>;
+    list(options?: CallOptions): Promise<readonly OAuthClient[]>;
+    /** Revokes a client: its tokens stop working. */
+    revoke(id: string, options?: CallOptions): Promise<void>;
   };
   readonly keys: {
     /** A new API key; its `secret` is shown this once. */
@@ -174,6 +249,14 @@ export interface QuarryClient {
   };
   readonly account: {
     get(options?: CallOptions): Promise<Account>;
+    /**
+     * Sets the password of the console's sign-in (10–200 characters); `currentPassword` is
+     * needed only with a console session when one is set already.
+     */
+    setPassword(
+      password: string,
+      options?: CallOptions & { readonly currentPassword?: string },
+    ): Promise<void>;
   };
   /**
    * The account's agent tools (account scope): the analytics its agents see and may call on
@@ -227,6 +310,50 @@ function randomIdempotencyKey(): string {
   return `qc-${Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('')}`;
 }
 
+const OPTION_KEYS = ['fetch', 'timeoutMs', 'retry', 'userAgent'] as const;
+const CONFIG_KEYS = ['baseUrl', 'apiKey', 'oauth', ...OPTION_KEYS] as const;
+const RETRY_KEYS: readonly (keyof RetryOptions)[] = ['retries', 'baseDelayMs', 'maxDelayMs'];
+
+/** A TypeError for the first key of `value` not in `known` (a typo silently ignored costs hours). */
+function refuseUnknownKeys(value: object, known: readonly string[], what: string, who: string): void {
+  const unknown = Object.keys(value).find((key) => !known.includes(key));
+  if (unknown !== undefined) {
+    throw new TypeError(`${who}: unknown ${what} "${unknown}"; the known ones are ${known.join(', ')}.`);
+  }
+}
+
+/** Refuses a `timeoutMs` or `retry` value that is not a number, and an unknown retry key. */
+function checkOptionValues(options: QuarryClientOptions, who: string): void {
+  const { timeoutMs, retry } = options;
+  if (timeoutMs !== undefined && !(typeof timeoutMs === 'number' && timeoutMs > 0)) {
+    throw new TypeError(
+      `${who}: timeoutMs must be a positive number of milliseconds, got ${String(timeoutMs)}.`,
+    );
+  }
+  if (retry !== undefined) {
+    refuseUnknownKeys(retry, RETRY_KEYS, 'retry option', who);
+    for (const key of RETRY_KEYS) {
+      const v = retry[key];
+      if (v !== undefined && !(typeof v === 'number' && Number.isFinite(v) && v >= 0)) {
+        throw new TypeError(`${who}: retry.${key} must be a number ≥ 0, got ${String(v)}.`);
+      }
+    }
+  }
+}
+
+/** The options of the config object over those of the (deprecated) second argument, checked. */
+function optionsOf(config: QuarryClientConfig, second: QuarryClientOptions): QuarryClientOptions {
+  const who = 'createQuarryClient';
+  refuseUnknownKeys(config, CONFIG_KEYS, 'option', who);
+  refuseUnknownKeys(second, OPTION_KEYS, 'option', who);
+  const merged: QuarryClientOptions = {
+    ...second,
+    ...Object.fromEntries(OPTION_KEYS.filter((k) => config[k] !== undefined).map((k) => [k, config[k]])),
+  };
+  checkOptionValues(merged, who);
+  return merged;
+}
+
 function checkConfig(config: QuarryClientConfig): void {
   let protocol: string | undefined;
   try {
@@ -250,11 +377,16 @@ function checkConfig(config: QuarryClientConfig): void {
 /** The path of one resource: its id or name percent-encoded. */
 const segment = (value: string) => encodeURIComponent(value);
 
-/** Builds a client; nothing is sent until the first call. */
+/**
+ * Builds a client; nothing is sent until the first call. Give everything in `config`;
+ * `secondArgument` is the older place of the options (still read, the config object wins).
+ */
 export function createQuarryClient(
   config: QuarryClientConfig,
-  options: QuarryClientOptions = {},
+  /** @deprecated Put these options in the config object. */
+  secondArgument: QuarryClientOptions = {},
 ): QuarryClient {
+  const options = optionsOf(config, secondArgument);
   checkConfig(config);
   const fetchImpl: typeof fetch = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
@@ -371,6 +503,39 @@ export function createQuarryClient(
           signal: o.signal,
         });
       },
+      async create(definition, o = {}) {
+        const body = await transport.send<{ analytic: Analytic }>({
+          method: 'POST',
+          path: '/v1/owner/analytics',
+          query: o.check === false ? { check: 'false' } : {},
+          body: definition,
+          // A repeat would meet its own first attempt's name: only a refused call is repeated.
+          idempotent: false,
+          signal: o.signal,
+        });
+        return body.analytic;
+      },
+      async update(name, definition, o = {}) {
+        const body = await transport.send<{ analytic: Analytic }>({
+          method: 'PATCH',
+          path: `/v1/owner/analytics/${segment(name)}`,
+          body: definition,
+          // A repeat adds a version with the same definition: only a refused call is repeated.
+          idempotent: false,
+          signal: o.signal,
+        });
+        return body.analytic;
+      },
+      async describe(name, o = {}) {
+        const body = await transport.send<{ analytic: Analytic }>({
+          method: 'GET',
+          path: `/v1/owner/analytics/${segment(name)}`,
+          query: o.version === undefined ? {} : { version: String(o.version) },
+          idempotent: true,
+          signal: o.signal,
+        });
+        return body.analytic;
+      },
       async delete(name, o = {}) {
         await transport.send<undefined>({
           method: 'DELETE',
@@ -410,8 +575,16 @@ export function createQuarryClient(
         });
         return body.connection;
       },
+      get(id, o = {}) {
+        return transport.send<ConnectionDetail>({
+          method: 'GET',
+          path: `/v1/owner/connections/${segment(id)}`,
+          idempotent: true,
+          signal: o.signal,
+        });
+      },
       test(id, o = {}) {
-        return transport.send<{ ok: true; latency_ms: number }>({
+        return transport.send<ConnectionTest>({
           method: 'POST',
           path: `/v1/owner/connections/${segment(id)}/test`,
           // Its answer is the point: a failure is reported, not waited out.
@@ -443,10 +616,19 @@ export function createQuarryClient(
     },
     listings: {
       async publish(name, listing = {}, o = {}) {
-        const body = await transport.send<{ listing: Listing }>({
+        const body = await transport.send<{ listing: OwnerListing }>({
           method: 'PUT',
           path: `/v1/owner/analytics/${segment(name)}/listing`,
           body: listing,
+          idempotent: true,
+          signal: o.signal,
+        });
+        return body.listing;
+      },
+      async get(name, o = {}) {
+        const body = await transport.send<{ listing: OwnerListing }>({
+          method: 'GET',
+          path: `/v1/owner/analytics/${segment(name)}/listing`,
           idempotent: true,
           signal: o.signal,
         });
@@ -466,16 +648,101 @@ export function createQuarryClient(
         const body = await transport.send<{ items: Listing[] }>({
           method: 'GET',
           path: '/v1/marketplace/listings',
-          query: { q: query.q, category: query.category },
+          query: {
+            q: query.q,
+            category: query.category,
+            sort: query.sort,
+            limit: query.limit === undefined ? undefined : String(query.limit),
+            offset: query.offset === undefined ? undefined : String(query.offset),
+          },
           idempotent: true,
           signal: o.signal,
         });
         return body.items;
       },
       get(name, o = {}) {
-        return transport.send<Listing>({
+        return transport.send<ListingDetail>({
           method: 'GET',
           path: `/v1/marketplace/listings/${segment(name)}`,
+          idempotent: true,
+          signal: o.signal,
+        });
+      },
+      tryToken(source, o = {}) {
+        return transport.send<TryToken>({
+          method: 'POST',
+          path: '/v1/marketplace/try-token',
+          body: o.ttlSeconds === undefined ? { source } : { source, ttl_seconds: o.ttlSeconds },
+          // A token more or less costs nothing: a lost answer is asked again.
+          idempotent: true,
+          signal: o.signal,
+        });
+      },
+    },
+    connectors: {
+      list(o = {}) {
+        return transport.send<ConnectorTypes>({
+          method: 'GET',
+          path: '/v1/connectors',
+          idempotent: true,
+          signal: o.signal,
+        });
+      },
+    },
+    plans: {
+      async list(o = {}) {
+        const body = await transport.send<{ plans: Plan[] }>({
+          method: 'GET',
+          path: '/v1/plans',
+          idempotent: true,
+          signal: o.signal,
+        });
+        return body.plans;
+      },
+    },
+    budget: {
+      get(o = {}) {
+        return transport.send<Budget>({
+          method: 'GET',
+          path: '/v1/account/budget',
+          idempotent: true,
+          signal: o.signal,
+        });
+      },
+      set(budgetUsd, o = {}) {
+        return transport.send<Budget>({
+          method: 'PUT',
+          path: '/v1/account/budget',
+          body: { budget_usd: budgetUsd },
+          idempotent: true,
+          signal: o.signal,
+        });
+      },
+    },
+    oauthClients: {
+      create(client, o = {}) {
+        return transport.send<IssuedOAuthClient>({
+          method: 'POST',
+          path: '/v1/oauth/clients',
+          body: client,
+          // Two attempts could make two clients: only a refused call is repeated.
+          idempotent: false,
+          signal: o.signal,
+        });
+      },
+      async list(o = {}) {
+        const body = await transport.send<{ clients: OAuthClient[] }>({
+          method: 'GET',
+          path: '/v1/oauth/clients',
+          idempotent: true,
+          signal: o.signal,
+        });
+        return body.clients;
+      },
+      async revoke(id, o = {}) {
+        await transport.send<undefined>({
+          method: 'DELETE',
+          path: `/v1/oauth/clients/${segment(id)}`,
           idempotent: true,
           signal: o.signal,
         });
@@ -523,6 +790,18 @@ export function createQuarryClient(
           signal: o.signal,
         });
         return body.account;
+      },
+      async setPassword(password, o = {}) {
+        await transport.send<undefined>({
+          method: 'PUT',
+          path: '/v1/account/password',
+          body:
+            o.currentPassword === undefined
+              ? { password }
+              : { password, current_password: o.currentPassword },
+          idempotent: true,
+          signal: o.signal,
+        });
       },
     },
     tools: {
@@ -642,13 +921,15 @@ export function createQuarryClient(
 /**
  * Signs up an account (`POST /v1/accounts`, no credential): resolves with the account and its
  * first key, whose `secret` is shown this once. Not repeated after a failure that may have
- * created the account.
+ * created the account. An unknown option is refused with a TypeError, as createQuarryClient does.
  */
 export function signUp(
   baseUrl: string,
   account: { readonly email: string; readonly name: string },
   options: QuarryClientOptions & CallOptions = {},
 ): Promise<SignUpResult> {
+  refuseUnknownKeys(options, [...OPTION_KEYS, 'signal'], 'option', 'signUp');
+  checkOptionValues(options, 'signUp');
   const transport = createTransport({
     baseUrl,
     credential: { kind: 'none' },

@@ -94,6 +94,30 @@ export interface NewApiKey {
  */
 export interface AnalyticDefinition {
   readonly name: string;
+  readonly title?: string;
+  readonly description?: string;
+  readonly category?: string;
+  readonly tags?: readonly string[];
+  /** The name of one of your connections. */
+  readonly connection?: string;
+  /** The SQL, with `:param` placeholders. */
+  readonly sql?: string;
+  /** Each param's schema (`type`, `required`, `default`, bounds…). */
+  readonly params?: Readonly<Record<string, unknown>>;
+  /** The output shape: `{shape: 'single' | 'keyed' | 'series' | 'totals', …}`. */
+  readonly insights?: Readonly<Record<string, unknown>>;
+  /** Seconds a result is cached (`ttl`) and served stale while it refreshes (`stale`). */
+  readonly cache?: { readonly ttl?: number; readonly stale?: number };
+  readonly limits?: {
+    readonly timeout_ms?: number;
+    readonly max_rows?: number;
+    readonly max_bytes_billed?: number;
+  };
+  /** Credits a call pays. */
+  readonly price?: number;
+  readonly visibility?: 'public' | 'private' | 'shared';
+  readonly shared_with?: readonly string[];
+  readonly example_params?: Readonly<Record<string, unknown>>;
   readonly [field: string]: unknown;
 }
 
@@ -128,25 +152,39 @@ export interface CallTotals {
   readonly credits: number;
 }
 
+/** Calls and credits of one analytic or day in a usage report, and what they cost in USD. */
+export interface UsageTotalsLine extends CallTotals {
+  /** What those credits cost the account, in USD. */
+  readonly value_usd: number;
+}
+
 /** `GET /v1/account/usage`: one billing period (a calendar month, UTC). */
 export interface Usage {
   readonly period: string;
-  readonly plan: {
-    readonly id: string;
-    readonly name: string;
-    /** null: no cap. */
-    readonly included_calls: number | null;
-    readonly monthly_price_cents: number;
-    readonly per_call_cents: number;
-  };
+  readonly plan: Plan;
   readonly totals: CallTotals & {
+    readonly calls_by_origin: CallsByOrigin;
+    /** The same as `credits`. */
+    readonly credits_used: number;
+    /**
+     * Credits a call can still spend this period (calls in flight counted): what the plan
+     * leaves, or what the Pay as you Go budget still buys; null: no cap.
+     */
+    readonly credits_left: number | null;
+    /** Free marketplace previews (not in `calls`). */
     readonly marketplace_calls: number;
-    /** null: no cap. */
+    /** `credits_left`, kept under its old name. */
     readonly remaining_calls: number | null;
+    /** The subscription's price, or Pay as you Go: the credits spent × their price. */
+    readonly amount_due_usd: number;
+    readonly amount_due_micro_usd: number;
+    /** `amount_due_usd` in cents, rounded up. */
     readonly amount_due_cents: number;
   };
-  readonly by_analytic: readonly (CallTotals & { readonly name: string })[];
-  readonly by_day: readonly (CallTotals & { readonly date: string })[];
+  /** Pay as you Go: the budget this period; null on other plans. */
+  readonly budget: BudgetState | null;
+  readonly by_analytic: readonly (UsageTotalsLine & { readonly name: string })[];
+  readonly by_day: readonly (UsageTotalsLine & { readonly date: string })[];
 }
 
 /** Served calls by where they came from. */
@@ -362,12 +400,142 @@ export interface AnalyticVersion {
   readonly created_at: string;
 }
 
-/** A marketplace listing as the gateway shows it (fields beyond these are kept as sent). */
+/** A marketplace listing as `GET /v1/marketplace/listings` shows it. */
 export interface Listing {
+  /** The analytic: the `source` of a query. */
   readonly name: string;
   readonly title: string;
+  readonly description: string;
   readonly category: string;
-  readonly [field: string]: unknown;
+  readonly tags: readonly string[];
+  /** Credits a call pays now. */
+  readonly price: number;
+  /** A scheduled price rise and when it takes effect; null when none. */
+  readonly scheduled_price: number | null;
+  readonly price_effective_at: string | null;
+  /** Paid calls in the last 30 days (by others than its owner). */
+  readonly calls_30d: number;
+  /** Distinct accounts that made those calls. */
+  readonly callers_30d: number;
+  /** The account that publishes it. */
+  readonly owner: { readonly name: string };
+  /** Whether it can be tried for free (`marketplace.tryToken`). */
+  readonly previews: boolean;
+  readonly published_at: string;
+}
+
+/** One listing with what a caller needs to call it (`GET /v1/marketplace/listings/:name`). */
+export interface ListingDetail extends Listing {
+  /** The analytic version that runs now. */
+  readonly version: number;
+  /** The param schema. */
+  readonly params: Readonly<Record<string, unknown>>;
+  /** The output shape the analytic declares, or null. */
+  readonly insights: Readonly<Record<string, unknown>> | null;
+  readonly example_params: Readonly<Record<string, unknown>>;
+  readonly example_request: {
+    readonly method: 'POST';
+    readonly url: '/v1/query';
+    readonly body: { readonly source: string; readonly params: Readonly<Record<string, unknown>> };
+  };
+  /** The same request as a shell command (key in $QUARRY_API_KEY). */
+  readonly curl: string;
+}
+
+/** `GET /v1/marketplace/listings`: one page of matches and how many there are in all. */
+export interface ListingSearch {
+  readonly items: readonly Listing[];
+  readonly total: number;
+}
+
+/** One of your listings (`/v1/owner/analytics/:name/listing`), published or not. */
+export interface OwnerListing {
+  readonly name: string;
+  readonly title: string;
+  readonly description: string;
+  readonly category: string;
+  readonly tags: readonly string[];
+  readonly price: number;
+  readonly scheduled_price: number | null;
+  readonly price_effective_at: string | null;
+  readonly example_params: Readonly<Record<string, unknown>>;
+  readonly previews: boolean;
+  readonly published: boolean;
+  readonly published_at: string;
+  readonly unpublished_at: string | null;
+  readonly updated_at: string;
+}
+
+/** `POST /v1/marketplace/try-token`: a short-lived token for free previews of one listed analytic. */
+export interface TryToken {
+  /** Use it as the client's apiKey: its queries of that analytic are previews. */
+  readonly token: string;
+  readonly expires_at: string;
+  readonly token_type: 'Bearer';
+}
+
+/** A Pay as you Go budget as `GET/PUT /v1/account/budget` answer it. */
+export interface Budget {
+  readonly budget: BudgetState & {
+    /** The current billing period (UTC month). */
+    readonly period: string;
+    /** false: the gateway's default budget. */
+    readonly custom: boolean;
+    /** The operator's cap. */
+    readonly max_budget_usd: number;
+    /** Whether the account's plan is Pay as you Go (others stop at their credits). */
+    readonly applies: boolean;
+  };
+}
+
+/** A connection's circuit breaker: `open` after repeated warehouse faults (calls fail fast). */
+export interface Circuit {
+  readonly state: 'closed' | 'open' | 'half_open';
+  readonly consecutive_failures: number;
+  /** Seconds until the probe (open only). */
+  readonly retry_after?: number;
+}
+
+/** `GET /v1/owner/connections/:id`: the connection and its circuit breaker. */
+export interface ConnectionDetail {
+  readonly connection: Connection;
+  readonly circuit: Circuit;
+}
+
+/** `GET /v1/connectors`: the warehouse types this gateway connects to. */
+export interface ConnectorTypes {
+  readonly connectors: readonly {
+    readonly type: string;
+    readonly display_name: string;
+    /** The JSON Schema of its `config`. */
+    readonly config_schema?: unknown;
+    readonly secret_fields: readonly string[];
+  }[];
+}
+
+/** An OAuth client of your account (client-credentials grant); never its secret. */
+export interface OAuthClient {
+  /** The record id (`ocl_…`), used to revoke it. */
+  readonly id: string;
+  /** What the client authenticates with (`qci_…`). */
+  readonly client_id: string;
+  readonly name: string;
+  readonly scopes: readonly string[];
+  readonly created_at: string;
+  readonly revoked_at: string | null;
+}
+
+/** `POST /v1/oauth/clients`: the new client and its secret (`qcs_…`), shown this once. */
+export interface IssuedOAuthClient {
+  readonly client: OAuthClient;
+  readonly client_secret: string;
+}
+
+/** `POST /v1/owner/connections/:id/test`: the warehouse answered. */
+export interface ConnectionTest {
+  readonly ok: true;
+  /** The round trip in milliseconds. */
+  readonly latency_ms: number;
 }
 
 /** What `PUT /v1/owner/analytics/:name/listing` takes. */
@@ -397,6 +565,8 @@ export interface Plan {
   readonly monthly_price_cents: number;
   /** Pay as you Go: the price of a credit, in cents. */
   readonly per_call_cents: number;
+  /** The same, by its name. */
+  readonly credit_price_cents: number;
   /** What one credit costs on this plan: price ÷ included credits (Free: 0). */
   readonly credit_value_usd: number;
 }

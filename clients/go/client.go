@@ -1,7 +1,10 @@
 // Package quarry is the official Go client for a Quarry analytics gateway: queries, analytics
 // over GET, API keys and usage, with an API key or OAuth client credentials, typed errors,
 // retries that honour retry_after with one Idempotency-Key per call, an overall timeout and
-// context cancellation. Standard library only.
+// context cancellation. Standard library only; Go 1.19 or later.
+//
+// License: Apache-2.0. Homepage: https://quarry.dev. Source and changelog:
+// https://github.com/quarry-dev/quarry/tree/main/clients/go.
 package quarry
 
 import (
@@ -35,6 +38,9 @@ type Client struct {
 	Keys *Keys
 	// Usage reads the account's usage.
 	Usage *UsageService
+	// The rest of the API (account, budget, plans, billing, payouts, OAuth clients, connectors,
+	// connections, listings, statements, marketplace): see resources.go.
+	resources
 }
 
 // Option configures a Client.
@@ -51,7 +57,8 @@ func WithOAuth(creds OAuthCredentials) Option {
 // WithTimeout bounds a whole call, retries and waits included (default 120 s; 0: none).
 func WithTimeout(d time.Duration) Option { return func(c *Client) { c.timeout = d } }
 
-// WithRetry sets the retry policy (default DefaultRetryPolicy).
+// WithRetry sets the retry policy (default DefaultRetryPolicy); a zero BaseDelay or MaxDelay
+// keeps its default.
 func WithRetry(p RetryPolicy) Option { return func(c *Client) { c.retry = p } }
 
 // WithHTTPClient sets the *http.Client used (default: one that does not follow redirects).
@@ -88,6 +95,7 @@ func New(baseURL string, options ...Option) (*Client, error) {
 	c.Analytics = &Analytics{c}
 	c.Keys = &Keys{c}
 	c.Usage = &UsageService{c}
+	c.resources = newResources(c)
 	return c, nil
 }
 
@@ -112,8 +120,17 @@ func randomKey() string {
 	return "qc-" + hex.EncodeToString(b)
 }
 
-// Query runs an analytic with typed params (POST /v1/query). opts is optional.
+// Query runs an analytic with typed params (POST /v1/query). opts is optional. Rows are maps
+// whose numbers are json.Number; QueryInto decodes them into your struct instead.
 func (c *Client) Query(ctx context.Context, source string, params Params, opts ...QueryOptions) (*Result, error) {
+	return QueryInto[Row](ctx, c, source, params, opts...)
+}
+
+// QueryInto runs an analytic like Client.Query and decodes each row into a T (a struct with
+// json tags, usually): an integer column into an int64, a decimal into a float64 or, exactly,
+// a json.Number, which also takes the 64-bit integers and wide decimals the gateway sends as
+// strings (a string field keeps them too).
+func QueryInto[T any](ctx context.Context, c *Client, source string, params Params, opts ...QueryOptions) (*TypedResult[T], error) {
 	var o QueryOptions
 	if len(opts) > 0 {
 		o = opts[0]
@@ -133,7 +150,7 @@ func (c *Client) Query(ctx context.Context, source string, params Params, opts .
 	if o.MaxCredits > 0 {
 		body["max_credits"] = o.MaxCredits
 	}
-	var out Result
+	var out TypedResult[T]
 	err := c.do(ctx, apiRequest{method: http.MethodPost, path: "/v1/query", idempotent: true, headers: headers,
 		body: body}, &out)
 	if err != nil {
@@ -148,7 +165,13 @@ type Analytics struct{ c *Client }
 // Get runs an analytic with GET /v1/analytics/<name>; the gateway coerces the values. A slice
 // or array value (of any element type) becomes repeated keys; nil values are left out. opts is
 // optional: its MaxCredits goes beside the params as max_credits (the gateway reserves the name).
+// GetInto decodes the rows into your struct instead of maps.
 func (a *Analytics) Get(ctx context.Context, name string, params map[string]any, opts ...QueryOptions) (*Result, error) {
+	return GetInto[Row](ctx, a.c, name, params, opts...)
+}
+
+// GetInto runs an analytic like Client.Analytics.Get and decodes each row into a T (see QueryInto).
+func GetInto[T any](ctx context.Context, c *Client, name string, params map[string]any, opts ...QueryOptions) (*TypedResult[T], error) {
 	query := url.Values{}
 	if len(opts) > 0 && opts[0].MaxCredits > 0 {
 		query.Set("max_credits", fmt.Sprint(opts[0].MaxCredits))
@@ -165,9 +188,13 @@ func (a *Analytics) Get(ctx context.Context, name string, params map[string]any,
 		}
 		query.Add(k, fmt.Sprint(v))
 	}
-	var out Result
-	err := a.c.do(ctx, apiRequest{method: http.MethodGet, path: "/v1/analytics/" + url.PathEscape(name),
-		query: query, idempotent: true}, &out)
+	var headers map[string]string
+	if len(opts) > 0 && opts[0].NoCache {
+		headers = map[string]string{"Cache-Control": "no-cache"}
+	}
+	var out TypedResult[T]
+	err := c.do(ctx, apiRequest{method: http.MethodGet, path: "/v1/analytics/" + url.PathEscape(name),
+		query: query, headers: headers, idempotent: true}, &out)
 	if err != nil {
 		return nil, err
 	}

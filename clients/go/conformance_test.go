@@ -154,6 +154,91 @@ func (r *caseRunner) perform(client *quarry.Client, s step, input map[string]any
 		return client.Keys.Revoke(ctx, input["id"].(string))
 	case "usage":
 		return client.Usage.Get(ctx, "")
+	case "marketplace.search":
+		q, _ := input["q"].(string)
+		category, _ := input["category"].(string)
+		return client.Marketplace.Search(ctx, quarry.SearchOptions{Q: q, Category: category})
+	case "marketplace.get":
+		return client.Marketplace.Get(ctx, input["name"].(string))
+	case "marketplace.tryToken":
+		ttl, _ := input["ttl_seconds"].(float64)
+		return client.Marketplace.TryToken(ctx, input["source"].(string), int(ttl))
+	case "connections.create":
+		return client.Connections.Create(ctx, decodeInto[quarry.NewConnection](input), true)
+	case "analytics.deploy":
+		return client.Analytics.Deploy(ctx, decodeInto[quarry.AnalyticDefinition](input["definition"]))
+	case "listings.publish":
+		return client.Listings.Publish(ctx, input["name"].(string), decodeInto[quarry.ListingInput](input["listing"]))
+	case "statements.get":
+		period, _ := input["period"].(string)
+		return client.Statements.Get(ctx, period)
+	case "budget.get":
+		return client.Budget.Get(ctx)
+	case "budget.set":
+		return client.Budget.Set(ctx, input["budget_usd"].(float64))
+	case "account.get":
+		return client.Account.Get(ctx)
+	case "account.setPassword":
+		return nil, client.Account.SetPassword(ctx, input["password"].(string), "")
+	case "plans.list":
+		return client.Plans.List(ctx)
+	case "billing.get":
+		return client.Billing.Get(ctx)
+	case "billing.checkout":
+		return client.Billing.Checkout(ctx, input["plan"].(string), "")
+	case "billing.portal":
+		return client.Billing.Portal(ctx, "")
+	case "payouts.onboarding":
+		return client.Payouts.Onboarding(ctx, "")
+	case "payouts.account":
+		return client.Payouts.Account(ctx)
+	case "payouts.list":
+		return client.Payouts.List(ctx)
+	case "oauthClients.create":
+		return client.OAuthClients.Create(ctx, input["name"].(string), decodeInto[[]string](input["scopes"]))
+	case "oauthClients.list":
+		return client.OAuthClients.List(ctx)
+	case "oauthClients.revoke":
+		return nil, client.OAuthClients.Revoke(ctx, input["id"].(string))
+	case "connectors.list":
+		types, err := client.Connectors.List(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return types.Connectors, nil
+	case "connections.list":
+		return client.Connections.List(ctx)
+	case "connections.get":
+		return client.Connections.Get(ctx, input["id"].(string))
+	case "connections.test":
+		return client.Connections.Test(ctx, input["id"].(string))
+	case "connections.update":
+		return client.Connections.Update(ctx, input["id"].(string), input["config"].(map[string]any), true)
+	case "connections.delete":
+		return client.Connections.Delete(ctx, input["id"].(string), false)
+	case "analytics.dryRun":
+		return client.Analytics.DryRun(ctx, decodeInto[quarry.AnalyticDefinition](input["definition"]))
+	case "analytics.create":
+		return client.Analytics.Create(ctx, decodeInto[quarry.AnalyticDefinition](input["definition"]), true)
+	case "analytics.update":
+		return client.Analytics.Update(ctx, input["name"].(string), decodeInto[quarry.AnalyticDefinition](input["definition"]))
+	case "analytics.describe":
+		version, _ := input["version"].(float64)
+		return client.Analytics.Describe(ctx, input["name"].(string), int(version))
+	case "analytics.versions":
+		return client.Analytics.Versions(ctx, input["name"].(string))
+	case "analytics.list":
+		return client.Analytics.List(ctx)
+	case "analytics.purgeCache":
+		return nil, client.Analytics.PurgeCache(ctx, input["name"].(string))
+	case "analytics.delete":
+		return nil, client.Analytics.Delete(ctx, input["name"].(string))
+	case "listings.get":
+		return client.Listings.Get(ctx, input["name"].(string))
+	case "listings.unpublish":
+		return client.Listings.Unpublish(ctx, input["name"].(string))
+	case "signUp":
+		return quarry.SignUp(ctx, r.fx.BaseURL+"/"+r.c.Name, input["email"].(string), input["name"].(string))
 	case "sleep":
 		time.Sleep(time.Duration(input["seconds"].(float64) * float64(time.Second)))
 		return nil, nil
@@ -256,7 +341,38 @@ func checkError(want map[string]any, err error) []string {
 			}
 		}
 	}
+	if values, ok := want["detail_values"].(map[string]any); ok {
+		for name, value := range values {
+			var found *float64
+			for _, d := range qe.Details {
+				if d.Field == name || d.Param == name {
+					found = d.Value
+				}
+			}
+			if found == nil || *found != value.(float64) {
+				problems = append(problems, fmt.Sprintf("detail %s: value %v, expected %v", name, found, value))
+			}
+		}
+	}
+	if want["text_names_code_and_request_id"] == true {
+		if text := err.Error(); !strings.Contains(text, qe.Code) || qe.RequestID == "" || !strings.Contains(text, qe.RequestID) {
+			problems = append(problems, "the error's text names not its code and request id: "+text)
+		}
+	}
 	return problems
+}
+
+// decodeInto turns a case's JSON input into a request type through its JSON form.
+func decodeInto[T any](value any) T {
+	var out T
+	raw, err := json.Marshal(value)
+	if err == nil {
+		err = json.Unmarshal(raw, &out)
+	}
+	if err != nil {
+		panic(err)
+	}
+	return out
 }
 
 func (r *caseRunner) checkResult(expect map[string]any, value any) []string {

@@ -80,11 +80,16 @@ var familyByCode = map[string]Family{
 	"SOURCE_UNAVAILABLE": FamilySourceUnavailable, "QUERY_TIMEOUT": FamilyQueryTimeout, "INTERNAL": FamilyInternal,
 }
 
+// familyByProxyStatus: the family of a non-JSON answer of a proxy in front of the gateway.
+var familyByProxyStatus = map[int]Family{502: FamilyUpstream, 503: FamilySourceUnavailable, 504: FamilyUpstream}
+
 // ErrorDetail is one item of an error's details: the param or field and what is wrong with it.
 type ErrorDetail struct {
-	Param   string `json:"param,omitempty"`
-	Field   string `json:"field,omitempty"`
-	Message string `json:"message"`
+	Param string `json:"param,omitempty"`
+	Field string `json:"field,omitempty"`
+	// Value is a number the detail is about (QUOTA_EXCEEDED: credits_needed, credits_left).
+	Value   *float64 `json:"value,omitempty"`
+	Message string   `json:"message"`
 }
 
 // Error is every failed call: an error the gateway answered with (its envelope
@@ -175,6 +180,12 @@ func errorFromResponse(status int, header http.Header, body []byte) *Error {
 	if len(text) > 200 {
 		text = text[:200]
 	}
-	return &Error{Family: FamilyOther, Code: "HTTP_ERROR", Status: status, RequestID: requestID,
-		RetryAfter: headerRetry, Message: fmt.Sprintf("HTTP %d without a Quarry error body: %s", status, text)}
+	// A proxy or load balancer in front of the gateway answers 502/503/504 with its own page:
+	// the same family as the gateway's own upstream failure, so callers handle (and retry) it alike.
+	family, where := FamilyOther, ""
+	if proxyFamily, ok := familyByProxyStatus[status]; ok {
+		family, where = proxyFamily, " (from a proxy in front of the gateway)"
+	}
+	return &Error{Family: family, Code: "HTTP_ERROR", Status: status, RequestID: requestID,
+		RetryAfter: headerRetry, Message: fmt.Sprintf("HTTP %d without a Quarry error body%s: %s", status, where, text)}
 }

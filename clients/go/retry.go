@@ -19,15 +19,28 @@ func jitterFloat() float64 {
 	return jitter.Float64()
 }
 
-// RetryPolicy says how the client retries; Retries 0 turns retries off.
+// RetryPolicy says how the client retries. A zero BaseDelay or MaxDelay means its default, so
+// RetryPolicy{Retries: 5} is the default policy with 5 retries. Retries is a count: 0 turns
+// retries off (DefaultRetryPolicy has 3).
 type RetryPolicy struct {
-	// Retries after the first attempt (default 3).
+	// Retries after the first attempt (DefaultRetryPolicy: 3; 0: none).
 	Retries int
-	// BaseDelay bounds the first backoff; it doubles per retry (default 250 ms).
+	// BaseDelay bounds the first backoff; it doubles per retry (0: the default 250 ms).
 	BaseDelay time.Duration
-	// MaxDelay is the largest backoff (default 30 s). A retry_after longer than this is not
-	// waited out: the error is returned at once, with its RetryAfter.
+	// MaxDelay is the largest backoff (0: the default 30 s). A retry_after longer than this is
+	// not waited out: the error is returned at once, with its RetryAfter.
 	MaxDelay time.Duration
+}
+
+// withDefaults fills a zero BaseDelay or MaxDelay with the default.
+func (p RetryPolicy) withDefaults() RetryPolicy {
+	if p.BaseDelay <= 0 {
+		p.BaseDelay = DefaultRetryPolicy.BaseDelay
+	}
+	if p.MaxDelay <= 0 {
+		p.MaxDelay = DefaultRetryPolicy.MaxDelay
+	}
+	return p
 }
 
 // DefaultRetryPolicy is 3 retries, 250 ms base, 30 s max.
@@ -53,6 +66,7 @@ func Retryable(err *Error, idempotent bool) bool {
 // be returned instead. Full jitter up to BaseDelay×2^retry (capped at MaxDelay), added on top of
 // retry_after, so clients refused together do not come back together and none too early.
 func (p RetryPolicy) RetryDelay(err *Error, retry int, idempotent bool, random func() float64) (time.Duration, bool) {
+	p = p.withDefaults()
 	if retry >= p.Retries || !Retryable(err, idempotent) {
 		return 0, false
 	}

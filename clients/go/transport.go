@@ -24,6 +24,20 @@ type apiRequest struct {
 	idempotent bool
 }
 
+// decodeJSON decodes an answer keeping numbers exact: a number in an `any` (a row of the map
+// form, insights) is a json.Number with the digits as sent, never a rounded float64.
+func decodeJSON(body []byte, out any) error {
+	decoder := json.NewDecoder(bytes.NewReader(body))
+	decoder.UseNumber()
+	if err := decoder.Decode(out); err != nil {
+		return err
+	}
+	if decoder.More() {
+		return errors.New("unexpected data after the JSON value")
+	}
+	return nil
+}
+
 // errTokenRefused: the API refused an OAuth token; one fresh token is fetched before giving up.
 type errTokenRefused struct{ apiErr *Error }
 
@@ -57,7 +71,7 @@ func (c *Client) do(ctx context.Context, req apiRequest, out any) error {
 			if out == nil || len(body) == 0 {
 				return nil
 			}
-			if jsonErr := json.Unmarshal(body, out); jsonErr != nil {
+			if jsonErr := decodeJSON(body, out); jsonErr != nil {
 				return &Error{Family: FamilyOther, Code: "INVALID_RESPONSE", Message: fmt.Sprintf(
 					"The gateway answered %s %s with a body that is not the expected JSON; check the base URL.", req.method, req.path), cause: jsonErr}
 			}
@@ -127,7 +141,9 @@ func (c *Client) attempt(ctx context.Context, req apiRequest, target string, pay
 	}
 	httpReq.Header.Set("Accept", "application/json")
 	httpReq.Header.Set("User-Agent", c.userAgent)
-	httpReq.Header.Set("Authorization", "Bearer "+token)
+	if token != "" { // sign-up is the one call without a credential
+		httpReq.Header.Set("Authorization", "Bearer "+token)
+	}
 	if payload != nil {
 		httpReq.Header.Set("Content-Type", "application/json")
 	}

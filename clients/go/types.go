@@ -19,17 +19,29 @@ type Meta struct {
 	Credits int `json:"credits"`
 	// Version of the analytic that answered.
 	Version int `json:"version,omitempty"`
+	// NextPrice: while the owner has a price rise scheduled, what a call will cost from NextPriceAt.
+	NextPrice *int64 `json:"next_price,omitempty"`
+	// NextPriceAt is when NextPrice takes effect (ISO 8601).
+	NextPriceAt string `json:"next_price_at,omitempty"`
+	// Preview: a marketplace preview (a try-token call), free, at most the gateway's preview rows.
+	Preview bool `json:"preview,omitempty"`
 }
 
-// Row is one result row as decoded from JSON: numbers are float64, and a 64-bit integer or a
-// wide decimal that the gateway sends as a string stays that exact string.
+// Row is one result row as decoded from JSON: numbers are json.Number (the digits as sent:
+// Float64 or Int64 to convert, String to keep them exact), and a 64-bit integer or a wide
+// decimal that the gateway sends as a string stays that exact string. To decode rows into your
+// own struct, use QueryInto or GetInto.
 type Row = map[string]any
 
-// Result is a query's answer.
-type Result struct {
+// Result is a query's answer with rows as maps.
+type Result = TypedResult[Row]
+
+// TypedResult is a query's answer with each row decoded into T (QueryInto, GetInto).
+type TypedResult[T any] struct {
 	Source  string `json:"source"`
-	Results []Row  `json:"results"`
+	Results []T    `json:"results"`
 	// Insights is the owner-defined shape (single row, keyed, series, totals); nil when none.
+	// Its numbers are json.Number.
 	Insights any      `json:"insights,omitempty"`
 	Columns  []Column `json:"columns"`
 	Meta     Meta     `json:"meta"`
@@ -55,38 +67,4 @@ type NewKey struct {
 	Scopes []string `json:"scopes,omitempty"`
 	// ExpiresAt is an ISO-8601 date-time with offset; empty for never.
 	ExpiresAt string `json:"expires_at,omitempty"`
-}
-
-// CallTotals counts calls and credits.
-type CallTotals struct {
-	Calls   int64 `json:"calls"`
-	Credits int64 `json:"credits"`
-}
-
-// Usage is one billing period of your account (GET /v1/account/usage).
-type Usage struct {
-	Period string `json:"period"`
-	Plan   struct {
-		ID   string `json:"id"`
-		Name string `json:"name"`
-		// IncludedCalls is nil when the plan has no cap.
-		IncludedCalls     *int64 `json:"included_calls"`
-		MonthlyPriceCents int64  `json:"monthly_price_cents"`
-		PerCallCents      int64  `json:"per_call_cents"`
-	} `json:"plan"`
-	Totals struct {
-		CallTotals
-		MarketplaceCalls int64 `json:"marketplace_calls"`
-		// RemainingCalls is nil when the plan has no cap.
-		RemainingCalls *int64 `json:"remaining_calls"`
-		AmountDueCents int64  `json:"amount_due_cents"`
-	} `json:"totals"`
-	ByAnalytic []struct {
-		Name string `json:"name"`
-		CallTotals
-	} `json:"by_analytic"`
-	ByDay []struct {
-		Date string `json:"date"`
-		CallTotals
-	} `json:"by_day"`
 }

@@ -11,7 +11,12 @@ Gem::Specification.new do |spec|
   spec.authors = ["Quarry"]
   spec.license = "Apache-2.0"
   spec.homepage = "https://quarry.dev"
+  spec.metadata = {
+    "homepage_uri" => "https://quarry.dev",
+    "source_code_uri" => "https://github.com/quarry-dev/quarry/tree/main/clients/ruby",
+    "changelog_uri" => "https://github.com/quarry-dev/quarry/blob/main/clients/ruby/CHANGELOG.md"
+  }
   spec.required_ruby_version = ">= 3.0"
-  spec.files = Dir["lib/**/*.rb"] + ["README.md"]
+  spec.files = Dir["lib/**/*.rb"] + ["README.md", "CHANGELOG.md"]
   spec.require_paths = ["lib"]
 end

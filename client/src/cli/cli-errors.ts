@@ -45,7 +45,7 @@ export class NotLoggedInError extends Error {
  * gateway answers both with FORBIDDEN; only scope refusals speak of scopes.
  */
 function isScopeRefusal(error: unknown): boolean {
-  return error instanceof ForbiddenError && /\bscopes?\b/i.test(error.message);
+  return error instanceof ForbiddenError && /\bscopes?\b/i.test(error.reason);
 }
 
 /** The exit code for an error. */
@@ -83,7 +83,7 @@ export function formatError(error: unknown): string {
   }
   if (error instanceof QuarryError) {
     const lines = [
-      `quarry: ${error.code}: ${error.message}${error.requestId ? ` (request ${error.requestId})` : ''}`,
+      `quarry: ${error.code}: ${error.reason}${error.requestId ? ` (request ${error.requestId})` : ''}`,
     ];
     for (const d of error.details)
       lines.push(`  - ${d.param ?? d.field ?? ''}${d.param || d.field ? ': ' : ''}${d.message}`);

@@ -12,6 +12,8 @@ export interface CliOutput {
 /** A stream the CLI reads from (an API key piped to `quarry login`). */
 export interface CliInput extends AsyncIterable<string | Uint8Array> {
   readonly isTTY?: boolean;
+  /** On a terminal: keys arrive one by one and are not echoed (a password prompt). */
+  setRawMode?(mode: boolean): unknown;
 }
 
 export interface CliIo {

@@ -659,9 +659,9 @@ describe('payouts', () => {
     expect(run.code, run.stderr).toBe(0);
     const lines = run.stdout.split('\n');
     expect(lines).toContainEqual(expect.stringMatching(/^refund\s+2026-09\s+sales\s+-0\.25\s+-0\.0625$/));
-    expect(lines).toContain(
-      'Payout: 12.54 USD, paid, transfer tr_sandbox_1a2b3c — earned 9.00, adjusted -0.25, carried in 3.794, carried out 0.004 USD',
-    );
+    expect(lines).toContain('Payout: 12.54 USD, paid, transfer tr_sandbox_1a2b3c');
+    expect(lines).toContain('  earned 9.00, adjusted -0.25, carried in 3.794, carried out 0.004 USD');
+    expect(Math.max(...lines.map((line) => line.length))).toBeLessThanOrEqual(100);
   });
 
   it('on a gateway whose operator pays by hand: says so, and onboard exits 1 with the reason', async () => {
@@ -698,6 +698,8 @@ describe('usage errors and help', () => {
       ['analytics', 'list', '--help'],
       ['analytics', 'purge-cache', '--help'],
       ['usage', '--help'],
+      ['account', '--help'],
+      ['account', 'password', '--help'],
       ['statements', '--help'],
       ['billing', '--help'],
       ['billing', 'status', '--help'],
@@ -814,5 +816,67 @@ describe('agent tools', () => {
     const bad = await quarry(['tools', 'limit', '0'], env);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('whole number of credits');
+describe('quarry account password on a terminal', () => {
+  it('asks twice in raw mode, echoes nothing, and sends the password', async () => {
+    const sent: unknown[] = [];
+    server = await startTestServer((req) => {
+      if (req.headers.authorization !== `Bearer ${KEY}`) return envelope(401, 'UNAUTHENTICATED');
+      if (req.method === 'PUT' && req.url === '/v1/account/password') {
+        sent.push(JSON.parse(req.body));
+        return { status: 204 };
+      }
+      return {
+        status: 200,
+        body: { account: { id: 'acc_1', email: 'ada@example.com', name: 'Ada', plan: 'free' } },
+      };
+    });
+    const modes: boolean[] = [];
+    let stdout = '';
+    let stderr = '';
+    const io: CliIo = {
+      stdout: { write: (t: string) => (stdout += t), isTTY: true },
+      stderr: { write: (t: string) => (stderr += t), isTTY: true },
+      stdin: {
+        isTTY: true,
+        setRawMode: (mode: boolean) => modes.push(mode),
+        async *[Symbol.asyncIterator]() {
+          // Typed key by key, with a typo taken back (DEL), then the confirmation.
+          for (const key of ['s', 'e', 'c', 'x', '\u007f', 'r', 'e', 't', ' ', 'p', 'w', 'd', '!', '\r'])
+            yield key;
+          yield 'secret pwd!\r';
+        },
+      },
+      env: { HOME: home, XDG_CONFIG_HOME: join(home, 'config'), QUARRY_URL: server.url, QUARRY_API_KEY: KEY },
+      cwd: home,
+    };
+    const code = await runCli(['account', 'password'], io);
+    expect(code, stderr).toBe(0);
+    expect(sent).toEqual([{ password: 'secret pwd!' }]);
+    expect(modes).toEqual([true, false]);
+    expect(stderr).toBe('New console password: \nAgain: \n');
+    expect(stdout).toContain('ada@example.com');
+  });
+
+  it('changes nothing when the two entries differ', async () => {
+    let calls = 0;
+    server = await startTestServer(() => {
+      calls++;
+      return { status: 204 };
+    });
+    const io: CliIo = {
+      stdout: { write: () => true },
+      stderr: { write: () => true },
+      stdin: {
+        isTTY: true,
+        setRawMode: () => undefined,
+        async *[Symbol.asyncIterator]() {
+          yield 'first one!!\rsecond one!\r';
+        },
+      },
+      env: { HOME: home, XDG_CONFIG_HOME: join(home, 'config'), QUARRY_URL: server.url, QUARRY_API_KEY: KEY },
+      cwd: home,
+    };
+    expect(await runCli(['account', 'password'], io)).toBe(2);
+    expect(calls).toBe(0);
   });
 });

@@ -4,6 +4,7 @@
 import { EXIT, exitCodeFor, formatError, UsageError } from './cli-errors.js';
 import type { CliIo } from './cli-io.js';
 import { type Command, parseCommandArgs } from './command.js';
+import { accountPasswordCommand } from './commands/account.js';
 import {
   analyticsDeployCommand,
   analyticsDryRunCommand,
@@ -75,6 +76,7 @@ const COMMANDS: readonly Command[] = [
   billingPortalCommand,
   payoutsCommand,
   payoutsOnboardCommand,
+  accountPasswordCommand,
 ];
 
 /** Commands with subcommands, and what they are for. */
@@ -87,6 +89,7 @@ const GROUPS: Readonly<Record<string, string>> = {
   marketplace: 'browse the marketplace',
   billing: 'see your plan and buy another',
   payouts: 'see and set up the payouts of your earnings as an owner',
+  account: 'your account: the web console password',
 };
 
 const isHelp = (arg: string | undefined) => arg === '--help' || arg === '-h';
@@ -106,7 +109,8 @@ Commands:
 ${commandList(COMMANDS)}
 
 Every command takes --help. The gateway and key come from --url/--key, then QUARRY_URL and
-QUARRY_API_KEY, then the stored login (\`quarry login\`).
+QUARRY_API_KEY, then the stored login (\`quarry login\`). --url, --key and --json may also come
+before the command (\`quarry --url URL usage\`).
 
 Exit codes: 0 ok, 1 API or runtime error, 2 usage error, 3 authentication, 4 rate limit or quota.
 `;
@@ -148,7 +152,41 @@ function findCommand(argv: readonly string[]): { command: Command; args: readonl
   return { command, args: argv.slice(1) };
 }
 
-async function dispatch(argv: readonly string[], io: CliIo): Promise<number> {
+/** Flags every command that calls the gateway takes, so they may come before the command too. */
+const GLOBAL_VALUE_FLAGS = ['--url', '--key'];
+const GLOBAL_BOOLEAN_FLAGS = ['--json'];
+
+/**
+ * Splits the global flags written before the command (`quarry --url U --json keys list`) from
+ * the rest; they are handed to the command with its own flags. Anything else there is refused.
+ */
+function leadingGlobalFlags(argv: readonly string[]): { globals: string[]; rest: readonly string[] } {
+  const globals: string[] = [];
+  let i = 0;
+  for (; i < argv.length; i++) {
+    const arg = argv[i] ?? '';
+    if (!arg.startsWith('-') || isHelp(arg)) break;
+    const name = arg.split('=', 1)[0] ?? '';
+    if (GLOBAL_BOOLEAN_FLAGS.includes(arg)) {
+      globals.push(arg);
+    } else if (GLOBAL_VALUE_FLAGS.includes(name) && arg.includes('=')) {
+      globals.push(arg);
+    } else if (GLOBAL_VALUE_FLAGS.includes(arg)) {
+      const value = argv[i + 1];
+      if (value === undefined) throw new UsageError(`${arg} needs a value.`);
+      globals.push(arg, value);
+      i++;
+    } else {
+      throw new UsageError(
+        `Unknown option ${name} before the command; the options that may come first are ${[...GLOBAL_VALUE_FLAGS, ...GLOBAL_BOOLEAN_FLAGS].join(', ')}.`,
+      );
+    }
+  }
+  return { globals, rest: argv.slice(i) };
+}
+
+async function dispatch(fullArgv: readonly string[], io: CliIo): Promise<number> {
+  const { globals, rest: argv } = leadingGlobalFlags(fullArgv);
   const [first, second] = argv;
   if (first === undefined) {
     io.stderr.write(MAIN_HELP);
@@ -163,7 +201,7 @@ async function dispatch(argv: readonly string[], io: CliIo): Promise<number> {
     return EXIT.ok;
   }
   const { command, args } = findCommand(argv);
-  const parsed = parseCommandArgs(command, args);
+  const parsed = parseCommandArgs(command, [...globals, ...args]);
   if (parsed.help) {
     io.stdout.write(command.help);
     return EXIT.ok;

@@ -11,6 +11,7 @@ export const PLANS: readonly Plan[] = [
     included_credits: 30,
     monthly_price_cents: 0,
     per_call_cents: 0,
+    credit_price_cents: 0,
     credit_value_usd: 0,
   },
   {
@@ -20,6 +21,7 @@ export const PLANS: readonly Plan[] = [
     included_credits: 250,
     monthly_price_cents: 4_900,
     per_call_cents: 0,
+    credit_price_cents: 0,
     credit_value_usd: 0.196,
   },
   {
@@ -29,6 +31,7 @@ export const PLANS: readonly Plan[] = [
     included_credits: 2_000,
     monthly_price_cents: 19_900,
     per_call_cents: 0,
+    credit_price_cents: 0,
     credit_value_usd: 0.0995,
   },
   {
@@ -38,6 +41,7 @@ export const PLANS: readonly Plan[] = [
     included_credits: null,
     monthly_price_cents: 0,
     per_call_cents: 50,
+    credit_price_cents: 50,
     credit_value_usd: 0.5,
   },
 ];

@@ -7,6 +7,8 @@ namespace Quarry;
 /** Runs analytics with query-string params ($client->analytics). */
 final class Analytics
 {
+    use Resource\OwnerAnalytics;
+
     /** @internal */
     public function __construct(private readonly Transport $transport)
     {

@@ -7,6 +7,8 @@ namespace Quarry;
 /** An API key. secret is set only on the answer to Keys::create(), shown that once. */
 final class ApiKey
 {
+    public const SCHEMA = ['ApiKey', 'IssuedApiKey'];
+
     /** @param list<string> $scopes */
     public function __construct(
         public readonly string $id,

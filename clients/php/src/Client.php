@@ -10,7 +10,7 @@ namespace Quarry;
  *     $quarry = new Quarry\Client('http://127.0.0.1:8787', apiKey: getenv('QUARRY_API_KEY'));
  *     $rows = $quarry->query('sales-by-region', ['year' => 2024])->results;
  */
-final class Client
+final class Client implements ClientInterface
 {
     /** Runs analytics with query-string params. */
     public readonly Analytics $analytics;
@@ -18,6 +18,28 @@ final class Client
     public readonly Keys $keys;
     /** Reads the account's usage. */
     public readonly Usage $usage;
+    /** The account: read it, set the console password. */
+    public readonly Resource\Account $account;
+    /** Pay as you Go: the budget of a period. */
+    public readonly Resource\Budget $budget;
+    /** The plans on offer. */
+    public readonly Resource\Plans $plans;
+    /** The plan, subscription, card and invoices. */
+    public readonly Resource\Billing $billing;
+    /** Being paid as an owner. */
+    public readonly Resource\Payouts $payouts;
+    /** OAuth clients of the account. */
+    public readonly Resource\OAuthClients $oauthClients;
+    /** The warehouse types this gateway connects to. */
+    public readonly Resource\Connectors $connectors;
+    /** Your warehouse connections (owner). */
+    public readonly Resource\Connections $connections;
+    /** Your marketplace listings (owner). */
+    public readonly Resource\Listings $listings;
+    /** Your earnings statements (owner). */
+    public readonly Resource\Statements $statements;
+    /** Listed analytics: search, details, try-tokens for free previews. */
+    public readonly Resource\Marketplace $marketplace;
 
     private readonly Transport $transport;
 
@@ -26,6 +48,9 @@ final class Client
      * @param ?string $apiKey an API key (qry_live_…); or
      * @param ?OAuthCredentials $oauth an OAuth client (client-credentials grant)
      * @param ?float $timeout seconds for a whole call, retries and waits included (null: none)
+     * @param string $http 'auto' (the cURL extension when loaded, else PHP's http stream wrapper,
+     *     which needs allow_url_fopen=On), 'curl' or 'streams'; a \LogicException says what to
+     *     change when neither works
      */
     public function __construct(
         string $baseUrl,
@@ -34,6 +59,7 @@ final class Client
         ?float $timeout = 120.0,
         RetryPolicy $retry = new RetryPolicy(),
         string $userAgent = 'quarry-client-php/0.1.0',
+        string $http = 'auto',
     ) {
         $scheme = parse_url($baseUrl, PHP_URL_SCHEME);
         if ($scheme !== 'http' && $scheme !== 'https') {
@@ -50,11 +76,43 @@ final class Client
                 return $transport->raw('POST', $url, $body, $headers + ['User-Agent' => $userAgent], $timeout);
             },
         );
-        $transport = new Transport($baseUrl, $apiKey, $tokens, $timeout, $retry, $userAgent);
+        $transport = new Transport($baseUrl, $apiKey, $tokens, $timeout, $retry, $userAgent, $http);
         $this->transport = $transport;
         $this->analytics = new Analytics($transport);
         $this->keys = new Keys($transport);
         $this->usage = new Usage($transport);
+        $this->account = new Resource\Account($transport);
+        $this->budget = new Resource\Budget($transport);
+        $this->plans = new Resource\Plans($transport);
+        $this->billing = new Resource\Billing($transport);
+        $this->payouts = new Resource\Payouts($transport);
+        $this->oauthClients = new Resource\OAuthClients($transport);
+        $this->connectors = new Resource\Connectors($transport);
+        $this->connections = new Resource\Connections($transport);
+        $this->listings = new Resource\Listings($transport);
+        $this->statements = new Resource\Statements($transport);
+        $this->marketplace = new Resource\Marketplace($transport);
+    }
+
+    /**
+     * Signs up an account (POST /v1/accounts, no credential needed): ['account' => Model\Account,
+     * 'key' => ApiKey], the key's secret shown this once. Not repeated after a failure that may
+     * have created the account. $http picks the HTTP backend as for the constructor.
+     *
+     * @return array{account: Model\Account, key: ApiKey}
+     */
+    public static function signUp(
+        string $baseUrl,
+        string $email,
+        string $name,
+        ?float $timeout = 120.0,
+        RetryPolicy $retry = new RetryPolicy(),
+        string $userAgent = 'quarry-client-php/0.1.0',
+        string $http = 'auto',
+    ): array {
+        $transport = new Transport($baseUrl, null, null, $timeout, $retry, $userAgent, $http);
+        $answer = $transport->send('POST', '/v1/accounts', body: ['email' => $email, 'name' => $name], idempotent: false);
+        return ['account' => Model\Account::fromArray($answer['account']), 'key' => ApiKey::fromArray($answer['key'])];
     }
 
     /**

@@ -28,6 +28,13 @@ final class ErrorFactory
         'INTERNAL' => Exception\InternalException::class,
     ];
 
+    /** The family of a non-JSON answer of a proxy in front of the gateway. */
+    private const CLASS_BY_PROXY_STATUS = [
+        502 => Exception\UpstreamException::class,
+        503 => Exception\SourceUnavailableException::class,
+        504 => Exception\UpstreamException::class,
+    ];
+
     /**
      * The envelope's family, an OAuthException for an RFC 6749 error body, else a QuarryException.
      *
@@ -48,6 +55,7 @@ final class ErrorFactory
                         (string) ($d['message'] ?? json_encode($d)),
                         is_string($d['param'] ?? null) ? $d['param'] : null,
                         is_string($d['field'] ?? null) ? $d['field'] : null,
+                        is_int($d['value'] ?? null) || is_float($d['value'] ?? null) ? $d['value'] : null,
                     );
                 }
             }
@@ -72,10 +80,14 @@ final class ErrorFactory
                 $headerRetry,
             );
         }
-        return new Exception\QuarryException(
+        // A proxy or load balancer in front of the gateway answers 502/503/504 with its own page:
+        // the same family as the gateway's own upstream failure, so callers handle (and retry) it alike.
+        $class = self::CLASS_BY_PROXY_STATUS[$status] ?? Exception\QuarryException::class;
+        $where = isset(self::CLASS_BY_PROXY_STATUS[$status]) ? ' (from a proxy in front of the gateway)' : '';
+        return new $class(
             'HTTP_ERROR',
             $status,
-            "HTTP {$status} without a Quarry error body: " . substr($body, 0, 200),
+            "HTTP {$status} without a Quarry error body{$where}: " . substr($body, 0, 200),
             $headerRequestId,
             $headerRetry,
         );

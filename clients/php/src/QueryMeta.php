@@ -7,11 +7,15 @@ namespace Quarry;
 /** What the gateway says about one served call. */
 final class QueryMeta
 {
+    public const SCHEMA = 'QueryResponse.meta';
+
     /**
      * @param bool $cached served from the gateway's result cache
      * @param bool $truncated rows past the analytic's max_rows were cut
      * @param int $credits credits the call spent
      * @param ?int $version the analytic version that answered
+     * @param ?int $next_price while the owner has a price rise scheduled: what a call will cost from $next_price_at
+     * @param ?bool $preview a marketplace preview (a try-token call): free, at most the gateway's preview rows
      */
     public function __construct(
         public readonly string $request_id,
@@ -21,6 +25,9 @@ final class QueryMeta
         public readonly bool $truncated,
         public readonly int $credits,
         public readonly ?int $version = null,
+        public readonly ?int $next_price = null,
+        public readonly ?string $next_price_at = null,
+        public readonly ?bool $preview = null,
     ) {
     }
 }

@@ -10,6 +10,8 @@ namespace Quarry;
  */
 final class QueryResult
 {
+    public const SCHEMA = 'QueryResponse';
+
     /**
      * @param list<array<string, mixed>> $results the rows
      * @param mixed $insights the owner-defined shape (single row, keyed, series, totals); null when none
@@ -45,6 +47,9 @@ final class QueryResult
                 (bool) ($meta['truncated'] ?? false),
                 (int) ($meta['credits'] ?? 0),
                 isset($meta['version']) ? (int) $meta['version'] : null,
+                isset($meta['next_price']) ? (int) $meta['next_price'] : null,
+                isset($meta['next_price_at']) ? (string) $meta['next_price_at'] : null,
+                isset($meta['preview']) ? (bool) $meta['preview'] : null,
             ),
         );
     }

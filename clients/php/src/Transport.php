@@ -12,15 +12,19 @@ use Quarry\Exception\UnauthenticatedException;
 /**
  * One HTTP call to the gateway with everything around it: the credential (API key, or OAuth
  * token fetched again once when the API answers 401), typed exceptions, bounded retries with
- * backoff, and one deadline for the whole call, retries and waits included. PHP's own http
- * stream wrapper and json: no extension beyond the standard build.
+ * backoff, and one deadline for the whole call, retries and waits included. HTTP goes through
+ * the cURL extension when it is loaded, else PHP's own http stream wrapper (which needs
+ * allow_url_fopen=On); json for the bodies.
  *
  * @internal
  */
 final class Transport
 {
     private readonly string $base;
+    /** 'curl' or 'streams'. */
+    private readonly string $backend;
 
+    /** @param string $http 'auto' (cURL when loaded, else streams), 'curl' or 'streams' */
     public function __construct(
         string $baseUrl,
         private readonly ?string $apiKey,
@@ -28,8 +32,27 @@ final class Transport
         private readonly ?float $timeout,
         private readonly RetryPolicy $retry,
         private readonly string $userAgent,
+        string $http = 'auto',
     ) {
         $this->base = rtrim($baseUrl, '/');
+        $this->backend = self::chooseBackend($http, extension_loaded('curl'), filter_var(ini_get('allow_url_fopen'), FILTER_VALIDATE_BOOLEAN));
+    }
+
+    /**
+     * The HTTP backend for $wanted ('auto', 'curl' or 'streams') on this PHP: a LogicException
+     * saying what to change when the one asked for (or, for 'auto', either) cannot work.
+     */
+    public static function chooseBackend(string $wanted, bool $curlLoaded, bool $urlFopen): string
+    {
+        $curl = 'the cURL extension is not loaded (install php-curl, or enable extension=curl in php.ini)';
+        $streams = 'allow_url_fopen is Off, so the http stream wrapper cannot open URLs (set allow_url_fopen=On in php.ini)';
+        return match ($wanted) {
+            'auto' => $curlLoaded ? 'curl' : ($urlFopen ? 'streams'
+                : throw new \LogicException("Quarry\\Client cannot make HTTP requests on this PHP: {$curl}, and {$streams}. Do either.")),
+            'curl' => $curlLoaded ? 'curl' : throw new \LogicException("Quarry\\Client: http: 'curl' was asked for, but {$curl}."),
+            'streams' => $urlFopen ? 'streams' : throw new \LogicException("Quarry\\Client: http: 'streams' was asked for, but {$streams}."),
+            default => throw new \InvalidArgumentException("http must be 'auto', 'curl' or 'streams', got \"{$wanted}\"."),
+        };
     }
 
     /**
@@ -103,6 +126,65 @@ final class Transport
      */
     public function raw(string $method, string $url, ?string $body, array $headers, float $timeout): array
     {
+        return $this->backend === 'curl'
+            ? $this->rawCurl($method, $url, $body, $headers, $timeout)
+            : $this->rawStreams($method, $url, $body, $headers, $timeout);
+    }
+
+    /**
+     * @param array<string, string> $headers
+     * @return array{int, array<string, string>, string}
+     */
+    private function rawCurl(string $method, string $url, ?string $body, array $headers, float $timeout): array
+    {
+        $lines = ['Expect:']; // no 100-continue round trip before a body
+        foreach ($headers as $name => $value) {
+            $lines[] = "{$name}: {$value}";
+        }
+        $answerHeaders = [];
+        $handle = curl_init($url);
+        $ms = max(1, (int) ceil($timeout * 1000));
+        curl_setopt_array($handle, [
+            CURLOPT_CUSTOMREQUEST => $method,
+            CURLOPT_HTTPHEADER => $lines,
+            CURLOPT_RETURNTRANSFER => true,
+            CURLOPT_FOLLOWLOCATION => false,
+            CURLOPT_TIMEOUT_MS => $ms,
+            CURLOPT_CONNECTTIMEOUT_MS => $ms,
+            CURLOPT_NOSIGNAL => true,
+            CURLOPT_HEADERFUNCTION => static function ($h, string $line) use (&$answerHeaders): int {
+                if (preg_match('#^HTTP/\S+\s+\d{3}#', $line) === 1) {
+                    $answerHeaders = []; // a new response (after a 100 Continue)
+                } elseif (str_contains($line, ':')) {
+                    [$name, $value] = explode(':', $line, 2);
+                    $answerHeaders[strtolower(trim($name))] = trim($value);
+                }
+                return strlen($line);
+            },
+        ]);
+        if ($body !== null) {
+            curl_setopt($handle, CURLOPT_POSTFIELDS, $body);
+        }
+        $text = curl_exec($handle);
+        $errno = curl_errno($handle);
+        $error = curl_error($handle);
+        $status = (int) curl_getinfo($handle, CURLINFO_RESPONSE_CODE);
+        curl_close($handle);
+        if ($errno === CURLE_OPERATION_TIMEDOUT) {
+            throw new TimeoutException('TIMEOUT', 0, "{$method} {$url} did not answer within {$timeout} s.");
+        }
+        if ($text === false || $errno !== 0) {
+            throw new NetworkException('NETWORK_ERROR', 0, "No answer from {$this->base} ({$method}): {$error}");
+        }
+        return [$status, $answerHeaders, (string) $text];
+    }
+
+    /**
+     * @param array<string, string> $headers
+     * @return array{int, array<string, string>, string}
+     */
+    private function rawStreams(string $method, string $url, ?string $body, array $headers, float $timeout): array
+    {
         $lines = [];
         foreach ($headers as $name => $value) {
             $lines[] = "{$name}: {$value}";
@@ -162,7 +244,9 @@ final class Transport
             $headers['Content-Type'] = 'application/json';
         }
         $token = $this->tokens !== null ? $this->tokens->token($timeout) : (string) $this->apiKey;
-        $headers['Authorization'] = "Bearer {$token}";
+        if ($token !== '') { // sign-up is the one call without a credential
+            $headers['Authorization'] = "Bearer {$token}";
+        }
         [$status, $answerHeaders, $body] = $this->raw($method, $url, $payload, $headers, $timeout);
         if ($status < 200 || $status > 299) {
             if ($status === 401) {

@@ -13,13 +13,11 @@ final class Usage
     }
 
     /**
-     * GET /v1/account/usage: period, plan, totals (calls, credits, remaining_calls …),
-     * by_analytic and by_day, as decoded JSON. $period is a UTC month YYYY-MM (default: the current one).
-     *
-     * @return array<string, mixed>
+     * GET /v1/account/usage: period, plan, totals (credits used and left, amount due …), budget,
+     * by_analytic and by_day. $period is a UTC month YYYY-MM (default: the current one).
      */
-    public function get(?string $period = null): array
+    public function get(?string $period = null): Model\Usage
     {
-        return $this->transport->send('GET', '/v1/account/usage', ['period' => $period]);
+        return Model\Usage::fromArray($this->transport->send('GET', '/v1/account/usage', ['period' => $period]));
     }
 }

@@ -174,6 +174,44 @@ final class ConformanceRunner
             'keys.list' => $client->keys->list(),
             'keys.revoke' => $client->keys->revoke($args['id']),
             'usage' => $client->usage->get(),
+            'marketplace.search' => $client->marketplace->search($args['q'] ?? null, $args['category'] ?? null),
+            'marketplace.get' => $client->marketplace->get($args['name']),
+            'marketplace.tryToken' => $client->marketplace->tryToken($args['source'], $args['ttl_seconds'] ?? null),
+            'connections.create' => $client->connections->create($args['name'], $args['type'], $args['config']),
+            'analytics.deploy' => $client->analytics->deploy($args['definition']),
+            'listings.publish' => $client->listings->publish($args['name'], ...($args['listing'] ?? [])),
+            'statements.get' => $client->statements->get($args['period'] ?? null),
+            'budget.get' => $client->budget->get(),
+            'budget.set' => $client->budget->set($args['budget_usd']),
+            'account.get' => $client->account->get(),
+            'account.setPassword' => $client->account->setPassword($args['password']),
+            'plans.list' => $client->plans->list(),
+            'billing.get' => $client->billing->get(),
+            'billing.checkout' => $client->billing->checkout($args['plan']),
+            'billing.portal' => $client->billing->portal(),
+            'payouts.onboarding' => $client->payouts->onboarding(),
+            'payouts.account' => $client->payouts->account(),
+            'payouts.list' => $client->payouts->list(),
+            'oauthClients.create' => $client->oauthClients->create($args['name'], $args['scopes'] ?? null),
+            'oauthClients.list' => $client->oauthClients->list(),
+            'oauthClients.revoke' => $client->oauthClients->revoke($args['id']),
+            'connectors.list' => $client->connectors->list()->connectors,
+            'connections.list' => $client->connections->list(),
+            'connections.get' => $client->connections->get($args['id']),
+            'connections.test' => $client->connections->test($args['id']),
+            'connections.update' => $client->connections->update($args['id'], $args['config']),
+            'connections.delete' => $client->connections->delete($args['id']),
+            'analytics.dryRun' => $client->analytics->dryRun($args['definition']),
+            'analytics.create' => $client->analytics->create($args['definition']),
+            'analytics.update' => $client->analytics->update($args['name'], $args['definition']),
+            'analytics.describe' => $client->analytics->describe($args['name'], $args['version'] ?? null),
+            'analytics.versions' => $client->analytics->versions($args['name']),
+            'analytics.list' => $client->analytics->list(),
+            'analytics.purgeCache' => $client->analytics->purgeCache($args['name']),
+            'analytics.delete' => $client->analytics->delete($args['name']),
+            'listings.get' => $client->listings->get($args['name']),
+            'listings.unpublish' => $client->listings->unpublish($args['name']),
+            'signUp' => Client::signUp($this->baseUrl, $args['email'], $args['name']),
             'sleep' => usleep((int) ($args['seconds'] * 1e6)),
         };
     }
@@ -203,6 +241,18 @@ final class ConformanceRunner
         foreach ($want['detail_params'] ?? [] as $param) {
             if (!array_filter($e->details, static fn ($d) => $d->param === $param)) {
                 $problems[] = "no detail for param {$param}";
+            }
+        }
+        foreach ($want['detail_values'] ?? [] as $name => $value) {
+            $found = array_values(array_filter($e->details, static fn ($d) => $d->field === $name || $d->param === $name));
+            if ($found === [] || $found[0]->value != $value) {
+                $problems[] = "detail {$name}: value " . json_encode($found[0]->value ?? null) . ", expected {$value}";
+            }
+        }
+        if ($want['text_names_code_and_request_id'] ?? false) {
+            $text = (string) $e;
+            if (!str_contains($text, $e->errorCode) || ($e->requestId ?? '') === '' || !str_contains($text, $e->requestId)) {
+                $problems[] = "the error's text names not its code and request id: {$text}";
             }
         }
         return $problems;

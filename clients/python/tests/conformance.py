@@ -122,6 +122,82 @@ class CaseRunner:
             return client.keys.revoke(args["id"])
         if op == "usage":
             return client.usage.get()
+        if op == "marketplace.search":
+            return client.marketplace.search(args.get("q"), category=args.get("category"))
+        if op == "marketplace.get":
+            return client.marketplace.get(args["name"])
+        if op == "marketplace.tryToken":
+            return client.marketplace.try_token(args["source"], ttl_seconds=args.get("ttl_seconds"))
+        if op == "connections.create":
+            return client.connections.create(args["name"], args["type"], args["config"])
+        if op == "analytics.deploy":
+            return client.analytics.deploy(args["definition"])
+        if op == "listings.publish":
+            return client.listings.publish(args["name"], **args.get("listing", {}))
+        if op == "statements.get":
+            return client.statements.get(args.get("period"))
+        if op == "budget.get":
+            return client.budget.get()
+        if op == "budget.set":
+            return client.budget.set(args["budget_usd"])
+        if op == "account.get":
+            return client.account.get()
+        if op == "account.setPassword":
+            return client.account.set_password(args["password"])
+        if op == "plans.list":
+            return client.plans.list()
+        if op == "billing.get":
+            return client.billing.get()
+        if op == "billing.checkout":
+            return client.billing.checkout(args["plan"])
+        if op == "billing.portal":
+            return client.billing.portal()
+        if op == "payouts.onboarding":
+            return client.payouts.onboarding()
+        if op == "payouts.account":
+            return client.payouts.account()
+        if op == "payouts.list":
+            return client.payouts.list()
+        if op == "oauthClients.create":
+            return client.oauth_clients.create(args["name"], scopes=args.get("scopes"))
+        if op == "oauthClients.list":
+            return client.oauth_clients.list()
+        if op == "oauthClients.revoke":
+            return client.oauth_clients.revoke(args["id"])
+        if op == "connectors.list":
+            return client.connectors.list().connectors
+        if op == "connections.list":
+            return client.connections.list()
+        if op == "connections.get":
+            return client.connections.get(args["id"])
+        if op == "connections.test":
+            return client.connections.test(args["id"])
+        if op == "connections.update":
+            return client.connections.update(args["id"], args["config"])
+        if op == "connections.delete":
+            return client.connections.delete(args["id"])
+        if op == "analytics.dryRun":
+            return client.analytics.dry_run(args["definition"])
+        if op == "analytics.create":
+            return client.analytics.create(args["definition"])
+        if op == "analytics.update":
+            return client.analytics.update(args["name"], args["definition"])
+        if op == "analytics.describe":
+            return client.analytics.describe(args["name"], version=args.get("version"))
+        if op == "analytics.versions":
+            return client.analytics.versions(args["name"])
+        if op == "analytics.list":
+            return client.analytics.list()
+        if op == "analytics.purgeCache":
+            return client.analytics.purge_cache(args["name"])
+        if op == "analytics.delete":
+            return client.analytics.delete(args["name"])
+        if op == "listings.get":
+            return client.listings.get(args["name"])
+        if op == "listings.unpublish":
+            return client.listings.unpublish(args["name"])
+        if op == "signUp":
+            return quarry.sign_up(self.base_url, email=args["email"], name=args["name"])
         if op == "sleep":
             time.sleep(args["seconds"])
             return None
@@ -147,6 +223,14 @@ class CaseRunner:
         for param in want.get("detail_params", []):
             if not any(d.param == param for d in error.details):
                 problems.append(f"no detail for param {param}")
+        for name, value in want.get("detail_values", {}).items():
+            detail = next((d for d in error.details if name in (d.field, d.param)), None)
+            if detail is None or detail.value != value:
+                problems.append(f"detail {name}: value {detail and detail.value!r}, expected {value}")
+        if want.get("text_names_code_and_request_id"):
+            text = str(error)
+            if error.code not in text or not error.request_id or error.request_id not in text:
+                problems.append(f"the error's text names not its code and request id: {text}")
         return problems
 
     def _check_result(self, expect: Dict[str, Any], result: Any) -> List[str]:

@@ -40,7 +40,7 @@ class ErrorMappingTest(unittest.TestCase):
         oauth = error_from_response(401, {}, b'{"error": "invalid_client"}')
         self.assertIsInstance(oauth, quarry.OAuthError)
         self.assertEqual(oauth.code, "invalid_client")
-        plain = error_from_response(502, {"x-request-id": "req_2"}, b"<html>")
+        plain = error_from_response(500, {"x-request-id": "req_2"}, b"<html>")
         self.assertEqual((type(plain), plain.code, plain.request_id), (quarry.QuarryError, "HTTP_ERROR", "req_2"))
 
     def test_timeout_error_is_also_the_builtin(self) -> None:

@@ -43,6 +43,7 @@ module ConformanceRunner
   def plain(value)
     case value
     when Struct then value.to_h.to_h { |k, v| [k.to_s, plain(v)] }
+    when Quarry::Models::Model then value.to_h
     when Array then value.map { |v| plain(v) }
     when Hash then value.to_h { |k, v| [k.to_s, plain(v)] }
     else value
@@ -84,7 +85,7 @@ module ConformanceRunner
 
     def client(credential, settings)
       options = { timeout: settings.fetch("timeout_seconds", 10).to_f,
-                  retry_policy: Quarry::RetryPolicy.new(retries: settings.fetch("retries", 3)) }
+                  retry: Quarry::RetryPolicy.new(retries: settings.fetch("retries", 3)) }
       if credential.key?("api_key")
         Quarry::Client.new(@base_url, api_key: credential["api_key"], **options)
       else
@@ -109,6 +110,45 @@ module ConformanceRunner
       when "keys.list" then client.keys.list
       when "keys.revoke" then client.keys.revoke(args["id"])
       when "usage" then client.usage.get
+      when "marketplace.search" then client.marketplace.search(args["q"], category: args["category"])
+      when "marketplace.get" then client.marketplace.get(args["name"])
+      when "marketplace.tryToken" then client.marketplace.try_token(args["source"], ttl_seconds: args["ttl_seconds"])
+      when "connections.create" then client.connections.create(name: args["name"], type: args["type"], config: args["config"])
+      when "analytics.deploy" then client.analytics.deploy(args["definition"])
+      when "listings.publish"
+        client.listings.publish(args["name"], **(args["listing"] || {}).transform_keys(&:to_sym))
+      when "statements.get" then client.statements.get(period: args["period"])
+      when "budget.get" then client.budget.get
+      when "budget.set" then client.budget.set(budget_usd: args["budget_usd"])
+      when "account.get" then client.account.get
+      when "account.setPassword" then client.account.set_password(password: args["password"])
+      when "plans.list" then client.plans.list
+      when "billing.get" then client.billing.get
+      when "billing.checkout" then client.billing.checkout(args["plan"])
+      when "billing.portal" then client.billing.portal
+      when "payouts.onboarding" then client.payouts.onboarding
+      when "payouts.account" then client.payouts.account
+      when "payouts.list" then client.payouts.list
+      when "oauthClients.create" then client.oauth_clients.create(name: args["name"], scopes: args["scopes"])
+      when "oauthClients.list" then client.oauth_clients.list
+      when "oauthClients.revoke" then client.oauth_clients.revoke(args["id"])
+      when "connectors.list" then client.connectors.list.connectors
+      when "connections.list" then client.connections.list
+      when "connections.get" then client.connections.get(args["id"])
+      when "connections.test" then client.connections.test(args["id"])
+      when "connections.update" then client.connections.update(args["id"], config: args["config"])
+      when "connections.delete" then client.connections.delete(args["id"])
+      when "analytics.dryRun" then client.analytics.dry_run(args["definition"])
+      when "analytics.create" then client.analytics.create(args["definition"])
+      when "analytics.update" then client.analytics.update(args["name"], args["definition"])
+      when "analytics.describe" then client.analytics.describe(args["name"], version: args["version"])
+      when "analytics.versions" then client.analytics.versions(args["name"])
+      when "analytics.list" then client.analytics.list
+      when "analytics.purgeCache" then client.analytics.purge_cache(args["name"])
+      when "analytics.delete" then client.analytics.delete(args["name"])
+      when "listings.get" then client.listings.get(args["name"])
+      when "listings.unpublish" then client.listings.unpublish(args["name"])
+      when "signUp" then Quarry.sign_up(@base_url, email: args["email"], name: args["name"])
       when "sleep" then sleep(args["seconds"])
       else raise ArgumentError, "unknown op #{op}"
       end
@@ -125,6 +165,16 @@ module ConformanceRunner
       problems << "retry_after #{error.retry_after.inspect}" if want["retry_after"] == "positive" && !(error.retry_after.to_f > 0)
       (want["detail_params"] || []).each do |param|
         problems << "no detail for param #{param}" unless error.details.any? { |d| d.param == param }
+      end
+      (want["detail_values"] || {}).each do |name, value|
+        detail = error.details.find { |d| [d.field, d.param].include?(name) }
+        problems << "detail #{name}: value #{detail&.value.inspect}, expected #{value}" unless detail && detail.value == value
+      end
+      if want["text_names_code_and_request_id"]
+        text = error.message
+        unless text.include?(error.code) && !error.request_id.to_s.empty? && text.include?(error.request_id)
+          problems << "the error's text names not its code and request id: #{text}"
+        end
       end
       problems
     end

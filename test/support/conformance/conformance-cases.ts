@@ -20,6 +20,10 @@ export interface ErrorExpectation {
   readonly request_id?: boolean;
   readonly retry_after?: 'positive';
   readonly detail_params?: readonly string[];
+  /** Each named detail (by its `field` or `param`) has this `value`. */
+  readonly detail_values?: Readonly<Record<string, number>>;
+  /** The error as text (the message a log shows) names its code and its request id. */
+  readonly text_names_code_and_request_id?: boolean;
 }
 
 export interface StepExpectation {
@@ -31,7 +35,52 @@ export interface StepExpectation {
 }
 
 export interface Step {
-  readonly op: 'query' | 'analytics.get' | 'keys.create' | 'keys.list' | 'keys.revoke' | 'usage' | 'sleep';
+  readonly op:
+    | 'query'
+    | 'analytics.get'
+    | 'keys.create'
+    | 'keys.list'
+    | 'keys.revoke'
+    | 'usage'
+    | 'sleep'
+    | 'marketplace.search'
+    | 'marketplace.get'
+    | 'marketplace.tryToken'
+    | 'connections.create'
+    | 'analytics.deploy'
+    | 'listings.publish'
+    | 'statements.get'
+    | 'budget.get'
+    | 'budget.set'
+    | 'account.get'
+    | 'account.setPassword'
+    | 'plans.list'
+    | 'billing.get'
+    | 'billing.checkout'
+    | 'billing.portal'
+    | 'payouts.onboarding'
+    | 'payouts.account'
+    | 'payouts.list'
+    | 'oauthClients.create'
+    | 'oauthClients.list'
+    | 'oauthClients.revoke'
+    | 'connectors.list'
+    | 'connections.list'
+    | 'connections.get'
+    | 'connections.test'
+    | 'connections.update'
+    | 'connections.delete'
+    | 'analytics.dryRun'
+    | 'analytics.create'
+    | 'analytics.update'
+    | 'analytics.describe'
+    | 'analytics.versions'
+    | 'analytics.list'
+    | 'analytics.purgeCache'
+    | 'analytics.delete'
+    | 'listings.get'
+    | 'listings.unpublish'
+    | 'signUp';
   // biome-ignore lint/suspicious/noExplicitAny: case inputs are arbitrary JSON, read per operation.
   readonly input?: any;
   readonly client?: ClientSettings;

@@ -111,6 +111,14 @@ export async function deployFixtureAnalytics(
     price: 1,
     visibility: 'public',
   });
+  // Listed on the marketplace, with previews (the marketplace and try-token cases).
+  await call(base, 'PUT', '/v1/owner/analytics/conformance-types/listing', owner.key, {
+    title: 'Conformance types',
+    description: 'Typed values of every kind, for the clients conformance suite.',
+    category: 'testing',
+    example_params: { n: 1 },
+    previews: true,
+  });
   await call(base, 'PUT', '/v1/owner/analytics/conformance-echo', owner.key, {
     name: 'conformance-echo',
     connection: 'mem',
@@ -222,6 +230,10 @@ export async function createRunnerFixture(
 
   const down = await deployUnreachable(base, ownerKey, runner);
 
+  // An owner of its own (the deploy-to-statement case): its statement shows only that case's calls.
+  const owner = await signUp(base, email('owner'));
+  await setPlan(owner.accountId);
+
   return {
     base_url: `${proxyUrl}/s/${runner}`,
     check_url: `${proxyUrl}/__check/${runner}`,
@@ -233,7 +245,15 @@ export async function createRunnerFixture(
       exhausted: { api_key: exhausted.key },
       oauth: { client_id: oauth.client.client_id, client_secret: oauth.client_secret },
       oauth_wrong_secret: { client_id: oauth.client.client_id, client_secret: `qcs_${'0'.repeat(43)}` },
+      owner: { api_key: owner.key },
     },
-    sources: { down },
+    // `own`: the name the deploy-to-statement case deploys (`{runner}` in its expected traffic).
+    // `lab`: the every-resource case's analytic; `signup_email`: the address it signs up.
+    sources: {
+      down,
+      own: `conformance-own-${runner}`,
+      lab: `conformance-lab-${runner}`,
+      signup_email: email('signup'),
+    },
   };
 }

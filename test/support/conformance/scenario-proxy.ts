@@ -121,7 +121,7 @@ export async function startScenarioProxy(
       const found = byName.get(name);
       if (!found) return sendJson(res, 404, { ok: false, problems: [`no case named ${name}`], log: [] });
       const log = logOf(runner, name);
-      const problems = checkTraffic(found.traffic ?? {}, log);
+      const problems = checkTraffic(found.traffic ?? {}, log, runner);
       return sendJson(res, 200, { ok: problems.length === 0, problems, log: log.map((e) => e.line) });
     }
     if (parts[1] !== 's' || parts.length < 5 || !scenarios.has(parts[3] ?? '')) {

@@ -28,7 +28,12 @@ export interface LoggedRequest {
 /** A timer may fire a hair early against another clock: 2 ms of slack, far below any retry_after. */
 const CLOCK_SLACK_MS = 2;
 
-export function checkTraffic(expect: TrafficExpectation, log: readonly LoggedRequest[]): string[] {
+/** `{runner}` in an expected request line stands for the runner's name (its own analytics' names). */
+export function checkTraffic(
+  expect: TrafficExpectation,
+  log: readonly LoggedRequest[],
+  runner = '',
+): string[] {
   const problems: string[] = [];
   const at = (i: number, what: string): LoggedRequest | undefined => {
     const entry = log[i];
@@ -51,8 +56,9 @@ export function checkTraffic(expect: TrafficExpectation, log: readonly LoggedReq
 
   if (expect.requests) {
     const lines = log.map((e) => e.line);
-    if (JSON.stringify(lines) !== JSON.stringify(expect.requests)) {
-      problems.push(`requests: expected ${JSON.stringify(expect.requests)}, got ${JSON.stringify(lines)}`);
+    const expected = expect.requests.map((line) => line.replaceAll('{runner}', runner));
+    if (JSON.stringify(lines) !== JSON.stringify(expected)) {
+      problems.push(`requests: expected ${JSON.stringify(expected)}, got ${JSON.stringify(lines)}`);
     }
   }
   for (const i of expect.idempotency_key ?? []) {

@@ -38,7 +38,7 @@ function clientFactory(
   };
 }
 
-async function perform(client: quarry.QuarryClient, step: Step): Promise<unknown> {
+async function perform(client: quarry.QuarryClient, step: Step, baseUrl: string): Promise<unknown> {
   const input = step.input ?? {};
   switch (step.op) {
     case 'query':
@@ -57,6 +57,83 @@ async function perform(client: quarry.QuarryClient, step: Step): Promise<unknown
       return client.keys.revoke(input.id);
     case 'usage':
       return client.usage.get();
+    case 'marketplace.search':
+      return client.marketplace.search({ q: input.q, category: input.category });
+    case 'marketplace.get':
+      return client.marketplace.get(input.name);
+    case 'marketplace.tryToken':
+      return client.marketplace.tryToken(input.source, { ttlSeconds: input.ttl_seconds });
+    case 'connections.create':
+      return client.connections.create({ name: input.name, type: input.type, config: input.config });
+    case 'analytics.deploy':
+      return client.analytics.deploy(input.definition);
+    case 'listings.publish':
+      return client.listings.publish(input.name, input.listing);
+    case 'statements.get':
+      return client.statements.get({ period: input.period });
+    case 'budget.get':
+      return client.budget.get();
+    case 'budget.set':
+      return client.budget.set(input.budget_usd);
+    case 'account.get':
+      return client.account.get();
+    case 'account.setPassword':
+      return client.account.setPassword(input.password);
+    case 'plans.list':
+      return client.plans.list();
+    case 'billing.get':
+      return client.billing.get();
+    case 'billing.checkout':
+      return client.billing.checkout(input.plan);
+    case 'billing.portal':
+      return client.billing.portal();
+    case 'payouts.onboarding':
+      return client.payouts.onboarding();
+    case 'payouts.account':
+      return client.payouts.account();
+    case 'payouts.list':
+      return client.payouts.list();
+    case 'oauthClients.create':
+      return client.oauthClients.create({ name: input.name, scopes: input.scopes });
+    case 'oauthClients.list':
+      return client.oauthClients.list();
+    case 'oauthClients.revoke':
+      return client.oauthClients.revoke(input.id);
+    case 'connectors.list':
+      return (await client.connectors.list()).connectors;
+    case 'connections.list':
+      return client.connections.list();
+    case 'connections.get':
+      return client.connections.get(input.id);
+    case 'connections.test':
+      return client.connections.test(input.id);
+    case 'connections.update':
+      return client.connections.update(input.id, { config: input.config });
+    case 'connections.delete':
+      return client.connections.delete(input.id);
+    case 'analytics.dryRun':
+      return client.analytics.dryRun(input.definition);
+    case 'analytics.create':
+      return client.analytics.create(input.definition);
+    case 'analytics.update':
+      return client.analytics.update(input.name, input.definition);
+    case 'analytics.describe':
+      return client.analytics.describe(input.name, { version: input.version });
+    case 'analytics.versions':
+      return client.analytics.versions(input.name);
+    case 'analytics.list':
+      return client.analytics.list();
+    case 'analytics.purgeCache':
+      return client.analytics.purgeCache(input.name);
+    case 'analytics.delete':
+      return client.analytics.delete(input.name);
+    case 'listings.get':
+      return client.listings.get(input.name);
+    case 'listings.unpublish':
+      return client.listings.unpublish(input.name);
+    case 'signUp':
+      // A call without a credential, to the case's base URL.
+      return quarry.signUp(baseUrl, { email: input.email, name: input.name });
     case 'sleep':
       await new Promise((resolve) => setTimeout(resolve, input.seconds * 1000));
       return undefined;
@@ -84,6 +161,17 @@ function checkError(expected: ErrorExpectation, error: unknown): string[] {
   }
   for (const param of expected.detail_params ?? []) {
     if (!error.details.some((d) => d.param === param)) problems.push(`no detail for param ${param}`);
+  }
+  for (const [name, value] of Object.entries(expected.detail_values ?? {})) {
+    const detail = error.details.find((d) => d.field === name || d.param === name);
+    if (detail?.value !== value)
+      problems.push(`detail ${name}: value ${String(detail?.value)}, expected ${value}`);
+  }
+  if (expected.text_names_code_and_request_id) {
+    const text = String(error);
+    if (!text.includes(error.code) || !error.requestId || !text.includes(error.requestId)) {
+      problems.push(`the error's text names not its code and request id: ${text}`);
+    }
   }
   return problems;
 }
@@ -129,7 +217,11 @@ export async function runTypeScriptCase(fixture: RunnerFixture, c: ConformanceCa
     const started = performance.now();
     let stepProblems: string[];
     try {
-      const result = await perform(clientFor(step), resolveSaved(step, saved) as Step);
+      const result = await perform(
+        clientFor(step),
+        resolveSaved(step, saved) as Step,
+        `${fixture.base_url}/${c.name}`,
+      );
       if (step.save) saved[step.save] = result;
       stepProblems = checkResult(step, result, saved);
     } catch (error) {

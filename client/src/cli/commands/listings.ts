@@ -159,8 +159,7 @@ ${CONNECTION_HELP}
     if (typeof listing.description === 'string' && listing.description !== '')
       lines.push('', listing.description);
     if (listing.params !== undefined) lines.push('', `params: ${JSON.stringify(listing.params)}`);
-    if (typeof listing.example === 'object' && listing.example !== null)
-      lines.push('', `example: ${JSON.stringify(listing.example)}`);
+    lines.push('', `example: ${JSON.stringify(listing.example_request.body)}`);
     io.stdout.write(`${lines.join('\n')}\n`);
     return EXIT.ok;
   },

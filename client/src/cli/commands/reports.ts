@@ -9,14 +9,38 @@ import { formatTable } from '../table.js';
 /** Minor units (cents, credits at 1/100) as a decimal amount. */
 const money = (cents: number) => (cents / 100).toFixed(2);
 
-function formatUsage(u: Usage): string {
-  const cap = u.plan.included_calls === null ? 'no monthly cap' : `${u.plan.included_calls} calls/month`;
+/** The report's fields this CLI reads beyond `Usage` (older gateways may lack them). */
+type UsageReport = Usage & {
+  readonly plan: { readonly included_credits?: number | null };
+  readonly totals: {
+    readonly calls_by_origin?: {
+      readonly paid: number;
+      readonly free: number;
+      readonly marketplace: number;
+      readonly owner: number;
+    };
+    readonly credits_left?: number | null;
+  };
+};
+
+/**
+ * The usage report in credits (what a plan includes and a call spends), with the calls by
+ * origin: those that spent credits, the free calls of your own analytics, the free previews.
+ */
+export function formatUsage(u: UsageReport): string {
+  const included = u.plan.included_credits ?? u.plan.included_calls;
+  const cap = included === null ? 'Pay as you Go' : `${included} credits a month`;
   const t = u.totals;
+  const left = t.credits_left !== undefined ? t.credits_left : t.remaining_calls;
+  const origin = t.calls_by_origin;
+  const own = origin?.owner ?? 0;
+  const previews = origin?.marketplace ?? t.marketplace_calls;
   const head = [
     `Usage in ${u.period} — plan ${u.plan.name} (${cap})`,
-    `calls ${t.calls} · remaining ${t.remaining_calls ?? 'unlimited'} · credits ${t.credits} · marketplace calls ${t.marketplace_calls} · due ${money(t.amount_due_cents)} USD`,
+    `credits used ${t.credits} · credits left ${left ?? 'no cap'} · due ${money(t.amount_due_cents)} USD`,
+    `calls: ${t.calls} that spent credits · ${own} calls of your own analytics (free) · ${previews} marketplace previews (free)`,
   ].join('\n');
-  if (u.by_analytic.length === 0) return `${head}\nNo calls in this period.\n`;
+  if (u.by_analytic.length === 0) return `${head}\nNo call spent credits in this period.\n`;
   const table = formatTable(
     [{ header: 'analytic' }, { header: 'calls', right: true }, { header: 'credits', right: true }],
     u.by_analytic.map((a) => [a.name, a.calls, a.credits]),
@@ -24,11 +48,60 @@ function formatUsage(u: Usage): string {
   return `${head}\n\n${table}`;
 }
 
+/** The widest a statement line gets without --wide. */
+const STATEMENT_WIDTH = 100;
+
+/** `text` cut to `width` characters with an ellipsis. */
+const cut = (text: string, width: number) =>
+  [...text].length <= width ? text : `${[...text].slice(0, width - 1).join('')}…`;
+
 /**
- * A statement as a table, its columns read from the gateway's JSON (every scalar field of the
- * rows, in the order the gateway sends them), so new money fields show without a CLI change.
+ * A statement in at most 100 columns: per analytic its calls (paid, free, your own), credits,
+ * what the callers paid and your share; the analytic's name is cut to fit. `--wide` shows every
+ * field (formatStatementWide), `--json` the gateway's JSON.
  */
 export function formatStatement(s: Statement): string {
+  const state = s.closed_at === null ? 'open (live from the ledger)' : `closed ${s.closed_at}`;
+  const rows = [...s.analytics, { ...s.totals, name: 'total' }];
+  const columns = [
+    { header: 'analytic' },
+    { header: 'calls', right: true },
+    { header: 'paid', right: true },
+    { header: 'free', right: true },
+    { header: 'own', right: true },
+    { header: 'credits', right: true },
+    { header: 'paid usd', right: true },
+    { header: 'your share usd', right: true },
+  ];
+  const cells = rows.map((r) => [
+    r.name,
+    r.calls,
+    r.calls_by_origin?.paid,
+    r.calls_by_origin?.free,
+    r.calls_by_origin?.owner,
+    r.credits,
+    r.value_usd,
+    r.owner_share_usd,
+  ]);
+  // Everything but the name, with two spaces between columns: the name gets what is left.
+  const others = columns
+    .slice(1)
+    .map((c, i) => Math.max(c.header.length, ...cells.map((row) => String(row[i + 1] ?? '').length)) + 2)
+    .reduce((a, b) => a + b, 0);
+  const nameWidth = Math.max(8, STATEMENT_WIDTH - others);
+  const table = formatTable(
+    columns,
+    cells.map(([name, ...rest]) => [cut(String(name), nameWidth), ...rest]),
+  );
+  return `Statement for ${s.period} — ${state}\n\n${table}${adjustmentLines(s)}${payoutLine(s)}`;
+}
+
+/**
+ * A statement as a table (`--wide`), its columns read from the gateway's JSON (every scalar
+ * field of the rows, in the order the gateway sends them), so new money fields show without a
+ * CLI change.
+ */
+export function formatStatementWide(s: Statement): string {
   const state = s.closed_at === null ? 'open (live from the ledger)' : `closed ${s.closed_at}`;
   const rows: Record<string, unknown>[] = [
     ...(s.analytics as unknown as Record<string, unknown>[]),
@@ -78,7 +151,7 @@ function adjustmentLines(s: Statement): string {
   return `\n${table}`;
 }
 
-/** A closed period's payout in one line: amount, status, why held, the transfer. */
+/** A closed period's payout: amount, status, why held, the transfer; then how it adds up. */
 function payoutLine(s: Statement): string {
   const p = s.payout;
   if (p === null || p === undefined) return '';
@@ -86,18 +159,20 @@ function payoutLine(s: Statement): string {
   if (p.status !== undefined)
     parts.push(p.reason ? `${p.status} (${p.reason.replaceAll('_', ' ')})` : p.status);
   if (p.transfer_id) parts.push(`transfer ${p.transfer_id}`);
-  return `\n${parts.join(', ')} — earned ${microUsd(p.earned_micro_usd)}${
+  return `\n${parts.join(', ')}\n  earned ${microUsd(p.earned_micro_usd)}${
     p.adjusted_micro_usd ? `, adjusted -${microUsd(p.adjusted_micro_usd)}` : ''
   }, carried in ${microUsd(p.carried_in_micro_usd)}, carried out ${microUsd(p.carried_out_micro_usd)} USD\n`;
 }
 
 export const usageCommand: Command = {
   name: 'usage',
-  summary: "your account's calls and credits in a period",
+  summary: "your account's credits and calls in a period",
   help: `Usage: quarry usage [--period YYYY-MM] [--json] [--csv]
 
-Shows the calls your account made in a billing period (a calendar month, UTC; default the
-current one), what the plan leaves, and the calls per analytic. Failed calls are never counted.
+Shows the credits your account spent in a billing period (a calendar month, UTC; default the
+current one), what the plan leaves, your calls by origin (those that spent credits, the free
+calls of your own analytics, the free marketplace previews), and the calls that spent credits
+per analytic. Failed calls are never counted.
 
 Options:
   --period YYYY-MM   the month (default: this month)
@@ -130,15 +205,19 @@ ${CONNECTION_HELP}
 export const statementsCommand: Command = {
   name: 'statements',
   summary: 'your earnings as an owner in a period',
-  help: `Usage: quarry statements [--period YYYY-MM] [--csv] [--json]
+  help: `Usage: quarry statements [--period YYYY-MM] [--wide] [--csv] [--json]
 
 Shows what your analytics earned in a period: calls, credits, your 80% share (rounded down per
 call) and the platform's remainder, per analytic and in total. Live while the period is open,
 frozen once it is closed; then its adjustments (refunds and disputes of earlier usage) and its
 payout (amount, status, transfer). \`quarry payouts\` lists every payout.
 
+The table fits 100 columns: per analytic the calls (paid, free, your own), the credits, what
+the callers paid and your share. --wide shows every field the gateway sends.
+
 Options:
   --period YYYY-MM   the month (default: this month)
+  --wide             every field of the statement (a wide table)
   --csv              print the statement as CSV
   --json             print the gateway's JSON statement
 ${CONNECTION_HELP}
@@ -148,6 +227,7 @@ ${CONNECTION_HELP}
     period: { type: 'string' },
     csv: { type: 'boolean' },
     json: { type: 'boolean' },
+    wide: { type: 'boolean' },
     ...CONNECTION_OPTIONS,
   },
   positionals: { min: 0, max: 0 },
@@ -161,7 +241,11 @@ ${CONNECTION_HELP}
     }
     const statement = await client.statements.get(options);
     io.stdout.write(
-      booleanFlag(flags, 'json') ? `${JSON.stringify(statement, null, 2)}\n` : formatStatement(statement),
+      booleanFlag(flags, 'json')
+        ? `${JSON.stringify(statement, null, 2)}\n`
+        : booleanFlag(flags, 'wide')
+          ? formatStatementWide(statement)
+          : formatStatement(statement),
     );
     return EXIT.ok;
   },

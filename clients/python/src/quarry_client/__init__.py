@@ -3,7 +3,9 @@
 Standard library only. ``QuarryClient(base_url, api_key=...)`` or
 ``QuarryClient(base_url, oauth=OAuthCredentials(client_id, client_secret))``.
 """
-from .client import Analytics, Keys, QuarryClient, Usage
+from .api_models import *  # noqa: F401,F403 (the models; ``Usage`` below stays the resource)
+from . import api_models
+from .client import Analytics, Keys, QuarryClient, Usage, sign_up
 from .errors import (
     ConflictError,
     PriceAboveLimitError,
@@ -61,4 +63,6 @@ __all__ = [
     "UnauthenticatedError",
     "UpstreamError",
     "Usage",
+    "api_models",
+    "sign_up",
 ]

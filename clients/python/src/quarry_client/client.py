@@ -5,12 +5,28 @@ import secrets
 import urllib.parse
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
+from . import api_models
+from .api_models import Account
 from .models import ApiKey, QueryResult
 from .oauth import OAuthCredentials, TokenSource
+from .resources import (
+    AccountResource,
+    BillingResource,
+    BudgetResource,
+    ConnectionsResource,
+    ConnectorsResource,
+    ListingsResource,
+    MarketplaceResource,
+    OAuthClientsResource,
+    OwnerAnalytics,
+    PayoutsResource,
+    PlansResource,
+    StatementsResource,
+)
 from .retry import RetryPolicy
 from .transport import ApiRequest, Transport
 
-__all__ = ["QuarryClient"]
+__all__ = ["QuarryClient", "sign_up"]
 
 _USER_AGENT = "quarry-client-python/0.1.0"
 
@@ -19,11 +35,8 @@ def _segment(value: str) -> str:
     return urllib.parse.quote(value, safe="")
 
 
-class Analytics:
-    """Runs analytics with query-string params (``client.analytics``)."""
-
-    def __init__(self, transport: Transport) -> None:
-        self._transport = transport
+class Analytics(OwnerAnalytics):
+    """Runs analytics with query-string params, and manages your own (``client.analytics``)."""
 
     def get(
         self,
@@ -82,12 +95,14 @@ class Usage:
     def __init__(self, transport: Transport) -> None:
         self._transport = transport
 
-    def get(self, period: Optional[str] = None) -> Dict[str, Any]:
-        """``GET /v1/account/usage``: plan, totals (calls, credits, remaining), by analytic and by day.
+    def get(self, period: Optional[str] = None) -> api_models.Usage:
+        """``GET /v1/account/usage``: plan, totals (calls, credits used and left, amount due), budget, by analytic and by day.
 
         ``period`` is a UTC month ``YYYY-MM`` (default: the current one).
         """
-        return self._transport.send(ApiRequest("GET", "/v1/account/usage", query={"period": period}))
+        return api_models.Usage.from_json(
+            self._transport.send(ApiRequest("GET", "/v1/account/usage", query={"period": period}))
+        )
 
 
 class QuarryClient:
@@ -135,6 +150,28 @@ class QuarryClient:
         self.keys = Keys(self._transport)
         #: Reads the account's usage.
         self.usage = Usage(self._transport)
+        #: The account: read it, set the console password.
+        self.account = AccountResource(self._transport)
+        #: Pay as you Go: the budget of a period.
+        self.budget = BudgetResource(self._transport)
+        #: The plans on offer.
+        self.plans = PlansResource(self._transport)
+        #: The plan, subscription, card and invoices.
+        self.billing = BillingResource(self._transport)
+        #: Being paid as an owner.
+        self.payouts = PayoutsResource(self._transport)
+        #: OAuth clients of the account.
+        self.oauth_clients = OAuthClientsResource(self._transport)
+        #: The warehouse types this gateway connects to.
+        self.connectors = ConnectorsResource(self._transport)
+        #: Your warehouse connections (owner).
+        self.connections = ConnectionsResource(self._transport)
+        #: Your marketplace listings (owner).
+        self.listings = ListingsResource(self._transport)
+        #: Your earnings statements (owner).
+        self.statements = StatementsResource(self._transport)
+        #: Listed analytics: search, details, try-tokens for free previews.
+        self.marketplace = MarketplaceResource(self._transport)
 
     def query(
         self,
@@ -160,3 +197,22 @@ class QuarryClient:
             request["max_credits"] = max_credits
         body = self._transport.send(ApiRequest("POST", "/v1/query", body=request, headers=headers))
         return QueryResult.from_json(body)
+
+
+def sign_up(
+    base_url: str,
+    *,
+    email: str,
+    name: str,
+    timeout: Optional[float] = 120.0,
+    retry: RetryPolicy = RetryPolicy(),
+    user_agent: str = _USER_AGENT,
+) -> Dict[str, Any]:
+    """Signs up an account (``POST /v1/accounts``, no credential needed).
+
+    Returns ``{"account": Account, "key": ApiKey}``: the key's ``secret`` is shown this once.
+    Not repeated after a failure that may have created the account.
+    """
+    transport = Transport(base_url, None, None, timeout, retry, user_agent)
+    answer = transport.send(ApiRequest("POST", "/v1/accounts", body={"email": email, "name": name}, idempotent=False))
+    return {"account": Account.from_json(answer["account"]), "key": ApiKey.from_json(answer["key"])}

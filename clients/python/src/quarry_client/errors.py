@@ -10,7 +10,7 @@ from __future__ import annotations
 import builtins
 import json
 from dataclasses import dataclass
-from typing import Any, Dict, List, Mapping, Optional, Type
+from typing import Any, ClassVar, Dict, List, Mapping, Optional, Type
 
 __all__ = [
     "ErrorDetail",
@@ -40,9 +40,13 @@ __all__ = [
 class ErrorDetail:
     """One item of an error's ``details``: the param or field and what is wrong with it."""
 
+    __quarry_schema__: ClassVar[str] = "Error.error.details[]"
+
     message: str
     param: Optional[str] = None
     field: Optional[str] = None
+    #: A number the error is about (QUOTA_EXCEEDED: the credits the call needs, those left).
+    value: Optional[float] = None
 
 
 class QuarryError(Exception):
@@ -173,6 +177,14 @@ _CLASS_BY_CODE: Dict[str, Type[QuarryError]] = {
 }
 
 
+#: Non-JSON answers of a proxy in front of the gateway.
+_CLASS_BY_PROXY_STATUS: Dict[int, Type[QuarryError]] = {
+    502: UpstreamError,
+    503: SourceUnavailableError,
+    504: UpstreamError,
+}
+
+
 def _retry_after_header(value: Optional[str]) -> Optional[float]:
     if value is None:
         return None
@@ -194,6 +206,7 @@ def _details(value: Any) -> List[ErrorDetail]:
                     message=message if isinstance(message, str) else json.dumps(item),
                     param=item.get("param") if isinstance(item.get("param"), str) else None,
                     field=item.get("field") if isinstance(item.get("field"), str) else None,
+                    value=item.get("value") if isinstance(item.get("value"), (int, float)) and not isinstance(item.get("value"), bool) else None,
                 )
             )
     return out
@@ -235,10 +248,14 @@ def error_from_response(status: int, headers: Mapping[str, str], body: bytes) ->
             retry_after=header_retry,
         )
     text = body[:200].decode("utf-8", "replace")
-    return QuarryError(
+    # A proxy or load balancer in front of the gateway answers 502/503/504 with its own page:
+    # the same family as the gateway's own upstream failure, so callers handle (and retry) it alike.
+    cls = _CLASS_BY_PROXY_STATUS.get(status, QuarryError)
+    where = " (from a proxy in front of the gateway)" if status in _CLASS_BY_PROXY_STATUS else ""
+    return cls(
         code="HTTP_ERROR",
         status=status,
-        message=f"HTTP {status} without a Quarry error body" + (f": {text}" if text else ""),
+        message=f"HTTP {status} without a Quarry error body{where}" + (f": {text}" if text else ""),
         request_id=header_request_id,
         retry_after=header_retry,
     )

@@ -7,7 +7,7 @@ decimal the gateway sends as a string stays that exact string (convert it with `
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Mapping, Optional
+from typing import Any, ClassVar, Dict, List, Mapping, Optional
 
 __all__ = ["Column", "QueryMeta", "QueryResult", "ApiKey"]
 
@@ -16,6 +16,8 @@ __all__ = ["Column", "QueryMeta", "QueryResult", "ApiKey"]
 class Column:
     """A result column and its type as the gateway reports it (``string``, ``integer``, ``decimal``, ``date`` …)."""
 
+    __quarry_schema__: ClassVar[str] = "QueryResponse.columns[]"
+
     name: str
     type: str
 
@@ -23,6 +25,8 @@ class Column:
 @dataclass(frozen=True)
 class QueryMeta:
     """What the gateway says about one served call."""
+
+    __quarry_schema__: ClassVar[str] = "QueryResponse.meta"
 
     request_id: str
     #: Served from the gateway's result cache.
@@ -38,6 +42,8 @@ class QueryMeta:
     #: While the owner has a price rise scheduled: what a call will cost from ``next_price_at`` (ISO 8601).
     next_price: Optional[int] = None
     next_price_at: Optional[str] = None
+    #: A marketplace preview (a try-token call): free, at most the gateway's preview rows.
+    preview: Optional[bool] = None
     #: Every field as sent, including ones this client does not know yet.
     raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
@@ -45,6 +51,8 @@ class QueryMeta:
 @dataclass(frozen=True)
 class QueryResult:
     """A query's answer: rows, the owner-defined insights (None when the analytic has none), columns and meta."""
+
+    __quarry_schema__: ClassVar[str] = "QueryResponse"
 
     source: str
     results: List[Dict[str, Any]]
@@ -71,6 +79,7 @@ class QueryResult:
                 version=meta.get("version"),
                 next_price=meta.get("next_price"),
                 next_price_at=meta.get("next_price_at"),
+                preview=meta.get("preview"),
                 raw=dict(meta),
             ),
         )
@@ -79,6 +88,8 @@ class QueryResult:
 @dataclass(frozen=True)
 class ApiKey:
     """An API key. ``secret`` is set only on the answer to :meth:`Keys.create`, shown that once."""
+
+    __quarry_schema__: ClassVar[tuple] = ("ApiKey", "IssuedApiKey")
 
     id: str
     name: str

@@ -145,7 +145,8 @@ class Transport:
         token = self._api_key
         if self._tokens is not None:
             token = self._tokens.token(timeout)
-        headers["Authorization"] = f"Bearer {token}"
+        if token is not None:  # sign-up is the one call without a credential
+            headers["Authorization"] = f"Bearer {token}"
         status, answer_headers, payload = self.raw(request.method, url, body, headers, timeout)
         if status == 401 and self._tokens is not None and token is not None:
             # The token may have been revoked or rotated early: one fresh token, then the API decides.

@@ -3,6 +3,16 @@
 require "securerandom"
 require "uri"
 
+# `require "quarry/client"` (the gem is quarry-client) loads the whole client; `require "quarry"`
+# is the same.
+require_relative "version"
+require_relative "errors"
+require_relative "retry_policy"
+require_relative "token_source"
+require_relative "models"
+require_relative "api_models"
+require_relative "transport"
+
 module Quarry
   # A client for one Quarry gateway, authenticated by an API key or an OAuth client.
   #
@@ -22,9 +32,16 @@ module Quarry
     # api_key:: an API key (qry_live_…); or
     # oauth:: an OAuthCredentials (client-credentials grant)
     # timeout:: seconds for a whole call, retries and waits included (default 120; nil: none)
-    # retry_policy:: a RetryPolicy (default: 3 retries, 0.25 s base, 30 s max)
-    def initialize(base_url, api_key: nil, oauth: nil, timeout: 120.0, retry_policy: RetryPolicy.new,
+    # retry:: a RetryPolicy (default: 3 retries, 0.25 s base, 30 s max)
+    # retry_policy:: the former name of retry: (deprecated)
+    def initialize(base_url, api_key: nil, oauth: nil, timeout: 120.0, retry: nil, retry_policy: nil,
                    user_agent: "quarry-client-ruby/#{VERSION}")
+      # `retry` is a keyword of Ruby: read the argument by name.
+      retry_given = binding.local_variable_get(:retry)
+      raise ArgumentError, "give retry: alone (retry_policy: is its deprecated name)" if retry_given && retry_policy
+
+      warn "Quarry::Client: retry_policy: is deprecated; use retry:", uplevel: 1 if retry_policy
+      retry_policy = retry_given || retry_policy || RetryPolicy.new
       unless %w[http https].include?(URI(base_url).scheme)
         raise ArgumentError, "base_url must be an absolute http(s) URL such as http://127.0.0.1:8787, got #{base_url.inspect}"
       end
@@ -97,10 +114,13 @@ module Quarry
     # Built by Client#initialize; use the client's reader.
     def initialize(transport) = @transport = transport
 
-    # GET /v1/account/usage as a Hash: period, plan, totals (calls, credits, remaining_calls …),
-    # by_analytic, by_day. +period+ is a UTC month "YYYY-MM" (default: the current one).
+    # GET /v1/account/usage as a Models::Usage: period, plan, totals (credits used and left,
+    # amount due …), budget, by_analytic, by_day. +period+ is a UTC month "YYYY-MM" (default: the current one).
     def get(period: nil)
-      @transport.send_request("GET", "/v1/account/usage", query: { period: period })
+      Models::Usage.from_json(@transport.send_request("GET", "/v1/account/usage", query: { period: period }))
     end
   end
 end
+
+# The rest of the API (account, marketplace, an owner's connections …) reopens Client.
+require_relative "resources"

@@ -3,8 +3,10 @@
 require "json"
 
 module Quarry
-  # One item of an error's details: the param or field and what is wrong with it.
-  ErrorDetail = Struct.new(:message, :param, :field, keyword_init: true)
+  # One item of an error's details: the param or field, what is wrong with it, and a number it
+  # is about (value; QUOTA_EXCEEDED: credits_needed, credits_left).
+  ErrorDetail = Struct.new(:message, :param, :field, :value, keyword_init: true)
+  ErrorDetail.const_set(:SCHEMA, "Error.error.details[]")
 
   # Any failed call: an error the gateway answered with (its envelope
   # {"error":{"code","message","retry_after","request_id","details"}}), or the client's own.
@@ -21,14 +23,25 @@ module Quarry
     # Array of ErrorDetail.
     attr_reader :details
 
-    # Builds an error; the message is what went wrong, for people.
+    # What went wrong in the gateway's (or the client's) words, without the code and request id.
+    attr_reader :reason
+
+    # Builds an error; +message+ is what went wrong, for people (#reason). Error#message is
+    # "CODE: message (request req_…)", so a logged error can be traced.
     def initialize(code:, status:, message:, request_id: nil, retry_after: nil, details: [])
       super(message)
+      @reason = message
       @code = code
       @status = status
       @request_id = request_id
       @retry_after = retry_after
       @details = details
+    end
+
+    # "CODE: message (request req_…)": what a log shows and what to quote when reporting it.
+    def to_s
+      request = request_id.to_s.empty? ? "" : " (request #{request_id})"
+      "#{code}: #{super}#{request}"
     end
   end
 
@@ -78,6 +91,9 @@ module Quarry
     "SOURCE_UNAVAILABLE" => SourceUnavailableError, "QUERY_TIMEOUT" => QueryTimeoutError, "INTERNAL" => InternalError
   }.freeze
 
+  # The error class of a non-JSON answer of a proxy in front of the gateway.
+  CLASS_BY_PROXY_STATUS = { 502 => UpstreamError, 503 => SourceUnavailableError, 504 => UpstreamError }.freeze
+
   # The typed error for a failed response: the envelope's class, an OAuthError, or an Error.
   def self.error_from_response(status, headers, body)
     parsed = begin
@@ -90,7 +106,8 @@ module Quarry
     if parsed.is_a?(Hash) && parsed["error"].is_a?(Hash) && parsed["error"]["code"].is_a?(String)
       e = parsed["error"]
       details = Array(e["details"]).select { |d| d.is_a?(Hash) }.map do |d|
-        ErrorDetail.new(message: d["message"].to_s, param: d["param"], field: d["field"])
+        ErrorDetail.new(message: d["message"].to_s, param: d["param"], field: d["field"],
+                        value: d["value"].is_a?(Numeric) ? d["value"] : nil)
       end
       retry_after = e["retry_after"].is_a?(Numeric) ? e["retry_after"].to_f : header_retry
       return CLASS_BY_CODE.fetch(e["code"], Error).new(
@@ -104,7 +121,11 @@ module Quarry
       return OAuthError.new(code: parsed["error"], status: status, message: message,
                             request_id: header_request_id, retry_after: header_retry)
     end
-    Error.new(code: "HTTP_ERROR", status: status, message: "HTTP #{status} without a Quarry error body: #{body.to_s[0, 200]}",
+    # A proxy or load balancer in front of the gateway answers 502/503/504 with its own page: the
+    # same family as the gateway's own upstream failure, so callers handle (and retry) it alike.
+    klass = CLASS_BY_PROXY_STATUS.fetch(status, Error)
+    where = CLASS_BY_PROXY_STATUS.key?(status) ? " (from a proxy in front of the gateway)" : ""
+    klass.new(code: "HTTP_ERROR", status: status, message: "HTTP #{status} without a Quarry error body#{where}: #{body.to_s[0, 200]}",
               request_id: header_request_id, retry_after: header_retry)
   end
 end

@@ -6,7 +6,10 @@ module Quarry
 
   # What the gateway says about one served call: request_id, cached, duration_ms, row_count,
   # truncated (rows past max_rows were cut), credits spent, and the analytic version.
-  Meta = Struct.new(:request_id, :cached, :duration_ms, :row_count, :truncated, :credits, :version, keyword_init: true)
+  # While the owner has a price rise scheduled, next_price is what a call will cost from
+  # next_price_at; preview is true on a marketplace preview (a try-token call).
+  Meta = Struct.new(:request_id, :cached, :duration_ms, :row_count, :truncated, :credits, :version,
+                    :next_price, :next_price_at, :preview, keyword_init: true)
 
   # A query's answer: results (rows as Hashes with String keys), insights (the owner-defined
   # shape, nil when none), columns and meta. Values keep their JSON types: a 64-bit integer or a
@@ -31,4 +34,10 @@ module Quarry
       new(**body.slice(*members.map(&:to_s)).transform_keys(&:to_sym))
     end
   end
+
+  # The OpenAPI schema each of these stands for (test/clients-surface.test.ts reads them).
+  Column.const_set(:SCHEMA, "QueryResponse.columns[]")
+  Meta.const_set(:SCHEMA, "QueryResponse.meta")
+  QueryResult.const_set(:SCHEMA, "QueryResponse")
+  ApiKey.const_set(:SCHEMA, %w[ApiKey IssuedApiKey].freeze)
 end

@@ -95,7 +95,7 @@ module Quarry
       headers = { "Accept" => "application/json", "User-Agent" => @user_agent }.merge(extra_headers)
       headers["Content-Type"] = "application/json" unless payload.nil?
       token = @tokens ? @tokens.token(timeout) : @api_key
-      headers["Authorization"] = "Bearer #{token}"
+      headers["Authorization"] = "Bearer #{token}" if token # sign-up is the one call without one
       status, answer_headers, body = raw(method, url, payload, headers, timeout)
       if status == 401 && @tokens
         # The token may have been revoked or rotated early: one fresh token, then the API decides.

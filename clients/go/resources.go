@@ -1,0 +1,517 @@
+package quarry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+)
+
+// resources are the Client's fields for the rest of the API, beside Query, Analytics.Get, Keys
+// and Usage. Their models are in models.go.
+type resources struct {
+	// Account reads the account and sets its console password.
+	Account *AccountService
+	// Budget reads and sets the Pay as you Go budget.
+	Budget *BudgetService
+	// Plans lists the plans on offer.
+	Plans *PlansService
+	// Billing reads the plan and subscription, and opens checkouts and the billing portal.
+	Billing *BillingService
+	// Payouts is being paid as an owner.
+	Payouts *PayoutsService
+	// OAuthClients creates, lists and revokes OAuth clients.
+	OAuthClients *OAuthClientsService
+	// Connectors lists the warehouse types this gateway connects to.
+	Connectors *ConnectorsService
+	// Connections manages an owner's warehouse connections.
+	Connections *ConnectionsService
+	// Listings manages an owner's marketplace listings.
+	Listings *ListingsService
+	// Statements reads an owner's earnings.
+	Statements *StatementsService
+	// Marketplace searches listings, shows one, and mints try-tokens for free previews.
+	Marketplace *MarketplaceService
+}
+
+func newResources(c *Client) resources {
+	return resources{
+		Account: &AccountService{c}, Budget: &BudgetService{c}, Plans: &PlansService{c},
+		Billing: &BillingService{c}, Payouts: &PayoutsService{c}, OAuthClients: &OAuthClientsService{c},
+		Connectors: &ConnectorsService{c}, Connections: &ConnectionsService{c},
+		Listings: &ListingsService{c}, Statements: &StatementsService{c}, Marketplace: &MarketplaceService{c},
+	}
+}
+
+// Ptr returns a pointer to v, for the optional fields of a request (AnalyticDefinition.Price…).
+func Ptr[T any](v T) *T { return &v }
+
+// call sends one request and decodes its JSON answer into a new T.
+func call[T any](ctx context.Context, c *Client, req apiRequest) (*T, error) {
+	var out T
+	if err := c.do(ctx, req, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+func falseFlag(name string, value bool) url.Values {
+	if value {
+		return nil
+	}
+	return url.Values{name: {"false"}}
+}
+
+// SignUpResult is a new account and its first key, whose Secret is shown this once.
+type SignUpResult struct {
+	Account Account `json:"account"`
+	Key     APIKey  `json:"key"`
+}
+
+// SignUp signs up an account at the gateway at baseURL (POST /v1/accounts, no credential
+// needed). It is not repeated after a failure that may have created the account. options may
+// set the timeout, retry policy, HTTP client and User-Agent (a credential is ignored).
+func SignUp(ctx context.Context, baseURL, email, name string, options ...Option) (*SignUpResult, error) {
+	c, err := New(baseURL, append(options, WithAPIKey("sign-up"))...)
+	if err != nil {
+		return nil, err
+	}
+	c.apiKey, c.tokens = "", nil
+	return call[SignUpResult](ctx, c, apiRequest{method: http.MethodPost, path: "/v1/accounts",
+		body: map[string]string{"email": email, "name": name}})
+}
+
+// AccountService is your account (Client.Account).
+type AccountService struct{ c *Client }
+
+// Get returns the account the credential belongs to.
+func (s *AccountService) Get(ctx context.Context) (*Account, error) {
+	out, err := call[struct {
+		Account Account `json:"account"`
+	}](ctx, s.c, apiRequest{method: http.MethodGet, path: "/v1/account", idempotent: true})
+	if err != nil {
+		return nil, err
+	}
+	return &out.Account, nil
+}
+
+// SetPassword sets the console's sign-in password (10–200 characters); currentPassword is
+// needed only with a console session when one is set already ("" otherwise).
+func (s *AccountService) SetPassword(ctx context.Context, password, currentPassword string) error {
+	body := map[string]string{"password": password}
+	if currentPassword != "" {
+		body["current_password"] = currentPassword
+	}
+	return s.c.do(ctx, apiRequest{method: http.MethodPut, path: "/v1/account/password", body: body, idempotent: true}, nil)
+}
+
+// BudgetService is the Pay as you Go budget (Client.Budget).
+type BudgetService struct{ c *Client }
+
+// Get returns the budget, what is spent and left this period, and the operator's cap.
+func (s *BudgetService) Get(ctx context.Context) (*Budget, error) {
+	return call[Budget](ctx, s.c, apiRequest{method: http.MethodGet, path: "/v1/account/budget", idempotent: true})
+}
+
+// Set sets the budget in USD (whole cents; at most the operator's cap).
+func (s *BudgetService) Set(ctx context.Context, budgetUSD float64) (*Budget, error) {
+	return call[Budget](ctx, s.c, apiRequest{method: http.MethodPut, path: "/v1/account/budget",
+		body: map[string]float64{"budget_usd": budgetUSD}, idempotent: true})
+}
+
+// PlansService lists the plans on offer (Client.Plans).
+type PlansService struct{ c *Client }
+
+// List returns every plan: credits included, monthly price, what a credit costs.
+func (s *PlansService) List(ctx context.Context) ([]Plan, error) {
+	out, err := call[struct {
+		Plans []Plan `json:"plans"`
+	}](ctx, s.c, apiRequest{method: http.MethodGet, path: "/v1/plans", idempotent: true})
+	if err != nil {
+		return nil, err
+	}
+	return out.Plans, nil
+}
+
+// BillingService is the account's plan, subscription, card and invoices (Client.Billing).
+type BillingService struct{ c *Client }
+
+// Get returns the plan, subscription, card, budget, the plans it may move to, and invoices.
+func (s *BillingService) Get(ctx context.Context) (*Billing, error) {
+	return call[Billing](ctx, s.c, apiRequest{method: http.MethodGet, path: "/v1/billing", idempotent: true})
+}
+
+// Checkout opens a checkout for plan (a paid plan, or "payg": a card on file); open its URL in
+// a browser, then poll Get until the plan changes. returnURL may be "" (the console's page).
+func (s *BillingService) Checkout(ctx context.Context, plan, returnURL string) (*Checkout, error) {
+	if plan == "" {
+		return nil, errors.New("quarry: a checkout needs a plan id (smb, enterprise, payg, …)")
+	}
+	body := map[string]string{"plan": plan}
+	if returnURL != "" {
+		body["return_url"] = returnURL
+	}
+	// Each attempt opens a checkout of its own: only a refused call is repeated.
+	return call[Checkout](ctx, s.c, apiRequest{method: http.MethodPost, path: "/v1/billing/checkout", body: body})
+}
+
+// Portal returns the payment provider's page for the card, the invoices and cancelling.
+func (s *BillingService) Portal(ctx context.Context, returnURL string) (*Portal, error) {
+	body := map[string]string{}
+	if returnURL != "" {
+		body["return_url"] = returnURL
+	}
+	return call[Portal](ctx, s.c, apiRequest{method: http.MethodPost, path: "/v1/billing/portal", body: body})
+}
+
+// PayoutsService is being paid as an owner: 80% of what callers paid, monthly (Client.Payouts).
+type PayoutsService struct{ c *Client }
+
+// Account returns where payouts go: the provider's account state, what it still needs, the minimum.
+func (s *PayoutsService) Account(ctx context.Context) (*PayoutAccount, error) {
+	return call[PayoutAccount](ctx, s.c, apiRequest{method: http.MethodGet, path: "/v1/owner/payouts/account", idempotent: true})
+}
+
+// Onboarding returns the provider's onboarding page (a new URL each call); poll Account after.
+func (s *PayoutsService) Onboarding(ctx context.Context, returnURL string) (*Onboarding, error) {
+	body := map[string]string{}
+	if returnURL != "" {
+		body["return_url"] = returnURL
+	}
+	return call[Onboarding](ctx, s.c, apiRequest{method: http.MethodPost, path: "/v1/owner/payouts/onboarding", body: body})
+}
+
+// List returns the balance held and carried, and each closed period's payout, newest first.
+func (s *PayoutsService) List(ctx context.Context) (*Payouts, error) {
+	return call[Payouts](ctx, s.c, apiRequest{method: http.MethodGet, path: "/v1/owner/payouts", idempotent: true})
+}
+
+// OAuthClientsService manages OAuth clients of your account (Client.OAuthClients).
+type OAuthClientsService struct{ c *Client }
+
+// IssuedOAuthClient is a new OAuth client and its secret (qcs_…), shown this once.
+type IssuedOAuthClient struct {
+	Client       OAuthClient `json:"client"`
+	ClientSecret string      `json:"client_secret"`
+}
+
+// Create makes an OAuth client with scopes (nil: all of yours). Not repeated after a failure
+// that may have created it.
+func (s *OAuthClientsService) Create(ctx context.Context, name string, scopes []string) (*IssuedOAuthClient, error) {
+	body := map[string]any{"name": name}
+	if scopes != nil {
+		body["scopes"] = scopes
+	}
+	return call[IssuedOAuthClient](ctx, s.c, apiRequest{method: http.MethodPost, path: "/v1/oauth/clients", body: body})
+}
+
+// List returns every OAuth client of the account, revoked ones included (never a secret).
+func (s *OAuthClientsService) List(ctx context.Context) ([]OAuthClient, error) {
+	out, err := call[struct {
+		Clients []OAuthClient `json:"clients"`
+	}](ctx, s.c, apiRequest{method: http.MethodGet, path: "/v1/oauth/clients", idempotent: true})
+	if err != nil {
+		return nil, err
+	}
+	return out.Clients, nil
+}
+
+// Revoke revokes a client by its record id (ocl_…): its tokens stop working.
+func (s *OAuthClientsService) Revoke(ctx context.Context, id string) error {
+	return s.c.do(ctx, apiRequest{method: http.MethodDelete, path: "/v1/oauth/clients/" + url.PathEscape(id), idempotent: true}, nil)
+}
+
+// ConnectorsService lists the warehouse types this gateway connects to (Client.Connectors).
+type ConnectorsService struct{ c *Client }
+
+// List returns each connector type with its config schema and secret fields.
+func (s *ConnectorsService) List(ctx context.Context) (*ConnectorTypes, error) {
+	return call[ConnectorTypes](ctx, s.c, apiRequest{method: http.MethodGet, path: "/v1/connectors", idempotent: true})
+}
+
+// ConnectionsService manages your warehouse connections as an owner (Client.Connections).
+type ConnectionsService struct{ c *Client }
+
+// NewConnection is a connection to save: a connector type and its config (secrets included).
+type NewConnection struct {
+	Name   string         `json:"name"`
+	Type   string         `json:"type"`
+	Config map[string]any `json:"config"`
+}
+
+// ConnectionDetail is one connection and its circuit breaker.
+type ConnectionDetail struct {
+	Connection Connection `json:"connection"`
+	Circuit    Circuit    `json:"circuit"`
+}
+
+// ConnectionTest is a test's answer: the warehouse answered in LatencyMS milliseconds.
+type ConnectionTest struct {
+	OK        bool    `json:"ok"`
+	LatencyMS float64 `json:"latency_ms"`
+}
+
+// Create saves a connection; the gateway opens a session with it first when test is true.
+func (s *ConnectionsService) Create(ctx context.Context, connection NewConnection, test bool) (*Connection, error) {
+	out, err := call[struct {
+		Connection Connection `json:"connection"`
+	}](ctx, s.c, apiRequest{method: http.MethodPost, path: "/v1/owner/connections", query: falseFlag("test", test), body: connection})
+	if err != nil {
+		return nil, err
+	}
+	return &out.Connection, nil
+}
+
+// List returns your connections (secrets are never returned).
+func (s *ConnectionsService) List(ctx context.Context) ([]Connection, error) {
+	out, err := call[struct {
+		Connections []Connection `json:"connections"`
+	}](ctx, s.c, apiRequest{method: http.MethodGet, path: "/v1/owner/connections", idempotent: true})
+	if err != nil {
+		return nil, err
+	}
+	return out.Connections, nil
+}
+
+// Get returns one connection and its circuit breaker.
+func (s *ConnectionsService) Get(ctx context.Context, id string) (*ConnectionDetail, error) {
+	return call[ConnectionDetail](ctx, s.c, apiRequest{method: http.MethodGet, path: "/v1/owner/connections/" + url.PathEscape(id), idempotent: true})
+}
+
+// Update changes the given config fields (secrets too; a nil value removes one), tested first
+// when test is true. Calls keep being served.
+func (s *ConnectionsService) Update(ctx context.Context, id string, config map[string]any, test bool) (*Connection, error) {
+	out, err := call[struct {
+		Connection Connection `json:"connection"`
+	}](ctx, s.c, apiRequest{method: http.MethodPatch, path: "/v1/owner/connections/" + url.PathEscape(id),
+		query: falseFlag("test", test), body: map[string]any{"config": config}, idempotent: true})
+	if err != nil {
+		return nil, err
+	}
+	return &out.Connection, nil
+}
+
+// Delete deletes a connection; refused (ErrConflict) while analytics use it unless force, which
+// also takes their listings off the marketplace.
+func (s *ConnectionsService) Delete(ctx context.Context, id string, force bool) (*ConnectionRemoval, error) {
+	var query url.Values
+	if force {
+		query = url.Values{"force": {"true"}}
+	}
+	return call[ConnectionRemoval](ctx, s.c, apiRequest{method: http.MethodDelete, path: "/v1/owner/connections/" + url.PathEscape(id), query: query, idempotent: true})
+}
+
+// Test opens a session to the warehouse and reports the round trip.
+func (s *ConnectionsService) Test(ctx context.Context, id string) (*ConnectionTest, error) {
+	// Its answer is the point: a failure is reported, not waited out.
+	return call[ConnectionTest](ctx, s.c, apiRequest{method: http.MethodPost, path: "/v1/owner/connections/" + url.PathEscape(id) + "/test"})
+}
+
+// DeployResult is what a deploy did: created, updated (a new version) or unchanged.
+type DeployResult struct {
+	Outcome  string   `json:"outcome"`
+	Analytic Analytic `json:"analytic"`
+}
+
+// DryRunResult is what a deploy would do; Columns is empty when the engine cannot describe a statement.
+type DryRunResult struct {
+	Name       string         `json:"name"`
+	Outcome    string         `json:"outcome"`
+	Definition map[string]any `json:"definition"`
+	Columns    []Column       `json:"columns,omitempty"`
+}
+
+// AnalyticVersion is one kept version of an analytic.
+type AnalyticVersion struct {
+	Version    int64          `json:"version"`
+	Definition map[string]any `json:"definition"`
+	CreatedAt  string         `json:"created_at"`
+}
+
+func analyticPath(name string) string { return "/v1/owner/analytics/" + url.PathEscape(name) }
+
+func (a *Analytics) analytic(ctx context.Context, req apiRequest) (*Analytic, error) {
+	out, err := call[struct {
+		Analytic Analytic `json:"analytic"`
+	}](ctx, a.c, req)
+	if err != nil {
+		return nil, err
+	}
+	return &out.Analytic, nil
+}
+
+// List returns your analytics at their current versions (owner scope).
+func (a *Analytics) List(ctx context.Context) ([]Analytic, error) {
+	out, err := call[struct {
+		Analytics []Analytic `json:"analytics"`
+	}](ctx, a.c, apiRequest{method: http.MethodGet, path: "/v1/owner/analytics", idempotent: true})
+	if err != nil {
+		return nil, err
+	}
+	return out.Analytics, nil
+}
+
+// Create creates an analytic (ErrConflict when the name is taken); its SQL is tried against
+// the warehouse first when check is true.
+func (a *Analytics) Create(ctx context.Context, definition AnalyticDefinition, check bool) (*Analytic, error) {
+	return a.analytic(ctx, apiRequest{method: http.MethodPost, path: "/v1/owner/analytics", query: falseFlag("check", check), body: definition})
+}
+
+// Deploy creates the analytic, adds a version when its definition changed, or changes nothing.
+func (a *Analytics) Deploy(ctx context.Context, definition AnalyticDefinition) (*DeployResult, error) {
+	if definition.Name == "" {
+		return nil, errors.New("quarry: an analytic definition needs a name")
+	}
+	return call[DeployResult](ctx, a.c, apiRequest{method: http.MethodPut, path: analyticPath(definition.Name), body: definition, idempotent: true})
+}
+
+// DryRun runs every check of a deploy (the SQL included) and says what it would do; nothing is saved.
+func (a *Analytics) DryRun(ctx context.Context, definition AnalyticDefinition) (*DryRunResult, error) {
+	if definition.Name == "" {
+		return nil, errors.New("quarry: an analytic definition needs a name")
+	}
+	return call[DryRunResult](ctx, a.c, apiRequest{method: http.MethodPost, path: analyticPath(definition.Name) + "/dry-run", body: definition, idempotent: true})
+}
+
+// Update replaces the definition of one of your analytics with a whole new one: always a new
+// version. A repeat would add another: only a refused call is repeated.
+func (a *Analytics) Update(ctx context.Context, name string, definition AnalyticDefinition) (*Analytic, error) {
+	return a.analytic(ctx, apiRequest{method: http.MethodPatch, path: analyticPath(name), body: definition})
+}
+
+// Describe returns one of your analytics at its current version, or at version when above 0.
+func (a *Analytics) Describe(ctx context.Context, name string, version int) (*Analytic, error) {
+	var query url.Values
+	if version > 0 {
+		query = url.Values{"version": {fmt.Sprint(version)}}
+	}
+	return a.analytic(ctx, apiRequest{method: http.MethodGet, path: analyticPath(name), query: query, idempotent: true})
+}
+
+// Versions returns every kept version of one of your analytics.
+func (a *Analytics) Versions(ctx context.Context, name string) ([]AnalyticVersion, error) {
+	out, err := call[struct {
+		Versions []AnalyticVersion `json:"versions"`
+	}](ctx, a.c, apiRequest{method: http.MethodGet, path: analyticPath(name) + "/versions", idempotent: true})
+	if err != nil {
+		return nil, err
+	}
+	return out.Versions, nil
+}
+
+// Delete deletes one of your analytics (its name becomes free).
+func (a *Analytics) Delete(ctx context.Context, name string) error {
+	return a.c.do(ctx, apiRequest{method: http.MethodDelete, path: analyticPath(name), idempotent: true}, nil)
+}
+
+// PurgeCache drops the cached answers of one of your analytics on every gateway instance.
+func (a *Analytics) PurgeCache(ctx context.Context, name string) error {
+	return a.c.do(ctx, apiRequest{method: http.MethodDelete, path: analyticPath(name) + "/cache", idempotent: true}, nil)
+}
+
+// ListingsService manages your marketplace listings as an owner (Client.Listings).
+type ListingsService struct{ c *Client }
+
+// ListingInput is what a listing shows; empty fields keep the current (or default) value.
+type ListingInput struct {
+	Title         string         `json:"title,omitempty"`
+	Description   string         `json:"description,omitempty"`
+	Category      string         `json:"category,omitempty"`
+	Tags          []string       `json:"tags,omitempty"`
+	ExampleParams map[string]any `json:"example_params,omitempty"`
+	// Previews: whether callers may try it for free (nil: the default, true).
+	Previews *bool `json:"previews,omitempty"`
+}
+
+func (s *ListingsService) listing(ctx context.Context, req apiRequest) (*OwnerListing, error) {
+	out, err := call[struct {
+		Listing OwnerListing `json:"listing"`
+	}](ctx, s.c, req)
+	if err != nil {
+		return nil, err
+	}
+	return &out.Listing, nil
+}
+
+// Publish lists one of your public analytics on the marketplace (or updates its listing).
+func (s *ListingsService) Publish(ctx context.Context, name string, listing ListingInput) (*OwnerListing, error) {
+	return s.listing(ctx, apiRequest{method: http.MethodPut, path: analyticPath(name) + "/listing", body: listing, idempotent: true})
+}
+
+// Get returns your listing of one analytic, published or not.
+func (s *ListingsService) Get(ctx context.Context, name string) (*OwnerListing, error) {
+	return s.listing(ctx, apiRequest{method: http.MethodGet, path: analyticPath(name) + "/listing", idempotent: true})
+}
+
+// Unpublish takes the listing off the marketplace (the analytic keeps answering its callers).
+func (s *ListingsService) Unpublish(ctx context.Context, name string) (*OwnerListing, error) {
+	return s.listing(ctx, apiRequest{method: http.MethodDelete, path: analyticPath(name) + "/listing", idempotent: true})
+}
+
+// StatementsService reads your earnings as an owner (Client.Statements).
+type StatementsService struct{ c *Client }
+
+// Get returns the statement of a UTC month YYYY-MM ("" for the current one).
+func (s *StatementsService) Get(ctx context.Context, period string) (*OwnerStatement, error) {
+	var query url.Values
+	if period != "" {
+		query = url.Values{"period": {period}}
+	}
+	return call[OwnerStatement](ctx, s.c, apiRequest{method: http.MethodGet, path: "/v1/owner/statements", query: query, idempotent: true})
+}
+
+// MarketplaceService is the listed analytics anyone may call (Client.Marketplace).
+type MarketplaceService struct{ c *Client }
+
+// SearchOptions narrow a marketplace search; zero values are left out.
+type SearchOptions struct {
+	// Q is text in the title, description, name or a tag.
+	Q string
+	// Category is an exact category, any case.
+	Category string
+	// Sort is "popular" (the default) or "newest".
+	Sort string
+	// Limit is the page size (1–100, default 20); Offset where the page starts.
+	Limit, Offset int
+}
+
+// Search returns the listings matching opts, most popular first.
+func (s *MarketplaceService) Search(ctx context.Context, opts SearchOptions) ([]Listing, error) {
+	query := url.Values{}
+	for name, value := range map[string]string{"q": opts.Q, "category": opts.Category, "sort": opts.Sort} {
+		if value != "" {
+			query.Set(name, value)
+		}
+	}
+	if opts.Limit > 0 {
+		query.Set("limit", fmt.Sprint(opts.Limit))
+	}
+	if opts.Offset > 0 {
+		query.Set("offset", fmt.Sprint(opts.Offset))
+	}
+	out, err := call[struct {
+		Items []Listing `json:"items"`
+	}](ctx, s.c, apiRequest{method: http.MethodGet, path: "/v1/marketplace/listings", query: query, idempotent: true})
+	if err != nil {
+		return nil, err
+	}
+	return out.Items, nil
+}
+
+// Get returns one listing with its params, example request and curl line.
+func (s *MarketplaceService) Get(ctx context.Context, name string) (*ListingDetail, error) {
+	return call[ListingDetail](ctx, s.c, apiRequest{method: http.MethodGet, path: "/v1/marketplace/listings/" + url.PathEscape(name), idempotent: true})
+}
+
+// TryToken mints a try-token for free previews of one listed analytic (or one of your own),
+// valid ttlSeconds (1–300; 0: the default 300). Use it with WithAPIKey for a client whose
+// queries of that analytic are previews.
+func (s *MarketplaceService) TryToken(ctx context.Context, source string, ttlSeconds int) (*TryToken, error) {
+	body := map[string]any{"source": source}
+	if ttlSeconds > 0 {
+		body["ttl_seconds"] = ttlSeconds
+	}
+	// A token more or less costs nothing: a lost answer is asked again.
+	return call[TryToken](ctx, s.c, apiRequest{method: http.MethodPost, path: "/v1/marketplace/try-token", body: body, idempotent: true})
+}

@@ -1,0 +1,1454 @@
+"""The models of the API's answers, one class per OpenAPI schema (generated).
+
+Written by test/support/client-surface/generate-models.ts from the served OpenAPI document;
+run it again when the API changes. Field names stay as on the wire; every class keeps the
+answer as sent in ``raw`` (fields this client does not know yet included).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Dict, List, Mapping, Optional
+
+__all__ = ["Account", "Plan", "Connection", "Circuit", "ConnectionRemoval", "Analytic", "AnalyticDefinition", "CacheSettings", "Limits", "ConnectorTypes", "ConnectorType", "Usage", "UsageTotals", "CallsByOrigin", "BudgetState", "UsageByAnalytic", "UsageByDay", "Budget", "BudgetSettings", "Billing", "BillingPlan", "PaygInvoice", "PaygInvoiceLine", "Checkout", "Portal", "Onboarding", "PayoutAccount", "Payouts", "OwnerPayout", "Payout", "OwnerStatement", "StatementAnalytic", "StatementTotals", "StatementDay", "StatementPayout", "StatementAdjustment", "OwnerListing", "Listing", "ListingOwner", "ListingDetail", "ExampleRequest", "ExampleRequestBody", "TryToken", "OAuthClient"]
+
+
+@dataclass(frozen=True)
+class Account:
+    """What the API answers as Account."""
+
+    __quarry_schema__: ClassVar[str] = "Account"
+
+    id: str
+    email: str
+    name: str
+    plan: str
+    created_at: str
+    raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> "Account":
+        """Builds one from the gateway's decoded JSON."""
+        return cls(
+            id=body.get("id"),
+            email=body.get("email"),
+            name=body.get("name"),
+            plan=body.get("plan"),
+            created_at=body.get("created_at"),
+            raw=dict(body),
+        )
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What the API answers as Plan."""
+
+    __quarry_schema__: ClassVar[str] = "Plan"
+
+    id: str
+    name: str
+    monthly_price_cents: int
+    #: Pay as you Go: the price of a credit, in cents (old name of `credit_price_cents`)
+    per_call_cents: int
+    #: Pay as you Go: the price of a credit, in cents
+    credit_price_cents: int
+    #: What one credit costs on this plan: price ÷ included credits (Free: 0)
+    credit_value_usd: float
+    #: Old name of `included_credits` (calls at 1 credit each)
+    included_calls: Optional[int] = None
+    #: Credits included a month; null: Pay as you Go
+    included_credits: Optional[int] = None
+    raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> "Plan":
+        """Builds one from the gateway's decoded JSON."""
+        return cls(
+            id=body.get("id"),
+            name=body.get("name"),
+            monthly_price_cents=body.get("monthly_price_cents"),
+            per_call_cents=body.get("per_call_cents"),
+            credit_price_cents=body.get("credit_price_cents"),
+            credit_value_usd=body.get("credit_value_usd"),
+            included_calls=body.get("included_calls"),
+            included_credits=body.get("included_credits"),
+            raw=dict(body),
+        )
+
+
+@dataclass(frozen=True)
+class Connection:
+    """What the API answers as Connection."""
+
+    __quarry_schema__: ClassVar[str] = "Connection"
+
+    id: str
+    name: str
+    type: str
+    #: Non-secret settings
+    config: Dict[str, Any]
+    #: Stored encrypted; never returned
+    secret_fields: List[str]
+    created_at: str
+    updated_at: str
+    raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> "Connection":
+        """Builds one from the gateway's decoded JSON."""
+        return cls(
+            id=body.get("id"),
+            name=body.get("name"),
+            type=body.get("type"),
+            config=body.get("config"),
+            secret_fields=None if body.get("secret_fields") is None else list(body.get("secret_fields")),
+            created_at=body.get("created_at"),
+            updated_at=body.get("updated_at"),
+            raw=dict(body),
+        )
+
+
+@dataclass(frozen=True)
+class Circuit:
+    """What the API answers as Circuit."""
+
+    __quarry_schema__: ClassVar[str] = "Circuit"
+
+    #: closed: calls reach the warehouse; open: after repeated warehouse faults (unreachable, lost sessions, time limits) calls fail fast with 503 SOURCE_UNAVAILABLE until the probe; half_open: one call is probing
+    state: str
+    consecutive_failures: int
+    #: Seconds until the probe (open only)
+    retry_after: Optional[float] = None
+    raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> "Circuit":
+        """Builds one from the gateway's decoded JSON."""
+        return cls(
+            state=body.get("state"),
+            consecutive_failures=body.get("consecutive_failures"),
+            retry_after=body.get("retry_after"),
+            raw=dict(body),
+        )
+
+
+@dataclass(frozen=True)
+class ConnectionRemoval:
+    """What the API answers as ConnectionRemoval."""
+
+    __quarry_schema__: ClassVar[str] = "ConnectionRemoval"
+
+    #: The connection's id
+    deleted: str
+    #: Your analytics that were on it: they answer 404 until deployed on another connection
+    analytics: List[str]
+    #: Those of them taken off the marketplace
+    unlisted: List[str]
+    raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> "ConnectionRemoval":
+        """Builds one from the gateway's decoded JSON."""
+        return cls(
+            deleted=body.get("deleted"),
+            analytics=None if body.get("analytics") is None else list(body.get("analytics")),
+            unlisted=None if body.get("unlisted") is None else list(body.get("unlisted")),
+            raw=dict(body),
+        )
+
+
+@dataclass(frozen=True)
+class Analytic:
+    """What the API answers as Analytic."""
+
+    __quarry_schema__: ClassVar[str] = "Analytic"
+
+    id: str
+    name: str
+    version: int
+    current_version: int
+    visibility: str
+    shared_with: List[str]
+    definition: Dict[str, Any]
+    #: Credits a call pays now. A rise waits QUARRY_PRICE_NOTICE_HOURS (default 168) after the deploy that raised it; a decrease applies at once
+    price: int
+    created_at: str
+    updated_at: str
+    #: The price a deploy raised it to, not in force yet; null when none
+    scheduled_price: Optional[int] = None
+    #: When `scheduled_price` takes effect (ISO 8601); null when none
+    price_effective_at: Optional[str] = None
+    raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> "Analytic":
+        """Builds one from the gateway's decoded JSON."""
+        return cls(
+            id=body.get("id"),
+            name=body.get("name"),
+            version=body.get("version"),
+            current_version=body.get("current_version"),
+            visibility=body.get("visibility"),
+            shared_with=None if body.get("shared_with") is None else list(body.get("shared_with")),
+            definition=body.get("definition"),
+            price=body.get("price"),
+            created_at=body.get("created_at"),
+            updated_at=body.get("updated_at"),
+            scheduled_price=body.get("scheduled_price"),
+            price_effective_at=body.get("price_effective_at"),
+            raw=dict(body),
+        )
+
+
+@dataclass(frozen=True)
+class AnalyticDefinition:
+    """What the API answers as AnalyticDefinition."""
+
+    __quarry_schema__: ClassVar[str] = "AnalyticDefinition"
+
+    name: str
+    connection: str
+    sql: str
+    title: Optional[str] = None
+    description: Optional[str] = None
+    category: Optional[str] = None
+    tags: Optional[List[str]] = None
+    params: Optional[Dict[str, Any]] = None
+    insights: Optional[Any] = None
+    cache: Optional["CacheSettings"] = None
+    limits: Optional["Limits"] = None
+    price: Optional[int] = None
+    visibility: Optional[str] = None
+    shared_with: Optional[List[str]] = None
+    example_params: Optional[Dict[str, Any]] = None
+    raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> "AnalyticDefinition":
+        """Builds one from the gateway's decoded JSON."""
+        return cls(
+            name=body.get("name"),
+            connection=body.get("connection"),
+            sql=body.get("sql"),
+            title=body.get("title"),
+            description=body.get("description"),
+            category=body.get("category"),
+            tags=None if body.get("tags") is None else list(body.get("tags")),
+            params=body.get("params"),
+            insights=body.get("insights"),
+            cache=None if body.get("cache") is None else CacheSettings.from_json(body.get("cache")),
+            limits=None if body.get("limits") is None else Limits.from_json(body.get("limits")),
+            price=body.get("price"),
+            visibility=body.get("visibility"),
+            shared_with=None if body.get("shared_with") is None else list(body.get("shared_with")),
+            example_params=body.get("example_params"),
+            raw=dict(body),
+        )
+
+
+@dataclass(frozen=True)
+class CacheSettings:
+    """`cache` of AnalyticDefinition."""
+
+    __quarry_schema__: ClassVar[str] = "AnalyticDefinition.cache"
+
+    ttl: Optional[int] = None
+    stale: Optional[int] = None
+    raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> "CacheSettings":
+        """Builds one from the gateway's decoded JSON."""
+        return cls(
+            ttl=body.get("ttl"),
+            stale=body.get("stale"),
+            raw=dict(body),
+        )
+
+
+@dataclass(frozen=True)
+class Limits:
+    """`limits` of AnalyticDefinition."""
+
+    __quarry_schema__: ClassVar[str] = "AnalyticDefinition.limits"
+
+    timeout_ms: Optional[int] = None
+    max_rows: Optional[int] = None
+    max_bytes_billed: Optional[int] = None
+    raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> "Limits":
+        """Builds one from the gateway's decoded JSON."""
+        return cls(
+            timeout_ms=body.get("timeout_ms"),
+            max_rows=body.get("max_rows"),
+            max_bytes_billed=body.get("max_bytes_billed"),
+            raw=dict(body),
+        )
+
+
+@dataclass(frozen=True)
+class ConnectorTypes:
+    """What the API answers as ConnectorTypes."""
+
+    __quarry_schema__: ClassVar[str] = "ConnectorTypes"
+
+    connectors: List["ConnectorType"]
+    raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> "ConnectorTypes":
+        """Builds one from the gateway's decoded JSON."""
+        return cls(
+            connectors=None if body.get("connectors") is None else [ConnectorType.from_json(item) for item in body.get("connectors")],
+            raw=dict(body),
+        )
+
+
+@dataclass(frozen=True)
+class ConnectorType:
+    """`connectors[]` of ConnectorTypes."""
+
+    __quarry_schema__: ClassVar[str] = "ConnectorTypes.connectors[]"
+
+    type: str
+    display_name: str
+    secret_fields: List[str]
+    config_schema: Optional[Any] = None
+    raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> "ConnectorType":
+        """Builds one from the gateway's decoded JSON."""
+        return cls(
+            type=body.get("type"),
+            display_name=body.get("display_name"),
+            secret_fields=None if body.get("secret_fields") is None else list(body.get("secret_fields")),
+            config_schema=body.get("config_schema"),
+            raw=dict(body),
+        )
+
+
+@dataclass(frozen=True)
+class Usage:
+    """What the API answers as Usage."""
+
+    __quarry_schema__: ClassVar[str] = "Usage"
+
+    period: str
+    plan: "Plan"
+    totals: "UsageTotals"
+    by_analytic: List["UsageByAnalytic"]
+    by_day: List["UsageByDay"]
+    budget: Optional["BudgetState"] = None
+    raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> "Usage":
+        """Builds one from the gateway's decoded JSON."""
+        return cls(
+            period=body.get("period"),
+            plan=None if body.get("plan") is None else Plan.from_json(body.get("plan")),
+            totals=None if body.get("totals") is None else UsageTotals.from_json(body.get("totals")),
+            by_analytic=None if body.get("by_analytic") is None else [UsageByAnalytic.from_json(item) for item in body.get("by_analytic")],
+            by_day=None if body.get("by_day") is None else [UsageByDay.from_json(item) for item in body.get("by_day")],
+            budget=None if body.get("budget") is None else BudgetState.from_json(body.get("budget")),
+            raw=dict(body),
+        )
+
+
+@dataclass(frozen=True)
+class UsageTotals:
+    """`totals` of Usage."""
+
+    __quarry_schema__: ClassVar[str] = "Usage.totals"
+
+    #: Served calls that spent credits (failed calls are never counted)
+    calls: int
+    calls_by_origin: "CallsByOrigin"
+    #: Credits spent by served calls (same as `credits_used`)
+    credits: float
+    credits_used: float
+    #: Free marketplace previews (not in `calls`)
+    marketplace_calls: int
+    #: Subscription price, or Pay as you Go: the credits spent × their price
+    amount_due_usd: float
+    amount_due_micro_usd: int
+    #: `amount_due_usd` in cents, rounded up
+    amount_due_cents: int
+    #: Credits a call can still spend this period (calls in flight counted): what the plan leaves, or what the Pay as you Go budget still buys
+    credits_left: Optional[int] = None
+    #: `credits_left`, kept under its old name (calls of 1 credit)
+    remaining_calls: Optional[int] = None
+    raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> "UsageTotals":
+        """Builds one from the gateway's decoded JSON."""
+        return cls(
+            calls=body.get("calls"),
+            calls_by_origin=None if body.get("calls_by_origin") is None else CallsByOrigin.from_json(body.get("calls_by_origin")),
+            credits=body.get("credits"),
+            credits_used=body.get("credits_used"),
+            marketplace_calls=body.get("marketplace_calls"),
+            amount_due_usd=body.get("amount_due_usd"),
+            amount_due_micro_usd=body.get("amount_due_micro_usd"),
+            amount_due_cents=body.get("amount_due_cents"),
+            credits_left=body.get("credits_left"),
+            remaining_calls=body.get("remaining_calls"),
+            raw=dict(body),
+        )
+
+
+@dataclass(frozen=True)
+class CallsByOrigin:
+    """What the API answers as CallsByOrigin."""
+
+    __quarry_schema__: ClassVar[str] = "CallsByOrigin"
+
+    #: Calls that spent paid credits
+    paid: int
+    #: Calls that spent Free-plan credits (worth 0 USD)
+    free: int
+    #: Marketplace previews (try-tokens): 0 credits
+    marketplace: int
+    #: An owner's calls of its own analytics: free, earn nothing
+    owner: int
+    raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> "CallsByOrigin":
+        """Builds one from the gateway's decoded JSON."""
+        return cls(
+            paid=body.get("paid"),
+            free=body.get("free"),
+            marketplace=body.get("marketplace"),
+            owner=body.get("owner"),
+            raw=dict(body),
+        )
+
+
+@dataclass(frozen=True)
+class BudgetState:
+    """Pay as you Go only"""
+
+    __quarry_schema__: ClassVar[str] = "BudgetState"
+
+    budget_usd: float
+    #: This period, calls in flight included
+    spent_usd: float
+    left_usd: float
+    budget_micro_usd: int
+    spent_micro_usd: int
+    left_micro_usd: int
+    raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> "BudgetState":
+        """Builds one from the gateway's decoded JSON."""
+        return cls(
+            budget_usd=body.get("budget_usd"),
+            spent_usd=body.get("spent_usd"),
+            left_usd=body.get("left_usd"),
+            budget_micro_usd=body.get("budget_micro_usd"),
+            spent_micro_usd=body.get("spent_micro_usd"),
+            left_micro_usd=body.get("left_micro_usd"),
+            raw=dict(body),
+        )
+
+
+@dataclass(frozen=True)
+class UsageByAnalytic:
+    """`by_analytic[]` of Usage."""
+
+    __quarry_schema__: ClassVar[str] = "Usage.by_analytic[]"
+
+    calls: int
+    #: Credits spent
+    credits: float
+    #: What those credits cost the account, in USD
+    value_usd: float
+    name: str
+    raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> "UsageByAnalytic":
+        """Builds one from the gateway's decoded JSON."""
+        return cls(
+            calls=body.get("calls"),
+            credits=body.get("credits"),
+            value_usd=body.get("value_usd"),
+            name=body.get("name"),
+            raw=dict(body),
+        )
+
+
+@dataclass(frozen=True)
+class UsageByDay:
+    """`by_day[]` of Usage."""
+
+    __quarry_schema__: ClassVar[str] = "Usage.by_day[]"
+
+    calls: int
+    #: Credits spent
+    credits: float
+    #: What those credits cost the account, in USD
+    value_usd: float
+    #: YYYY-MM-DD, UTC
+    date: str
+    raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> "UsageByDay":
+        """Builds one from the gateway's decoded JSON."""
+        return cls(
+            calls=body.get("calls"),
+            credits=body.get("credits"),
+            value_usd=body.get("value_usd"),
+            date=body.get("date"),
+            raw=dict(body),
+        )
+
+
+@dataclass(frozen=True)
+class Budget:
+    """What the API answers as Budget."""
+
+    __quarry_schema__: ClassVar[str] = "Budget"
+
+    budget: "BudgetSettings"
+    raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> "Budget":
+        """Builds one from the gateway's decoded JSON."""
+        return cls(
+            budget=None if body.get("budget") is None else BudgetSettings.from_json(body.get("budget")),
+            raw=dict(body),
+        )
+
+
+@dataclass(frozen=True)
+class BudgetSettings:
+    """`budget` of Budget."""
+
+    __quarry_schema__: ClassVar[str] = "Budget.budget"
+
+    budget_usd: float
+    #: This period, calls in flight included
+    spent_usd: float
+    left_usd: float
+    budget_micro_usd: int
+    spent_micro_usd: int
+    left_micro_usd: int
+    #: The current billing period (UTC month)
+    period: str
+    #: false: the gateway’s default budget
+    custom: bool
+    #: The operator’s cap
+    max_budget_usd: float
+    #: Whether the account’s plan is Pay as you Go (others stop at their credits)
+    applies: bool
+    raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> "BudgetSettings":
+        """Builds one from the gateway's decoded JSON."""
+        return cls(
+            budget_usd=body.get("budget_usd"),
+            spent_usd=body.get("spent_usd"),
+            left_usd=body.get("left_usd"),
+            budget_micro_usd=body.get("budget_micro_usd"),
+            spent_micro_usd=body.get("spent_micro_usd"),
+            left_micro_usd=body.get("left_micro_usd"),
+            period=body.get("period"),
+            custom=body.get("custom"),
+            max_budget_usd=body.get("max_budget_usd"),
+            applies=body.get("applies"),
+            raw=dict(body),
+        )
+
+
+@dataclass(frozen=True)
+class Billing:
+    """What the API answers as Billing."""
+
+    __quarry_schema__: ClassVar[str] = "Billing"
+
+    #: Who takes payments: `none` (the operator sets plans), `sandbox` (no money moves), `stripe`
+    provider: str
+    plan: "Plan"
+    #: The subscription's standing: `past_due` keeps the plan until `grace_ends_at`, then the account is on Free
+    status: str
+    cancel_at_period_end: bool
+    card_on_file: bool
+    #: Whether POST /v1/billing/portal has a portal to open
+    portal: bool
+    plans: List["BillingPlan"]
+    #: Pay as you Go invoices, newest first
+    invoices: List["PaygInvoice"]
+    current_period_end: Optional[str] = None
+    #: A downgrade or cancel, applied at `pending_at` (the paid period’s end)
+    pending_plan: Optional[str] = None
+    pending_at: Optional[str] = None
+    grace_ends_at: Optional[str] = None
+    budget: Optional["BudgetState"] = None
+    raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> "Billing":
+        """Builds one from the gateway's decoded JSON."""
+        return cls(
+            provider=body.get("provider"),
+            plan=None if body.get("plan") is None else Plan.from_json(body.get("plan")),
+            status=body.get("status"),
+            cancel_at_period_end=body.get("cancel_at_period_end"),
+            card_on_file=body.get("card_on_file"),
+            portal=body.get("portal"),
+            plans=None if body.get("plans") is None else [BillingPlan.from_json(item) for item in body.get("plans")],
+            invoices=None if body.get("invoices") is None else [PaygInvoice.from_json(item) for item in body.get("invoices")],
+            current_period_end=body.get("current_period_end"),
+            pending_plan=body.get("pending_plan"),
+            pending_at=body.get("pending_at"),
+            grace_ends_at=body.get("grace_ends_at"),
+            budget=None if body.get("budget") is None else BudgetState.from_json(body.get("budget")),
+            raw=dict(body),
+        )
+
+
+@dataclass(frozen=True)
+class BillingPlan:
+    """`plans[]` of Billing."""
+
+    __quarry_schema__: ClassVar[str] = "Billing.plans[]"
+
+    id: str
+    name: str
+    monthly_price_cents: int
+    #: Pay as you Go: the price of a credit, in cents (old name of `credit_price_cents`)
+    per_call_cents: int
+    #: Pay as you Go: the price of a credit, in cents
+    credit_price_cents: int
+    #: What one credit costs on this plan: price ÷ included credits (Free: 0)
+    credit_value_usd: float
+    current: bool
+    #: Old name of `included_credits` (calls at 1 credit each)
+    included_calls: Optional[int] = None
+    #: Credits included a month; null: Pay as you Go
+    included_credits: Optional[int] = None
+    #: What buying it means: `upgrade` (at once), `downgrade` (through the portal, at the period’s end), `add_card` (Pay as you Go), null (nothing to buy here)
+    action: Optional[str] = None
+    raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> "BillingPlan":
+        """Builds one from the gateway's decoded JSON."""
+        return cls(
+            id=body.get("id"),
+            name=body.get("name"),
+            monthly_price_cents=body.get("monthly_price_cents"),
+            per_call_cents=body.get("per_call_cents"),
+            credit_price_cents=body.get("credit_price_cents"),
+            credit_value_usd=body.get("credit_value_usd"),
+            current=body.get("current"),
+            included_calls=body.get("included_calls"),
+            included_credits=body.get("included_credits"),
+            action=body.get("action"),
+            raw=dict(body),
+        )
+
+
+@dataclass(frozen=True)
+class PaygInvoice:
+    """What the API answers as PaygInvoice."""
+
+    __quarry_schema__: ClassVar[str] = "PaygInvoice"
+
+    period: str
+    status: str
+    amount_cents: int
+    amount_usd: float
+    lines: List["PaygInvoiceLine"]
+    invoice_id: Optional[str] = None
+    raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> "PaygInvoice":
+        """Builds one from the gateway's decoded JSON."""
+        return cls(
+            period=body.get("period"),
+            status=body.get("status"),
+            amount_cents=body.get("amount_cents"),
+            amount_usd=body.get("amount_usd"),
+            lines=None if body.get("lines") is None else [PaygInvoiceLine.from_json(item) for item in body.get("lines")],
+            invoice_id=body.get("invoice_id"),
+            raw=dict(body),
+        )
+
+
+@dataclass(frozen=True)
+class PaygInvoiceLine:
+    """`lines[]` of PaygInvoice."""
+
+    __quarry_schema__: ClassVar[str] = "PaygInvoice.lines[]"
+
+    description: str
+    amount_cents: int
+    analytic: Optional[str] = None
+    raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> "PaygInvoiceLine":
+        """Builds one from the gateway's decoded JSON."""
+        return cls(
+            description=body.get("description"),
+            amount_cents=body.get("amount_cents"),
+            analytic=body.get("analytic"),
+            raw=dict(body),
+        )
+
+
+@dataclass(frozen=True)
+class Checkout:
+    """What the API answers as Checkout."""
+
+    __quarry_schema__: ClassVar[str] = "Checkout"
+
+    id: str
+    #: Open it in a browser to pay
+    url: str
+    #: `setup`: a card saved for Pay as you Go
+    mode: str
+    raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> "Checkout":
+        """Builds one from the gateway's decoded JSON."""
+        return cls(
+            id=body.get("id"),
+            url=body.get("url"),
+            mode=body.get("mode"),
+            raw=dict(body),
+        )
+
+
+@dataclass(frozen=True)
+class Portal:
+    """What the API answers as Portal."""
+
+    __quarry_schema__: ClassVar[str] = "Portal"
+
+    url: str
+    raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> "Portal":
+        """Builds one from the gateway's decoded JSON."""
+        return cls(
+            url=body.get("url"),
+            raw=dict(body),
+        )
+
+
+@dataclass(frozen=True)
+class Onboarding:
+    """What the API answers as Onboarding."""
+
+    __quarry_schema__: ClassVar[str] = "Onboarding"
+
+    url: str
+    raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> "Onboarding":
+        """Builds one from the gateway's decoded JSON."""
+        return cls(
+            url=body.get("url"),
+            raw=dict(body),
+        )
+
+
+@dataclass(frozen=True)
+class PayoutAccount:
+    """What the API answers as PayoutAccount."""
+
+    __quarry_schema__: ClassVar[str] = "PayoutAccount"
+
+    provider: str
+    #: `complete`: the provider pays out to you; `pending`: it still needs `requirements`
+    status: str
+    payouts_enabled: bool
+    #: What the provider still needs from you
+    requirements: List[str]
+    #: Smaller payouts are held and carried to the next month
+    minimum_payout_cents: int
+    raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> "PayoutAccount":
+        """Builds one from the gateway's decoded JSON."""
+        return cls(
+            provider=body.get("provider"),
+            status=body.get("status"),
+            payouts_enabled=body.get("payouts_enabled"),
+            requirements=None if body.get("requirements") is None else list(body.get("requirements")),
+            minimum_payout_cents=body.get("minimum_payout_cents"),
+            raw=dict(body),
+        )
+
+
+@dataclass(frozen=True)
+class Payouts:
+    """What the API answers as Payouts."""
+
+    __quarry_schema__: ClassVar[str] = "Payouts"
+
+    #: Held and carried now (negative after refunds larger than earnings: netted against later ones)
+    balance_micro_usd: int
+    balance_usd: float
+    #: Newest first
+    payouts: List["OwnerPayout"]
+    raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> "Payouts":
+        """Builds one from the gateway's decoded JSON."""
+        return cls(
+            balance_micro_usd=body.get("balance_micro_usd"),
+            balance_usd=body.get("balance_usd"),
+            payouts=None if body.get("payouts") is None else [OwnerPayout.from_json(item) for item in body.get("payouts")],
+            raw=dict(body),
+        )
+
+
+@dataclass(frozen=True)
+class OwnerPayout:
+    """What the API answers as OwnerPayout."""
+
+    __quarry_schema__: ClassVar[str] = "OwnerPayout"
+
+    #: Your balance before it: the rest of your previous payout, an amount held, or a negative balance
+    carried_in_micro_usd: int
+    earned_micro_usd: int
+    #: Shares taken back by refunds and disputes of callers’ payments, netted here
+    adjusted_micro_usd: int
+    #: Paid out: whole cents, rounded down
+    payout_cents: int
+    payout_usd: float
+    #: Carried into your next payout
+    carried_out_micro_usd: int
+    #: `held` (see `reason`: carried whole to the next month), `pending` (a transfer under way), `paid`, `failed` (carried, tried again at the next close), `operator` (the gateway takes no payments: its operator pays you)
+    status: str
+    period: str
+    #: `below_minimum`, `not_onboarded`, `negative_balance`, or why a transfer failed
+    reason: Optional[str] = None
+    reason_text: Optional[str] = None
+    #: The payment provider’s reference of the transfer
+    transfer_id: Optional[str] = None
+    paid_at: Optional[str] = None
+    raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> "OwnerPayout":
+        """Builds one from the gateway's decoded JSON."""
+        return cls(
+            carried_in_micro_usd=body.get("carried_in_micro_usd"),
+            earned_micro_usd=body.get("earned_micro_usd"),
+            adjusted_micro_usd=body.get("adjusted_micro_usd"),
+            payout_cents=body.get("payout_cents"),
+            payout_usd=body.get("payout_usd"),
+            carried_out_micro_usd=body.get("carried_out_micro_usd"),
+            status=body.get("status"),
+            period=body.get("period"),
+            reason=body.get("reason"),
+            reason_text=body.get("reason_text"),
+            transfer_id=body.get("transfer_id"),
+            paid_at=body.get("paid_at"),
+            raw=dict(body),
+        )
+
+
+@dataclass(frozen=True)
+class Payout:
+    """What the API answers as Payout."""
+
+    __quarry_schema__: ClassVar[str] = "Payout"
+
+    #: Your balance before it: the rest of your previous payout, an amount held, or a negative balance
+    carried_in_micro_usd: int
+    earned_micro_usd: int
+    #: Shares taken back by refunds and disputes of callers’ payments, netted here
+    adjusted_micro_usd: int
+    #: Paid out: whole cents, rounded down
+    payout_cents: int
+    payout_usd: float
+    #: Carried into your next payout
+    carried_out_micro_usd: int
+    #: `held` (see `reason`: carried whole to the next month), `pending` (a transfer under way), `paid`, `failed` (carried, tried again at the next close), `operator` (the gateway takes no payments: its operator pays you)
+    status: str
+    #: `below_minimum`, `not_onboarded`, `negative_balance`, or why a transfer failed
+    reason: Optional[str] = None
+    reason_text: Optional[str] = None
+    #: The payment provider’s reference of the transfer
+    transfer_id: Optional[str] = None
+    paid_at: Optional[str] = None
+    raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> "Payout":
+        """Builds one from the gateway's decoded JSON."""
+        return cls(
+            carried_in_micro_usd=body.get("carried_in_micro_usd"),
+            earned_micro_usd=body.get("earned_micro_usd"),
+            adjusted_micro_usd=body.get("adjusted_micro_usd"),
+            payout_cents=body.get("payout_cents"),
+            payout_usd=body.get("payout_usd"),
+            carried_out_micro_usd=body.get("carried_out_micro_usd"),
+            status=body.get("status"),
+            reason=body.get("reason"),
+            reason_text=body.get("reason_text"),
+            transfer_id=body.get("transfer_id"),
+            paid_at=body.get("paid_at"),
+            raw=dict(body),
+        )
+
+
+@dataclass(frozen=True)
+class OwnerStatement:
+    """What the API answers as OwnerStatement."""
+
+    __quarry_schema__: ClassVar[str] = "OwnerStatement"
+
+    period: str
+    analytics: List["StatementAnalytic"]
+    totals: "StatementTotals"
+    #: Per day and analytic (days and analytics with calls only), in date then name order
+    by_day: List["StatementDay"]
+    #: Shares taken back by refunds and disputes: netted by this period’s payout once closed; while open, those the next close will net
+    adjustments: List["StatementAdjustment"]
+    #: Set once the period is closed (frozen)
+    closed_at: Optional[str] = None
+    payout: Optional["StatementPayout"] = None
+    raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> "OwnerStatement":
+        """Builds one from the gateway's decoded JSON."""
+        return cls(
+            period=body.get("period"),
+            analytics=None if body.get("analytics") is None else [StatementAnalytic.from_json(item) for item in body.get("analytics")],
+            totals=None if body.get("totals") is None else StatementTotals.from_json(body.get("totals")),
+            by_day=None if body.get("by_day") is None else [StatementDay.from_json(item) for item in body.get("by_day")],
+            adjustments=None if body.get("adjustments") is None else [StatementAdjustment.from_json(item) for item in body.get("adjustments")],
+            closed_at=body.get("closed_at"),
+            payout=None if body.get("payout") is None else StatementPayout.from_json(body.get("payout")),
+            raw=dict(body),
+        )
+
+
+@dataclass(frozen=True)
+class StatementAnalytic:
+    """`analytics[]` of OwnerStatement."""
+
+    __quarry_schema__: ClassVar[str] = "OwnerStatement.analytics[]"
+
+    #: Served calls of every origin
+    calls: int
+    calls_by_origin: "CallsByOrigin"
+    #: Credits the callers spent
+    credits: float
+    #: Your credits: exactly 0.8 of each credit spent
+    owner_share: float
+    #: The rest: the two sum to `credits`
+    platform_share: float
+    millicredits: int
+    owner_share_millicredits: int
+    platform_share_millicredits: int
+    #: What the callers paid for those credits (Free plan: 0)
+    value_usd: float
+    #: 80% of each call’s value, rounded down to the µUSD
+    owner_share_usd: float
+    platform_share_usd: float
+    value_micro_usd: int
+    owner_share_micro_usd: int
+    platform_share_micro_usd: int
+    name: str
+    raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> "StatementAnalytic":
+        """Builds one from the gateway's decoded JSON."""
+        return cls(
+            calls=body.get("calls"),
+            calls_by_origin=None if body.get("calls_by_origin") is None else CallsByOrigin.from_json(body.get("calls_by_origin")),
+            credits=body.get("credits"),
+            owner_share=body.get("owner_share"),
+            platform_share=body.get("platform_share"),
+            millicredits=body.get("millicredits"),
+            owner_share_millicredits=body.get("owner_share_millicredits"),
+            platform_share_millicredits=body.get("platform_share_millicredits"),
+            value_usd=body.get("value_usd"),
+            owner_share_usd=body.get("owner_share_usd"),
+            platform_share_usd=body.get("platform_share_usd"),
+            value_micro_usd=body.get("value_micro_usd"),
+            owner_share_micro_usd=body.get("owner_share_micro_usd"),
+            platform_share_micro_usd=body.get("platform_share_micro_usd"),
+            name=body.get("name"),
+            raw=dict(body),
+        )
+
+
+@dataclass(frozen=True)
+class StatementTotals:
+    """`totals` of OwnerStatement."""
+
+    __quarry_schema__: ClassVar[str] = "OwnerStatement.totals"
+
+    #: Served calls of every origin
+    calls: int
+    calls_by_origin: "CallsByOrigin"
+    #: Credits the callers spent
+    credits: float
+    #: Your credits: exactly 0.8 of each credit spent
+    owner_share: float
+    #: The rest: the two sum to `credits`
+    platform_share: float
+    millicredits: int
+    owner_share_millicredits: int
+    platform_share_millicredits: int
+    #: What the callers paid for those credits (Free plan: 0)
+    value_usd: float
+    #: 80% of each call’s value, rounded down to the µUSD
+    owner_share_usd: float
+    platform_share_usd: float
+    value_micro_usd: int
+    owner_share_micro_usd: int
+    platform_share_micro_usd: int
+    raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> "StatementTotals":
+        """Builds one from the gateway's decoded JSON."""
+        return cls(
+            calls=body.get("calls"),
+            calls_by_origin=None if body.get("calls_by_origin") is None else CallsByOrigin.from_json(body.get("calls_by_origin")),
+            credits=body.get("credits"),
+            owner_share=body.get("owner_share"),
+            platform_share=body.get("platform_share"),
+            millicredits=body.get("millicredits"),
+            owner_share_millicredits=body.get("owner_share_millicredits"),
+            platform_share_millicredits=body.get("platform_share_millicredits"),
+            value_usd=body.get("value_usd"),
+            owner_share_usd=body.get("owner_share_usd"),
+            platform_share_usd=body.get("platform_share_usd"),
+            value_micro_usd=body.get("value_micro_usd"),
+            owner_share_micro_usd=body.get("owner_share_micro_usd"),
+            platform_share_micro_usd=body.get("platform_share_micro_usd"),
+            raw=dict(body),
+        )
+
+
+@dataclass(frozen=True)
+class StatementDay:
+    """`by_day[]` of OwnerStatement."""
+
+    __quarry_schema__: ClassVar[str] = "OwnerStatement.by_day[]"
+
+    #: Served calls of every origin
+    calls: int
+    calls_by_origin: "CallsByOrigin"
+    #: Credits the callers spent
+    credits: float
+    #: Your credits: exactly 0.8 of each credit spent
+    owner_share: float
+    #: The rest: the two sum to `credits`
+    platform_share: float
+    millicredits: int
+    owner_share_millicredits: int
+    platform_share_millicredits: int
+    #: What the callers paid for those credits (Free plan: 0)
+    value_usd: float
+    #: 80% of each call’s value, rounded down to the µUSD
+    owner_share_usd: float
+    platform_share_usd: float
+    value_micro_usd: int
+    owner_share_micro_usd: int
+    platform_share_micro_usd: int
+    #: YYYY-MM-DD, UTC
+    date: str
+    name: str
+    raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> "StatementDay":
+        """Builds one from the gateway's decoded JSON."""
+        return cls(
+            calls=body.get("calls"),
+            calls_by_origin=None if body.get("calls_by_origin") is None else CallsByOrigin.from_json(body.get("calls_by_origin")),
+            credits=body.get("credits"),
+            owner_share=body.get("owner_share"),
+            platform_share=body.get("platform_share"),
+            millicredits=body.get("millicredits"),
+            owner_share_millicredits=body.get("owner_share_millicredits"),
+            platform_share_millicredits=body.get("platform_share_millicredits"),
+            value_usd=body.get("value_usd"),
+            owner_share_usd=body.get("owner_share_usd"),
+            platform_share_usd=body.get("platform_share_usd"),
+            value_micro_usd=body.get("value_micro_usd"),
+            owner_share_micro_usd=body.get("owner_share_micro_usd"),
+            platform_share_micro_usd=body.get("platform_share_micro_usd"),
+            date=body.get("date"),
+            name=body.get("name"),
+            raw=dict(body),
+        )
+
+
+@dataclass(frozen=True)
+class StatementPayout:
+    """`payout` of OwnerStatement."""
+
+    __quarry_schema__: ClassVar[str] = "OwnerStatement.payout"
+
+    #: Your balance before it: the rest of your previous payout, an amount held, or a negative balance
+    carried_in_micro_usd: int
+    earned_micro_usd: int
+    #: Shares taken back by refunds and disputes of callers’ payments, netted here
+    adjusted_micro_usd: int
+    #: Paid out: whole cents, rounded down
+    payout_cents: int
+    payout_usd: float
+    #: Carried into your next payout
+    carried_out_micro_usd: int
+    #: `held` (see `reason`: carried whole to the next month), `pending` (a transfer under way), `paid`, `failed` (carried, tried again at the next close), `operator` (the gateway takes no payments: its operator pays you)
+    status: str
+    #: `below_minimum`, `not_onboarded`, `negative_balance`, or why a transfer failed
+    reason: Optional[str] = None
+    reason_text: Optional[str] = None
+    #: The payment provider’s reference of the transfer
+    transfer_id: Optional[str] = None
+    paid_at: Optional[str] = None
+    raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> "StatementPayout":
+        """Builds one from the gateway's decoded JSON."""
+        return cls(
+            carried_in_micro_usd=body.get("carried_in_micro_usd"),
+            earned_micro_usd=body.get("earned_micro_usd"),
+            adjusted_micro_usd=body.get("adjusted_micro_usd"),
+            payout_cents=body.get("payout_cents"),
+            payout_usd=body.get("payout_usd"),
+            carried_out_micro_usd=body.get("carried_out_micro_usd"),
+            status=body.get("status"),
+            reason=body.get("reason"),
+            reason_text=body.get("reason_text"),
+            transfer_id=body.get("transfer_id"),
+            paid_at=body.get("paid_at"),
+            raw=dict(body),
+        )
+
+
+@dataclass(frozen=True)
+class StatementAdjustment:
+    """What the API answers as StatementAdjustment."""
+
+    __quarry_schema__: ClassVar[str] = "StatementAdjustment"
+
+    analytic: str
+    #: The month of the calls whose payment was reversed
+    usage_period: str
+    reason: str
+    #: Negative: your share taken back
+    owner_micro_usd: int
+    owner_usd: float
+    #: Negative: the platform’s share taken back
+    platform_micro_usd: int
+    raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> "StatementAdjustment":
+        """Builds one from the gateway's decoded JSON."""
+        return cls(
+            analytic=body.get("analytic"),
+            usage_period=body.get("usage_period"),
+            reason=body.get("reason"),
+            owner_micro_usd=body.get("owner_micro_usd"),
+            owner_usd=body.get("owner_usd"),
+            platform_micro_usd=body.get("platform_micro_usd"),
+            raw=dict(body),
+        )
+
+
+@dataclass(frozen=True)
+class OwnerListing:
+    """What the API answers as OwnerListing."""
+
+    __quarry_schema__: ClassVar[str] = "OwnerListing"
+
+    name: str
+    title: str
+    description: str
+    category: str
+    tags: List[str]
+    #: Credits a call pays now
+    price: int
+    example_params: Dict[str, Any]
+    previews: bool
+    published: bool
+    published_at: str
+    updated_at: str
+    #: A price rise not in force yet (QUARRY_PRICE_NOTICE_HOURS), or null
+    scheduled_price: Optional[int] = None
+    #: When `scheduled_price` takes effect (ISO 8601), or null
+    price_effective_at: Optional[str] = None
+    unpublished_at: Optional[str] = None
+    raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> "OwnerListing":
+        """Builds one from the gateway's decoded JSON."""
+        return cls(
+            name=body.get("name"),
+            title=body.get("title"),
+            description=body.get("description"),
+            category=body.get("category"),
+            tags=None if body.get("tags") is None else list(body.get("tags")),
+            price=body.get("price"),
+            example_params=body.get("example_params"),
+            previews=body.get("previews"),
+            published=body.get("published"),
+            published_at=body.get("published_at"),
+            updated_at=body.get("updated_at"),
+            scheduled_price=body.get("scheduled_price"),
+            price_effective_at=body.get("price_effective_at"),
+            unpublished_at=body.get("unpublished_at"),
+            raw=dict(body),
+        )
+
+
+@dataclass(frozen=True)
+class Listing:
+    """What the API answers as Listing."""
+
+    __quarry_schema__: ClassVar[str] = "Listing"
+
+    #: The analytic: the `source` of a query
+    name: str
+    title: str
+    description: str
+    category: str
+    tags: List[str]
+    #: Credits a call pays now (the price in force)
+    price: int
+    #: Paid calls in the last 30 days (on a paying plan, by others than its owner; previews, Free-plan calls and the owner’s own calls are not counted)
+    calls_30d: int
+    #: Distinct accounts that made those paid calls
+    callers_30d: int
+    #: The account that publishes it
+    owner: "ListingOwner"
+    #: Whether it can be tried for free (`POST /v1/marketplace/try-token`)
+    previews: bool
+    published_at: str
+    #: A price rise the owner scheduled, or null: calls pay it from `price_effective_at` (QUARRY_PRICE_NOTICE_HOURS after the deploy that raised it)
+    scheduled_price: Optional[int] = None
+    #: When `scheduled_price` takes effect (ISO 8601), or null
+    price_effective_at: Optional[str] = None
+    raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> "Listing":
+        """Builds one from the gateway's decoded JSON."""
+        return cls(
+            name=body.get("name"),
+            title=body.get("title"),
+            description=body.get("description"),
+            category=body.get("category"),
+            tags=None if body.get("tags") is None else list(body.get("tags")),
+            price=body.get("price"),
+            calls_30d=body.get("calls_30d"),
+            callers_30d=body.get("callers_30d"),
+            owner=None if body.get("owner") is None else ListingOwner.from_json(body.get("owner")),
+            previews=body.get("previews"),
+            published_at=body.get("published_at"),
+            scheduled_price=body.get("scheduled_price"),
+            price_effective_at=body.get("price_effective_at"),
+            raw=dict(body),
+        )
+
+
+@dataclass(frozen=True)
+class ListingOwner:
+    """The account that publishes it"""
+
+    __quarry_schema__: ClassVar[str] = "Listing.owner"
+
+    name: str
+    raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> "ListingOwner":
+        """Builds one from the gateway's decoded JSON."""
+        return cls(
+            name=body.get("name"),
+            raw=dict(body),
+        )
+
+
+@dataclass(frozen=True)
+class ListingDetail:
+    """What the API answers as ListingDetail."""
+
+    __quarry_schema__: ClassVar[str] = "ListingDetail"
+
+    #: The analytic: the `source` of a query
+    name: str
+    title: str
+    description: str
+    category: str
+    tags: List[str]
+    #: Credits a call pays now (the price in force)
+    price: int
+    #: Paid calls in the last 30 days (on a paying plan, by others than its owner; previews, Free-plan calls and the owner’s own calls are not counted)
+    calls_30d: int
+    #: Distinct accounts that made those paid calls
+    callers_30d: int
+    #: The account that publishes it
+    owner: Dict[str, Any]
+    #: Whether it can be tried for free (`POST /v1/marketplace/try-token`)
+    previews: bool
+    published_at: str
+    #: The analytic version that runs now
+    version: int
+    #: The param schema
+    params: Dict[str, Any]
+    example_params: Dict[str, Any]
+    example_request: "ExampleRequest"
+    #: The same request as a shell command (key in $QUARRY_API_KEY)
+    curl: str
+    #: A price rise the owner scheduled, or null: calls pay it from `price_effective_at` (QUARRY_PRICE_NOTICE_HOURS after the deploy that raised it)
+    scheduled_price: Optional[int] = None
+    #: When `scheduled_price` takes effect (ISO 8601), or null
+    price_effective_at: Optional[str] = None
+    #: The output shape the analytic declares (`insights` of its definition), or null
+    insights: Optional[Dict[str, Any]] = None
+    raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> "ListingDetail":
+        """Builds one from the gateway's decoded JSON."""
+        return cls(
+            name=body.get("name"),
+            title=body.get("title"),
+            description=body.get("description"),
+            category=body.get("category"),
+            tags=None if body.get("tags") is None else list(body.get("tags")),
+            price=body.get("price"),
+            calls_30d=body.get("calls_30d"),
+            callers_30d=body.get("callers_30d"),
+            owner=body.get("owner"),
+            previews=body.get("previews"),
+            published_at=body.get("published_at"),
+            version=body.get("version"),
+            params=body.get("params"),
+            example_params=body.get("example_params"),
+            example_request=None if body.get("example_request") is None else ExampleRequest.from_json(body.get("example_request")),
+            curl=body.get("curl"),
+            scheduled_price=body.get("scheduled_price"),
+            price_effective_at=body.get("price_effective_at"),
+            insights=body.get("insights"),
+            raw=dict(body),
+        )
+
+
+@dataclass(frozen=True)
+class ExampleRequest:
+    """`example_request` of ListingDetail."""
+
+    __quarry_schema__: ClassVar[str] = "ListingDetail.example_request"
+
+    method: str
+    url: str
+    body: "ExampleRequestBody"
+    raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> "ExampleRequest":
+        """Builds one from the gateway's decoded JSON."""
+        return cls(
+            method=body.get("method"),
+            url=body.get("url"),
+            body=None if body.get("body") is None else ExampleRequestBody.from_json(body.get("body")),
+            raw=dict(body),
+        )
+
+
+@dataclass(frozen=True)
+class ExampleRequestBody:
+    """`example_request.body` of ListingDetail."""
+
+    __quarry_schema__: ClassVar[str] = "ListingDetail.example_request.body"
+
+    source: str
+    params: Dict[str, Any]
+    raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> "ExampleRequestBody":
+        """Builds one from the gateway's decoded JSON."""
+        return cls(
+            source=body.get("source"),
+            params=body.get("params"),
+            raw=dict(body),
+        )
+
+
+@dataclass(frozen=True)
+class TryToken:
+    """What the API answers as TryToken."""
+
+    __quarry_schema__: ClassVar[str] = "TryToken"
+
+    token: str
+    expires_at: str
+    token_type: str
+    raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> "TryToken":
+        """Builds one from the gateway's decoded JSON."""
+        return cls(
+            token=body.get("token"),
+            expires_at=body.get("expires_at"),
+            token_type=body.get("token_type"),
+            raw=dict(body),
+        )
+
+
+@dataclass(frozen=True)
+class OAuthClient:
+    """What the API answers as OAuthClient."""
+
+    __quarry_schema__: ClassVar[str] = "OAuthClient"
+
+    #: The record id (`ocl_…`), used to revoke it
+    id: str
+    #: What the client authenticates with (`qci_…`)
+    client_id: str
+    name: str
+    scopes: List[str]
+    created_at: str
+    revoked_at: Optional[str] = None
+    raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> "OAuthClient":
+        """Builds one from the gateway's decoded JSON."""
+        return cls(
+            id=body.get("id"),
+            client_id=body.get("client_id"),
+            name=body.get("name"),
+            scopes=None if body.get("scopes") is None else list(body.get("scopes")),
+            created_at=body.get("created_at"),
+            revoked_at=body.get("revoked_at"),
+            raw=dict(body),
+        )

@@ -1,0 +1,358 @@
+"""The rest of the API: the account, budget, plans, billing, payouts, OAuth clients, connectors,
+an owner's connections, analytics, listings and statements, and the marketplace.
+
+Each resource is an attribute of :class:`~quarry_client.QuarryClient` (``client.marketplace``,
+``client.connections`` …); its methods return the models of :mod:`quarry_client.api_models`.
+"""
+from __future__ import annotations
+
+import urllib.parse
+from typing import Any, Dict, List, Mapping, Optional, Sequence
+
+from .api_models import (
+    Account,
+    Analytic,
+    Billing,
+    Budget,
+    Checkout,
+    Circuit,
+    Connection,
+    ConnectionRemoval,
+    ConnectorTypes,
+    Listing,
+    ListingDetail,
+    OAuthClient,
+    Onboarding,
+    OwnerListing,
+    OwnerStatement,
+    PayoutAccount,
+    Payouts,
+    Plan,
+    Portal,
+    TryToken,
+)
+from .transport import ApiRequest, Transport
+
+__all__ = [
+    "AccountResource",
+    "BudgetResource",
+    "PlansResource",
+    "BillingResource",
+    "PayoutsResource",
+    "OAuthClientsResource",
+    "ConnectorsResource",
+    "ConnectionsResource",
+    "ListingsResource",
+    "StatementsResource",
+    "MarketplaceResource",
+    "OwnerAnalytics",
+]
+
+
+def _segment(value: str) -> str:
+    return urllib.parse.quote(value, safe="")
+
+
+def _flag(value: Optional[bool]) -> Optional[str]:
+    """``false`` for False (the gateway's default is true); None leaves the flag out."""
+    return None if value is None or value else "false"
+
+
+class _Resource:
+    def __init__(self, transport: Transport) -> None:
+        self._transport = transport
+
+    def _send(self, method: str, path: str, **kwargs: Any) -> Any:
+        return self._transport.send(ApiRequest(method, path, **kwargs))
+
+
+class AccountResource(_Resource):
+    """Your account (``client.account``)."""
+
+    def get(self) -> Account:
+        """The account the credential belongs to (``GET /v1/account``)."""
+        return Account.from_json(self._send("GET", "/v1/account")["account"])
+
+    def set_password(self, password: str, *, current_password: Optional[str] = None) -> None:
+        """Sets the console's sign-in password (10–200 characters).
+
+        ``current_password`` is needed only with a console session when one is set already.
+        """
+        body: Dict[str, Any] = {"password": password}
+        if current_password is not None:
+            body["current_password"] = current_password
+        self._send("PUT", "/v1/account/password", body=body)
+
+
+class BudgetResource(_Resource):
+    """Pay as you Go: the most the account may spend in a period, in USD (``client.budget``)."""
+
+    def get(self) -> Budget:
+        """The budget, what is spent and left this period, and the operator's cap."""
+        return Budget.from_json(self._send("GET", "/v1/account/budget"))
+
+    def set(self, budget_usd: float) -> Budget:
+        """Sets the budget (whole cents; at most the operator's cap)."""
+        return Budget.from_json(self._send("PUT", "/v1/account/budget", body={"budget_usd": budget_usd}))
+
+
+class PlansResource(_Resource):
+    """The plans on offer (``client.plans``)."""
+
+    def list(self) -> List[Plan]:
+        """Every plan: credits included, monthly price, what a credit costs."""
+        return [Plan.from_json(p) for p in self._send("GET", "/v1/plans")["plans"]]
+
+
+class BillingResource(_Resource):
+    """The account's plan, subscription, card and invoices (``client.billing``)."""
+
+    def get(self) -> Billing:
+        """The plan, subscription, card, budget, the plans it may move to, and invoices."""
+        return Billing.from_json(self._send("GET", "/v1/billing"))
+
+    def checkout(self, plan: str, *, return_url: Optional[str] = None) -> Checkout:
+        """A checkout for ``plan`` (a paid plan, or ``payg``: a card on file); open its ``url``.
+
+        The plan changes once the payment arrives: poll :meth:`get` until ``plan.id`` does.
+        """
+        body: Dict[str, Any] = {"plan": plan}
+        if return_url is not None:
+            body["return_url"] = return_url
+        # Each attempt opens a checkout of its own: only a refused call is repeated.
+        return Checkout.from_json(self._send("POST", "/v1/billing/checkout", body=body, idempotent=False))
+
+    def portal(self, *, return_url: Optional[str] = None) -> Portal:
+        """The payment provider's page for the card, the invoices and cancelling."""
+        body = {} if return_url is None else {"return_url": return_url}
+        return Portal.from_json(self._send("POST", "/v1/billing/portal", body=body, idempotent=False))
+
+
+class PayoutsResource(_Resource):
+    """Being paid as an owner: 80% of what callers paid, monthly (``client.payouts``)."""
+
+    def account(self) -> PayoutAccount:
+        """Where payouts go: the provider's account state, what it still needs, the minimum."""
+        return PayoutAccount.from_json(self._send("GET", "/v1/owner/payouts/account"))
+
+    def onboarding(self, *, return_url: Optional[str] = None) -> Onboarding:
+        """The provider's onboarding page (a new URL each call); poll :meth:`account` after."""
+        body = {} if return_url is None else {"return_url": return_url}
+        return Onboarding.from_json(self._send("POST", "/v1/owner/payouts/onboarding", body=body, idempotent=False))
+
+    def list(self) -> Payouts:
+        """The balance held and carried, and each closed period's payout, newest first."""
+        return Payouts.from_json(self._send("GET", "/v1/owner/payouts"))
+
+
+class OAuthClientsResource(_Resource):
+    """OAuth clients of your account, for services that call the gateway (``client.oauth_clients``)."""
+
+    def create(self, name: str, *, scopes: Optional[Sequence[str]] = None) -> Dict[str, Any]:
+        """A new client: ``{"client": OAuthClient, "client_secret": "qcs_…"}``, the secret shown this once."""
+        body: Dict[str, Any] = {"name": name}
+        if scopes is not None:
+            body["scopes"] = list(scopes)
+        answer = self._send("POST", "/v1/oauth/clients", body=body, idempotent=False)
+        return {"client": OAuthClient.from_json(answer["client"]), "client_secret": answer["client_secret"]}
+
+    def list(self) -> List[OAuthClient]:
+        """Every OAuth client of the account, revoked ones included (never a secret)."""
+        return [OAuthClient.from_json(c) for c in self._send("GET", "/v1/oauth/clients")["clients"]]
+
+    def revoke(self, client_id: str) -> None:
+        """Revokes a client (by its record id, ``ocl_…``): its tokens stop working."""
+        self._send("DELETE", f"/v1/oauth/clients/{_segment(client_id)}")
+
+
+class ConnectorsResource(_Resource):
+    """The warehouse types this gateway connects to (``client.connectors``)."""
+
+    def list(self) -> ConnectorTypes:
+        """Each connector type with its config schema and secret fields."""
+        return ConnectorTypes.from_json(self._send("GET", "/v1/connectors"))
+
+
+class ConnectionsResource(_Resource):
+    """Your warehouse connections as an owner (``client.connections``; owner scope)."""
+
+    def create(self, name: str, type: str, config: Mapping[str, Any], *, test: bool = True) -> Connection:
+        """Saves a connection; the gateway opens a session with it first unless ``test=False``."""
+        body = {"name": name, "type": type, "config": dict(config)}
+        # A repeat could meet its own first attempt's name: only a refused call is repeated.
+        answer = self._send("POST", "/v1/owner/connections", query={"test": _flag(test)}, body=body, idempotent=False)
+        return Connection.from_json(answer["connection"])
+
+    def list(self) -> List[Connection]:
+        """Your connections (secrets are never returned)."""
+        return [Connection.from_json(c) for c in self._send("GET", "/v1/owner/connections")["connections"]]
+
+    def get(self, connection_id: str) -> Dict[str, Any]:
+        """One connection and its circuit breaker: ``{"connection": Connection, "circuit": Circuit}``."""
+        answer = self._send("GET", f"/v1/owner/connections/{_segment(connection_id)}")
+        return {"connection": Connection.from_json(answer["connection"]), "circuit": Circuit.from_json(answer["circuit"])}
+
+    def update(self, connection_id: str, config: Mapping[str, Any], *, test: bool = True) -> Connection:
+        """Changes the given config fields (secrets too; None removes one); tested first unless ``test=False``."""
+        answer = self._send(
+            "PATCH",
+            f"/v1/owner/connections/{_segment(connection_id)}",
+            query={"test": _flag(test)},
+            body={"config": dict(config)},
+        )
+        return Connection.from_json(answer["connection"])
+
+    def delete(self, connection_id: str, *, force: bool = False) -> ConnectionRemoval:
+        """Deletes a connection; refused while analytics use it unless ``force`` (which unlists them)."""
+        answer = self._send(
+            "DELETE", f"/v1/owner/connections/{_segment(connection_id)}", query={"force": "true" if force else None}
+        )
+        return ConnectionRemoval.from_json(answer)
+
+    def test(self, connection_id: str) -> Dict[str, Any]:
+        """Opens a session to the warehouse: ``{"ok": True, "latency_ms": …}``."""
+        # Its answer is the point: a failure is reported, not waited out.
+        return self._send("POST", f"/v1/owner/connections/{_segment(connection_id)}/test", idempotent=False)
+
+
+class ListingsResource(_Resource):
+    """Your listings on the marketplace (``client.listings``; owner scope)."""
+
+    def publish(
+        self,
+        name: str,
+        *,
+        title: Optional[str] = None,
+        description: Optional[str] = None,
+        category: Optional[str] = None,
+        tags: Optional[Sequence[str]] = None,
+        example_params: Optional[Mapping[str, Any]] = None,
+        previews: Optional[bool] = None,
+    ) -> OwnerListing:
+        """Lists one of your public analytics on the marketplace (or updates its listing)."""
+        fields = {
+            "title": title,
+            "description": description,
+            "category": category,
+            "tags": None if tags is None else list(tags),
+            "example_params": None if example_params is None else dict(example_params),
+            "previews": previews,
+        }
+        body = {k: v for k, v in fields.items() if v is not None}
+        answer = self._send("PUT", f"/v1/owner/analytics/{_segment(name)}/listing", body=body)
+        return OwnerListing.from_json(answer["listing"])
+
+    def get(self, name: str) -> OwnerListing:
+        """Your listing of one analytic, published or not."""
+        return OwnerListing.from_json(self._send("GET", f"/v1/owner/analytics/{_segment(name)}/listing")["listing"])
+
+    def unpublish(self, name: str) -> OwnerListing:
+        """Takes the listing off the marketplace (the analytic keeps answering its callers)."""
+        return OwnerListing.from_json(self._send("DELETE", f"/v1/owner/analytics/{_segment(name)}/listing")["listing"])
+
+
+class StatementsResource(_Resource):
+    """Your earnings as an owner (``client.statements``; owner scope)."""
+
+    def get(self, period: Optional[str] = None) -> OwnerStatement:
+        """The statement of a UTC month ``YYYY-MM`` (default: the current one)."""
+        return OwnerStatement.from_json(self._send("GET", "/v1/owner/statements", query={"period": period}))
+
+
+class MarketplaceResource(_Resource):
+    """Listed analytics anyone may call (``client.marketplace``)."""
+
+    def search(
+        self,
+        q: Optional[str] = None,
+        *,
+        category: Optional[str] = None,
+        sort: Optional[str] = None,
+        limit: Optional[int] = None,
+        offset: Optional[int] = None,
+    ) -> List[Listing]:
+        """Listings matching ``q`` (title, description, name, tags) and ``category``.
+
+        Most popular first (``sort="newest"``: newest first), one page of ``limit`` from ``offset``.
+        """
+        query = {"q": q, "category": category, "sort": sort, "limit": limit, "offset": offset}
+        return [Listing.from_json(item) for item in self._send("GET", "/v1/marketplace/listings", query=query)["items"]]
+
+    def get(self, name: str) -> ListingDetail:
+        """One listing with its params, example request and curl line."""
+        return ListingDetail.from_json(self._send("GET", f"/v1/marketplace/listings/{_segment(name)}"))
+
+    def try_token(self, source: str, *, ttl_seconds: Optional[int] = None) -> TryToken:
+        """A try-token for free previews of one listed analytic (or one of your own).
+
+        Valid ``ttl_seconds`` (1–300, default 300): make a client with it as ``api_key`` and query.
+        """
+        body: Dict[str, Any] = {"source": source}
+        if ttl_seconds is not None:
+            body["ttl_seconds"] = ttl_seconds
+        return TryToken.from_json(self._send("POST", "/v1/marketplace/try-token", body=body))
+
+
+class OwnerAnalytics(_Resource):
+    """Your analytics as an owner: the methods of ``client.analytics`` beside ``get`` (owner scope)."""
+
+    def list(self) -> List[Analytic]:
+        """Your analytics at their current versions."""
+        return [Analytic.from_json(a) for a in self._send("GET", "/v1/owner/analytics")["analytics"]]
+
+    def create(self, definition: Mapping[str, Any], *, check: bool = True) -> Analytic:
+        """Creates an analytic (a ConflictError when the name is taken).
+
+        ``definition`` is as an owner writes it (``name``, ``connection``, ``sql``, ``params`` …);
+        the SQL is tried against the warehouse first unless ``check=False``.
+        """
+        answer = self._send(
+            "POST", "/v1/owner/analytics", query={"check": _flag(check)}, body=dict(definition), idempotent=False
+        )
+        return Analytic.from_json(answer["analytic"])
+
+    def deploy(self, definition: Mapping[str, Any], *, check: bool = True) -> Dict[str, Any]:
+        """Creates the analytic, adds a version when its definition changed, or changes nothing.
+
+        Returns ``{"outcome": "created" | "updated" | "unchanged", "analytic": Analytic}``.
+        """
+        name = definition.get("name")
+        if not isinstance(name, str) or not name:
+            raise ValueError("An analytic definition needs a name.")
+        answer = self._send(
+            "PUT", f"/v1/owner/analytics/{_segment(name)}", query={"check": _flag(check)}, body=dict(definition)
+        )
+        return {"outcome": answer["outcome"], "analytic": Analytic.from_json(answer["analytic"])}
+
+    def dry_run(self, definition: Mapping[str, Any]) -> Dict[str, Any]:
+        """Runs every check of a deploy (the SQL included) and says what it would do; nothing is saved.
+
+        Returns ``{"name", "outcome", "definition", "columns"?}`` as the gateway sent it.
+        """
+        name = definition.get("name")
+        if not isinstance(name, str) or not name:
+            raise ValueError("An analytic definition needs a name.")
+        return self._send("POST", f"/v1/owner/analytics/{_segment(name)}/dry-run", body=dict(definition))
+
+    def update(self, name: str, definition: Mapping[str, Any]) -> Analytic:
+        """Replaces the definition of one of your analytics with a whole new one: always a new version."""
+        # A repeat adds a version with the same definition: only a refused call is repeated.
+        answer = self._send("PATCH", f"/v1/owner/analytics/{_segment(name)}", body=dict(definition), idempotent=False)
+        return Analytic.from_json(answer["analytic"])
+
+    def describe(self, name: str, *, version: Optional[int] = None) -> Analytic:
+        """One of your analytics, at its current version or at ``version``."""
+        answer = self._send("GET", f"/v1/owner/analytics/{_segment(name)}", query={"version": version})
+        return Analytic.from_json(answer["analytic"])
+
+    def versions(self, name: str) -> List[Dict[str, Any]]:
+        """Every kept version: ``{"version", "definition", "created_at"}`` each."""
+        return list(self._send("GET", f"/v1/owner/analytics/{_segment(name)}/versions")["versions"])
+
+    def delete(self, name: str) -> None:
+        """Deletes one of your analytics (its name becomes free)."""
+        self._send("DELETE", f"/v1/owner/analytics/{_segment(name)}")
+
+    def purge_cache(self, name: str) -> None:
+        """Drops the cached answers of one of your analytics on every gateway instance."""
+        self._send("DELETE", f"/v1/owner/analytics/{_segment(name)}/cache")

@@ -1,0 +1,315 @@
+# frozen_string_literal: true
+
+require "uri"
+
+module Quarry
+  # The rest of the API, beside Client#query, analytics.get, keys and usage: the account, budget,
+  # plans, billing, payouts, OAuth clients, connectors, an owner's connections, analytics,
+  # listings and statements, and the marketplace. Each is a reader of the Client
+  # (client.marketplace, client.connections …); the answers are Quarry::Models.
+  class Client
+    # The account: read it, set the console password (AccountResource).
+    def account = @account ||= AccountResource.new(@transport)
+    # Pay as you Go: the budget of a period (BudgetResource).
+    def budget = @budget ||= BudgetResource.new(@transport)
+    # The plans on offer (PlansResource).
+    def plans = @plans ||= PlansResource.new(@transport)
+    # The plan, subscription, card and invoices (BillingResource).
+    def billing = @billing ||= BillingResource.new(@transport)
+    # Being paid as an owner (PayoutsResource).
+    def payouts = @payouts ||= PayoutsResource.new(@transport)
+    # OAuth clients of the account (OAuthClientsResource).
+    def oauth_clients = @oauth_clients ||= OAuthClientsResource.new(@transport)
+    # The warehouse types this gateway connects to (ConnectorsResource).
+    def connectors = @connectors ||= ConnectorsResource.new(@transport)
+    # Your warehouse connections as an owner (ConnectionsResource).
+    def connections = @connections ||= ConnectionsResource.new(@transport)
+    # Your marketplace listings as an owner (ListingsResource).
+    def listings = @listings ||= ListingsResource.new(@transport)
+    # Your earnings statements as an owner (StatementsResource).
+    def statements = @statements ||= StatementsResource.new(@transport)
+    # Listed analytics: search, details, try-tokens for free previews (MarketplaceResource).
+    def marketplace = @marketplace ||= MarketplaceResource.new(@transport)
+  end
+
+  # Signs up an account at the gateway at +base_url+ (POST /v1/accounts, no credential needed).
+  # Returns { "account" => Models::Account, "key" => ApiKey }: the key's secret is shown this
+  # once. Not repeated after a failure that may have created the account.
+  # +retry:+ is a RetryPolicy, as for Client.new (+retry_policy:+ its deprecated name).
+  def self.sign_up(base_url, email:, name:, timeout: 120.0, retry: nil, retry_policy: nil,
+                   user_agent: "quarry-client-ruby/#{VERSION}")
+    # `retry` is a keyword of Ruby: read the argument by name.
+    retry_given = binding.local_variable_get(:retry)
+    raise ArgumentError, "give retry: alone (retry_policy: is its deprecated name)" if retry_given && retry_policy
+
+    warn "Quarry.sign_up: retry_policy: is deprecated; use retry:", uplevel: 1 if retry_policy
+    transport = Transport.new(base_url: base_url, api_key: nil, tokens: nil, timeout: timeout,
+                              retry_policy: retry_given || retry_policy || RetryPolicy.new, user_agent: user_agent)
+    answer = transport.send_request("POST", "/v1/accounts", body: { email: email, name: name }, idempotent: false)
+    { "account" => Models::Account.from_json(answer["account"]), "key" => ApiKey.from_json(answer["key"]) }
+  end
+
+  # What every resource shares: the client's transport and path segments.
+  class Resource
+    # Built by the Client; use its reader.
+    def initialize(transport) = @transport = transport
+
+    private
+
+    def segment(value) = URI.encode_www_form_component(value).gsub("+", "%20")
+
+    # "false" when +value+ is false (the gateway's default is true), else nil (left out).
+    def flag(value) = value ? nil : "false"
+  end
+
+  # Your account (Client#account).
+  class AccountResource < Resource
+    # The account the credential belongs to (Models::Account).
+    def get = Models::Account.from_json(@transport.send_request("GET", "/v1/account")["account"])
+
+    # Sets the console's sign-in password (10–200 characters); current_password is needed only
+    # with a console session when one is set already.
+    def set_password(password:, current_password: nil)
+      @transport.send_request("PUT", "/v1/account/password",
+                              body: { password: password, current_password: current_password }.compact)
+      nil
+    end
+  end
+
+  # Pay as you Go: the most the account may spend in a period, in USD (Client#budget).
+  class BudgetResource < Resource
+    # The budget, what is spent and left this period, and the operator's cap (Models::Budget).
+    def get = Models::Budget.from_json(@transport.send_request("GET", "/v1/account/budget"))
+
+    # Sets the budget in USD (whole cents; at most the operator's cap).
+    def set(budget_usd:)
+      Models::Budget.from_json(@transport.send_request("PUT", "/v1/account/budget", body: { budget_usd: budget_usd }))
+    end
+  end
+
+  # The plans on offer (Client#plans).
+  class PlansResource < Resource
+    # Every plan (Array of Models::Plan): credits included, monthly price, what a credit costs.
+    def list = @transport.send_request("GET", "/v1/plans")["plans"].map { |p| Models::Plan.from_json(p) }
+  end
+
+  # The account's plan, subscription, card and invoices (Client#billing).
+  class BillingResource < Resource
+    # The plan, subscription, card, budget, the plans it may move to, and invoices.
+    def get = Models::Billing.from_json(@transport.send_request("GET", "/v1/billing"))
+
+    # A checkout for +plan+ (a paid plan, or "payg": a card on file); open its url in a browser,
+    # then poll #get until the plan changes. Each attempt opens its own: only a refused call is repeated.
+    def checkout(plan, return_url: nil)
+      body = { plan: plan, return_url: return_url }.compact
+      Models::Checkout.from_json(@transport.send_request("POST", "/v1/billing/checkout", body: body, idempotent: false))
+    end
+
+    # The payment provider's page for the card, the invoices and cancelling.
+    def portal(return_url: nil)
+      body = { return_url: return_url }.compact
+      Models::Portal.from_json(@transport.send_request("POST", "/v1/billing/portal", body: body, idempotent: false))
+    end
+  end
+
+  # Being paid as an owner: 80% of what callers paid, monthly (Client#payouts).
+  class PayoutsResource < Resource
+    # Where payouts go: the provider's account state, what it still needs, the minimum payout.
+    def account = Models::PayoutAccount.from_json(@transport.send_request("GET", "/v1/owner/payouts/account"))
+
+    # The provider's onboarding page (a new URL each call); poll #account after.
+    def onboarding(return_url: nil)
+      body = { return_url: return_url }.compact
+      Models::Onboarding.from_json(@transport.send_request("POST", "/v1/owner/payouts/onboarding", body: body,
+                                                                                                 idempotent: false))
+    end
+
+    # The balance held and carried, and each closed period's payout, newest first.
+    def list = Models::Payouts.from_json(@transport.send_request("GET", "/v1/owner/payouts"))
+  end
+
+  # OAuth clients of your account, for services that call the gateway (Client#oauth_clients).
+  class OAuthClientsResource < Resource
+    # A new client: { "client" => Models::OAuthClient, "client_secret" => "qcs_…" }, the secret
+    # shown this once. Default scopes: all of yours. Not repeated after a failure.
+    def create(name:, scopes: nil)
+      answer = @transport.send_request("POST", "/v1/oauth/clients", body: { name: name, scopes: scopes }.compact,
+                                                                    idempotent: false)
+      { "client" => Models::OAuthClient.from_json(answer["client"]), "client_secret" => answer["client_secret"] }
+    end
+
+    # Every OAuth client of the account (Array of Models::OAuthClient), never a secret.
+    def list = @transport.send_request("GET", "/v1/oauth/clients")["clients"].map { |c| Models::OAuthClient.from_json(c) }
+
+    # Revokes a client by its record id (ocl_…): its tokens stop working.
+    def revoke(id)
+      @transport.send_request("DELETE", "/v1/oauth/clients/#{segment(id)}")
+      nil
+    end
+  end
+
+  # The warehouse types this gateway connects to (Client#connectors).
+  class ConnectorsResource < Resource
+    # Each connector type with its config schema and secret fields (Models::ConnectorTypes).
+    def list = Models::ConnectorTypes.from_json(@transport.send_request("GET", "/v1/connectors"))
+  end
+
+  # Your warehouse connections as an owner (Client#connections; owner scope).
+  class ConnectionsResource < Resource
+    # Saves a connection (Models::Connection); the gateway opens a session with it first unless
+    # test: false. A repeat could meet its own first attempt's name: only a refused call is repeated.
+    def create(name:, type:, config:, test: true)
+      answer = @transport.send_request("POST", "/v1/owner/connections", query: { test: flag(test) },
+                                                                        body: { name: name, type: type, config: config }, idempotent: false)
+      Models::Connection.from_json(answer["connection"])
+    end
+
+    # Your connections (Array of Models::Connection; secrets are never returned).
+    def list
+      @transport.send_request("GET", "/v1/owner/connections")["connections"].map { |c| Models::Connection.from_json(c) }
+    end
+
+    # One connection and its circuit breaker: { "connection" => …, "circuit" => Models::Circuit }.
+    def get(id)
+      answer = @transport.send_request("GET", "/v1/owner/connections/#{segment(id)}")
+      { "connection" => Models::Connection.from_json(answer["connection"]), "circuit" => Models::Circuit.from_json(answer["circuit"]) }
+    end
+
+    # Changes the given config fields (secrets too; nil removes one); tested first unless test: false.
+    def update(id, config:, test: true)
+      answer = @transport.send_request("PATCH", "/v1/owner/connections/#{segment(id)}", query: { test: flag(test) },
+                                                                                       body: { config: config })
+      Models::Connection.from_json(answer["connection"])
+    end
+
+    # Deletes a connection; refused (ConflictError) while analytics use it unless force: true,
+    # which also takes their listings off the marketplace.
+    def delete(id, force: false)
+      answer = @transport.send_request("DELETE", "/v1/owner/connections/#{segment(id)}", query: { force: force ? "true" : nil })
+      Models::ConnectionRemoval.from_json(answer)
+    end
+
+    # Opens a session to the warehouse: { "ok" => true, "latency_ms" => … }. Not repeated: a
+    # failure is reported, not waited out.
+    def test(id) = @transport.send_request("POST", "/v1/owner/connections/#{segment(id)}/test", idempotent: false)
+  end
+
+  # Your analytics as an owner: the methods of Client#analytics beside #get (owner scope).
+  module OwnerAnalytics
+    # Your analytics at their current versions (Array of Models::Analytic).
+    def list = @transport.send_request("GET", "/v1/owner/analytics")["analytics"].map { |a| Models::Analytic.from_json(a) }
+
+    # Creates an analytic from its definition (a Hash as an owner writes it: name, connection,
+    # sql, params …); ConflictError when the name is taken. The SQL is tried first unless check: false.
+    def create(definition, check: true)
+      answer = @transport.send_request("POST", "/v1/owner/analytics", query: { check: check ? nil : "false" },
+                                                                      body: definition, idempotent: false)
+      Models::Analytic.from_json(answer["analytic"])
+    end
+
+    # Creates the analytic, adds a version when its definition changed, or changes nothing:
+    # { "outcome" => "created" | "updated" | "unchanged", "analytic" => Models::Analytic }.
+    def deploy(definition, check: true)
+      name = definition[:name] || definition["name"]
+      raise ArgumentError, "an analytic definition needs a name" if name.to_s.empty?
+
+      answer = @transport.send_request("PUT", owner_path(name), query: { check: check ? nil : "false" }, body: definition)
+      { "outcome" => answer["outcome"], "analytic" => Models::Analytic.from_json(answer["analytic"]) }
+    end
+
+    # Runs every check of a deploy (the SQL included) and says what it would do, as a Hash
+    # (name, outcome, definition, columns); nothing is saved.
+    def dry_run(definition)
+      name = definition[:name] || definition["name"]
+      raise ArgumentError, "an analytic definition needs a name" if name.to_s.empty?
+
+      @transport.send_request("POST", "#{owner_path(name)}/dry-run", body: definition)
+    end
+
+    # Replaces the definition of one of your analytics with a whole new one: always a new
+    # version. A repeat would add another: only a refused call is repeated.
+    def update(name, definition)
+      Models::Analytic.from_json(@transport.send_request("PATCH", owner_path(name), body: definition, idempotent: false)["analytic"])
+    end
+
+    # One of your analytics, at its current version or at +version+.
+    def describe(name, version: nil)
+      Models::Analytic.from_json(@transport.send_request("GET", owner_path(name), query: { version: version })["analytic"])
+    end
+
+    # Every kept version (Array of Hashes: version, definition, created_at).
+    def versions(name) = @transport.send_request("GET", "#{owner_path(name)}/versions")["versions"]
+
+    # Deletes one of your analytics (its name becomes free).
+    def delete(name)
+      @transport.send_request("DELETE", owner_path(name))
+      nil
+    end
+
+    # Drops the cached answers of one of your analytics on every gateway instance.
+    def purge_cache(name)
+      @transport.send_request("DELETE", "#{owner_path(name)}/cache")
+      nil
+    end
+
+    private
+
+    def owner_path(name) = "/v1/owner/analytics/#{URI.encode_www_form_component(name).gsub('+', '%20')}"
+  end
+
+  # Client#analytics runs analytics and manages your own.
+  class Analytics
+    include OwnerAnalytics
+  end
+
+  # Your listings on the marketplace as an owner (Client#listings).
+  class ListingsResource < Resource
+    # Lists one of your public analytics (or updates its listing): title, description,
+    # category, tags, example_params, previews (nil: keep). Returns a Models::OwnerListing.
+    def publish(name, title: nil, description: nil, category: nil, tags: nil, example_params: nil, previews: nil)
+      body = { title: title, description: description, category: category, tags: tags,
+               example_params: example_params, previews: previews }.compact
+      Models::OwnerListing.from_json(@transport.send_request("PUT", "#{path(name)}/listing", body: body)["listing"])
+    end
+
+    # Your listing of one analytic, published or not.
+    def get(name) = Models::OwnerListing.from_json(@transport.send_request("GET", "#{path(name)}/listing")["listing"])
+
+    # Takes the listing off the marketplace (the analytic keeps answering its callers).
+    def unpublish(name)
+      Models::OwnerListing.from_json(@transport.send_request("DELETE", "#{path(name)}/listing")["listing"])
+    end
+
+    private
+
+    def path(name) = "/v1/owner/analytics/#{segment(name)}"
+  end
+
+  # Your earnings as an owner (Client#statements).
+  class StatementsResource < Resource
+    # The statement of a UTC month "YYYY-MM" (default: the current one), a Models::OwnerStatement.
+    def get(period: nil)
+      Models::OwnerStatement.from_json(@transport.send_request("GET", "/v1/owner/statements", query: { period: period }))
+    end
+  end
+
+  # Listed analytics anyone may call (Client#marketplace).
+  class MarketplaceResource < Resource
+    # Listings (Array of Models::Listing) matching +q+ (title, description, name, tags) and
+    # category, most popular first (sort: "newest": newest first), a page of limit from offset.
+    def search(q = nil, category: nil, sort: nil, limit: nil, offset: nil)
+      query = { q: q, category: category, sort: sort, limit: limit, offset: offset }
+      @transport.send_request("GET", "/v1/marketplace/listings", query: query)["items"].map { |l| Models::Listing.from_json(l) }
+    end
+
+    # One listing with its params, example request and curl line (Models::ListingDetail).
+    def get(name) = Models::ListingDetail.from_json(@transport.send_request("GET", "/v1/marketplace/listings/#{segment(name)}"))
+
+    # A try-token (Models::TryToken) for free previews of one listed analytic (or one of yours),
+    # valid ttl_seconds (1–300, default 300): make a Client with it as api_key and query.
+    def try_token(source, ttl_seconds: nil)
+      body = { source: source, ttl_seconds: ttl_seconds }.compact
+      Models::TryToken.from_json(@transport.send_request("POST", "/v1/marketplace/try-token", body: body))
+    end
+  end
+end
