@@ -816,6 +816,9 @@ describe('agent tools', () => {
     const bad = await quarry(['tools', 'limit', '0'], env);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('whole number of credits');
+  });
+});
+
 describe('quarry account password on a terminal', () => {
   it('asks twice in raw mode, echoes nothing, and sends the password', async () => {
     const sent: unknown[] = [];
