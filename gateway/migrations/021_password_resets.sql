@@ -1,4 +1,5 @@
--- Password resets by a one-time link (docs/console.md, "Account"). Only the SHA-256 digest of a
+-- Additive only from here on, like every migration (docs/deploy.md, "Upgrades and rollbacks").
+-- Password resets by a one-time link (docs/console.md). Only the SHA-256 digest of a
 -- link's token is kept: a leaked database holds no usable link. A link works once, until
 -- expires_at; taking it marks used_at in the same statement that checks it, so two clicks cannot
 -- both set a password.

@@ -20,6 +20,12 @@ const BEFORE_THE_RULE = new Set([
   '015_popularity',
 ]);
 
+/**
+ * Migrations that break the rule on purpose and need a stopped fleet to upgrade across: each is
+ * named, with what to do, in docs/deploy.md's "Upgrades and rollbacks" (checked below).
+ */
+const NEEDS_A_STOPPED_FLEET = new Set(['017_ledger_partitions']);
+
 const FORBIDDEN: readonly (readonly [RegExp, string])[] = [
   [
     /\bDROP\s+(TABLE|COLUMN|FUNCTION|PROCEDURE|VIEW|TYPE|SCHEMA|SEQUENCE)\b/i,
@@ -67,8 +73,14 @@ describe('migrations only add', () => {
       const problems = nonAdditive(migration.sql);
       if (problems.length > 0) offenders[migration.name] = problems;
     }
-    const breaking = Object.keys(offenders).filter((name) => !BEFORE_THE_RULE.has(name));
+    const breaking = Object.keys(offenders).filter(
+      (name) => !BEFORE_THE_RULE.has(name) && !NEEDS_A_STOPPED_FLEET.has(name),
+    );
     expect(breaking, JSON.stringify(offenders, null, 2)).toEqual([]);
+    // Each exception is told to operators where they read how to upgrade.
+    const guide = await readFile(join(MIGRATIONS_DIR, '../../docs/deploy.md'), 'utf8');
+    const upgrades = guide.slice(guide.indexOf('## Upgrades and rollbacks'));
+    for (const name of NEEDS_A_STOPPED_FLEET) expect(upgrades, name).toContain(`\`${name}\``);
     // An exception that no longer offends (or was deleted) is dropped from the list.
     expect([...BEFORE_THE_RULE].filter((name) => offenders[name] === undefined)).toEqual([]);
   });
