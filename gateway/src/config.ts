@@ -60,6 +60,7 @@ const EnvSchema = z.object({
   QUARRY_DEMO_KEY: z.string().optional(),
   QUARRY_CONNECTORS: z.string().optional(),
   QUARRY_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  QUARRY_LOG_FORMAT: z.enum(['auto', 'json', 'pretty']).default('auto'),
   QUARRY_ACCESS_LOG: z.enum(['info', 'debug', 'off']).default('info'),
   QUARRY_BUILD_COMMIT: z.string().min(1).max(64).optional(),
   OTEL_SDK_DISABLED: bool.optional(),
@@ -240,6 +241,8 @@ export interface GatewayConfig {
   /** Module specifiers of connector plugins to load. */
   readonly connectors: readonly string[];
   readonly logLevel: string;
+  /** QUARRY_LOG_FORMAT: `auto` (pretty on a terminal, else JSON), `json` or `pretty`. */
+  readonly logFormat: 'auto' | 'json' | 'pretty';
   /**
    * QUARRY_ACCESS_LOG: one line per request at `info` (default; health probes and scrapes left
    * out), `debug` (those too) or `off`, whatever QUARRY_LOG_LEVEL says.
@@ -562,6 +565,7 @@ export function loadConfig(
     demoKey: e.QUARRY_DEMO_KEY,
     connectors: [...new Set([...BUILTIN_CONNECTORS, ...extra])],
     logLevel: e.QUARRY_LOG_LEVEL,
+    logFormat: e.QUARRY_LOG_FORMAT,
     accessLog: e.QUARRY_ACCESS_LOG,
     buildCommit: e.QUARRY_BUILD_COMMIT,
     tracing: tracingOf(e),

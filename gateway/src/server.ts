@@ -6,6 +6,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createGatewayListener } from './adapters/node-listener.js';
+import { demoBanner } from './bootstrap/banner.js';
 import { type DataDirLock, DataDirLockedError, lockDataDir } from './bootstrap/data-dir-lock.js';
 import { SecretKeyCheckError } from './bootstrap/secret-key-check.js';
 import { ConfigError, loadConfig, redactedConfig } from './config.js';
@@ -39,8 +40,20 @@ async function main(): Promise<void> {
     }
     process.once('exit', () => lock?.release());
   }
-  const logger = createLogger({ level: config.logLevel });
-  logger.info({ config: redactedConfig(config) }, 'starting');
+  const logger = createLogger({
+    level: config.logLevel,
+    pretty: config.logFormat === 'pretty' || (config.logFormat === 'auto' && process.stdout.isTTY === true),
+  });
+  // One short line at info; the whole configuration (secrets redacted) at debug.
+  logger.info(
+    {
+      store: config.databaseUrl === undefined ? `embedded (${config.dataDir})` : 'postgres',
+      payments: config.payments.kind,
+      redis: config.redisUrl !== undefined,
+    },
+    'starting',
+  );
+  logger.debug({ config: redactedConfig(config) }, 'configuration');
   const threadpool = threadpoolWarning(process.env, config.passwordHash.concurrency);
   if (threadpool !== undefined) logger.warn(threadpool);
   let gateway: Gateway;
@@ -83,16 +96,7 @@ async function main(): Promise<void> {
   logger.info({ url: base }, 'listening');
   if (gateway.demo) {
     const { key, keyFile } = gateway.demo;
-    process.stdout.write(
-      [
-        '',
-        `Quarry is running at ${base}  (API docs: ${base}/docs)`,
-        `Demo key (also in ${keyFile}): ${key}`,
-        'Try:',
-        `  curl -s -X POST ${base}/v1/query -H "Authorization: Bearer ${key}" -H 'Content-Type: application/json' -d '{"source":"sales-by-region","params":{"year":2024}}'`,
-        '',
-      ].join('\n'),
-    );
+    process.stdout.write(demoBanner(base, key, keyFile));
   }
 
   let stopping = false;
