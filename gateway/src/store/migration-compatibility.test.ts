@@ -78,7 +78,7 @@ describe('migrations only add', () => {
     );
     expect(breaking, JSON.stringify(offenders, null, 2)).toEqual([]);
     // Each exception is told to operators where they read how to upgrade.
-    const guide = await readFile(join(MIGRATIONS_DIR, '../../docs/deploy.md'), 'utf8');
+    const guide = await readFile(new URL('../../../docs/deploy.md', import.meta.url), 'utf8');
     const upgrades = guide.slice(guide.indexOf('## Upgrades and rollbacks'));
     for (const name of NEEDS_A_STOPPED_FLEET) expect(upgrades, name).toContain(`\`${name}\``);
     // An exception that no longer offends (or was deleted) is dropped from the list.
