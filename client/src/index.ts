@@ -72,6 +72,7 @@ export type {
   ListingInput,
   ListingSearch,
   McpSettings,
+  McpSettingsResponse,
   NewApiKey,
   NewConnection,
   OAuthClient,

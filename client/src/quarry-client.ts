@@ -28,6 +28,7 @@ import type {
   ListingDetail,
   ListingInput,
   McpSettings,
+  McpSettingsResponse,
   NewApiKey,
   NewConnection,
   OAuthClient,
@@ -836,7 +837,7 @@ export function createQuarryClient(
     },
     mcp: {
       async get(o = {}) {
-        const body = await transport.send<{ mcp: McpSettings }>({
+        const body = await transport.send<McpSettingsResponse>({
           method: 'GET',
           path: '/v1/account/mcp',
           idempotent: true,
@@ -845,7 +846,7 @@ export function createQuarryClient(
         return body.mcp;
       },
       async set(settings, o = {}) {
-        const body = await transport.send<{ mcp: McpSettings }>({
+        const body = await transport.send<McpSettingsResponse>({
           method: 'PUT',
           path: '/v1/account/mcp',
           body: { max_credits: settings.maxCredits },

@@ -318,6 +318,11 @@ export interface McpSettings {
   readonly max_credits: number | null;
 }
 
+/** `GET`/`PUT /v1/account/mcp`'s answer: `mcp.get()` and `mcp.set()` return its `mcp`. */
+export interface McpSettingsResponse {
+  readonly mcp: McpSettings;
+}
+
 /** Where your payouts go: the payment provider's account and what it still needs. */
 export interface PayoutAccount {
   /** `none`: the operator of this gateway pays by hand. */

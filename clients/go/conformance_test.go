@@ -176,6 +176,20 @@ func (r *caseRunner) perform(client *quarry.Client, s step, input map[string]any
 		return client.Budget.Get(ctx)
 	case "budget.set":
 		return client.Budget.Set(ctx, input["budget_usd"].(float64))
+	case "tools.list":
+		return client.Tools.List(ctx)
+	case "tools.add":
+		return client.Tools.Add(ctx, input["name"].(string))
+	case "tools.remove":
+		return nil, client.Tools.Remove(ctx, input["name"].(string))
+	case "mcp.get":
+		return client.MCP.Get(ctx)
+	case "mcp.set":
+		var maxCredits *int64
+		if n, ok := input["max_credits"].(float64); ok {
+			maxCredits = quarry.Ptr(int64(n))
+		}
+		return client.MCP.Set(ctx, maxCredits)
 	case "account.get":
 		return client.Account.Get(ctx)
 	case "account.setPassword":

@@ -224,6 +224,34 @@ type BudgetSettings struct {
 	Applies bool `json:"applies"`
 }
 
+// AgentTool is the AgentTool schema: What the API answers as AgentTool.
+type AgentTool struct {
+	// Name: The analytic, and the MCP tool’s name
+	Name string `json:"name"`
+	// Title: Its listing’s (or definition’s) title: owner text
+	Title   string `json:"title"`
+	OwnerID string `json:"owner_id"`
+	// Owned: true: the account’s own analytic (always a tool)
+	Owned bool `json:"owned"`
+	// Listed: Whether it is published on the marketplace
+	Listed bool `json:"listed"`
+	// Price: Credits a call pays now
+	Price            int64   `json:"price"`
+	ScheduledPrice   *int64  `json:"scheduled_price"`
+	PriceEffectiveAt *string `json:"price_effective_at"`
+}
+
+// McpSettings is the McpSettings schema: What the API answers as McpSettings.
+type McpSettings struct {
+	Mcp McpDefaults `json:"mcp"`
+}
+
+// McpDefaults is the McpSettings.mcp schema: `mcp` of McpSettings.
+type McpDefaults struct {
+	// MaxCredits: The price limit of an MCP tool call without a `max_credits` argument; null: none
+	MaxCredits *int64 `json:"max_credits"`
+}
+
 // Billing is the Billing schema: What the API answers as Billing.
 type Billing struct {
 	// Provider: Who takes payments: `none` (the operator sets plans), `sandbox` (no money moves), `stripe`
@@ -380,6 +408,8 @@ type OwnerStatement struct {
 	Payout *StatementPayout `json:"payout"`
 	// Adjustments: Shares taken back by refunds and disputes: netted by this period’s payout once closed; while open, those the next close will net
 	Adjustments []StatementAdjustment `json:"adjustments"`
+	// FailedCalls: Calls of other accounts that failed after running in your warehouse (timeouts, results too large, warehouse errors), per caller and analytic, most warehouse time first. Free for the caller and earning nothing; a caller past QUARRY_FAILED_WAREHOUSE_SECONDS is throttled.
+	FailedCalls []StatementFailedCalls `json:"failed_calls"`
 }
 
 // StatementAnalytic is the OwnerStatement.analytics[] schema: `analytics[]` of OwnerStatement.
@@ -491,6 +521,19 @@ type StatementAdjustment struct {
 	OwnerUSD      float64 `json:"owner_usd"`
 	// PlatformMicroUSD: Negative: the platform’s share taken back
 	PlatformMicroUSD int64 `json:"platform_micro_usd"`
+}
+
+// StatementFailedCalls is the StatementFailedCalls schema: What the API answers as StatementFailedCalls.
+type StatementFailedCalls struct {
+	// CallerAccountID: The calling account
+	CallerAccountID string `json:"caller_account_id"`
+	Analytic        string `json:"analytic"`
+	// Calls: Its failed calls of this analytic in the period
+	Calls int64 `json:"calls"`
+	// CallsByCode: By the error the caller got: QUERY_TIMEOUT, RESULT_TOO_LARGE, UPSTREAM_ERROR
+	CallsByCode map[string]any `json:"calls_by_code"`
+	// WarehouseSeconds: Time those calls kept your warehouse busy
+	WarehouseSeconds float64 `json:"warehouse_seconds"`
 }
 
 // OwnerListing is the OwnerListing schema: What the API answers as OwnerListing.

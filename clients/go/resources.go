@@ -15,6 +15,10 @@ type resources struct {
 	Account *AccountService
 	// Budget reads and sets the Pay as you Go budget.
 	Budget *BudgetService
+	// Tools lists, adds and removes the account's agent tools (what its agents may call on /mcp).
+	Tools *ToolsService
+	// MCP reads and sets the account's MCP settings.
+	MCP *MCPService
 	// Plans lists the plans on offer.
 	Plans *PlansService
 	// Billing reads the plan and subscription, and opens checkouts and the billing portal.
@@ -38,6 +42,7 @@ type resources struct {
 func newResources(c *Client) resources {
 	return resources{
 		Account: &AccountService{c}, Budget: &BudgetService{c}, Plans: &PlansService{c},
+		Tools: &ToolsService{c}, MCP: &MCPService{c},
 		Billing: &BillingService{c}, Payouts: &PayoutsService{c}, OAuthClients: &OAuthClientsService{c},
 		Connectors: &ConnectorsService{c}, Connections: &ConnectionsService{c},
 		Listings: &ListingsService{c}, Statements: &StatementsService{c}, Marketplace: &MarketplaceService{c},
@@ -118,6 +123,63 @@ func (s *BudgetService) Get(ctx context.Context) (*Budget, error) {
 func (s *BudgetService) Set(ctx context.Context, budgetUSD float64) (*Budget, error) {
 	return call[Budget](ctx, s.c, apiRequest{method: http.MethodPut, path: "/v1/account/budget",
 		body: map[string]float64{"budget_usd": budgetUSD}, idempotent: true})
+}
+
+// ToolsService is the account's agent tools (Client.Tools; needs the account scope): the
+// analytics its agents see and may call on /mcp, its own and those added here (docs/mcp.md).
+type ToolsService struct{ c *Client }
+
+// List returns every tool of the account: its own live analytics and those it added that it
+// may still call.
+func (s *ToolsService) List(ctx context.Context) ([]AgentTool, error) {
+	out, err := call[struct {
+		Items []AgentTool `json:"items"`
+	}](ctx, s.c, apiRequest{method: http.MethodGet, path: "/v1/account/tools", idempotent: true})
+	if err != nil {
+		return nil, err
+	}
+	return out.Items, nil
+}
+
+// Add adds an analytic the account may call (public or shared with it); adding twice is adding
+// once. A *NotFoundError (SOURCE_NOT_FOUND) for one it may not call.
+func (s *ToolsService) Add(ctx context.Context, name string) (*AgentTool, error) {
+	out, err := call[struct {
+		Tool AgentTool `json:"tool"`
+	}](ctx, s.c, apiRequest{method: http.MethodPost, path: "/v1/account/tools",
+		body: map[string]string{"source": name}, idempotent: true})
+	if err != nil {
+		return nil, err
+	}
+	return &out.Tool, nil
+}
+
+// Remove removes a tool the account added (NOT_FOUND when it was not added; the account's own
+// analytics stay tools while they exist).
+func (s *ToolsService) Remove(ctx context.Context, name string) error {
+	return s.c.do(ctx, apiRequest{method: http.MethodDelete, path: "/v1/account/tools/" + url.PathEscape(name), idempotent: true}, nil)
+}
+
+// MCPService is the account's MCP settings (Client.MCP; needs the account scope).
+type MCPService struct{ c *Client }
+
+// Get returns the price limit of an MCP tool call without its own max_credits (nil: none).
+func (s *MCPService) Get(ctx context.Context) (*McpDefaults, error) {
+	return s.settings(ctx, apiRequest{method: http.MethodGet, path: "/v1/account/mcp", idempotent: true})
+}
+
+// Set sets that limit in credits (at least 1); nil removes it. REST calls are not affected.
+func (s *MCPService) Set(ctx context.Context, maxCredits *int64) (*McpDefaults, error) {
+	return s.settings(ctx, apiRequest{method: http.MethodPut, path: "/v1/account/mcp",
+		body: map[string]*int64{"max_credits": maxCredits}, idempotent: true})
+}
+
+func (s *MCPService) settings(ctx context.Context, req apiRequest) (*McpDefaults, error) {
+	out, err := call[McpSettings](ctx, s.c, req)
+	if err != nil {
+		return nil, err
+	}
+	return &out.Mcp, nil
 }
 
 // PlansService lists the plans on offer (Client.Plans).

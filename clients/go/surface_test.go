@@ -20,8 +20,12 @@ var handWrittenModels = map[string]any{
 	"Error.error.details[]":   ErrorDetail{},
 }
 
-// tsName spells a Go name as the TypeScript client does: TryToken → tryToken, OAuthClients → oauthClients.
+// tsName spells a Go name as the TypeScript client does: TryToken → tryToken, OAuthClients →
+// oauthClients, MCP (an initialism) → mcp.
 func tsName(name string) string {
+	if strings.ToUpper(name) == name {
+		return strings.ToLower(name)
+	}
 	if strings.HasPrefix(name, "OAuth") {
 		return "oauth" + name[len("OAuth"):]
 	}

@@ -22,6 +22,10 @@ final class Client implements ClientInterface
     public readonly Resource\Account $account;
     /** Pay as you Go: the budget of a period. */
     public readonly Resource\Budget $budget;
+    /** The account's agent tools: what its agents may call on /mcp. */
+    public readonly Resource\Tools $tools;
+    /** The account's MCP settings: the default price limit of a tool call. */
+    public readonly Resource\Mcp $mcp;
     /** The plans on offer. */
     public readonly Resource\Plans $plans;
     /** The plan, subscription, card and invoices. */
@@ -83,6 +87,8 @@ final class Client implements ClientInterface
         $this->usage = new Usage($transport);
         $this->account = new Resource\Account($transport);
         $this->budget = new Resource\Budget($transport);
+        $this->tools = new Resource\Tools($transport);
+        $this->mcp = new Resource\Mcp($transport);
         $this->plans = new Resource\Plans($transport);
         $this->billing = new Resource\Billing($transport);
         $this->payouts = new Resource\Payouts($transport);

@@ -140,6 +140,16 @@ class CaseRunner:
             return client.budget.get()
         if op == "budget.set":
             return client.budget.set(args["budget_usd"])
+        if op == "tools.list":
+            return client.tools.list()
+        if op == "tools.add":
+            return client.tools.add(args["name"])
+        if op == "tools.remove":
+            return client.tools.remove(args["name"])
+        if op == "mcp.get":
+            return client.mcp.get()
+        if op == "mcp.set":
+            return client.mcp.set(args["max_credits"])
         if op == "account.get":
             return client.account.get()
         if op == "account.setPassword":

@@ -120,6 +120,11 @@ module ConformanceRunner
       when "statements.get" then client.statements.get(period: args["period"])
       when "budget.get" then client.budget.get
       when "budget.set" then client.budget.set(budget_usd: args["budget_usd"])
+      when "tools.list" then client.tools.list
+      when "tools.add" then client.tools.add(args["name"])
+      when "tools.remove" then client.tools.remove(args["name"])
+      when "mcp.get" then client.mcp.get
+      when "mcp.set" then client.mcp.set(max_credits: args["max_credits"])
       when "account.get" then client.account.get
       when "account.setPassword" then client.account.set_password(password: args["password"])
       when "plans.list" then client.plans.list

@@ -49,6 +49,7 @@ const NAMES: Record<string, string> = {
   'OwnerStatement.totals': 'StatementTotals',
   'OwnerStatement.payout': 'StatementPayout',
   'Budget.budget': 'BudgetSettings',
+  'McpSettings.mcp': 'McpDefaults',
   'Listing.owner': 'ListingOwner',
   'ListingDetail.example_request': 'ExampleRequest',
   'ListingDetail.example_request.body': 'ExampleRequestBody',

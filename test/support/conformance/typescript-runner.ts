@@ -75,6 +75,16 @@ async function perform(client: quarry.QuarryClient, step: Step, baseUrl: string)
       return client.budget.get();
     case 'budget.set':
       return client.budget.set(input.budget_usd);
+    case 'tools.list':
+      return client.tools.list();
+    case 'tools.add':
+      return client.tools.add(input.name);
+    case 'tools.remove':
+      return client.tools.remove(input.name);
+    case 'mcp.get':
+      return client.mcp.get();
+    case 'mcp.set':
+      return client.mcp.set({ maxCredits: input.max_credits });
     case 'account.get':
       return client.account.get();
     case 'account.setPassword':

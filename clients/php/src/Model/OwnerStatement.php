@@ -16,6 +16,7 @@ final class OwnerStatement implements \JsonSerializable
      * @param list<StatementAnalytic> $analytics
      * @param list<StatementDay> $by_day
      * @param list<StatementAdjustment> $adjustments
+     * @param list<StatementFailedCalls> $failed_calls
      * @param array<string, mixed> $raw
      */
     public function __construct(
@@ -24,6 +25,7 @@ final class OwnerStatement implements \JsonSerializable
         public readonly StatementTotals $totals,
         public readonly array $by_day,
         public readonly array $adjustments,
+        public readonly array $failed_calls,
         public readonly ?string $closed_at = null,
         public readonly ?StatementPayout $payout = null,
         public readonly array $raw = [],
@@ -43,6 +45,7 @@ final class OwnerStatement implements \JsonSerializable
             totals: StatementTotals::fromArray($body['totals'] ?? []),
             by_day: array_map(static fn (array $item) => StatementDay::fromArray($item), $body['by_day'] ?? []),
             adjustments: array_map(static fn (array $item) => StatementAdjustment::fromArray($item), $body['adjustments'] ?? []),
+            failed_calls: array_map(static fn (array $item) => StatementFailedCalls::fromArray($item), $body['failed_calls'] ?? []),
             closed_at: isset($body['closed_at']) ? $body['closed_at'] : null,
             payout: isset($body['payout']) ? StatementPayout::fromArray($body['payout']) : null,
             raw: $body,
@@ -52,6 +55,6 @@ final class OwnerStatement implements \JsonSerializable
     /** @return array<string, mixed> The fields as sent. */
     public function jsonSerialize(): array
     {
-        return ['period' => $this->period, 'closed_at' => $this->closed_at, 'analytics' => $this->analytics, 'totals' => $this->totals, 'by_day' => $this->by_day, 'payout' => $this->payout, 'adjustments' => $this->adjustments];
+        return ['period' => $this->period, 'closed_at' => $this->closed_at, 'analytics' => $this->analytics, 'totals' => $this->totals, 'by_day' => $this->by_day, 'payout' => $this->payout, 'adjustments' => $this->adjustments, 'failed_calls' => $this->failed_calls];
     }
 }

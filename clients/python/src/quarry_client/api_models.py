@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Dict, List, Mapping, Optional
 
-__all__ = ["Account", "Plan", "Connection", "Circuit", "ConnectionRemoval", "Analytic", "AnalyticDefinition", "CacheSettings", "Limits", "ConnectorTypes", "ConnectorType", "Usage", "UsageTotals", "CallsByOrigin", "BudgetState", "UsageByAnalytic", "UsageByDay", "Budget", "BudgetSettings", "Billing", "BillingPlan", "PaygInvoice", "PaygInvoiceLine", "Checkout", "Portal", "Onboarding", "PayoutAccount", "Payouts", "OwnerPayout", "Payout", "OwnerStatement", "StatementAnalytic", "StatementTotals", "StatementDay", "StatementPayout", "StatementAdjustment", "OwnerListing", "Listing", "ListingOwner", "ListingDetail", "ExampleRequest", "ExampleRequestBody", "TryToken", "OAuthClient"]
+__all__ = ["Account", "Plan", "Connection", "Circuit", "ConnectionRemoval", "Analytic", "AnalyticDefinition", "CacheSettings", "Limits", "ConnectorTypes", "ConnectorType", "Usage", "UsageTotals", "CallsByOrigin", "BudgetState", "UsageByAnalytic", "UsageByDay", "Budget", "BudgetSettings", "AgentTool", "McpSettings", "McpDefaults", "Billing", "BillingPlan", "PaygInvoice", "PaygInvoiceLine", "Checkout", "Portal", "Onboarding", "PayoutAccount", "Payouts", "OwnerPayout", "Payout", "OwnerStatement", "StatementAnalytic", "StatementTotals", "StatementDay", "StatementPayout", "StatementAdjustment", "StatementFailedCalls", "OwnerListing", "Listing", "ListingOwner", "ListingDetail", "ExampleRequest", "ExampleRequestBody", "TryToken", "OAuthClient"]
 
 
 @dataclass(frozen=True)
@@ -570,6 +570,80 @@ class BudgetSettings:
 
 
 @dataclass(frozen=True)
+class AgentTool:
+    """What the API answers as AgentTool."""
+
+    __quarry_schema__: ClassVar[str] = "AgentTool"
+
+    #: The analytic, and the MCP tool’s name
+    name: str
+    #: Its listing’s (or definition’s) title: owner text
+    title: str
+    owner_id: str
+    #: true: the account’s own analytic (always a tool)
+    owned: bool
+    #: Whether it is published on the marketplace
+    listed: bool
+    #: Credits a call pays now
+    price: int
+    scheduled_price: Optional[int] = None
+    price_effective_at: Optional[str] = None
+    raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> "AgentTool":
+        """Builds one from the gateway's decoded JSON."""
+        return cls(
+            name=body.get("name"),
+            title=body.get("title"),
+            owner_id=body.get("owner_id"),
+            owned=body.get("owned"),
+            listed=body.get("listed"),
+            price=body.get("price"),
+            scheduled_price=body.get("scheduled_price"),
+            price_effective_at=body.get("price_effective_at"),
+            raw=dict(body),
+        )
+
+
+@dataclass(frozen=True)
+class McpSettings:
+    """What the API answers as McpSettings."""
+
+    __quarry_schema__: ClassVar[str] = "McpSettings"
+
+    mcp: "McpDefaults"
+    raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> "McpSettings":
+        """Builds one from the gateway's decoded JSON."""
+        return cls(
+            mcp=None if body.get("mcp") is None else McpDefaults.from_json(body.get("mcp")),
+            raw=dict(body),
+        )
+
+
+@dataclass(frozen=True)
+class McpDefaults:
+    """`mcp` of McpSettings."""
+
+    __quarry_schema__: ClassVar[str] = "McpSettings.mcp"
+
+    #: The price limit of an MCP tool call without a `max_credits` argument; null: none
+    max_credits: Optional[int] = None
+    raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> "McpDefaults":
+        """Builds one from the gateway's decoded JSON."""
+        return cls(
+            max_credits=body.get("max_credits"),
+            raw=dict(body),
+        )
+
+
+@dataclass(frozen=True)
 class Billing:
     """What the API answers as Billing."""
 
@@ -926,6 +1000,8 @@ class OwnerStatement:
     by_day: List["StatementDay"]
     #: Shares taken back by refunds and disputes: netted by this period’s payout once closed; while open, those the next close will net
     adjustments: List["StatementAdjustment"]
+    #: Calls of other accounts that failed after running in your warehouse (timeouts, results too large, warehouse errors), per caller and analytic, most warehouse time first. Free for the caller and earning nothing; a caller past QUARRY_FAILED_WAREHOUSE_SECONDS is throttled.
+    failed_calls: List["StatementFailedCalls"]
     #: Set once the period is closed (frozen)
     closed_at: Optional[str] = None
     payout: Optional["StatementPayout"] = None
@@ -940,6 +1016,7 @@ class OwnerStatement:
             totals=None if body.get("totals") is None else StatementTotals.from_json(body.get("totals")),
             by_day=None if body.get("by_day") is None else [StatementDay.from_json(item) for item in body.get("by_day")],
             adjustments=None if body.get("adjustments") is None else [StatementAdjustment.from_json(item) for item in body.get("adjustments")],
+            failed_calls=None if body.get("failed_calls") is None else [StatementFailedCalls.from_json(item) for item in body.get("failed_calls")],
             closed_at=body.get("closed_at"),
             payout=None if body.get("payout") is None else StatementPayout.from_json(body.get("payout")),
             raw=dict(body),
@@ -1175,6 +1252,36 @@ class StatementAdjustment:
             owner_micro_usd=body.get("owner_micro_usd"),
             owner_usd=body.get("owner_usd"),
             platform_micro_usd=body.get("platform_micro_usd"),
+            raw=dict(body),
+        )
+
+
+@dataclass(frozen=True)
+class StatementFailedCalls:
+    """What the API answers as StatementFailedCalls."""
+
+    __quarry_schema__: ClassVar[str] = "StatementFailedCalls"
+
+    #: The calling account
+    caller_account_id: str
+    analytic: str
+    #: Its failed calls of this analytic in the period
+    calls: int
+    #: By the error the caller got: QUERY_TIMEOUT, RESULT_TOO_LARGE, UPSTREAM_ERROR
+    calls_by_code: Dict[str, Any]
+    #: Time those calls kept your warehouse busy
+    warehouse_seconds: float
+    raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> "StatementFailedCalls":
+        """Builds one from the gateway's decoded JSON."""
+        return cls(
+            caller_account_id=body.get("caller_account_id"),
+            analytic=body.get("analytic"),
+            calls=body.get("calls"),
+            calls_by_code=body.get("calls_by_code"),
+            warehouse_seconds=body.get("warehouse_seconds"),
             raw=dict(body),
         )
 

@@ -17,11 +17,13 @@ from .resources import (
     ConnectorsResource,
     ListingsResource,
     MarketplaceResource,
+    McpResource,
     OAuthClientsResource,
     OwnerAnalytics,
     PayoutsResource,
     PlansResource,
     StatementsResource,
+    ToolsResource,
 )
 from .retry import RetryPolicy
 from .transport import ApiRequest, Transport
@@ -154,6 +156,10 @@ class QuarryClient:
         self.account = AccountResource(self._transport)
         #: Pay as you Go: the budget of a period.
         self.budget = BudgetResource(self._transport)
+        #: The account's agent tools: what its agents may call on /mcp.
+        self.tools = ToolsResource(self._transport)
+        #: The account's MCP settings: the default price limit of a tool call.
+        self.mcp = McpResource(self._transport)
         #: The plans on offer.
         self.plans = PlansResource(self._transport)
         #: The plan, subscription, card and invoices.

@@ -1,4 +1,4 @@
-"""The rest of the API: the account, budget, plans, billing, payouts, OAuth clients, connectors,
+"""The rest of the API: the account, budget, agent tools and MCP settings, plans, billing, payouts, OAuth clients, connectors,
 an owner's connections, analytics, listings and statements, and the marketplace.
 
 Each resource is an attribute of :class:`~quarry_client.QuarryClient` (``client.marketplace``,
@@ -11,6 +11,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 from .api_models import (
     Account,
+    AgentTool,
     Analytic,
     Billing,
     Budget,
@@ -21,6 +22,7 @@ from .api_models import (
     ConnectorTypes,
     Listing,
     ListingDetail,
+    McpDefaults,
     OAuthClient,
     Onboarding,
     OwnerListing,
@@ -36,6 +38,8 @@ from .transport import ApiRequest, Transport
 __all__ = [
     "AccountResource",
     "BudgetResource",
+    "ToolsResource",
+    "McpResource",
     "PlansResource",
     "BillingResource",
     "PayoutsResource",
@@ -94,6 +98,38 @@ class BudgetResource(_Resource):
     def set(self, budget_usd: float) -> Budget:
         """Sets the budget (whole cents; at most the operator's cap)."""
         return Budget.from_json(self._send("PUT", "/v1/account/budget", body={"budget_usd": budget_usd}))
+
+
+class ToolsResource(_Resource):
+    """The account's agent tools (``client.tools``; needs the ``account`` scope): the analytics its
+    agents see and may call on ``/mcp``, its own and those added here (docs/mcp.md)."""
+
+    def list(self) -> List[AgentTool]:
+        """Every tool of the account: its own live analytics and those it added that it may still call."""
+        return [AgentTool.from_json(t) for t in self._send("GET", "/v1/account/tools")["items"]]
+
+    def add(self, name: str) -> AgentTool:
+        """Adds an analytic the account may call (public or shared with it); adding twice is adding once.
+
+        Raises :class:`~quarry_client.NotFoundError` (``SOURCE_NOT_FOUND``) for one it may not call.
+        """
+        return AgentTool.from_json(self._send("POST", "/v1/account/tools", body={"source": name})["tool"])
+
+    def remove(self, name: str) -> None:
+        """Removes a tool the account added (``NOT_FOUND`` when it was not added; its own stay tools)."""
+        self._send("DELETE", f"/v1/account/tools/{_segment(name)}")
+
+
+class McpResource(_Resource):
+    """The account's MCP settings (``client.mcp``; needs the ``account`` scope)."""
+
+    def get(self) -> McpDefaults:
+        """The price limit of an MCP tool call without its own ``max_credits`` (None: none)."""
+        return McpDefaults.from_json(self._send("GET", "/v1/account/mcp")["mcp"])
+
+    def set(self, max_credits: Optional[int]) -> McpDefaults:
+        """Sets that limit in credits (at least 1); None removes it. REST calls are not affected."""
+        return McpDefaults.from_json(self._send("PUT", "/v1/account/mcp", body={"max_credits": max_credits})["mcp"])
 
 
 class PlansResource(_Resource):

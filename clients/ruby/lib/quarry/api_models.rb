@@ -409,6 +409,58 @@ module Quarry
       end
     end
 
+    # AgentTool: What the API answers as AgentTool.
+    class AgentTool < Model
+      SCHEMA = "AgentTool"
+      FIELDS = %w[name title owner_id owned listed price scheduled_price price_effective_at].freeze
+      attr_reader :name, :title, :owner_id, :owned, :listed, :price, :scheduled_price, :price_effective_at
+
+      # Builds one from the gateway's decoded JSON (a Hash with String keys).
+      def self.from_json(body)
+        new(
+          name: body["name"],
+          title: body["title"],
+          owner_id: body["owner_id"],
+          owned: body["owned"],
+          listed: body["listed"],
+          price: body["price"],
+          scheduled_price: body["scheduled_price"],
+          price_effective_at: body["price_effective_at"],
+          raw: body
+        )
+      end
+    end
+
+    # McpSettings: What the API answers as McpSettings.
+    class McpSettings < Model
+      SCHEMA = "McpSettings"
+      FIELDS = %w[mcp].freeze
+      attr_reader :mcp
+
+      # Builds one from the gateway's decoded JSON (a Hash with String keys).
+      def self.from_json(body)
+        new(
+          mcp: body["mcp"].nil? ? nil : McpDefaults.from_json(body["mcp"]),
+          raw: body
+        )
+      end
+    end
+
+    # McpSettings.mcp: `mcp` of McpSettings.
+    class McpDefaults < Model
+      SCHEMA = "McpSettings.mcp"
+      FIELDS = %w[max_credits].freeze
+      attr_reader :max_credits
+
+      # Builds one from the gateway's decoded JSON (a Hash with String keys).
+      def self.from_json(body)
+        new(
+          max_credits: body["max_credits"],
+          raw: body
+        )
+      end
+    end
+
     # Billing: What the API answers as Billing.
     class Billing < Model
       SCHEMA = "Billing"
@@ -634,8 +686,8 @@ module Quarry
     # OwnerStatement: What the API answers as OwnerStatement.
     class OwnerStatement < Model
       SCHEMA = "OwnerStatement"
-      FIELDS = %w[period closed_at analytics totals by_day payout adjustments].freeze
-      attr_reader :period, :closed_at, :analytics, :totals, :by_day, :payout, :adjustments
+      FIELDS = %w[period closed_at analytics totals by_day payout adjustments failed_calls].freeze
+      attr_reader :period, :closed_at, :analytics, :totals, :by_day, :payout, :adjustments, :failed_calls
 
       # Builds one from the gateway's decoded JSON (a Hash with String keys).
       def self.from_json(body)
@@ -647,6 +699,7 @@ module Quarry
           by_day: body["by_day"].nil? ? nil : body["by_day"].map { |item| StatementDay.from_json(item) },
           payout: body["payout"].nil? ? nil : StatementPayout.from_json(body["payout"]),
           adjustments: body["adjustments"].nil? ? nil : body["adjustments"].map { |item| StatementAdjustment.from_json(item) },
+          failed_calls: body["failed_calls"].nil? ? nil : body["failed_calls"].map { |item| StatementFailedCalls.from_json(item) },
           raw: body
         )
       end
@@ -779,6 +832,25 @@ module Quarry
           owner_micro_usd: body["owner_micro_usd"],
           owner_usd: body["owner_usd"],
           platform_micro_usd: body["platform_micro_usd"],
+          raw: body
+        )
+      end
+    end
+
+    # StatementFailedCalls: What the API answers as StatementFailedCalls.
+    class StatementFailedCalls < Model
+      SCHEMA = "StatementFailedCalls"
+      FIELDS = %w[caller_account_id analytic calls calls_by_code warehouse_seconds].freeze
+      attr_reader :caller_account_id, :analytic, :calls, :calls_by_code, :warehouse_seconds
+
+      # Builds one from the gateway's decoded JSON (a Hash with String keys).
+      def self.from_json(body)
+        new(
+          caller_account_id: body["caller_account_id"],
+          analytic: body["analytic"],
+          calls: body["calls"],
+          calls_by_code: body["calls_by_code"],
+          warehouse_seconds: body["warehouse_seconds"],
           raw: body
         )
       end

@@ -4,7 +4,7 @@ require "uri"
 
 module Quarry
   # The rest of the API, beside Client#query, analytics.get, keys and usage: the account, budget,
-  # plans, billing, payouts, OAuth clients, connectors, an owner's connections, analytics,
+  # agent tools and MCP settings, plans, billing, payouts, OAuth clients, connectors, an owner's connections, analytics,
   # listings and statements, and the marketplace. Each is a reader of the Client
   # (client.marketplace, client.connections …); the answers are Quarry::Models.
   class Client
@@ -12,6 +12,10 @@ module Quarry
     def account = @account ||= AccountResource.new(@transport)
     # Pay as you Go: the budget of a period (BudgetResource).
     def budget = @budget ||= BudgetResource.new(@transport)
+    # The account's agent tools: what its agents may call on /mcp (ToolsResource).
+    def tools = @tools ||= ToolsResource.new(@transport)
+    # The account's MCP settings: the default price limit of a tool call (McpResource).
+    def mcp = @mcp ||= McpResource.new(@transport)
     # The plans on offer (PlansResource).
     def plans = @plans ||= PlansResource.new(@transport)
     # The plan, subscription, card and invoices (BillingResource).
@@ -84,6 +88,38 @@ module Quarry
     # Sets the budget in USD (whole cents; at most the operator's cap).
     def set(budget_usd:)
       Models::Budget.from_json(@transport.send_request("PUT", "/v1/account/budget", body: { budget_usd: budget_usd }))
+    end
+  end
+
+  # The account's agent tools (Client#tools; needs the account scope): the analytics its agents
+  # see and may call on /mcp, its own and those added here (docs/mcp.md).
+  class ToolsResource < Resource
+    # Every tool of the account (Array of Models::AgentTool): its own live analytics and those it
+    # added that it may still call.
+    def list = @transport.send_request("GET", "/v1/account/tools")["items"].map { |t| Models::AgentTool.from_json(t) }
+
+    # Adds an analytic the account may call (public or shared with it); adding twice is adding
+    # once. Raises NotFoundError (SOURCE_NOT_FOUND) for one it may not call (Models::AgentTool).
+    def add(name)
+      Models::AgentTool.from_json(@transport.send_request("POST", "/v1/account/tools", body: { source: name })["tool"])
+    end
+
+    # Removes a tool the account added (NOT_FOUND when it was not added; its own stay tools).
+    def remove(name)
+      @transport.send_request("DELETE", "/v1/account/tools/#{segment(name)}")
+      nil
+    end
+  end
+
+  # The account's MCP settings (Client#mcp; needs the account scope).
+  class McpResource < Resource
+    # The price limit of an MCP tool call without its own max_credits, nil: none (Models::McpDefaults).
+    def get = Models::McpDefaults.from_json(@transport.send_request("GET", "/v1/account/mcp")["mcp"])
+
+    # Sets that limit in credits (at least 1); nil removes it. REST calls are not affected.
+    def set(max_credits:)
+      Models::McpDefaults.from_json(@transport.send_request("PUT", "/v1/account/mcp",
+                                                            body: { max_credits: max_credits })["mcp"])
     end
   end
 
