@@ -23,12 +23,12 @@ const suffix = uniqueSuffix();
 const http = createHttpClient();
 let counter = 0;
 
+/** One secret key for the fleet: instances on one store must share it (they refuse to start otherwise). */
+const SECRET_KEY = randomBytes(32).toString('base64');
+
 /** The gateway's environment with the sign-up throttle at its default (the tests' helper lifts it). */
 function defaultThrottleEnv(databaseUrl: string): Record<string, string> {
-  const { QUARRY_SIGNUPS_PER_HOUR: _lifted, ...env } = postgresStoreEnv(
-    databaseUrl,
-    randomBytes(32).toString('base64'),
-  );
+  const { QUARRY_SIGNUPS_PER_HOUR: _lifted, ...env } = postgresStoreEnv(databaseUrl, SECRET_KEY);
   return env;
 }
 

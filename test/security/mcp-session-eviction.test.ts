@@ -49,6 +49,15 @@ async function useTool(w: AttackWorld, key: string, session: string): Promise<nu
   return res.status;
 }
 
+/** The agent's account chooses the listed analytic as a tool (an agent calls only its account's choice). */
+async function addTool(w: AttackWorld): Promise<void> {
+  const res = await w.call('POST', '/v1/account/tools', {
+    key: w.friend.key,
+    json: { source: w.names.listed },
+  });
+  expect(res.status, res.text).toBe(201);
+}
+
 /** Whether the session is still open: 404 (-32001) once it is gone. */
 async function alive(w: AttackWorld, key: string, session: string): Promise<boolean> {
   const res = await w.call('POST', '/mcp', {
@@ -75,6 +84,7 @@ describe.runIf(up)('MCP sessions under a flood of accounts (default bounds)', ()
   beforeAll(async () => {
     w = await createAttackWorld({ label: 'mcpflood', env: { QUARRY_SIGNUPS_PER_HOUR: '1000' } });
     await setPlan(w.schema.schema, w.friend.id, 'enterprise');
+    await addTool(w);
   }, 180_000);
   afterAll(async () => {
     await w?.stop();
@@ -113,6 +123,7 @@ describe.runIf(up)('MCP session bounds (QUARRY_MCP_SESSIONS=6, QUARRY_MCP_SESSIO
       },
     });
     await setPlan(w.schema.schema, w.friend.id, 'enterprise');
+    await addTool(w);
   }, 180_000);
   afterAll(async () => {
     await w?.stop();
