@@ -2,11 +2,13 @@
 // ` run` (```python run, ```go run, ```php run, ```ruby run, ```ts run) is a whole program: it is
 // taken out of its README and run with the language's real toolchain against a real gateway (the
 // demo: embedded store, the example analytics on a seeded DuckDB warehouse), with QUARRY_URL and
-// QUARRY_API_KEY set. A block that exits non-zero, prints nothing, or never shows the error
-// handling it documents (an INVALID_PARAMS with its request id) fails. A block marked
-// ```sh install``` (Go's) is run first, in the program's folder, with `/path/to/quarry` read as
-// this checkout. A missing toolchain skips its language with a loud message, except under
-// CI=true, where it fails (as in test/clients-conformance.test.ts).
+// QUARRY_API_KEY set (the demo account's key, with the `owner` scope: the account owns the
+// `demo` connection and the example analytics, so the owner examples deploy on it). A block that
+// exits non-zero, prints nothing, or never shows the error handling it documents (an
+// INVALID_PARAMS with its request id) fails. A block marked ```sh install``` (Go's) is run first,
+// in the program's folder, with `/path/to/quarry` read as this checkout. A missing toolchain
+// skips its language with a loud message, except under CI=true, where it fails (as in
+// test/clients-conformance.test.ts).
 import { execFile, spawnSync } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

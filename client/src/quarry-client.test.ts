@@ -135,6 +135,57 @@ describe('requests', () => {
   });
 });
 
+describe('marketplace.searchAll', () => {
+  /** A gateway with `total` listings named l0, l1, …, paged by `limit` and `offset`. */
+  function listings(total: number): TestHandler {
+    return (req) => {
+      const url = new URL(req.url, 'http://gateway');
+      const limit = Number(url.searchParams.get('limit') ?? 20);
+      const offset = Number(url.searchParams.get('offset') ?? 0);
+      const items = Array.from({ length: Math.max(0, Math.min(limit, total - offset)) }, (_, i) => ({
+        name: `l${offset + i}`,
+      }));
+      return { status: 200, body: { items, total } };
+    };
+  }
+
+  it('walks every page in order, and asks for no page after the last full one', async () => {
+    const s = await serve(listings(4));
+    const names: string[] = [];
+    for await (const l of clientFor(s).marketplace.searchAll({ q: 'sales', sort: 'newest', pageSize: 2 })) {
+      names.push(l.name);
+    }
+    expect(names).toEqual(['l0', 'l1', 'l2', 'l3']);
+    expect(s.requests.map((r) => r.url)).toEqual([
+      '/v1/marketplace/listings?q=sales&sort=newest&limit=2',
+      '/v1/marketplace/listings?q=sales&sort=newest&limit=2&offset=2',
+    ]);
+  });
+
+  it('fetches lazily: nothing before the loop, only the pages the loop used', async () => {
+    const s = await serve(listings(250));
+    const all = clientFor(s).marketplace.searchAll();
+    expect(s.requests).toHaveLength(0);
+    let seen = 0;
+    for await (const _ of all) {
+      if (++seen === 150) break;
+    }
+    // The default page is the largest the gateway gives: 100.
+    expect(s.requests.map((r) => r.url)).toEqual([
+      '/v1/marketplace/listings?limit=100',
+      '/v1/marketplace/listings?limit=100&offset=100',
+    ]);
+  });
+
+  it('yields nothing for no match, after one request', async () => {
+    const s = await serve(listings(0));
+    const names: string[] = [];
+    for await (const l of clientFor(s).marketplace.searchAll({ category: 'none' })) names.push(l.name);
+    expect(names).toEqual([]);
+    expect(s.requests).toHaveLength(1);
+  });
+});
+
 describe('agent tools and MCP settings', () => {
   it('lists, adds and removes agent tools and sets the MCP default price limit', async () => {
     const tool = {

@@ -27,6 +27,7 @@ import type {
   Listing,
   ListingDetail,
   ListingInput,
+  ListingSearch,
   McpSettings,
   McpSettingsResponse,
   NewApiKey,
@@ -197,6 +198,19 @@ export interface QuarryClient {
       },
       options?: CallOptions,
     ): Promise<readonly Listing[]>;
+    /**
+     * Every listing matching `q` and `category`, in the order of `search`, fetched lazily one
+     * page of `pageSize` (1–100, default 100) at a time as the loop asks for more.
+     */
+    searchAll(
+      query?: {
+        readonly q?: string;
+        readonly category?: string;
+        readonly sort?: 'popular' | 'newest';
+        readonly pageSize?: number;
+      },
+      options?: CallOptions,
+    ): AsyncIterable<Listing>;
     /** One listing with its params, example request and curl line. */
     get(name: string, options?: CallOptions): Promise<ListingDetail>;
     /**
@@ -304,6 +318,8 @@ export interface QuarryClient {
 
 const DEFAULT_TIMEOUT_MS = 120_000;
 const DEFAULT_USER_AGENT = 'quarry-client/0.1.0';
+/** The largest page `GET /v1/marketplace/listings` gives: `searchAll`'s default page size. */
+const MAX_PAGE_SIZE = 100;
 
 /** 128 random bits as hex (crypto.randomUUID needs a secure context in browsers). */
 function randomIdempotencyKey(): string {
@@ -413,6 +429,30 @@ export function createQuarryClient(
     retry: { ...DEFAULT_RETRY, ...options.retry },
     userAgent,
   });
+  /** One page of a marketplace search, with how many listings match in all. */
+  const searchPage = (
+    query: {
+      readonly q?: string | undefined;
+      readonly category?: string | undefined;
+      readonly sort?: 'popular' | 'newest' | undefined;
+      readonly limit?: number | undefined;
+      readonly offset?: number | undefined;
+    },
+    o: CallOptions,
+  ) =>
+    transport.send<ListingSearch>({
+      method: 'GET',
+      path: '/v1/marketplace/listings',
+      query: {
+        q: query.q,
+        category: query.category,
+        sort: query.sort,
+        limit: query.limit === undefined ? undefined : String(query.limit),
+        offset: query.offset === undefined ? undefined : String(query.offset),
+      },
+      idempotent: true,
+      signal: o.signal,
+    });
   const period = (o: PeriodOptions | undefined) => ({ period: o?.period });
   /** A per-period report (usage, statements) as JSON or, with `format=csv`, as CSV text. */
   const periodReport = <T>(path: string) => ({
@@ -646,20 +686,21 @@ export function createQuarryClient(
     },
     marketplace: {
       async search(query = {}, o = {}) {
-        const body = await transport.send<{ items: Listing[] }>({
-          method: 'GET',
-          path: '/v1/marketplace/listings',
-          query: {
-            q: query.q,
-            category: query.category,
-            sort: query.sort,
-            limit: query.limit === undefined ? undefined : String(query.limit),
-            offset: query.offset === undefined ? undefined : String(query.offset),
-          },
-          idempotent: true,
-          signal: o.signal,
-        });
-        return body.items;
+        return (await searchPage(query, o)).items;
+      },
+      async *searchAll(query = {}, o = {}) {
+        const { pageSize = MAX_PAGE_SIZE, ...filter } = query;
+        let offset = 0;
+        for (;;) {
+          const page = await searchPage(
+            { ...filter, limit: pageSize, offset: offset === 0 ? undefined : offset },
+            o,
+          );
+          yield* page.items;
+          offset += page.items.length;
+          // A short or empty page is the last; `total` spares the empty page after a full one.
+          if (page.items.length < pageSize || offset >= page.total) return;
+        }
       },
       get(name, o = {}) {
         return transport.send<ListingDetail>({

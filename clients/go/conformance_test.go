@@ -158,6 +158,16 @@ func (r *caseRunner) perform(client *quarry.Client, s step, input map[string]any
 		q, _ := input["q"].(string)
 		category, _ := input["category"].(string)
 		return client.Marketplace.Search(ctx, quarry.SearchOptions{Q: q, Category: category})
+	case "marketplace.searchAll":
+		q, _ := input["q"].(string)
+		category, _ := input["category"].(string)
+		pageSize, _ := input["page_size"].(float64)
+		it := client.Marketplace.SearchAll(quarry.SearchOptions{Q: q, Category: category, Limit: int(pageSize)})
+		all := []quarry.Listing{}
+		for it.Next(ctx) {
+			all = append(all, it.Listing())
+		}
+		return all, it.Err()
 	case "marketplace.get":
 		return client.Marketplace.Get(ctx, input["name"].(string))
 	case "marketplace.tryToken":

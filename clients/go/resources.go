@@ -561,6 +561,75 @@ func (s *MarketplaceService) Search(ctx context.Context, opts SearchOptions) ([]
 	return out.Items, nil
 }
 
+// SearchAll walks every listing matching opts, in the order of Search, one page of opts.Limit
+// (1–100; 0: 100, the largest page) at a time, starting at opts.Offset. Nothing is fetched
+// until the first Next; each page is fetched when the one before is used up:
+//
+//	it := client.Marketplace.SearchAll(quarry.SearchOptions{Q: "sales"})
+//	for it.Next(ctx) {
+//		fmt.Println(it.Listing().Name)
+//	}
+//	if err := it.Err(); err != nil { … }
+func (s *MarketplaceService) SearchAll(opts SearchOptions) *ListingIterator {
+	if opts.Limit <= 0 {
+		opts.Limit = maxPageSize
+	}
+	return &ListingIterator{s: s, opts: opts}
+}
+
+// maxPageSize is the largest page GET /v1/marketplace/listings gives.
+const maxPageSize = 100
+
+// ListingIterator walks the pages of a marketplace search (MarketplaceService.SearchAll).
+type ListingIterator struct {
+	s       *MarketplaceService
+	opts    SearchOptions // Offset: where the next page starts
+	page    []Listing
+	current Listing
+	done    bool
+	err     error
+}
+
+// Next moves to the next listing, fetching the next page when needed; false at the end or on
+// an error (see Err).
+func (it *ListingIterator) Next(ctx context.Context) bool {
+	for len(it.page) == 0 {
+		if it.done || it.err != nil {
+			return false
+		}
+		query := url.Values{}
+		for name, value := range map[string]string{"q": it.opts.Q, "category": it.opts.Category, "sort": it.opts.Sort} {
+			if value != "" {
+				query.Set(name, value)
+			}
+		}
+		query.Set("limit", fmt.Sprint(it.opts.Limit))
+		if it.opts.Offset > 0 {
+			query.Set("offset", fmt.Sprint(it.opts.Offset))
+		}
+		out, err := call[struct {
+			Items []Listing `json:"items"`
+			Total int       `json:"total"`
+		}](ctx, it.s.c, apiRequest{method: http.MethodGet, path: "/v1/marketplace/listings", query: query, idempotent: true})
+		if err != nil {
+			it.err = err
+			return false
+		}
+		it.page = out.Items
+		it.opts.Offset += len(out.Items)
+		// A short or empty page is the last; Total spares the empty page after a full one.
+		it.done = len(out.Items) < it.opts.Limit || it.opts.Offset >= out.Total
+	}
+	it.current, it.page = it.page[0], it.page[1:]
+	return true
+}
+
+// Listing is the listing Next moved to.
+func (it *ListingIterator) Listing() Listing { return it.current }
+
+// Err is the error that stopped Next, or nil when it reached the end.
+func (it *ListingIterator) Err() error { return it.err }
+
 // Get returns one listing with its params, example request and curl line.
 func (s *MarketplaceService) Get(ctx context.Context, name string) (*ListingDetail, error) {
 	return call[ListingDetail](ctx, s.c, apiRequest{method: http.MethodGet, path: "/v1/marketplace/listings/" + url.PathEscape(name), idempotent: true})

@@ -174,6 +174,7 @@ final class ConformanceRunner
             'keys.list' => $client->keys->list(),
             'keys.revoke' => $client->keys->revoke($args['id']),
             'usage' => $client->usage->get(),
+            'marketplace.searchAll' => iterator_to_array($client->marketplace->searchAll($args['q'] ?? null, $args['category'] ?? null, pageSize: $args['page_size'] ?? 100), false),
             'marketplace.search' => $client->marketplace->search($args['q'] ?? null, $args['category'] ?? null),
             'marketplace.get' => $client->marketplace->get($args['name']),
             'marketplace.tryToken' => $client->marketplace->tryToken($args['source'], $args['ttl_seconds'] ?? null),

@@ -122,6 +122,8 @@ class CaseRunner:
             return client.keys.revoke(args["id"])
         if op == "usage":
             return client.usage.get()
+        if op == "marketplace.searchAll":
+            return list(client.marketplace.search_all(args.get("q"), category=args.get("category"), page_size=args.get("page_size", 100)))
         if op == "marketplace.search":
             return client.marketplace.search(args.get("q"), category=args.get("category"))
         if op == "marketplace.get":

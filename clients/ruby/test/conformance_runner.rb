@@ -110,6 +110,7 @@ module ConformanceRunner
       when "keys.list" then client.keys.list
       when "keys.revoke" then client.keys.revoke(args["id"])
       when "usage" then client.usage.get
+      when "marketplace.searchAll" then client.marketplace.search_all(args["q"], category: args["category"], page_size: args.fetch("page_size", 100)).to_a
       when "marketplace.search" then client.marketplace.search(args["q"], category: args["category"])
       when "marketplace.get" then client.marketplace.get(args["name"])
       when "marketplace.tryToken" then client.marketplace.try_token(args["source"], ttl_seconds: args["ttl_seconds"])

@@ -44,6 +44,7 @@ export interface Step {
     | 'usage'
     | 'sleep'
     | 'marketplace.search'
+    | 'marketplace.searchAll'
     | 'marketplace.get'
     | 'marketplace.tryToken'
     | 'connections.create'

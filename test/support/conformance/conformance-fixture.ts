@@ -119,6 +119,23 @@ export async function deployFixtureAnalytics(
     example_params: { n: 1 },
     previews: true,
   });
+  // More listings than one small page, published one after the other (the search-all case walks
+  // them two at a time: most popular first, all equal, so the newest first).
+  for (const i of [1, 2, 3, 4, 5]) {
+    const name = `conformance-page-${i}`;
+    await call(base, 'PUT', `/v1/owner/analytics/${name}`, owner.key, {
+      name,
+      connection: 'mem',
+      sql: `SELECT ${i} AS page`,
+      price: 1,
+      visibility: 'public',
+    });
+    await call(base, 'PUT', `/v1/owner/analytics/${name}/listing`, owner.key, {
+      title: `Conformance page ${i}`,
+      description: 'One of the listings the search-all case walks page by page.',
+      category: 'paging',
+    });
+  }
   await call(base, 'PUT', '/v1/owner/analytics/conformance-echo', owner.key, {
     name: 'conformance-echo',
     connection: 'mem',

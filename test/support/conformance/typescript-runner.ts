@@ -57,6 +57,17 @@ async function perform(client: quarry.QuarryClient, step: Step, baseUrl: string)
       return client.keys.revoke(input.id);
     case 'usage':
       return client.usage.get();
+    case 'marketplace.searchAll': {
+      const all = [];
+      for await (const listing of client.marketplace.searchAll({
+        q: input.q,
+        category: input.category,
+        pageSize: input.page_size,
+      })) {
+        all.push(listing);
+      }
+      return all;
+    }
     case 'marketplace.search':
       return client.marketplace.search({ q: input.q, category: input.category });
     case 'marketplace.get':

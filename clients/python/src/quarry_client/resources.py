@@ -7,7 +7,7 @@ Each resource is an attribute of :class:`~quarry_client.QuarryClient` (``client.
 from __future__ import annotations
 
 import urllib.parse
-from typing import Any, Dict, List, Mapping, Optional, Sequence
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence
 
 from .api_models import (
     Account,
@@ -313,6 +313,31 @@ class MarketplaceResource(_Resource):
         """
         query = {"q": q, "category": category, "sort": sort, "limit": limit, "offset": offset}
         return [Listing.from_json(item) for item in self._send("GET", "/v1/marketplace/listings", query=query)["items"]]
+
+    def search_all(
+        self,
+        q: Optional[str] = None,
+        *,
+        category: Optional[str] = None,
+        sort: Optional[str] = None,
+        page_size: int = 100,
+    ) -> Iterator[Listing]:
+        """Every listing matching ``q`` and ``category``, in the order of ``search``.
+
+        A generator: it fetches one page of ``page_size`` (1–100, default 100) at a time, as the
+        loop asks for more.
+        """
+        offset = 0
+        while True:
+            query = {"q": q, "category": category, "sort": sort, "limit": page_size, "offset": offset or None}
+            page = self._send("GET", "/v1/marketplace/listings", query=query)
+            items = page["items"]
+            for item in items:
+                yield Listing.from_json(item)
+            offset += len(items)
+            # A short or empty page is the last; `total` spares the empty page after a full one.
+            if len(items) < page_size or offset >= page["total"]:
+                return
 
     def get(self, name: str) -> ListingDetail:
         """One listing with its params, example request and curl line."""

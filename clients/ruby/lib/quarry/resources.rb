@@ -338,6 +338,23 @@ module Quarry
       @transport.send_request("GET", "/v1/marketplace/listings", query: query)["items"].map { |l| Models::Listing.from_json(l) }
     end
 
+    # Every listing matching +q+ and category, in the order of search: a lazy Enumerator of
+    # Models::Listing that fetches one page of page_size (1–100, default 100) at a time, as the
+    # loop asks for more (each, next, lazy, first(n) …).
+    def search_all(q = nil, category: nil, sort: nil, page_size: 100)
+      Enumerator.new do |yielder|
+        offset = 0
+        loop do
+          query = { q: q, category: category, sort: sort, limit: page_size, offset: offset.zero? ? nil : offset }
+          page = @transport.send_request("GET", "/v1/marketplace/listings", query: query)
+          page["items"].each { |l| yielder << Models::Listing.from_json(l) }
+          offset += page["items"].length
+          # A short or empty page is the last; total spares the empty page after a full one.
+          break if page["items"].length < page_size || offset >= page["total"]
+        end
+      end
+    end
+
     # One listing with its params, example request and curl line (Models::ListingDetail).
     def get(name) = Models::ListingDetail.from_json(@transport.send_request("GET", "/v1/marketplace/listings/#{segment(name)}"))
 
