@@ -1,7 +1,8 @@
 // An account's recent calls (GET /v1/account/calls): its served calls from the usage ledger and
 // its failed calls (failed_calls: free, never charged), merged newest first and paged by a keyset
 // on (time, request id). Read only. Each side is read by its (account, time) index (migration
-// 022) and the ledger side names its months so the other partitions are pruned.
+// 022) and the ledger side names its months (as the partition key's type, bpchar: compared as
+// text, nothing would be pruned) so the other partitions are skipped.
 // Calls refused before any work (401, 403, 429, 400) are stored nowhere and never appear.
 import type { SqlExecutor } from '../store/sql-client.js';
 import { periodOf } from './billing-period.js';
@@ -99,7 +100,7 @@ export function createCallLogRepository(sql: SqlExecutor): CallLogRepository {
           `(SELECT request_id, analytic_name AS analytic, version, 'ok'::text AS status, millicredits,
                    latency_ms, origin, reserved_at AS t
               FROM usage_events
-             WHERE account_id = $1 AND period = ANY(${periods}::text[]) AND reserved_at >= $2
+             WHERE account_id = $1 AND period = ANY(${periods}::bpchar[]) AND reserved_at >= $2
                AND status = 'ok'${analytic === undefined ? '' : ` AND analytic_name = ${analytic}`}${keyset('reserved_at')}
              ORDER BY reserved_at DESC, request_id DESC LIMIT $3)`,
         );
