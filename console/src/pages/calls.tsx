@@ -131,7 +131,7 @@ export function CallsPage() {
                 <tr key={c.request_id}>
                   <td>{when(c.at)}</td>
                   <td>
-                    <code className="request-id">{c.request_id}</code>{' '}
+                    <code>{c.request_id}</code>{' '}
                     <CopyButton text={c.request_id} label="Copy id" />
                   </td>
                   <td>{c.analytic}</td>
