@@ -131,8 +131,7 @@ export function CallsPage() {
                 <tr key={c.request_id}>
                   <td>{when(c.at)}</td>
                   <td>
-                    <code>{c.request_id}</code>{' '}
-                    <CopyButton text={c.request_id} label="Copy id" />
+                    <code>{c.request_id}</code> <CopyButton text={c.request_id} label="Copy id" />
                   </td>
                   <td>{c.analytic}</td>
                   <td>{c.version ?? ''}</td>
