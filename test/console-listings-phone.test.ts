@@ -223,6 +223,7 @@ describe.skipIf(!up)('the console for buyers and phones', () => {
       'listing/orders-between',
       'keys',
       'usage',
+      'calls',
       'studio',
       'statements',
     ];
@@ -251,6 +252,45 @@ describe.skipIf(!up)('the console for buyers and phones', () => {
       await page.waitForLoadState('networkidle');
       expect({ route, violations: await axeViolations(page) }).toEqual({ route, violations: [] });
     }
+  });
+
+  it('recent calls: a call made with the API is on #/calls at 390 px, filterable, with no sideways scroll', async () => {
+    const page = await newPage(PHONE);
+    await signUp(page, `calls-${suffix}@example.com`);
+    const key = await page.getByTestId('secret').inputValue();
+    const response = await fetch(`${gateway.url}/v1/query`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ source: 'sales-by-region', params: { year: 2024 } }),
+    });
+    expect(response.status, await response.text()).toBe(200);
+    const requestId = response.headers.get('x-request-id') ?? '';
+    expect(requestId).not.toBe('');
+    // The usage page links to it.
+    await page.goto(`${gateway.url}/#/usage`);
+    await page.getByRole('link', { name: 'recent calls' }).click();
+    await poll(() => page.evaluate(() => window.location.hash)).toBe('#/calls');
+    await poll(() => page.title()).toBe('Recent calls · Quarry');
+    const rows = page.getByTestId('calls').locator('tbody tr');
+    await poll(() => rows.count()).toBe(1);
+    const row = await rows.first().textContent();
+    expect(row).toContain(requestId);
+    expect(row).toContain('sales-by-region');
+    expect(row).toContain('ok');
+    expect(await rows.first().getByRole('button', { name: 'Copy id' }).count()).toBe(1);
+    await page.waitForLoadState('networkidle');
+    expect(await sideways(page)).toBe(0);
+    expect(await axeViolations(page)).toEqual([]);
+    // Filters: no failed call, then the analytic's calls again.
+    await page.getByLabel('Status').selectOption('failed');
+    await page.getByRole('button', { name: 'Show' }).click();
+    await poll(() => page.getByTestId('no-calls').isVisible()).toBe(true);
+    await page.getByLabel('Status').selectOption('');
+    await page.getByLabel('Analytic').fill('sales-by-region');
+    await page.getByRole('button', { name: 'Show' }).click();
+    await poll(() => rows.count()).toBe(1);
+    expect(await page.getByRole('button', { name: 'Load more' }).count()).toBe(0);
+    expect(await sideways(page)).toBe(0);
   });
 
   it('every page has its own title, and logging in returns to the page asked for', async () => {

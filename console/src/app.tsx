@@ -3,6 +3,7 @@ import { type ReactNode, useEffect, useState } from 'react';
 import { messageOf } from './api.js';
 import { AccountPage, ForgotPasswordPage, ResetPasswordPage } from './pages/account.js';
 import { LogInPage, SignUpPage } from './pages/auth.js';
+import { CallsPage } from './pages/calls.js';
 import { KeysPage } from './pages/keys.js';
 import { ListingPage } from './pages/listing.js';
 import { MarketplacePage } from './pages/marketplace.js';
@@ -13,7 +14,7 @@ import { UsagePage } from './pages/usage.js';
 import { href, navigate, pathOf, useRoute } from './router.js';
 import { SessionProvider, useSession } from './session.js';
 
-const SIGNED_IN_ONLY = new Set(['keys', 'usage', 'studio', 'statements', 'account']);
+const SIGNED_IN_ONLY = new Set(['keys', 'usage', 'calls', 'studio', 'statements', 'account']);
 
 function Page({ route }: { readonly route: string[] }): ReactNode {
   const [page, arg, sub] = route;
@@ -37,6 +38,8 @@ function Page({ route }: { readonly route: string[] }): ReactNode {
       return <ResetPasswordPage />;
     case 'usage':
       return <UsagePage />;
+    case 'calls':
+      return <CallsPage />;
     case 'studio':
       return <StudioPage />;
     case 'statements':
@@ -58,6 +61,7 @@ const TITLES: Readonly<Record<string, string>> = {
   login: 'Log in',
   keys: 'API keys',
   usage: 'Usage',
+  calls: 'Recent calls',
   studio: 'Studio',
   statements: 'Statements',
   account: 'Account',
@@ -116,6 +120,7 @@ function Shell() {
               <>
                 {link('keys', 'Keys')}
                 {link('usage', 'Usage')}
+                {link('calls', 'Calls')}
                 {link('studio', 'Studio')}
                 {link('statements', 'Statements')}
               </>

@@ -20,6 +20,7 @@ import { registerAgentToolRoutes } from './routes/agent-tools.js';
 import { registerBillingRoutes } from './routes/billing.js';
 import { registerSandboxBillingRoutes } from './routes/billing-sandbox.js';
 import { registerBudgetRoutes } from './routes/budget.js';
+import { registerCallsRoutes } from './routes/calls.js';
 import { registerConnectorRoutes } from './routes/connectors.js';
 import { registerConsoleRoutes } from './routes/console.js';
 import { registerDocsRoutes } from './routes/docs.js';
@@ -177,6 +178,7 @@ export function createApp(services: GatewayServices): OpenAPIHono<AppEnv> {
   registerOwnerAnalyticsRoutes(app);
   registerConnectorRoutes(app);
   registerUsageRoutes(app);
+  registerCallsRoutes(app);
   registerBudgetRoutes(app);
   registerAgentToolRoutes(app);
   registerBillingRoutes(app);

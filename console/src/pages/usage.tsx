@@ -9,6 +9,7 @@ import { api, queryString } from '../api.js';
 import { Chart } from '../chart.js';
 import { DataTable, ErrorNote, Field, formatCredits, formatUsd } from '../components.js';
 import { daysOf, MonthField, thisMonth } from '../months.js';
+import { href } from '../router.js';
 import { CheckoutNote, PlanSection, QuotaNotice, useBilling, useCheckoutReturn } from './billing.js';
 
 interface Totals {
@@ -90,6 +91,10 @@ export function UsagePage() {
   return (
     <section aria-labelledby="usage-title">
       <h1 id="usage-title">Usage</h1>
+      <p>
+        Each call of the last 30 days, with its request id and status:{' '}
+        <a href={href('calls')}>recent calls</a>.
+      </p>
       <CheckoutNote state={checkout} />
       {quotaSpent ? (
         <QuotaNotice billing={billing.billing} resetsOn={firstOfNextMonth(usage.period)} />

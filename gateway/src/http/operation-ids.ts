@@ -12,6 +12,7 @@ export const OPERATION_IDS: Readonly<Record<string, string>> = {
   'POST /v1/password-resets': 'requestPasswordReset',
   'POST /v1/password-resets/confirm': 'resetPassword',
   'GET /v1/account/usage': 'getUsage',
+  'GET /v1/account/calls': 'listCalls',
   'GET /v1/account/budget': 'getBudget',
   'PUT /v1/account/budget': 'setBudget',
   'GET /v1/account/tools': 'listAgentTools',

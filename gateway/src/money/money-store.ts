@@ -2,6 +2,7 @@
 // owner statements and closed periods, payments. Nothing outside gateway/src/money/ writes these tables
 // (docs/money.md); the rest of the gateway reads money through this store and the billing service.
 import type { SqlExecutor } from '../store/sql-client.js';
+import { type CallLogRepository, createCallLogRepository } from './call-log-repository.js';
 import { createPaymentRepository, type PaymentRepository } from './payment-repository.js';
 import { createPayoutRepository, type PayoutRepository } from './payout-repository.js';
 import { createStatementRepository, type StatementRepository } from './statement-repository.js';
@@ -17,6 +18,8 @@ export interface MoneyStore {
   readonly payments: PaymentRepository;
   /** Where owners are paid, adjustments, payouts' states, month-close claims. */
   readonly payouts: PayoutRepository;
+  /** An account's recent served and failed calls (read only). */
+  readonly calls: CallLogRepository;
 }
 
 /** Builds the money store over `sql` (the control plane's client, migrated). */
@@ -26,5 +29,6 @@ export function createMoneyStore(sql: SqlExecutor): MoneyStore {
     statements: createStatementRepository(sql),
     payments: createPaymentRepository(sql),
     payouts: createPayoutRepository(sql),
+    calls: createCallLogRepository(sql),
   };
 }
