@@ -88,7 +88,7 @@ describe.runIf(up)('/docs in a browser (headless Chromium)', () => {
     await status.waitFor({ timeout: 30_000 });
     expect(
       (await status.textContent())?.trim(),
-      await query.locator('.live-responses-table').textContent(),
+      (await query.locator('.live-responses-table').textContent()) ?? '',
     ).toBe('200');
 
     const reloaded = performance.now();
