@@ -8,6 +8,7 @@ import { registerMcpRoutes } from './adapters/hono-mcp.js';
 import { registerQueryRoutes } from './adapters/hono-query.js';
 import { ApiError } from './errors/api-error.js';
 import type { AppEnv } from './http/app-env.js';
+import { type CompressedBody, compressedBody } from './http/compressed-body.js';
 import { errorResponse, toApiError } from './http/error-response.js';
 import { htmlSecurity } from './http/middleware/html-security.js';
 import { requestId } from './http/middleware/request-id.js';
@@ -201,7 +202,9 @@ export function createApp(services: GatewayServices): OpenAPIHono<AppEnv> {
     registerAdminPayoutRoutes(app);
   }
 
-  app.doc31('/v1/openapi.json', {
+  // The document only changes with the route table: it is generated once, on first request, and
+  // served compressed with an ETag (a revalidation is a 304).
+  const openApiConfig: Parameters<typeof app.getOpenAPI31Document>[0] = {
     openapi: '3.1.0',
     info: {
       title: 'Quarry API',
@@ -213,6 +216,11 @@ export function createApp(services: GatewayServices): OpenAPIHono<AppEnv> {
     servers: [{ url: services.config.publicUrl, description: 'This gateway (QUARRY_PUBLIC_URL)' }],
     // The order /docs shows the groups in: what a caller uses first, the operator's last.
     tags: API_TAGS,
+  };
+  let openApiDocument: CompressedBody | undefined;
+  app.get('/v1/openapi.json', (c) => {
+    openApiDocument ??= compressedBody(Buffer.from(JSON.stringify(app.getOpenAPI31Document(openApiConfig))));
+    return openApiDocument.respond(c, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache' });
   });
   registerDocsRoutes(app, services.config.publicUrl);
   // The document itself is served outside route(), so it is described here: the document lists
