@@ -2,6 +2,7 @@
 // per account, a field per slot holding its ms, expiring a window after the last failure. Reading
 // it is one HGETALL; a call of an account with no failures finds nothing. When Redis does not
 // answer, this instance counts on its own (the memory window) rather than fail a call.
+
 import { Redis } from 'ioredis';
 import {
   createMemoryFailedCallWindow,
@@ -12,6 +13,7 @@ import {
   waitSeconds,
 } from './failed-call-window.js';
 import type { RateLimitLogger } from './rate-limiter.js';
+import { fastFailRedisOptions } from './redis-options.js';
 
 export interface RedisFailedCallWindowOptions {
   readonly redisUrl: string;
@@ -26,13 +28,7 @@ export function createRedisFailedCallWindow(options: RedisFailedCallWindowOption
   const { policy, logger } = options;
   const prefix = options.keyPrefix ?? 'quarry:failed:';
   const memory = createMemoryFailedCallWindow(policy);
-  const redis = new Redis(options.redisUrl, {
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 0,
-    commandTimeout: options.commandTimeoutMs ?? 500,
-    connectTimeout: Math.max(1_000, options.commandTimeoutMs ?? 500),
-    retryStrategy: (times) => Math.min(times * 100, 1000),
-  });
+  const redis = new Redis(options.redisUrl, fastFailRedisOptions(options.commandTimeoutMs));
   let warned = false;
   const degrade = (error: unknown) => {
     if (warned) return;

@@ -12,6 +12,7 @@
 // Trade-off, accepted on purpose: while falling back each instance limits on its own, so N
 // instances may admit up to N × (limit + burst) for one key; and a single slow reply (> 500 ms)
 // moves one instance to memory for about a second. Both beat failing requests.
+
 import { Redis } from 'ioredis';
 import { capacityMicros, decisionFromMicros, emissionIntervalMicros } from './gcra.js';
 import {
@@ -20,6 +21,7 @@ import {
   type MemoryRateLimiterOptions,
 } from './memory-rate-limiter.js';
 import type { RateLimitDecision, RateLimiter, RateLimitLogger } from './rate-limiter.js';
+import { fastFailRedisOptions } from './redis-options.js';
 
 export interface RedisRateLimiterOptions {
   readonly redisUrl: string;
@@ -78,16 +80,7 @@ export function createRedisRateLimiter(options: RedisRateLimiterOptions): RedisR
   const prefix = options.keyPrefix ?? DEFAULT_KEY_PREFIX;
   const probeIntervalMs = options.probeIntervalMs ?? 1000;
   const memory: MemoryRateLimiter = createMemoryRateLimiter(options.fallback);
-  const redis = new Redis(options.redisUrl, {
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 0,
-    commandTimeout: options.commandTimeoutMs ?? 500,
-    // A Redis that accepts the connection and says nothing must not hold a connect for ioredis's
-    // default 10 s.
-    connectTimeout: Math.max(1_000, options.commandTimeoutMs ?? 500),
-    // ioredis backs off up to 5 s by default; cap it so a returning Redis is seen within ~1 s.
-    retryStrategy: (times) => Math.min(times * 100, 1000),
-  }) as RedisWithGcra;
+  const redis = new Redis(options.redisUrl, fastFailRedisOptions(options.commandTimeoutMs)) as RedisWithGcra;
   redis.defineCommand('quarryGcra', { numberOfKeys: 1, lua: GCRA_SCRIPT });
 
   let usingRedis = true;
