@@ -109,6 +109,16 @@ describe.skipIf(!up)('the console for buyers and phones', () => {
     await page.getByTestId('secret').waitFor();
   }
 
+  /**
+   * Waits until the page has its data: a hash route changes no document, so the load state says
+   * nothing; the page's heading is up and no "Loading…" is left in it.
+   */
+  async function settled(page: Page): Promise<void> {
+    await page.locator('main h1').first().waitFor();
+    await poll(() => page.locator('main').getByText('Loading…').count()).toBe(0);
+    await page.waitForLoadState('networkidle');
+  }
+
   /** How far the page scrolls sideways: 0 when nothing is wider than the window. */
   const sideways = (page: Page) =>
     page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
@@ -230,9 +240,7 @@ describe.skipIf(!up)('the console for buyers and phones', () => {
     const widths: Record<string, number> = {};
     for (const route of pages) {
       await page.goto(`${gateway.url}/#/${route}`);
-      await page.locator('main h1').first().waitFor();
-      // Let data arrive and tables render before measuring.
-      await page.waitForLoadState('networkidle');
+      await settled(page);
       widths[route] = await sideways(page);
     }
     expect(widths).toEqual(Object.fromEntries(pages.map((p) => [p, 0])));
@@ -242,14 +250,12 @@ describe.skipIf(!up)('the console for buyers and phones', () => {
       ['listing/monthly-revenue', 'phone-listing.png'],
     ] as const) {
       await page.goto(`${gateway.url}/#/${route}`);
-      await page.locator('main h1').first().waitFor();
-      await page.waitForLoadState('networkidle');
+      await settled(page);
       await page.screenshot({ path: join(REPO_ROOT, 'docs/screenshots', file) });
     }
     for (const route of ['marketplace', 'listing/orders-between', 'usage', 'statements']) {
       await page.goto(`${gateway.url}/#/${route}`);
-      await page.locator('main h1').first().waitFor();
-      await page.waitForLoadState('networkidle');
+      await settled(page);
       expect({ route, violations: await axeViolations(page) }).toEqual({ route, violations: [] });
     }
   });
