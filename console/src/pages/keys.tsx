@@ -1,31 +1,13 @@
 // API keys and OAuth clients: create (name, scopes, and a key's expiry), the secret shown once
 // with a copy button, the list (prefix or client id, scopes, last use), revoke.
+
+import type { ApiKey as Key, OAuthClient } from '@quarry/client';
 import { type FormEvent, useCallback, useEffect, useState } from 'react';
 import { api } from '../api.js';
 import { ErrorNote, Field, ScrollBox, SecretOnce } from '../components.js';
 import { AgentToolsSection } from './agent-tools.js';
 
 const SCOPES = ['query', 'keys', 'owner', 'account'] as const;
-
-interface Key {
-  readonly id: string;
-  readonly name: string;
-  readonly prefix: string;
-  readonly scopes: readonly string[];
-  readonly created_at: string;
-  readonly expires_at: string | null;
-  readonly revoked_at: string | null;
-  readonly last_used_at: string | null;
-}
-
-interface OAuthClient {
-  readonly id: string;
-  readonly client_id: string;
-  readonly name: string;
-  readonly scopes: readonly string[];
-  readonly created_at: string;
-  readonly revoked_at: string | null;
-}
 
 const when = (iso: string | null, never = 'never') => (iso === null ? never : new Date(iso).toLocaleString());
 

@@ -1,27 +1,12 @@
 // The marketplace: search published analytics, filter by category, sort by popular or newest.
+import type { Listing, ListingSearch } from '@quarry/client';
 import { useEffect, useState } from 'react';
 import { api, queryString } from '../api.js';
 import { ErrorNote, Field, Markdown, plural } from '../components.js';
 import { href } from '../router.js';
 
-export interface ListingItem {
-  readonly name: string;
-  readonly title: string;
-  readonly description: string;
-  readonly category: string;
-  readonly tags: readonly string[];
-  readonly price: number;
-  readonly calls_30d: number;
-  readonly callers_30d: number;
-  readonly owner: { readonly name: string };
-  readonly previews: boolean;
-  readonly published_at: string;
-}
-
-interface ListingPage {
-  readonly items: readonly ListingItem[];
-  readonly total: number;
-}
+/** A listing as the marketplace answers it (the client's own type). */
+export type ListingItem = Listing;
 
 /**
  * The categories to filter by, one per name whatever its case ("Sales" and "sales" are one: the
@@ -55,19 +40,19 @@ export function MarketplacePage() {
   const [q, setQ] = useState('');
   const [category, setCategory] = useState('');
   const [sort, setSort] = useState<'popular' | 'newest'>('popular');
-  const [page, setPage] = useState<ListingPage>();
+  const [page, setPage] = useState<ListingSearch>();
   const [categories, setCategories] = useState<readonly string[]>([]);
   const [error, setError] = useState<unknown>();
 
   useEffect(() => {
-    api<ListingPage>('GET', '/v1/marketplace/listings?limit=100')
+    api<ListingSearch>('GET', '/v1/marketplace/listings?limit=100')
       .then((all) => setCategories(categoriesOf(all.items)))
       .catch(setError);
   }, []);
   useEffect(() => {
     const controller = new AbortController();
     const timer = setTimeout(() => {
-      api<ListingPage>('GET', `/v1/marketplace/listings${queryString({ q, category, sort, limit: 50 })}`)
+      api<ListingSearch>('GET', `/v1/marketplace/listings${queryString({ q, category, sort, limit: 50 })}`)
         .then((p) => {
           if (!controller.signal.aborted) {
             setPage(p);
