@@ -122,7 +122,7 @@ const urlSchema = z
     ...commonFields,
   })
   .strict()
-  .meta({ ui: { label: 'Connection URL', order: 2 } });
+  .meta({ ui: { label: 'A connection URL', order: 2 } });
 
 /** The config schema of the Postgres connector: discrete fields, or a `connectionString`. */
 export const postgresConfigSchema = z.union([urlSchema, discreteSchema]);

@@ -81,7 +81,7 @@ describe('loadPlugins', () => {
         }[];
       }
     ).anyOf;
-    expect(variants.map((v) => v.ui.label).sort()).toEqual(['Connection URL', 'Host, database and user']);
+    expect(variants.map((v) => v.ui.label).sort()).toEqual(['A connection URL', 'Host, database and user']);
     const discrete = variants.find((v) => v.ui.label === 'Host, database and user');
     expect(discrete?.properties.password?.ui).toMatchObject({ label: 'Password', secret: true });
     expect(postgres?.secret_fields).toContain('password');
