@@ -98,7 +98,8 @@ export async function buildConsole(options = {}) {
   const cssName = `app-${short(css.contents)}.css`;
   await writeFile(join(CONSOLE_DIST, 'assets', jsName), js.contents);
   await writeFile(join(CONSOLE_DIST, 'assets', cssName), css.contents);
-  for (const chunk of chunks) await writeFile(join(CONSOLE_DIST, 'assets', basename(chunk.path)), chunk.contents);
+  for (const chunk of chunks)
+    await writeFile(join(CONSOLE_DIST, 'assets', basename(chunk.path)), chunk.contents);
   const lazy = chunks.filter((chunk) => !isEager(chunk));
   const eagerChunks = chunks.filter(isEager);
   const lazyBytes = lazy.reduce((sum, chunk) => sum + chunk.contents.length, 0);

@@ -100,7 +100,9 @@ describe.skipIf(!up)('the owner studio in a browser', () => {
   /** The YAML in the editor, as CodeMirror holds it. */
   const editorText = (page: Page) =>
     page.evaluate(() =>
-      [...document.querySelectorAll('.cm-content .cm-line')].map((l) => l.textContent ?? '').join('\n'),
+      Array.from(document.querySelectorAll('.cm-content .cm-line'))
+        .map((l) => l.textContent ?? '')
+        .join('\n'),
     );
 
   async function api(method: string, path: string, cookiePage: Page, body?: unknown) {
@@ -199,7 +201,7 @@ describe.skipIf(!up)('the owner studio in a browser', () => {
     expect(await timesShown(page, `database "${missingDb}" does not exist`)).toBe(1);
     expect(await page.locator('main').innerText()).not.toContain('test=false');
     expect((await api('GET', '/v1/owner/connections', page)).json.connections).toEqual([]);
-    await page.screenshot({ path: join(SCREENSHOTS, 'studio-connection.png'), fullPage: false });
+    await form.screenshot({ path: join(SCREENSHOTS, 'studio-connection.png') });
     await form.getByRole('button', { name: 'Save without testing' }).click();
     await poll(() => page.getByTestId('connection-saved').textContent()).toBe('Added shop, untested.');
     // The failure is gone once it succeeded.
@@ -245,7 +247,9 @@ describe.skipIf(!up)('the owner studio in a browser', () => {
     expect(
       await page.evaluate(
         () =>
-          new Set([...document.querySelectorAll('.cm-line span')].map((s) => getComputedStyle(s).color)).size,
+          new Set(
+            Array.from(document.querySelectorAll('.cm-line span')).map((s) => getComputedStyle(s).color),
+          ).size,
       ),
     ).toBeGreaterThanOrEqual(3);
 

@@ -609,7 +609,9 @@ function Analytics({
               }}
             >
               <option value="">
-                {picked === undefined ? 'Pick a connection' : `${picked} (not one of yours)`}
+                {picked === undefined || picked === PLACEHOLDER_CONNECTION
+                  ? 'Pick a connection'
+                  : `${picked} (not one of yours)`}
               </option>
               {connections.map((c) => (
                 <option key={c.id} value={c.name}>

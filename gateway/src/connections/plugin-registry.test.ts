@@ -74,7 +74,7 @@ describe('loadPlugins', () => {
     }
     const postgres = registry.describe().find((c) => c.type === 'postgres');
     const variants = (
-      postgres?.config_schema as {
+      postgres!.config_schema as {
         anyOf: {
           ui: { label: string };
           properties: Record<string, { ui?: { label: string; secret?: boolean } }>;
