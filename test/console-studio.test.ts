@@ -174,12 +174,8 @@ describe.skipIf(!up)('the owner studio in a browser', () => {
     const advanced = form.locator('details.advanced');
     expect(await advanced.getAttribute('open')).toBeNull();
     await advanced.locator('summary').click();
-    // The checkbox sits beside its label, on one line, not above it.
-    const box = await form.getByLabel('Stop the server at the row cap').boundingBox();
-    const label = await form.locator('label', { hasText: 'Stop the server at the row cap' }).boundingBox();
-    expect(box && label).toBeTruthy();
-    expect(box!.x + box!.width).toBeLessThanOrEqual(label!.x);
-    expect(Math.abs(box!.y + box!.height / 2 - (label!.y + label!.height / 2))).toBeLessThan(12);
+    // A boolean with a default of true is a choice (a checkbox could not say "off").
+    expect(await form.getByLabel('Stop the server at the row cap').evaluate((e) => e.tagName)).toBe('SELECT');
 
     // Before any connection, the editor's template names a placeholder.
     await page.locator('.cm-content').waitFor();
@@ -288,7 +284,12 @@ describe.skipIf(!up)('the owner studio in a browser', () => {
     // The test run: orders and revenue each on a chart of its own.
     await page.getByRole('button', { name: `Test run ${analytic}` }).click();
     const result = page.getByTestId('test-run-result');
-    await poll(() => result.locator('tbody tr').count()).toBe(3);
+    await poll(() =>
+      result
+        .getByRole('table', { name: /^Test run of/ })
+        .locator('tbody tr')
+        .count(),
+    ).toBe(3);
     const charts = result.getByTestId('charts-per-measure');
     expect(await charts.locator('figcaption').allTextContents()).toEqual(['orders', 'revenue']);
     await poll(() => charts.locator('canvas').count()).toBe(2);
@@ -297,6 +298,14 @@ describe.skipIf(!up)('the owner studio in a browser', () => {
     // Publish asks first; cancelling publishes nothing.
     const listing = page.getByRole('form', { name: `Listing of ${analytic}` });
     await listing.getByLabel('Category').fill('Sales');
+    // The checkbox sits beside its label, on one line, not above it.
+    const box = await listing.getByLabel('Free previews on the marketplace').boundingBox();
+    const label = await listing
+      .locator('label', { hasText: 'Free previews on the marketplace' })
+      .boundingBox();
+    expect(box && label).toBeTruthy();
+    expect(box!.x + box!.width).toBeLessThanOrEqual(label!.x);
+    expect(Math.abs(box!.y + box!.height / 2 - (label!.y + label!.height / 2))).toBeLessThan(12);
     await listing.getByRole('button', { name: 'Publish…' }).click();
     const dialog = page.getByRole('dialog');
     await dialog.waitFor();

@@ -70,7 +70,12 @@ const commonFields = {
    */
   portalRowLimit: fieldUi(z.boolean(), {
     label: 'Stop the server at the row cap',
-    help: 'On by default. Turn it off to let Postgres use parallel workers; it then sends every row and the extra ones are dropped here.',
+    help: 'On by default. Off lets Postgres use parallel workers; it then sends every row and the extra ones are dropped here.',
+    input: 'select',
+    options: [
+      { value: true, label: 'On' },
+      { value: false, label: 'Off' },
+    ],
     advanced: true,
     order: 33,
   }).optional(),

@@ -89,12 +89,19 @@ function kindOf(schema: JsonSchema, hints: FieldHints, secret: boolean): Kind {
   if (input === 'select' && (hints.options?.length ?? 0) > 0) return 'select';
   if (secret) return input === 'textarea' ? 'textarea' : 'password';
   if (input !== undefined && input !== 'select') return input as Kind;
-  if (isType(schema, 'boolean') || schema.const === true) return 'checkbox';
+  if (schema.const === true) return 'checkbox';
+  // A plain boolean may default to true: a checkbox, empty, could not say "off".
+  if (isType(schema, 'boolean')) return 'select';
   if (isType(schema, 'integer') || isType(schema, 'number')) return 'number';
   if (isType(schema, 'string')) return 'text';
   if (isType(schema, 'array') && schema.items !== undefined && isType(schema.items, 'string')) return 'list';
   return 'json';
 }
+
+const ON_OFF = [
+  { value: true, label: 'On' },
+  { value: false, label: 'Off' },
+] as const;
 
 /** The fields of one variant, in the order the connector asked for (then the schema's). */
 export function fieldsOf(variant: JsonSchema): FormField[] {
@@ -118,7 +125,7 @@ export function fieldsOf(variant: JsonSchema): FormField[] {
           advanced: hints.advanced === true && !required,
           required,
           kind: kindOf(schema, hints, secret),
-          options: hints.options ?? [],
+          options: hints.options ?? (isType(schema, 'boolean') ? ON_OFF : []),
         } satisfies FormField,
       };
     })
@@ -489,7 +496,7 @@ function ConnectionForm({
             key={f.name}
             field={f}
             saved={editing?.config[f.name]}
-            savedSecret={editing !== undefined && editing.secret_fields.includes(f.name)}
+            savedSecret={editing?.secret_fields.includes(f.name) === true}
             error={byField[f.name]}
           />
         ))}
@@ -504,7 +511,7 @@ function ConnectionForm({
                 key={f.name}
                 field={f}
                 saved={editing?.config[f.name]}
-                savedSecret={editing !== undefined && editing.secret_fields.includes(f.name)}
+                savedSecret={editing?.secret_fields.includes(f.name) === true}
                 error={byField[f.name]}
               />
             ))}
@@ -521,11 +528,11 @@ function ConnectionForm({
         )
       ) : (
         <div className="warehouse-said" role="alert" data-testid="warehouse-said">
-          <p>
+          <p className="said-line">
             <strong>Not saved: the test connection failed.</strong> The warehouse said:
           </p>
           <pre className="said">{said}</pre>
-          <p className="hint">
+          <p className="said-hint">
             Fix the settings and try again, or save it as it is (for a warehouse that is not reachable yet).
           </p>
         </div>

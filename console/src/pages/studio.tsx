@@ -623,22 +623,25 @@ function Analytics({
         </Field>
         <DefinitionEditor text={yaml} onChange={edit} problems={problems} />
         {error === undefined ? null : (
-          <p className="error" role="alert" data-testid="editor-error">
-            {error instanceof ApiFailure && error.details.length > 0
-              ? `${kindOfRefusal(error)} ${problems.some((p) => p.line !== undefined) ? 'The lines are marked in the editor.' : ''}`
-              : messageOf(error)}
+          <div className="error" role="alert" data-testid="editor-error">
             {error instanceof ApiFailure && error.details.length > 0 ? (
               <>
+                <p className="problem">
+                  {kindOfRefusal(error)}
+                  {problems.some((p) => p.line !== undefined) ? ' The lines are marked in the editor.' : ''}
+                </p>
                 {problems.map((p, i) => (
                   // biome-ignore lint/suspicious/noArrayIndexKey: problems are positional.
-                  <span key={i} className="problem">
+                  <p key={i} className="problem">
                     {p.line === undefined ? '' : `Line ${p.line}: `}
                     {p.message}
-                  </span>
+                  </p>
                 ))}
               </>
-            ) : null}
-          </p>
+            ) : (
+              <p className="problem">{messageOf(error)}</p>
+            )}
+          </div>
         )}
         {outcome === undefined ? null : (
           <p role="status" className="ok" data-testid={outcome.testId}>
