@@ -9,6 +9,44 @@ import { type Diagnostic, linter, lintGutter, setDiagnostics } from '@codemirror
 import { EditorState } from '@codemirror/state';
 import { EditorView, highlightActiveLine, keymap, lineNumbers } from '@codemirror/view';
 import { tags } from '@lezer/highlight';
+import { StyleModule } from 'style-mod';
+
+/**
+ * CodeMirror's styles, through a constructed stylesheet adopted by the document. style-mod (which
+ * CodeMirror uses) would put them in a <style> element, which the console's CSP (`style-src
+ * 'self'`, no inline style) refuses, leaving the editor unstyled; a constructed sheet is not
+ * inline markup, so the policy stays as strict. Module order is kept as style-mod keeps it:
+ * later modules take precedence.
+ */
+function adoptCodeMirrorStyles(): void {
+  if (typeof CSSStyleSheet === 'undefined' || !('adoptedStyleSheets' in document)) return;
+  const sheet = new CSSStyleSheet();
+  const mounted: StyleModule[] = [];
+  StyleModule.mount = (_root, modules) => {
+    const list = Array.isArray(modules) ? modules : [modules];
+    let changed = false;
+    let j = 0;
+    for (const module of list) {
+      let index = mounted.indexOf(module);
+      if (index > -1 && index < j) {
+        mounted.splice(index, 1);
+        j--;
+        index = -1;
+      }
+      if (index === -1) {
+        mounted.splice(j++, 0, module);
+        changed = true;
+      } else {
+        j = index + 1;
+      }
+    }
+    if (changed) sheet.replaceSync(mounted.map((m) => m.getRules()).join('\n'));
+    if (!document.adoptedStyleSheets.includes(sheet)) {
+      document.adoptedStyleSheets = [sheet, ...document.adoptedStyleSheets];
+    }
+  };
+}
+adoptCodeMirrorStyles();
 
 /** A problem on a line (1-based), or on the whole text when `line` is undefined. */
 export interface EditorProblem {
