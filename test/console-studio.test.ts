@@ -233,6 +233,28 @@ describe.skipIf(!up)('the owner studio in a browser', () => {
     await page.getByRole('button', { name: 'Test shop' }).click();
     await poll(() => page.getByTestId('test-shop').textContent()).toMatch(/^Reachable \(\d+ ms\)$/);
 
+    // A connection made from a URL (a secret) is edited in its own form: nothing to retype.
+    await form.getByLabel('Connection name').fill('url-wh');
+    await form.getByRole('radio', { name: 'A connection URL' }).check();
+    await form.getByLabel('Connection URL', { exact: true }).fill(TEST_PG_URL);
+    await form.getByRole('button', { name: 'Test and add connection' }).click();
+    await poll(() => page.getByTestId('connection-saved').textContent()).toBe(
+      'Added url-wh: the warehouse answered the test.',
+    );
+    await page.getByRole('button', { name: 'Edit url-wh' }).click();
+    const editUrl = page.getByRole('form', { name: 'Edit url-wh' });
+    expect(await editUrl.getByRole('radio', { name: 'A connection URL' }).isChecked()).toBe(true);
+    expect(await editUrl.getByLabel('Connection URL', { exact: true }).getAttribute('placeholder')).toBe(
+      'Saved (hidden)',
+    );
+    await editUrl.getByLabel('Schema (optional)').fill(warehouse.schema);
+    await editUrl.getByRole('button', { name: 'Test and save changes' }).click();
+    await poll(() => page.getByTestId('connection-saved').textContent()).toBe(
+      'Saved url-wh: the warehouse answered the test.',
+    );
+    await page.getByRole('button', { name: 'Test url-wh' }).click();
+    await poll(() => page.getByTestId('test-url-wh').textContent()).toMatch(/^Reachable \(\d+ ms\)$/);
+
     // The editor: CodeMirror, loaded by the studio alone, highlighting YAML.
     const lazy = scripts.filter((s) => !beforeStudio.has(s));
     expect(lazy.length).toBeGreaterThan(0);

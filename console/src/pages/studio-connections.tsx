@@ -357,7 +357,10 @@ function ConnectionForm({
       ? 0
       : Math.max(
           0,
-          variants.findIndex((v) => (v.required ?? []).every((r) => r in editing.config)),
+          // Secrets are never sent back: a saved secret counts by its name alone.
+          variants.findIndex((v) =>
+            (v.required ?? []).every((r) => r in editing.config || editing.secret_fields.includes(r)),
+          ),
         );
   const [variantIndex, setVariantIndex] = useState(savedVariant);
   const variant = variants[Math.min(variantIndex, variants.length - 1)];
@@ -415,7 +418,9 @@ function ConnectionForm({
       if (editing !== undefined) {
         // Fields of another variant than the one shown are dropped.
         const shown = new Set(fields.map((f) => f.name));
-        for (const key of Object.keys(editing.config)) if (!shown.has(key)) config[key] = null;
+        for (const key of [...Object.keys(editing.config), ...editing.secret_fields]) {
+          if (!shown.has(key) && !key.includes('.')) config[key] = null;
+        }
       }
     } catch (e) {
       setError(e);

@@ -679,8 +679,11 @@ function Analytics({
 /** The refusal's headline: the API's message without what its details repeat. */
 function kindOfRefusal(error: ApiFailure): string {
   const first = error.details[0]?.message;
+  const field = error.details[0]?.field;
   if (first !== undefined && error.message.includes(first)) {
-    const cut = error.message.slice(0, error.message.indexOf(first)).replace(/[:\s]+$/, '');
+    let cut = error.message.slice(0, error.message.indexOf(first)).replace(/[:\s]+$/, '');
+    // "Invalid analytic definition: sql" says "sql" again: the line is marked.
+    if (field !== undefined && cut.endsWith(field)) cut = cut.slice(0, -field.length).replace(/[:\s]+$/, '');
     return cut === '' ? 'Refused.' : `${cut}.`;
   }
   return error.message;
