@@ -382,7 +382,8 @@ function ConnectionForm({
         editing === undefined
           ? await api<{ connection: Connection }>('POST', `/v1/owner/connections${query}`, {
               name,
-              type,
+              // The type shown: the first registered one when PostgreSQL is not.
+              type: connector?.type ?? type,
               config,
             })
           : await api<{ connection: Connection }>('PATCH', `/v1/owner/connections/${editing.id}${query}`, {
@@ -431,7 +432,7 @@ function ConnectionForm({
 
   const title = editing === undefined ? 'Add a connection' : `Edit ${editing.name}`;
   return (
-    <form onSubmit={submit} className="panel connection-form" aria-labelledby={headingId} noValidate={false}>
+    <form onSubmit={submit} className="panel connection-form" aria-labelledby={headingId}>
       <h3 id={headingId}>{title}</h3>
       {editing === undefined ? (
         <>
@@ -453,7 +454,7 @@ function ConnectionForm({
             <label htmlFor={`${headingId}-type`}>Warehouse type</label>
             <select
               id={`${headingId}-type`}
-              value={type}
+              value={connector?.type ?? type}
               onChange={(e) => {
                 setType(e.target.value);
                 setVariantIndex(0);
