@@ -1,12 +1,13 @@
 // Builds the web console into console/dist: one JavaScript bundle (React, uPlot and the pages,
-// minified, for browsers from 2022 on) and one stylesheet, plus index.html naming them by content
+// minified, for browsers from 2022 on), the chunks pages load on demand (the studio's YAML
+// editor, CodeMirror) and one stylesheet, plus index.html naming them by content
 // hash so a new build is never served from a stale cache. Runs at `npm ci` (the root `prepare`
 // script) and again at `npm start` when a source changed: both skip the work when dist matches
 // the sources (a hash of every input is kept in dist/.build-hash). Prints the gzipped size of
 // what a browser downloads. Nothing here runs inside the gateway.
 import { createHash } from 'node:crypto';
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { dirname, join, relative } from 'node:path';
+import { basename, dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 
@@ -66,32 +67,60 @@ export async function buildConsole(options = {}) {
     conditions: ['@quarry/source'],
     legalComments: 'none',
     write: false,
+    // Code loaded with import() (the studio's YAML editor) becomes chunks of its own, named by
+    // content hash, so the other pages never download it.
+    splitting: true,
     outdir: 'out',
+    entryNames: '[name]-[hash]',
+    chunkNames: 'chunk-[hash]',
+    metafile: true,
     logLevel: 'warning',
   });
-  const js = result.outputFiles.find((f) => f.path.endsWith('.js'));
+  const js = result.outputFiles.find((f) => /\/app-[^/]*\.js$/.test(f.path));
   const css = result.outputFiles.find((f) => f.path.endsWith('.css'));
   if (!js || !css) throw new Error('the console build made no app.js or app.css');
+  const chunks = result.outputFiles.filter((f) => f.path.endsWith('.js') && f !== js);
+  // What the page loads at once: the entry and the chunks it imports statically (esbuild's
+  // shared helpers); the rest comes with import() when a page asks for it.
+  const eager = new Set();
+  const visit = (name) => {
+    if (eager.has(name)) return;
+    eager.add(name);
+    for (const i of result.metafile.outputs[`out/${name}`]?.imports ?? []) {
+      if (i.kind === 'import-statement') visit(basename(i.path));
+    }
+  };
+  visit(basename(js.path));
+  const isEager = (file) => eager.has(basename(file.path));
   await rm(CONSOLE_DIST, { recursive: true, force: true });
   await mkdir(join(CONSOLE_DIST, 'assets'), { recursive: true });
-  const jsName = `app-${short(js.contents)}.js`;
+  const jsName = basename(js.path);
   const cssName = `app-${short(css.contents)}.css`;
   await writeFile(join(CONSOLE_DIST, 'assets', jsName), js.contents);
   await writeFile(join(CONSOLE_DIST, 'assets', cssName), css.contents);
+  for (const chunk of chunks)
+    await writeFile(join(CONSOLE_DIST, 'assets', basename(chunk.path)), chunk.contents);
+  const lazy = chunks.filter((chunk) => !isEager(chunk));
+  const eagerChunks = chunks.filter(isEager);
+  const lazyBytes = lazy.reduce((sum, chunk) => sum + chunk.contents.length, 0);
+  const lazyGzip = lazy.reduce((sum, chunk) => sum + gzipSync(chunk.contents, { level: 9 }).length, 0);
   const template = await readFile(join(ROOT, 'index.html'), 'utf8');
   await writeFile(
     join(CONSOLE_DIST, 'index.html'),
     template.replace('%APP_JS%', `/assets/${jsName}`).replace('%APP_CSS%', `/assets/${cssName}`),
   );
   await writeFile(marker, hash);
-  const jsGzip = gzipSync(js.contents, { level: 9 }).length;
+  const eagerFiles = [js, ...eagerChunks];
+  const jsBytes = eagerFiles.reduce((sum, f) => sum + f.contents.length, 0);
+  const jsGzip = eagerFiles.reduce((sum, f) => sum + gzipSync(f.contents, { level: 9 }).length, 0);
   const cssGzip = gzipSync(css.contents, { level: 9 }).length;
   const ms = performance.now() - started;
   return {
     built: true,
     ms,
-    js: { bytes: js.contents.length, gzip: jsGzip },
+    js: { bytes: jsBytes, gzip: jsGzip },
     css: { bytes: css.contents.length, gzip: cssGzip },
+    lazy: { bytes: lazyBytes, gzip: lazyGzip, chunks: lazy.length },
   };
 }
 
@@ -103,7 +132,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     console.log(`console: up to date (${Math.round(result.ms)} ms)`);
   } else {
     console.log(
-      `console: built in ${Math.round(result.ms)} ms — JavaScript ${kb(result.js.bytes)} (${kb(result.js.gzip)} gzipped, budget ${kb(JS_BUDGET_BYTES)}), CSS ${kb(result.css.bytes)} (${kb(result.css.gzip)} gzipped)`,
+      `console: built in ${Math.round(result.ms)} ms — JavaScript ${kb(result.js.bytes)} (${kb(result.js.gzip)} gzipped, budget ${kb(JS_BUDGET_BYTES)}), CSS ${kb(result.css.bytes)} (${kb(result.css.gzip)} gzipped); loaded on demand: ${kb(result.lazy.bytes)} (${kb(result.lazy.gzip)} gzipped) in ${result.lazy.chunks} chunks`,
     );
     if (result.js.gzip > JS_BUDGET_BYTES) {
       console.error(`console: the JavaScript bundle is over its ${kb(JS_BUDGET_BYTES)} gzipped budget`);

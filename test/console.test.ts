@@ -253,10 +253,13 @@ describe.skipIf(!up)('the web console in a browser', () => {
     // A connection from the connector's config schema, then tested.
     await page.getByLabel('Connection name').fill('wh');
     await page.getByLabel('Warehouse type').selectOption('postgres');
-    await page.getByLabel('Settings form').selectOption({ label: 'with connectionString' });
-    await page.getByLabel('connectionString (required)').fill(TEST_PG_URL);
-    await page.getByLabel('schema', { exact: true }).fill(warehouse.schema);
-    await page.getByRole('button', { name: 'Add connection' }).click();
+    await page.getByRole('radio', { name: 'A connection URL' }).check();
+    await page.getByLabel('Connection URL', { exact: true }).fill(TEST_PG_URL);
+    await page.getByLabel('Schema (optional)').fill(warehouse.schema);
+    await page.getByRole('button', { name: 'Test and add connection' }).click();
+    await poll(() => page.getByTestId('connection-saved').textContent()).toBe(
+      'Added wh: the warehouse answered the test.',
+    );
     await page.getByRole('button', { name: 'Test wh' }).click();
     await poll(() => page.getByTestId('test-wh').textContent()).toMatch(/^Reachable \(\d+ ms\)$/);
 
@@ -290,7 +293,8 @@ describe.skipIf(!up)('the web console in a browser', () => {
     const listing = page.getByRole('form', { name: `Listing of ${analytic}` });
     await listing.getByLabel('Description').fill(HOSTILE);
     await listing.getByLabel('Category').fill('Sales');
-    await listing.getByRole('button', { name: 'Publish' }).click();
+    await listing.getByRole('button', { name: 'Publish…' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Publish now' }).click();
     await poll(() => listing.locator('h4').textContent()).toBe('Listing (published)');
 
     // Another account calls it three times through the API.

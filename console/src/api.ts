@@ -78,7 +78,10 @@ export function queryString(values: Readonly<Record<string, string | number | un
 /** What to show of any error. */
 export function messageOf(error: unknown): string {
   if (error instanceof ApiFailure) {
-    const details = error.details.map((d) => (d.field ? `${d.field}: ${d.message}` : d.message));
+    // A detail the message already says (e.g. "… reached: X" and "config: X") is not repeated.
+    const details = error.details
+      .filter((d) => !error.message.includes(d.message))
+      .map((d) => (d.field ? `${d.field}: ${d.message}` : d.message));
     return [`${error.message}`, ...details].join(' · ');
   }
   return error instanceof Error ? error.message : String(error);

@@ -1,6 +1,7 @@
 // A query result as a chart, when its analytic declares an insights shape: a `series` insight
 // as lines (its x and series as the gateway shaped them), any other shape as bars of the rows'
-// numeric columns against their label column (the `key` column of a keyed insight).
+// numeric columns against their label column (the `key` column of a keyed insight), optionally
+// one chart per numeric column so each has an axis of its own.
 import { useMemo } from 'react';
 import { Chart, type ChartSeries } from './chart.js';
 
@@ -28,10 +29,16 @@ export function ResultChart({
   spec,
   result,
   title,
+  onePerMeasure = false,
 }: {
   readonly spec: unknown;
   readonly result: ResultLike;
   readonly title: string;
+  /**
+   * Bars of several numeric columns as one chart each, every one on its own axis: orders (~2k)
+   * beside revenue (~300k) on one axis would look flat.
+   */
+  readonly onePerMeasure?: boolean;
 }) {
   const chart = useMemo(() => {
     const shape =
@@ -67,5 +74,23 @@ export function ResultChart({
     };
   }, [spec, result]);
   if (chart === undefined) return null;
+  if (onePerMeasure && chart.kind === 'bars' && chart.series.length > 1) {
+    return (
+      <div className="chart-grid" data-testid="charts-per-measure">
+        {chart.series.map((s) => (
+          <figure key={s.name}>
+            <figcaption>{s.name}</figcaption>
+            <Chart
+              title={`${title}: ${s.name}`}
+              kind="bars"
+              labels={chart.labels}
+              series={[s]}
+              height={200}
+            />
+          </figure>
+        ))}
+      </div>
+    );
+  }
   return <Chart title={title} kind={chart.kind} labels={chart.labels} series={chart.series} />;
 }

@@ -67,6 +67,14 @@ export {
   OPERATOR_TRUSTED,
   PUBLIC_ONLY,
 } from './destination-policy.js';
+export {
+  type FieldInput,
+  type FieldOption,
+  type FieldUi,
+  fieldsWithoutUi,
+  fieldUi,
+  fieldUiOf,
+} from './field-ui.js';
 export { createGuardedAgents, type GuardedAgentOptions, type GuardedAgents } from './guarded-http-agents.js';
 export { toJsonValue } from './json-values.js';
 export { noopLogger } from './noop-logger.js';

@@ -4,7 +4,7 @@
 // loopback address only (a local emulator or the test fake): tokens never travel in clear text
 // over a network.
 import { createPrivateKey } from 'node:crypto';
-import { secretField } from '@quarry/sdk-connector';
+import { fieldUi, secretField } from '@quarry/sdk-connector';
 import { z } from 'zod';
 
 /** BigQuery's public API origin. */
@@ -129,48 +129,109 @@ const apiEndpointSchema = z.string().transform((text, ctx) => {
 export const bigqueryConfigSchema = z
   .strictObject({
     /** The project jobs run (and are billed) in; unqualified dataset names resolve here. */
-    projectId: z
-      .string()
-      .regex(
-        /^(?:[a-z][a-z0-9.-]{0,62}:)?[a-z][a-z0-9-]{4,61}[a-z0-9]$/,
-        'must be a Google Cloud project id',
-      ),
+    projectId: fieldUi(
+      z
+        .string()
+        .regex(
+          /^(?:[a-z][a-z0-9.-]{0,62}:)?[a-z][a-z0-9-]{4,61}[a-z0-9]$/,
+          'must be a Google Cloud project id',
+        ),
+      {
+        label: 'Project id',
+        help: 'The Google Cloud project queries run and are billed in.',
+        placeholder: 'my-project-123',
+        order: 1,
+      },
+    ),
     /** Where jobs run (`US`, `EU`, `europe-west1`, …); must match the datasets' location. */
-    location: z
-      .string()
-      .regex(/^[A-Za-z0-9-]{1,64}$/, 'must be a BigQuery location such as US or europe-west1')
-      .optional(),
+    location: fieldUi(
+      z.string().regex(/^[A-Za-z0-9-]{1,64}$/, 'must be a BigQuery location such as US or europe-west1'),
+      {
+        label: 'Location',
+        help: "Where jobs run; must match the datasets' location.",
+        placeholder: 'EU',
+        order: 3,
+      },
+    ).optional(),
     /** The default dataset: unqualified table names in analytics resolve in it. */
-    dataset: z
-      .string()
-      .regex(/^[A-Za-z0-9_]{1,1024}$/, 'must be a dataset id (letters, digits, underscores)')
-      .optional(),
+    dataset: fieldUi(
+      z.string().regex(/^[A-Za-z0-9_]{1,1024}$/, 'must be a dataset id (letters, digits, underscores)'),
+      {
+        label: 'Default dataset',
+        help: 'Table names without a dataset resolve in it.',
+        placeholder: 'sales',
+        order: 2,
+      },
+    ).optional(),
     /** A service-account key file (JSON text or object). Secret. */
-    credentials: secretField(credentialsSchema).optional(),
+    credentials: fieldUi(secretField(credentialsSchema), {
+      label: 'Service-account key',
+      help: 'Paste the JSON key file Google gives for a service account with the BigQuery Job User and Data Viewer roles. It is stored encrypted and never shown again.',
+      placeholder: '{"type": "service_account", "client_email": "…", "private_key": "…"}',
+      input: 'textarea',
+      secret: true,
+      order: 4,
+    }).optional(),
     /**
      * `true` to use the gateway's application-default credentials instead of a key: queries then
      * run as the gateway's own identity, so only operators should make such connections.
      */
-    applicationDefaultCredentials: z.literal(true).optional(),
+    applicationDefaultCredentials: fieldUi(z.literal(true), {
+      label: "Use the gateway's own Google credentials",
+      help: "Instead of a key: queries then run as the gateway's identity, so only its operator should choose this.",
+      input: 'checkbox',
+      advanced: true,
+      order: 10,
+    }).optional(),
     /** The API origin (default `https://bigquery.googleapis.com`): a private endpoint or a local fake. */
-    apiEndpoint: apiEndpointSchema.optional(),
+    apiEndpoint: fieldUi(apiEndpointSchema, {
+      label: 'API endpoint',
+      help: 'A private endpoint instead of https://bigquery.googleapis.com.',
+      placeholder: 'https://bigquery.googleapis.com',
+      input: 'url',
+      advanced: true,
+      order: 11,
+    }).optional(),
     /** The cost guard: a job that would bill more bytes fails (`bytesBilledLimitExceeded`). */
-    maximumBytesBilled: z
-      .union(
+    maximumBytesBilled: fieldUi(
+      z.union(
         [
           z.number().int(BYTES_MESSAGE).positive(BYTES_MESSAGE).max(Number.MAX_SAFE_INTEGER),
           z.string().regex(/^[1-9]\d{0,17}$/, BYTES_MESSAGE),
         ],
         { message: BYTES_MESSAGE },
-      )
+      ),
+      {
+        label: 'Maximum bytes billed',
+        help: 'A cost guard: a query that would bill more bytes fails instead of running.',
+        placeholder: '10000000000',
+        input: 'number',
+        order: 5,
+      },
+    )
       .transform(String)
       .optional(),
     /** Rows asked for per result page (default 10,000; the service also caps pages at about 10 MB). */
-    pageSize: z.number().int().min(1).max(100_000).optional(),
+    pageSize: fieldUi(z.number().int().min(1).max(100_000), {
+      label: 'Rows per page',
+      help: 'Rows asked for per result page (default 10,000).',
+      advanced: true,
+      order: 12,
+    }).optional(),
     /** Retries of a request that failed with 429/5xx or no response (default 2). */
-    maxRetries: z.number().int().min(0).max(5).optional(),
+    maxRetries: fieldUi(z.number().int().min(0).max(5), {
+      label: 'Retries',
+      help: 'Retries of a request that failed with 429, 5xx or no answer (default 2).',
+      advanced: true,
+      order: 13,
+    }).optional(),
     /** How long opening a session (access token and a dry-run check) may take (default 10,000 ms). */
-    connectTimeoutMs: z.number().int().min(100).max(600_000).optional(),
+    connectTimeoutMs: fieldUi(z.number().int().min(100).max(600_000), {
+      label: 'Connect timeout (ms)',
+      help: 'How long opening a session may take (default 10,000).',
+      advanced: true,
+      order: 14,
+    }).optional(),
   })
   .superRefine((config, ctx) => {
     const hasKey = config.credentials !== undefined;

@@ -1,6 +1,7 @@
 // The DuckDB connection config an owner writes, validated once when the connection is created.
 // A connection is either a database file (opened read-only) or `:memory:` plus `files`: views
 // over Parquet/CSV/JSON files for owners who have files rather than a warehouse.
+import { fieldUi } from '@quarry/sdk-connector';
 import { z } from 'zod';
 
 /** File extensions a `files` entry may end with, and the DuckDB reader each one uses. */
@@ -22,10 +23,15 @@ const VIEW_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
 export const duckdbConfigSchema = z
   .object({
     /** A database file (opened READ_ONLY), or `:memory:` for a connection made only of `files`. */
-    path: z.string().min(1),
+    path: fieldUi(z.string().min(1), {
+      label: 'Database file',
+      help: 'A DuckDB file on the gateway host, opened read-only; or :memory: for a connection made only of files.',
+      placeholder: '/data/warehouse.duckdb',
+      order: 1,
+    }),
     /** View name → a file path or glob of Parquet, CSV or JSON files. */
-    files: z
-      .record(
+    files: fieldUi(
+      z.record(
         z.string().regex(VIEW_NAME, 'a view name is a plain SQL identifier'),
         z
           .string()
@@ -34,20 +40,45 @@ export const duckdbConfigSchema = z
             (p) => readerFor(p) !== undefined,
             'files must end in .parquet, .csv, .tsv, .json, .ndjson or .jsonl',
           ),
-      )
-      .optional(),
+      ),
+      {
+        label: 'Files as tables',
+        help: 'One per line: a table name, =, then a Parquet, CSV or JSON file path or glob on the gateway host.',
+        placeholder: 'orders = /data/orders/*.parquet',
+        input: 'map',
+        order: 2,
+      },
+    ).optional(),
     /** DuckDB worker threads for this connection (default: DuckDB's, the number of cores). */
-    threads: z.number().int().min(1).max(1024).optional(),
+    threads: fieldUi(z.number().int().min(1).max(1024), {
+      label: 'Threads',
+      help: "DuckDB worker threads for this connection (default: DuckDB's, the number of cores).",
+      advanced: true,
+      order: 10,
+    }).optional(),
     /** DuckDB's memory cap for this connection, e.g. `512MB` or `2GB`. */
-    memoryLimit: z
-      .string()
-      .regex(/^\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)$/i, 'e.g. 512MB or 2GB')
-      .optional(),
+    memoryLimit: fieldUi(
+      z.string().regex(/^\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)$/i, 'e.g. 512MB or 2GB'),
+      {
+        label: 'Memory limit',
+        help: "DuckDB's memory cap for this connection.",
+        placeholder: '2GB',
+        advanced: true,
+        order: 11,
+      },
+    ).optional(),
     /**
      * Extra directories queries may read files from (e.g. Parquet files that views inside the
      * database file read). Everything else on the host is off limits to the owner's SQL.
      */
-    allowedDirectories: z.array(z.string().min(1)).optional(),
+    allowedDirectories: fieldUi(z.array(z.string().min(1)), {
+      label: 'Other readable directories',
+      help: 'One per line: directories on the gateway host that queries may read files from (e.g. Parquet files the database views read). Everything else is off limits.',
+      placeholder: '/data/parquet',
+      input: 'list',
+      advanced: true,
+      order: 12,
+    }).optional(),
   })
   .strict();
 

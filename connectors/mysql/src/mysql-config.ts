@@ -1,7 +1,7 @@
 // The connection config an owner gives for a MySQL or MariaDB warehouse, validated once when the
 // connection is created. The password and TLS private key are secret fields: redacted from logs
 // and listings, never echoed in errors.
-import { secretField } from '@quarry/sdk-connector';
+import { fieldUi, secretField } from '@quarry/sdk-connector';
 import { z } from 'zod';
 
 const sslSchema = z.union([
@@ -20,15 +20,45 @@ const sslSchema = z.union([
 
 /** Config of one MySQL/MariaDB connection. */
 export const mysqlConfigSchema = z.strictObject({
-  host: z.string().min(1),
-  port: z.number().int().min(1).max(65_535).default(3306),
-  database: z.string().min(1),
-  user: z.string().min(1),
-  password: secretField(z.string()).optional(),
+  host: fieldUi(z.string().min(1), {
+    label: 'Host',
+    help: "The server's name or address, as this gateway reaches it.",
+    placeholder: 'db.example.com',
+    order: 1,
+  }),
+  port: fieldUi(z.number().int().min(1).max(65_535), {
+    label: 'Port',
+    placeholder: '3306',
+    order: 2,
+  }).default(3306),
+  database: fieldUi(z.string().min(1), { label: 'Database', placeholder: 'shop', order: 3 }),
+  user: fieldUi(z.string().min(1), {
+    label: 'User',
+    help: 'Give it SELECT-only grants: analytics only ever read.',
+    placeholder: 'quarry_reader',
+    order: 4,
+  }),
+  password: fieldUi(z.string(), { label: 'Password', secret: true, order: 5 }).optional(),
   /** `true` for TLS with the system CAs, or TLS options. */
-  ssl: sslSchema.optional(),
+  ssl: fieldUi(sslSchema, {
+    label: 'TLS',
+    help: 'Encrypt the connection. Leave it at the default unless your server needs otherwise.',
+    input: 'select',
+    options: [
+      { value: true, label: "On, verifying the server certificate against the system's CAs" },
+      { value: { rejectUnauthorized: false }, label: 'On, without verifying the certificate' },
+      { value: false, label: 'Off' },
+    ],
+    order: 20,
+  }).optional(),
   /** How long to wait for the TCP connect and handshake (default 10,000 ms). */
-  connectTimeoutMs: z.number().int().positive().max(600_000).optional(),
+  connectTimeoutMs: fieldUi(z.number().int().positive().max(600_000), {
+    label: 'Connect timeout (ms)',
+    help: 'How long to wait for the connection and handshake (default 10,000).',
+    placeholder: '10000',
+    advanced: true,
+    order: 30,
+  }).optional(),
 });
 
 /** A validated MySQL/MariaDB connection config. */

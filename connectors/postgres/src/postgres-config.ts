@@ -2,7 +2,7 @@
 // connector opens with. Either discrete fields or a `postgres://` URL; nothing is ever taken from
 // the gateway's environment (PGHOST, PGPASSWORD, ~/.pgpass), which pg would otherwise consult for
 // whatever a config leaves out, so one owner's connection can never pick up another's secrets.
-import { secretField } from '@quarry/sdk-connector';
+import { fieldUi, secretField } from '@quarry/sdk-connector';
 import { z } from 'zod';
 
 const sslSchema = z.union([
@@ -17,47 +17,117 @@ const sslSchema = z.union([
     .strict(),
 ]);
 
+const TLS_OPTIONS = [
+  { value: true, label: 'On, verifying the server certificate' },
+  { value: { rejectUnauthorized: false }, label: 'On, without verifying the certificate' },
+  { value: false, label: 'Off' },
+];
+
 const commonFields = {
   /** `true` (verify against Node's CAs), `false`, or `{rejectUnauthorized?, ca?}`. */
-  ssl: sslSchema.optional(),
+  ssl: fieldUi(sslSchema, {
+    label: 'TLS',
+    help: 'Encrypt the connection. Leave it at the default unless your server needs otherwise.',
+    input: 'select',
+    options: TLS_OPTIONS,
+    order: 20,
+  }).optional(),
   /** Shown in pg_stat_activity (default `quarry`). */
-  applicationName: z.string().min(1).max(63).optional(),
+  applicationName: fieldUi(z.string().min(1).max(63), {
+    label: 'Application name',
+    help: 'How these sessions show in pg_stat_activity (default quarry).',
+    placeholder: 'quarry',
+    advanced: true,
+    order: 30,
+  }).optional(),
   /** A schema to put first on the search_path. */
-  schema: z.string().min(1).max(63).optional(),
+  schema: fieldUi(z.string().min(1).max(63), {
+    label: 'Schema',
+    help: 'Put first on the search path, so queries can name its tables without a prefix.',
+    placeholder: 'public',
+    order: 21,
+  }).optional(),
   /** Give up connecting after this long (default 5,000 ms). */
-  connectTimeoutMs: z.number().int().positive().max(600_000).optional(),
+  connectTimeoutMs: fieldUi(z.number().int().positive().max(600_000), {
+    label: 'Connect timeout (ms)',
+    help: 'Give up connecting after this many milliseconds (default 5,000).',
+    placeholder: '5000',
+    advanced: true,
+    order: 31,
+  }).optional(),
   /** The statement_timeout a new session starts with (default 30,000 ms, the SDK's default query timeout). */
-  statementTimeoutMs: z.number().int().nonnegative().max(2_147_483_647).optional(),
+  statementTimeoutMs: fieldUi(z.number().int().nonnegative().max(2_147_483_647), {
+    label: 'Statement timeout (ms)',
+    help: 'The longest a query may run on the server (default 30,000).',
+    placeholder: '30000',
+    advanced: true,
+    order: 32,
+  }).optional(),
   /**
    * `true` (default): the server stops at the row cap. Postgres never uses parallel workers for
    * such a fetch; `false` lets it, and the server then sends every row while the connector keeps
    * only the first `rowLimit`.
    */
-  portalRowLimit: z.boolean().optional(),
+  portalRowLimit: fieldUi(z.boolean(), {
+    label: 'Stop the server at the row cap',
+    help: 'On by default. Off lets Postgres use parallel workers; it then sends every row and the extra ones are dropped here.',
+    input: 'select',
+    options: [
+      { value: true, label: 'On' },
+      { value: false, label: 'Off' },
+    ],
+    advanced: true,
+    order: 33,
+  }).optional(),
 };
 
 const discreteSchema = z
   .object({
-    host: z.string().min(1),
-    port: z.number().int().min(1).max(65_535).default(5432),
-    database: z.string().min(1),
-    user: z.string().min(1),
-    password: secretField(z.string()).optional(),
+    host: fieldUi(z.string().min(1), {
+      label: 'Host',
+      help: "The server's name or address, as this gateway reaches it.",
+      placeholder: 'db.example.com',
+      order: 1,
+    }),
+    port: fieldUi(z.number().int().min(1).max(65_535), {
+      label: 'Port',
+      placeholder: '5432',
+      order: 2,
+    }).default(5432),
+    database: fieldUi(z.string().min(1), { label: 'Database', placeholder: 'analytics', order: 3 }),
+    user: fieldUi(z.string().min(1), {
+      label: 'User',
+      help: 'Give it read-only grants: analytics only ever read.',
+      placeholder: 'quarry_reader',
+      order: 4,
+    }),
+    password: fieldUi(z.string(), { label: 'Password', secret: true, order: 5 }).optional(),
     ...commonFields,
   })
-  .strict();
+  .strict()
+  .meta({ ui: { label: 'Host, database and user', order: 1 } });
 
 const urlSchema = z
   .object({
     /** `postgres://user:password@host:port/database?sslmode=…&application_name=…`. */
-    connectionString: secretField(
-      z.string().refine((value) => parsePostgresUrl(value) !== undefined, {
-        message: 'must be a postgres:// or postgresql:// URL naming a host',
-      }),
+    connectionString: fieldUi(
+      secretField(
+        z.string().refine((value) => parsePostgresUrl(value) !== undefined, {
+          message: 'must be a postgres:// or postgresql:// URL naming a host',
+        }),
+      ),
+      {
+        label: 'Connection URL',
+        help: 'The whole address, password included; it is stored encrypted and never shown again.',
+        placeholder: 'postgres://user:password@db.example.com:5432/analytics',
+        secret: true,
+        order: 1,
+      },
     ),
     ...commonFields,
   })
-  .strict();
+  .strict()
+  .meta({ ui: { label: 'A connection URL', order: 2 } });
 
 /** The config schema of the Postgres connector: discrete fields, or a `connectionString`. */
 export const postgresConfigSchema = z.union([urlSchema, discreteSchema]);

@@ -3,7 +3,7 @@
 // key with an optional passphrase), the session context (warehouse, database, schema, role), and
 // an optional `accessUrl` for private link or a local test double. Secrets are marked so they are
 // redacted from logs and listings and never echoed in errors.
-import { secretField } from '@quarry/sdk-connector';
+import { fieldUi } from '@quarry/sdk-connector';
 import { z } from 'zod';
 
 /** What snowflake-sdk itself accepts as an account (`xy12345`, `xy12345.eu-west-1.aws`, `org-acct`). */
@@ -42,27 +42,72 @@ function accessUrlProblem(value: string): string | undefined {
 export const snowflakeConfigSchema = z
   .strictObject({
     /** Account identifier: `orgname-accountname`, or a locator with region (`xy12345.eu-west-1.aws`). */
-    account: z.string().regex(ACCOUNT, 'an account identifier such as myorg-myaccount or xy12345.eu-west-1'),
+    account: fieldUi(
+      z.string().regex(ACCOUNT, 'an account identifier such as myorg-myaccount or xy12345.eu-west-1'),
+      {
+        label: 'Account',
+        help: 'Your account identifier: organisation-account, or a locator with its region.',
+        placeholder: 'myorg-myaccount',
+        order: 1,
+      },
+    ),
     /** Login name of a user with SELECT-only grants (see the README). */
-    username: z.string().min(1),
+    username: fieldUi(z.string().min(1), {
+      label: 'User',
+      help: 'A user with SELECT-only grants.',
+      placeholder: 'QUARRY_READER',
+      order: 2,
+    }),
     /** Password authentication. */
-    password: secretField(z.string().min(1)).optional(),
+    password: fieldUi(z.string().min(1), {
+      label: 'Password',
+      help: 'Give a password or a private key, not both.',
+      secret: true,
+      order: 3,
+    }).optional(),
     /** Key-pair authentication: the user's private key, PEM (PKCS#8, encrypted PKCS#8 or PKCS#1). */
-    privateKey: secretField(
+    privateKey: fieldUi(
       z.string().refine(isPemPrivateKey, 'must be a PEM private key (-----BEGIN … PRIVATE KEY-----)'),
+      {
+        label: 'Private key (key-pair authentication)',
+        help: "The user's private key, PEM, instead of a password.",
+        placeholder: '-----BEGIN PRIVATE KEY-----',
+        input: 'textarea',
+        secret: true,
+        order: 4,
+      },
     ).optional(),
     /** Passphrase of an encrypted `privateKey`. */
-    privateKeyPassphrase: secretField(z.string().min(1)).optional(),
-    warehouse: z.string().min(1).optional(),
-    database: z.string().min(1).optional(),
-    schema: z.string().min(1).optional(),
-    role: z.string().min(1).optional(),
+    privateKeyPassphrase: fieldUi(z.string().min(1), {
+      label: 'Private key passphrase',
+      help: 'Only for an encrypted private key.',
+      secret: true,
+      order: 5,
+    }).optional(),
+    warehouse: fieldUi(z.string().min(1), {
+      label: 'Warehouse',
+      placeholder: 'COMPUTE_WH',
+      order: 6,
+    }).optional(),
+    database: fieldUi(z.string().min(1), {
+      label: 'Database',
+      placeholder: 'ANALYTICS',
+      order: 7,
+    }).optional(),
+    schema: fieldUi(z.string().min(1), { label: 'Schema', placeholder: 'PUBLIC', order: 8 }).optional(),
+    role: fieldUi(z.string().min(1), { label: 'Role', placeholder: 'REPORTER', order: 9 }).optional(),
     /**
      * The service root to talk to instead of `https://<account>.snowflakecomputing.com`, e.g. a
      * private-link host. https only; plain http only for loopback (a local test server).
      */
-    accessUrl: z
-      .string()
+    accessUrl: fieldUi(z.string(), {
+      label: 'Access URL',
+      help: 'A private-link address to use instead of https://<account>.snowflakecomputing.com.',
+      placeholder: 'https://myorg-myaccount.privatelink.snowflakecomputing.com',
+      input: 'url',
+      advanced: true,
+      order: 20,
+    })
       .superRefine((value, ctx) => {
         const problem = accessUrlProblem(value);
         if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });

@@ -1,7 +1,7 @@
 // The connection config an owner gives for a Trino (or Starburst) cluster, validated once when
 // the connection is created: the coordinator URL, the user, one way to authenticate (basic
 // password or JWT bearer token, both secret fields), and the default catalog and schema.
-import { secretField } from '@quarry/sdk-connector';
+import { fieldUi } from '@quarry/sdk-connector';
 import { z } from 'zod';
 
 /** Printable ASCII: every field here travels in an HTTP header, where nothing else is allowed. */
@@ -25,23 +25,58 @@ export function isLoopbackHost(hostname: string): boolean {
 export const trinoConfigSchema = z
   .strictObject({
     /** The coordinator's base URL, e.g. `https://trino.example.com` or `https://host:8443/prefix`. */
-    server: z.string().min(1).max(2048),
+    server: fieldUi(z.string().min(1).max(2048), {
+      label: 'Server URL',
+      help: "The coordinator's address; https whenever a password or token is set.",
+      placeholder: 'https://trino.example.com',
+      input: 'url',
+      order: 1,
+    }),
     /** The Trino user (`X-Trino-User`); with `password`, also the basic-auth user name. */
-    user: headerText(256),
+    user: fieldUi(headerText(256), { label: 'User', placeholder: 'quarry', order: 2 }),
     /** Basic authentication (HTTPS only, except to loopback). */
-    password: secretField(z.string().min(1).max(1024).regex(HEADER_SAFE, HEADER_SAFE_MESSAGE)).optional(),
+    password: fieldUi(z.string().min(1).max(1024).regex(HEADER_SAFE, HEADER_SAFE_MESSAGE), {
+      label: 'Password',
+      help: 'Basic authentication; or give an access token instead.',
+      secret: true,
+      order: 3,
+    }).optional(),
     /** A JWT sent as `Authorization: Bearer …` (HTTPS only, except to loopback). */
-    accessToken: secretField(
-      z.string().min(1).max(16_384).regex(HEADER_SAFE, HEADER_SAFE_MESSAGE),
-    ).optional(),
+    accessToken: fieldUi(z.string().min(1).max(16_384).regex(HEADER_SAFE, HEADER_SAFE_MESSAGE), {
+      label: 'Access token (JWT)',
+      help: 'Sent as a bearer token, instead of a password.',
+      secret: true,
+      order: 4,
+    }).optional(),
     /** The default catalog (`X-Trino-Catalog`); unqualified table names resolve in it. */
-    catalog: headerText(256).optional(),
+    catalog: fieldUi(headerText(256), {
+      label: 'Catalog',
+      help: 'Table names without a catalog resolve in it.',
+      placeholder: 'hive',
+      order: 5,
+    }).optional(),
     /** The default schema (`X-Trino-Schema`); needs `catalog`. */
-    schema: headerText(256).optional(),
+    schema: fieldUi(headerText(256), {
+      label: 'Schema',
+      help: 'Needs a catalog.',
+      placeholder: 'sales',
+      order: 6,
+    }).optional(),
     /** Shown in Trino's query list as the query's source (`X-Trino-Source`, default `quarry`). */
-    source: headerText(128).optional(),
+    source: fieldUi(headerText(128), {
+      label: 'Source name',
+      help: "Shown in Trino's query list (default quarry).",
+      placeholder: 'quarry',
+      advanced: true,
+      order: 10,
+    }).optional(),
     /** How long opening a session (a `SELECT 1` round trip) may take (default 10,000 ms). */
-    connectTimeoutMs: z.number().int().positive().max(600_000).optional(),
+    connectTimeoutMs: fieldUi(z.number().int().positive().max(600_000), {
+      label: 'Connect timeout (ms)',
+      help: 'How long opening a session may take (default 10,000).',
+      advanced: true,
+      order: 11,
+    }).optional(),
   })
   .superRefine((config, ctx) => {
     let url: URL | undefined;

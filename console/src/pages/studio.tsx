@@ -1,39 +1,17 @@
-// The owner studio: connections (added from each connector's config schema, tested, the
-// warehouse's own error shown), analytics (YAML editor, deploy, a test run, versions, purge
-// cache), and listings (publish, unpublish, previews on or off).
+// The owner studio, around an owner's tasks: connect a warehouse (studio-connections.tsx), write an
+// analytic in a YAML editor (highlighted, checked inline by a dry run, its connection picked from
+// the owner's own), deploy it, try it (a test run, one chart per measure), and publish it after a
+// confirmation, with a link to the live listing.
 
 import { createQuarryClient, type QueryResult } from '@quarry/client';
-import { type FormEvent, useCallback, useEffect, useState } from 'react';
-import { parse, stringify } from 'yaml';
-import { api, messageOf } from '../api.js';
+import { type FormEvent, useCallback, useEffect, useId, useRef, useState } from 'react';
+import { LineCounter, parseDocument, stringify } from 'yaml';
+import { ApiFailure, api, messageOf } from '../api.js';
 import { DataTable, ErrorNote, Field } from '../components.js';
 import { ResultChart } from '../result-chart.js';
 import { href } from '../router.js';
-
-interface JsonSchema {
-  readonly type?: string | readonly string[];
-  readonly properties?: Readonly<Record<string, JsonSchema>>;
-  readonly required?: readonly string[];
-  readonly anyOf?: readonly JsonSchema[];
-  readonly secret?: boolean;
-  readonly default?: unknown;
-  readonly description?: string;
-}
-
-interface ConnectorType {
-  readonly type: string;
-  readonly display_name: string;
-  readonly config_schema: JsonSchema;
-  readonly secret_fields: readonly string[];
-}
-
-interface Connection {
-  readonly id: string;
-  readonly name: string;
-  readonly type: string;
-  readonly config: Record<string, unknown>;
-  readonly secret_fields: readonly string[];
-}
+import type { EditorProblem, YamlEditor } from '../yaml-editor.js';
+import { type Connection, Connections } from './studio-connections.js';
 
 interface Analytic {
   readonly name: string;
@@ -53,208 +31,170 @@ interface OwnListing {
   readonly published: boolean;
 }
 
-/** The variants of a config schema: each `anyOf` branch, or the schema itself. */
-const variantsOf = (schema: JsonSchema): readonly JsonSchema[] => schema.anyOf ?? [schema];
-const variantName = (variant: JsonSchema, i: number) =>
-  variant.required && variant.required.length > 0 ? `with ${variant.required.join(', ')}` : `form ${i + 1}`;
-const isType = (schema: JsonSchema, type: string) =>
-  schema.type === type || (Array.isArray(schema.type) && schema.type.includes(type));
+const PLACEHOLDER_CONNECTION = 'my-connection';
 
-function ConfigFields({ variant }: { readonly variant: JsonSchema }) {
-  return (
-    <>
-      {Object.entries(variant.properties ?? {}).map(([field, spec]) => {
-        const required = variant.required?.includes(field) ?? false;
-        const label = `${field}${required ? ' (required)' : ''}`;
-        if (isType(spec, 'boolean')) {
-          return (
-            <label key={field} className="inline field">
-              <input type="checkbox" name={`config.${field}`} value="true" /> {field}
-            </label>
-          );
-        }
-        const simple = isType(spec, 'string') || isType(spec, 'integer') || isType(spec, 'number');
-        return (
-          <Field key={field} label={label} {...(simple ? {} : { hint: 'JSON' })}>
-            {(id, hint) => (
-              <input
-                id={id}
-                name={`config.${field}`}
-                required={required}
-                aria-describedby={hint}
-                type={
-                  spec.secret
-                    ? 'password'
-                    : isType(spec, 'integer') || isType(spec, 'number')
-                      ? 'number'
-                      : 'text'
-                }
-                autoComplete="off"
-                placeholder={spec.default === undefined ? '' : String(spec.default)}
-              />
-            )}
-          </Field>
-        );
-      })}
-    </>
-  );
-}
-
-function configFrom(form: FormData, variant: JsonSchema): Record<string, unknown> {
-  const config: Record<string, unknown> = {};
-  for (const [field, spec] of Object.entries(variant.properties ?? {})) {
-    const raw = form.get(`config.${field}`);
-    if (isType(spec, 'boolean')) {
-      if (raw === 'true') config[field] = true;
-      continue;
-    }
-    const text = raw === null ? '' : String(raw).trim();
-    if (text === '') continue;
-    if (isType(spec, 'integer') || isType(spec, 'number')) config[field] = Number(text);
-    else if (isType(spec, 'string')) config[field] = text;
-    else config[field] = JSON.parse(text);
-  }
-  return config;
-}
-
-function Connections() {
-  const [types, setTypes] = useState<readonly ConnectorType[]>([]);
-  const [connections, setConnections] = useState<readonly Connection[]>([]);
-  const [type, setType] = useState('postgres');
-  const [variantIndex, setVariantIndex] = useState(0);
-  const [error, setError] = useState<unknown>();
-  const [tested, setTested] = useState<Record<string, string>>({});
-  const load = useCallback(() => {
-    api<{ connections: Connection[] }>('GET', '/v1/owner/connections').then(
-      (r) => setConnections(r.connections),
-      setError,
-    );
-  }, []);
-  useEffect(() => {
-    api<{ connectors: ConnectorType[] }>('GET', '/v1/connectors').then(
-      (r) => setTypes(r.connectors),
-      setError,
-    );
-    load();
-  }, [load]);
-  const connector = types.find((t) => t.type === type);
-  const variants = connector === undefined ? [] : variantsOf(connector.config_schema);
-  const variant = variants[Math.min(variantIndex, variants.length - 1)];
-
-  async function add(event: FormEvent<HTMLFormElement>) {
-    event.preventDefault();
-    if (variant === undefined) return;
-    const formElement = event.currentTarget;
-    const form = new FormData(formElement);
-    setError(undefined);
-    try {
-      await api('POST', '/v1/owner/connections', {
-        name: String(form.get('name')),
-        type,
-        config: configFrom(form, variant),
-      });
-      formElement.reset();
-      load();
-    } catch (e) {
-      setError(e);
-    }
-  }
-  async function test(connection: Connection) {
-    setTested((t) => ({ ...t, [connection.id]: 'Testing…' }));
-    try {
-      const result = await api<{ latency_ms: number }>('POST', `/v1/owner/connections/${connection.id}/test`);
-      setTested((t) => ({ ...t, [connection.id]: `Reachable (${Math.round(result.latency_ms)} ms)` }));
-    } catch (e) {
-      setTested((t) => ({ ...t, [connection.id]: messageOf(e) }));
-    }
-  }
-  async function remove(connection: Connection) {
-    if (!window.confirm(`Delete the connection "${connection.name}"?`)) return;
-    try {
-      await api('DELETE', `/v1/owner/connections/${connection.id}`);
-      load();
-    } catch (e) {
-      setError(e);
-    }
-  }
-
-  return (
-    <section aria-labelledby="connections-title">
-      <h2 id="connections-title">Connections</h2>
-      <ErrorNote error={error} />
-      <ul className="plain">
-        {connections.map((c) => (
-          <li key={c.id} className="row">
-            <strong>{c.name}</strong> <span className="meta">{c.type}</span>
-            <button type="button" className="secondary" onClick={() => test(c)}>
-              Test<span className="visually-hidden"> {c.name}</span>
-            </button>
-            <button type="button" className="danger" onClick={() => remove(c)}>
-              Delete<span className="visually-hidden"> {c.name}</span>
-            </button>
-            {tested[c.id] === undefined ? null : (
-              <output className="meta" data-testid={`test-${c.name}`}>
-                {tested[c.id]}
-              </output>
-            )}
-          </li>
-        ))}
-      </ul>
-      <form onSubmit={add} className="panel" aria-labelledby="new-connection">
-        <h3 id="new-connection">Add a connection</h3>
-        <Field label="Connection name" hint="Lowercase letters, digits, - and _.">
-          {(id, hint) => (
-            <input id={id} name="name" required pattern="[a-z0-9][a-z0-9_\-]{0,63}" aria-describedby={hint} />
-          )}
-        </Field>
-        <Field label="Warehouse type">
-          {(id) => (
-            <select
-              id={id}
-              value={type}
-              onChange={(e) => {
-                setType(e.target.value);
-                setVariantIndex(0);
-              }}
-            >
-              {types.map((t) => (
-                <option key={t.type} value={t.type}>
-                  {t.display_name}
-                </option>
-              ))}
-            </select>
-          )}
-        </Field>
-        {variants.length > 1 ? (
-          <Field label="Settings form">
-            {(id) => (
-              <select id={id} value={variantIndex} onChange={(e) => setVariantIndex(Number(e.target.value))}>
-                {variants.map((v, i) => (
-                  // biome-ignore lint/suspicious/noArrayIndexKey: the variants of a schema are positional.
-                  <option key={i} value={i}>
-                    {variantName(v, i)}
-                  </option>
-                ))}
-              </select>
-            )}
-          </Field>
-        ) : null}
-        {variant === undefined ? null : <ConfigFields key={`${type}-${variantIndex}`} variant={variant} />}
-        <button type="submit">Add connection</button>
-      </form>
-    </section>
-  );
-}
-
-const STARTER = `name: my-analytic
+const starter = (connection: string) => `name: my-analytic
 title: My analytic
-connection: my-connection
+connection: ${connection}
 sql: |
   SELECT 1 AS one
 params: {}
 price: 1
 visibility: public
 `;
+
+const CONNECTION_LINE = /^connection:[ \t]*(.*?)[ \t]*$/m;
+
+/** The connection the YAML names (top-level `connection:`), or undefined. */
+export function connectionOf(yaml: string): string | undefined {
+  const match = CONNECTION_LINE.exec(yaml);
+  return match?.[1]?.replace(/^["']|["']$/g, '') || undefined;
+}
+
+/** The YAML with its top-level `connection:` set to `name` (added after `name:` when absent). */
+export function withConnection(yaml: string, name: string): string {
+  if (CONNECTION_LINE.test(yaml)) return yaml.replace(CONNECTION_LINE, `connection: ${name}`);
+  const nameLine = /^name:.*$/m.exec(yaml);
+  if (nameLine === null) return `connection: ${name}\n${yaml}`;
+  const end = nameLine.index + nameLine[0].length;
+  return `${yaml.slice(0, end)}\nconnection: ${name}${yaml.slice(end)}`;
+}
+
+/** YAML syntax errors, on their lines: checked as the owner types, before any dry run. */
+function yamlProblems(text: string): EditorProblem[] {
+  const lineCounter = new LineCounter();
+  const doc = parseDocument(text, { lineCounter, prettyErrors: true });
+  return doc.errors.map((e) => ({
+    line: e.linePos?.[0]?.line,
+    message: e.message.split('\n')[0] ?? e.message,
+    severity: 'error' as const,
+  }));
+}
+
+/** The 1-based line of the YAML node at `path` (or of its nearest ancestor that exists). */
+function lineOfPath(text: string, path: readonly string[]): number | undefined {
+  const lineCounter = new LineCounter();
+  const doc = parseDocument(text, { lineCounter, keepSourceTokens: false });
+  for (let depth = path.length; depth > 0; depth--) {
+    const parent = depth === 1 ? doc.contents : doc.getIn(path.slice(0, depth - 1), true);
+    // The key's own line, rather than its value's (a block value starts on the next line).
+    const items = (parent as { items?: { key?: { value?: unknown; range?: number[] } }[] } | null)?.items;
+    const pair = items?.find((item) => String(item.key?.value) === path[depth - 1]);
+    const offset = pair?.key?.range?.[0];
+    if (offset !== undefined) return lineCounter.linePos(offset).line;
+  }
+  return undefined;
+}
+
+/** The line of the SQL that names `word` (a table or column the warehouse did not know). */
+function lineOfSqlWord(text: string, word: string): number | undefined {
+  const lines = text.split('\n');
+  const sqlLine = lines.findIndex((l) => /^sql:/.test(l));
+  if (sqlLine < 0) return undefined;
+  const pattern = new RegExp(
+    `(^|[^A-Za-z0-9_])${word.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}($|[^A-Za-z0-9_])`,
+  );
+  for (let i = sqlLine; i < lines.length; i++) {
+    if (i > sqlLine && /^\S/.test(lines[i] ?? '')) break;
+    if (pattern.test(lines[i] ?? '')) return i + 1;
+  }
+  return sqlLine + 1;
+}
+
+/** A dry run's or a deploy's refusal as problems on the lines they are about. */
+export function problemsOf(text: string, error: unknown): EditorProblem[] {
+  if (!(error instanceof ApiFailure)) {
+    return [{ line: undefined, message: messageOf(error), severity: 'error' }];
+  }
+  const details = error.details.length > 0 ? error.details : [{ message: error.message }];
+  return details.map((d) => {
+    const field = (d.field ?? '').replace(/^(body|definition)\./, '');
+    const path = field === '' ? [] : field.split(/[.[\]]+/).filter((p) => p !== '');
+    let line: number | undefined;
+    const quoted = /"([A-Za-z_][A-Za-z0-9_.]*)"/.exec(d.message)?.[1];
+    if ((path.length === 0 || path[0] === 'sql') && quoted !== undefined) {
+      line = lineOfSqlWord(text, quoted.split('.').pop() ?? quoted);
+    }
+    line ??= path.length > 0 ? lineOfPath(text, path) : lineOfPath(text, ['sql']);
+    return { line, message: d.message, severity: 'error' as const };
+  });
+}
+
+/**
+ * The YAML editor: a plain textarea until CodeMirror (a chunk of its own, loaded only here) is in,
+ * then CodeMirror with highlighting and the problems on their lines.
+ */
+function DefinitionEditor({
+  text,
+  onChange,
+  problems,
+}: {
+  readonly text: string;
+  readonly onChange: (text: string) => void;
+  readonly problems: readonly EditorProblem[];
+}) {
+  const id = useId();
+  const host = useRef<HTMLDivElement>(null);
+  const editor = useRef<YamlEditor | undefined>(undefined);
+  const [loaded, setLoaded] = useState(false);
+  const changed = useRef(onChange);
+  changed.current = onChange;
+  const initial = useRef(text);
+  useEffect(() => {
+    let cancelled = false;
+    import('../yaml-editor.js').then(
+      ({ createYamlEditor }) => {
+        if (cancelled || host.current === null) return;
+        editor.current = createYamlEditor(host.current, {
+          text: initial.current,
+          onChange: (t) => changed.current(t),
+          check: yamlProblems,
+          labelledBy: `${id}-label`,
+          describedBy: `${id}-hint`,
+        });
+        setLoaded(true);
+      },
+      () => {
+        // Offline or a stale build: the textarea stays and still works.
+      },
+    );
+    return () => {
+      cancelled = true;
+      editor.current?.destroy();
+      editor.current = undefined;
+    };
+  }, [id]);
+  useEffect(() => {
+    initial.current = text;
+    editor.current?.setText(text);
+  }, [text]);
+  useEffect(() => {
+    editor.current?.setProblems(problems);
+  }, [problems]);
+  return (
+    <div className="field">
+      <span className="label" id={`${id}-label`}>
+        Analytic definition (YAML)
+      </span>
+      {loaded ? null : (
+        <textarea
+          aria-labelledby={`${id}-label`}
+          aria-describedby={`${id}-hint`}
+          className="code"
+          rows={14}
+          spellCheck={false}
+          value={text}
+          onChange={(e) => onChange(e.target.value)}
+        />
+      )}
+      <div ref={host} className="yaml-editor" data-loaded={loaded} />
+      <p className="hint" id={`${id}-hint`}>
+        The same YAML as <code>quarry analytics deploy</code>: name, connection, sql, params, insights, price.
+        Check marks problems on their lines; in the editor, Escape then Tab leaves it.
+      </p>
+    </div>
+  );
+}
 
 function TestRun({ analytic }: { readonly analytic: Analytic }) {
   const [state, setState] = useState<{ error?: unknown; result?: QueryResult }>();
@@ -292,6 +232,7 @@ function TestRun({ analytic }: { readonly analytic: Analytic }) {
             spec={analytic.definition.insights}
             result={state.result}
             title={`${analytic.name}: test run`}
+            onePerMeasure
           />
           <DataTable
             caption={`Test run of ${analytic.name} (version ${analytic.current_version}, example params, preview rows)`}
@@ -304,6 +245,14 @@ function TestRun({ analytic }: { readonly analytic: Analytic }) {
   );
 }
 
+interface ListingDraft {
+  readonly title: string;
+  readonly description: string;
+  readonly category: string;
+  readonly tags: readonly string[];
+  readonly previews: boolean;
+}
+
 function ListingEditor({
   analytic,
   onChange,
@@ -313,6 +262,10 @@ function ListingEditor({
 }) {
   const [listing, setListing] = useState<OwnListing | null>();
   const [error, setError] = useState<unknown>();
+  const [draft, setDraft] = useState<ListingDraft>();
+  const [published, setPublished] = useState(false);
+  const dialog = useRef<HTMLDialogElement>(null);
+  const dialogTitle = useId();
   const path = `/v1/owner/analytics/${encodeURIComponent(analytic.name)}/listing`;
   const load = useCallback(() => {
     api<{ listing: OwnListing }>('GET', path).then(
@@ -321,28 +274,48 @@ function ListingEditor({
     );
   }, [path]);
   useEffect(load, [load]);
-  async function publish(event: FormEvent<HTMLFormElement>) {
+  useEffect(() => {
+    if (draft !== undefined && dialog.current?.open === false) dialog.current.showModal();
+  }, [draft]);
+
+  function review(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
     const form = new FormData(event.currentTarget);
     setError(undefined);
+    setPublished(false);
+    setDraft({
+      title: String(form.get('title')),
+      description: String(form.get('description')),
+      category: String(form.get('category')),
+      tags: String(form.get('tags'))
+        .split(',')
+        .map((t) => t.trim())
+        .filter((t) => t !== ''),
+      previews: form.get('previews') === 'on',
+    });
+  }
+  function close() {
+    dialog.current?.close();
+    setDraft(undefined);
+  }
+  async function publish() {
+    if (draft === undefined) return;
     try {
-      await api('PUT', path, {
-        title: String(form.get('title')),
-        description: String(form.get('description')),
-        category: String(form.get('category')),
-        tags: String(form.get('tags'))
-          .split(',')
-          .map((t) => t.trim())
-          .filter((t) => t !== ''),
-        previews: form.get('previews') === 'on',
-      });
+      await api('PUT', path, draft);
+      close();
+      setPublished(true);
       load();
       onChange();
     } catch (e) {
+      close();
       setError(e);
     }
   }
   async function unpublish() {
+    if (!window.confirm(`Take ${analytic.name} off the marketplace? Callers will get 404 from now on.`))
+      return;
+    setError(undefined);
+    setPublished(false);
     try {
       await api('DELETE', path);
       load();
@@ -352,9 +325,11 @@ function ListingEditor({
   }
   if (listing === undefined) return null;
   const definition = analytic.definition;
+  const price = typeof definition.price === 'number' ? definition.price : undefined;
+  const live = listing?.published === true;
   return (
-    <form onSubmit={publish} className="panel" aria-label={`Listing of ${analytic.name}`}>
-      <h4>Listing {listing?.published ? '(published)' : '(not published)'}</h4>
+    <form onSubmit={review} className="panel" aria-label={`Listing of ${analytic.name}`}>
+      <h4>Listing {live ? '(published)' : '(not published)'}</h4>
       <Field label="Title">
         {(id) => (
           <input
@@ -366,7 +341,7 @@ function ListingEditor({
           />
         )}
       </Field>
-      <Field label="Description" hint="Plain text: shown as written, never as HTML.">
+      <Field label="Description" hint="Markdown: emphasis, code, lists and links; never HTML.">
         {(id, hint) => (
           <textarea
             id={id}
@@ -399,22 +374,69 @@ function ListingEditor({
           />
         )}
       </Field>
-      <label className="inline field">
-        <input type="checkbox" name="previews" defaultChecked={listing?.previews ?? true} /> Free previews on
-        the marketplace
-      </label>
+      <div className="check">
+        <input
+          type="checkbox"
+          id={`${dialogTitle}-previews`}
+          name="previews"
+          defaultChecked={listing?.previews ?? true}
+        />
+        <label htmlFor={`${dialogTitle}-previews`}>Free previews on the marketplace</label>
+      </div>
       <ErrorNote error={error} />
+      {published && live ? (
+        <p className="ok" role="status" data-testid="published">
+          Published: it is live on the marketplace.{' '}
+          <a href={href('listing', analytic.name)}>See the live listing</a>
+        </p>
+      ) : null}
       <div className="row">
-        <button type="submit">{listing?.published ? 'Update listing' : 'Publish'}</button>
-        {listing?.published ? (
+        <button type="submit">{live ? 'Update listing…' : 'Publish…'}</button>
+        {live ? (
           <>
             <button type="button" className="danger" onClick={unpublish}>
               Unpublish
             </button>
-            <a href={href('listing', analytic.name)}>View on the marketplace</a>
+            {published ? null : <a href={href('listing', analytic.name)}>View on the marketplace</a>}
           </>
         ) : null}
       </div>
+      <dialog
+        ref={dialog}
+        aria-labelledby={dialogTitle}
+        className="confirm"
+        onCancel={() => setDraft(undefined)}
+      >
+        {draft === undefined ? null : (
+          <>
+            <h3 id={dialogTitle}>
+              {live ? 'Update' : 'Publish'} “{draft.title}”?
+            </h3>
+            <ul>
+              <li>Anyone on the marketplace can find it and call {analytic.name}.</li>
+              <li>
+                {price === undefined
+                  ? 'Each call costs the price in its definition.'
+                  : `Each call costs the caller ${price} credit${price === 1 ? '' : 's'}; you earn 80% of what callers pay.`}
+              </li>
+              <li>
+                {draft.previews
+                  ? 'Signed-in visitors can try it for free (previews, a few rows, on your warehouse).'
+                  : 'No free previews.'}
+              </li>
+              <li>Category: {draft.category}.</li>
+            </ul>
+            <div className="row">
+              <button type="button" onClick={publish}>
+                {live ? 'Update now' : 'Publish now'}
+              </button>
+              <button type="button" className="secondary" onClick={close}>
+                Cancel
+              </button>
+            </div>
+          </>
+        )}
+      </dialog>
     </form>
   );
 }
@@ -435,7 +457,8 @@ function AnalyticItem({
     <li className="card">
       <h3>{analytic.name}</h3>
       <p className="meta">
-        version {analytic.current_version} · {analytic.visibility} · updated{' '}
+        version {analytic.current_version} · {analytic.visibility} · on{' '}
+        {String(analytic.definition.connection ?? '?')} · updated{' '}
         {new Date(analytic.updated_at).toLocaleString()}
       </p>
       <div className="row">
@@ -481,12 +504,21 @@ function AnalyticItem({
   );
 }
 
-function Analytics() {
+function Analytics({
+  connections,
+  yaml,
+  setYaml,
+}: {
+  readonly connections: readonly Connection[];
+  readonly yaml: string;
+  readonly setYaml: (text: string) => void;
+}) {
   const [analytics, setAnalytics] = useState<readonly Analytic[]>([]);
-  const [yaml, setYaml] = useState(STARTER);
   const [error, setError] = useState<unknown>();
-  const [deployed, setDeployed] = useState<string>();
-  const [checked, setChecked] = useState<string>();
+  const [problems, setProblems] = useState<readonly EditorProblem[]>([]);
+  const [outcome, setOutcome] = useState<{ testId: string; text: string }>();
+  const [busy, setBusy] = useState(false);
+  const top = useRef<HTMLElement>(null);
   const load = useCallback(() => {
     api<{ analytics: Analytic[] }>('GET', '/v1/owner/analytics').then(
       (r) => setAnalytics(r.analytics),
@@ -494,91 +526,135 @@ function Analytics() {
     );
   }, []);
   useEffect(load, [load]);
+  const picked = connectionOf(yaml);
+  const known = connections.some((c) => c.name === picked);
+
+  function edit(text: string) {
+    setYaml(text);
+    setProblems([]);
+  }
 
   /** The YAML as a definition with a name, or throws what is wrong with it. */
   function definitionOf(): Record<string, unknown> & { readonly name: string } {
-    const definition = parse(yaml) as Record<string, unknown> | null;
+    const doc = parseDocument(yaml);
+    if (doc.errors.length > 0)
+      throw new Error(`The YAML does not parse: ${doc.errors[0]?.message.split('\n')[0]}`);
+    const definition = doc.toJS() as Record<string, unknown> | null;
     if (definition === null || typeof definition !== 'object' || typeof definition.name !== 'string') {
       throw new Error('The YAML must be a mapping with a `name`.');
     }
     return definition as Record<string, unknown> & { readonly name: string };
   }
 
-  /** A dry run: every check of a deploy (the SQL against the warehouse too), saving nothing. */
-  async function check() {
+  async function send(kind: 'check' | 'deploy') {
     setError(undefined);
-    setDeployed(undefined);
-    setChecked(undefined);
+    setOutcome(undefined);
+    setProblems([]);
+    setBusy(true);
     try {
       const definition = definitionOf();
-      const answer = await api<{ outcome: string; columns?: readonly { name: string }[] }>(
-        'POST',
-        `/v1/owner/analytics/${encodeURIComponent(definition.name)}/dry-run`,
-        definition,
-      );
-      const columns =
-        answer.columns === undefined ? '' : ` Columns: ${answer.columns.map((c) => c.name).join(', ')}.`;
-      setChecked(`Check passed: deploying would leave ${definition.name} ${answer.outcome}.${columns}`);
+      const path = `/v1/owner/analytics/${encodeURIComponent(definition.name)}`;
+      if (kind === 'check') {
+        const answer = await api<{ outcome: string; columns?: readonly { name: string }[] }>(
+          'POST',
+          `${path}/dry-run`,
+          definition,
+        );
+        const columns =
+          answer.columns === undefined ? '' : ` Columns: ${answer.columns.map((c) => c.name).join(', ')}.`;
+        setOutcome({
+          testId: 'checked',
+          text: `Check passed: deploying would leave ${definition.name} ${answer.outcome}.${columns}`,
+        });
+      } else {
+        const answer = await api<{ analytic: Analytic }>('PUT', path, definition);
+        setOutcome({
+          testId: 'deployed',
+          text: `Deployed ${answer.analytic.name}, version ${answer.analytic.current_version}.`,
+        });
+        load();
+      }
     } catch (e) {
       setError(e);
+      setProblems(problemsOf(yaml, e));
+    } finally {
+      setBusy(false);
     }
   }
 
-  async function deploy(event: FormEvent<HTMLFormElement>) {
+  function deploy(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
-    setError(undefined);
-    setDeployed(undefined);
-    setChecked(undefined);
-    try {
-      const definition = definitionOf();
-      const answer = await api<{ analytic: Analytic }>(
-        'PUT',
-        `/v1/owner/analytics/${encodeURIComponent(definition.name)}`,
-        definition,
-      );
-      setDeployed(`Deployed ${answer.analytic.name}, version ${answer.analytic.current_version}.`);
-      load();
-    } catch (e) {
-      setError(e);
-    }
+    void send('deploy');
   }
 
   return (
-    <section aria-labelledby="analytics-title">
+    <section aria-labelledby="analytics-title" ref={top}>
       <h2 id="analytics-title">Analytics</h2>
-      <form onSubmit={deploy} className="panel">
+      <form onSubmit={deploy} className="panel" aria-label="Analytic editor">
         <Field
-          label="Analytic definition (YAML)"
-          hint="The same YAML as `quarry analytics deploy`: name, connection, sql, params, insights, price…"
+          label="Connection"
+          hint={
+            connections.length === 0
+              ? 'Add a connection above first.'
+              : 'The warehouse this analytic reads; the YAML’s connection: follows your pick.'
+          }
         >
           {(id, hint) => (
-            <textarea
+            <select
               id={id}
-              className="code"
-              rows={14}
-              spellCheck={false}
-              value={yaml}
               aria-describedby={hint}
-              onChange={(e) => setYaml(e.target.value)}
-            />
+              value={known ? picked : ''}
+              onChange={(e) => {
+                if (e.target.value !== '') edit(withConnection(yaml, e.target.value));
+              }}
+            >
+              <option value="">
+                {picked === undefined || picked === PLACEHOLDER_CONNECTION
+                  ? 'Pick a connection'
+                  : `${picked} (not one of yours)`}
+              </option>
+              {connections.map((c) => (
+                <option key={c.id} value={c.name}>
+                  {c.name} ({c.type})
+                </option>
+              ))}
+            </select>
           )}
         </Field>
-        <ErrorNote error={error} />
-        {deployed === undefined ? null : (
-          <p role="status" className="ok" data-testid="deployed">
-            {deployed}
+        <DefinitionEditor text={yaml} onChange={edit} problems={problems} />
+        {error === undefined ? null : (
+          <div className="error" role="alert" data-testid="editor-error">
+            {error instanceof ApiFailure && error.details.length > 0 ? (
+              <>
+                <p className="problem">
+                  {kindOfRefusal(error)}
+                  {problems.some((p) => p.line !== undefined) ? ' The lines are marked in the editor.' : ''}
+                </p>
+                {problems.map((p, i) => (
+                  // biome-ignore lint/suspicious/noArrayIndexKey: problems are positional.
+                  <p key={i} className="problem">
+                    {p.line === undefined ? '' : `Line ${p.line}: `}
+                    {p.message}
+                  </p>
+                ))}
+              </>
+            ) : (
+              <p className="problem">{messageOf(error)}</p>
+            )}
+          </div>
+        )}
+        {outcome === undefined ? null : (
+          <p role="status" className="ok" data-testid={outcome.testId}>
+            {outcome.text}
           </p>
         )}
-        {checked === undefined ? null : (
-          <p role="status" className="ok" data-testid="checked">
-            {checked}
-          </p>
-        )}
-        <div className="actions">
-          <button type="button" onClick={check}>
+        <div className="row">
+          <button type="button" className="secondary" disabled={busy} onClick={() => void send('check')}>
             Check (dry run)
-          </button>{' '}
-          <button type="submit">Deploy</button>
+          </button>
+          <button type="submit" disabled={busy}>
+            Deploy
+          </button>
         </div>
       </form>
       <ul className="cards">
@@ -587,8 +663,10 @@ function Analytics() {
             key={a.name}
             analytic={a}
             onEdit={() => {
-              setYaml(stringify(a.definition));
-              window.scrollTo(0, 0);
+              edit(stringify(a.definition));
+              setOutcome(undefined);
+              setError(undefined);
+              top.current?.scrollIntoView();
             }}
             onChange={load}
           />
@@ -598,16 +676,50 @@ function Analytics() {
   );
 }
 
+/** The refusal's headline: the API's message without what its details repeat. */
+function kindOfRefusal(error: ApiFailure): string {
+  const first = error.details[0]?.message;
+  const field = error.details[0]?.field;
+  if (first !== undefined && error.message.includes(first)) {
+    let cut = error.message.slice(0, error.message.indexOf(first)).replace(/[:\s]+$/, '');
+    // "Invalid analytic definition: sql" says "sql" again: the line is marked.
+    if (field !== undefined && cut.endsWith(field)) cut = cut.slice(0, -field.length).replace(/[:\s]+$/, '');
+    return cut === '' ? 'Refused.' : `${cut}.`;
+  }
+  return error.message;
+}
+
 export function StudioPage() {
+  const [connections, setConnections] = useState<readonly Connection[]>([]);
+  const [error, setError] = useState<unknown>();
+  const [yaml, setYaml] = useState(() => starter(PLACEHOLDER_CONNECTION));
+  const loadConnections = useCallback((added?: Connection) => {
+    api<{ connections: Connection[] }>('GET', '/v1/owner/connections').then((r) => {
+      setConnections(r.connections);
+      setError(undefined);
+      // The template follows the owner's connections: the one just added, or the first one
+      // while the YAML still names the placeholder.
+      const pick = added?.name ?? r.connections[0]?.name;
+      if (pick !== undefined) {
+        setYaml((current) =>
+          added !== undefined || connectionOf(current) === PLACEHOLDER_CONNECTION
+            ? withConnection(current, pick)
+            : current,
+        );
+      }
+    }, setError);
+  }, []);
+  useEffect(() => loadConnections(), [loadConnections]);
   return (
     <section aria-labelledby="studio-title">
       <h1 id="studio-title">Owner studio</h1>
       <p>
-        Connect a warehouse, deploy analytics on it, and list them on the marketplace. Earnings are on the{' '}
-        <a href={href('statements')}>statements</a> page.
+        Connect a warehouse, write an analytic on it, try it, and list it on the marketplace. Earnings are on
+        the <a href={href('statements')}>statements</a> page.
       </p>
-      <Connections />
-      <Analytics />
+      <ErrorNote error={error} />
+      <Connections connections={connections} onChange={loadConnections} />
+      <Analytics connections={connections} yaml={yaml} setYaml={setYaml} />
     </section>
   );
 }

@@ -3,6 +3,7 @@
 // load (every session holds its own copy of the file in memory).
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import { isAbsolute } from 'node:path';
+import { fieldUi } from '@quarry/sdk-connector';
 import { z } from 'zod';
 
 /** Default `maxFileBytes`: 128 MiB. */
@@ -50,12 +51,27 @@ const maxFileBytesSchema = z
 /** Validates a SQLite connection config. Messages never repeat the path (callers may see them). */
 export const sqliteConfigSchema = z
   .object({
-    path: z
-      .string()
-      .min(1)
-      .refine(isAbsolute, 'must be an absolute path')
-      .describe('Absolute path of a SQLite 3 database file on the gateway host; it is read, never written.'),
-    maxFileBytes: maxFileBytesSchema,
+    path: fieldUi(
+      z
+        .string()
+        .min(1)
+        .refine(isAbsolute, 'must be an absolute path')
+        .describe(
+          'Absolute path of a SQLite 3 database file on the gateway host; it is read, never written.',
+        ),
+      {
+        label: 'Database file',
+        help: 'The absolute path of a SQLite 3 file on the gateway host; it is read, never written.',
+        placeholder: '/data/shop.sqlite',
+        order: 1,
+      },
+    ),
+    maxFileBytes: fieldUi(maxFileBytesSchema, {
+      label: 'Largest file (bytes)',
+      help: 'Default 128 MiB. Every session holds a copy in memory.',
+      advanced: true,
+      order: 2,
+    }),
   })
   .strict()
   // Runs even when a field has a problem of its own (zod reports those too): check only what is valid.

@@ -6,6 +6,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { fieldsWithoutUi } from '@quarry/sdk-connector';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadPlugins, PluginLoadError } from './plugin-registry.js';
 
@@ -53,6 +54,37 @@ describe('loadPlugins', () => {
       'credentials',
     ]);
     expect(bigquery?.hostAccess?.({ projectId: 'p', credentials: {} })).toEqual([]);
+  });
+
+  it('every shipped connector labels every config field for forms, and the description carries the hints', async () => {
+    const registry = await loadPlugins([
+      '@quarry/connector-postgres',
+      '@quarry/connector-mysql',
+      '@quarry/connector-duckdb',
+      '@quarry/connector-bigquery',
+      '@quarry/connector-snowflake',
+      '@quarry/connector-trino',
+      'quarry-connector-sqlite',
+    ]);
+    for (const type of registry.types()) {
+      expect({ type, missing: fieldsWithoutUi(registry.get(type)!.configSchema) }).toEqual({
+        type,
+        missing: [],
+      });
+    }
+    const postgres = registry.describe().find((c) => c.type === 'postgres');
+    const variants = (
+      postgres!.config_schema as {
+        anyOf: {
+          ui: { label: string };
+          properties: Record<string, { ui?: { label: string; secret?: boolean } }>;
+        }[];
+      }
+    ).anyOf;
+    expect(variants.map((v) => v.ui.label).sort()).toEqual(['A connection URL', 'Host, database and user']);
+    const discrete = variants.find((v) => v.ui.label === 'Host, database and user');
+    expect(discrete?.properties.password?.ui).toMatchObject({ label: 'Password', secret: true });
+    expect(postgres?.secret_fields).toContain('password');
   });
 
   it('says when a module has neither a `plugin` nor a default export, listing what it exports', async () => {

@@ -1,5 +1,6 @@
 // GET /v1/connectors: the registered warehouse types and their config schemas (secrets marked),
-// so owners know what a connection of each type needs.
+// so owners know what a connection of each type needs, with the form hints (`ui`) connectors
+// declare for each field.
 import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
 import type { AppEnv } from '../http/app-env.js';
 import { route } from '../http/route.js';
@@ -10,7 +11,10 @@ const ConnectorTypesSchema = z
       z.object({
         type: z.string(),
         display_name: z.string(),
-        config_schema: z.unknown(),
+        config_schema: z.unknown().openapi({
+          description:
+            "The connection config's JSON Schema (input side). Each field may carry `ui`, form hints its connector declares: `label`, `help`, `placeholder`, `secret` (mask it), `advanced`, `order`, `input` (text, textarea, number, checkbox, select, list, map, url, json) and `options` ({value, label}) for a select; on a union, each variant's `ui.label` names that way of configuring.",
+        }),
         secret_fields: z.array(z.string()),
       }),
     ),
