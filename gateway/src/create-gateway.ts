@@ -40,6 +40,7 @@ import { createLogger, type Logger } from './observability/logger.js';
 import { createMetrics } from './observability/metrics.js';
 import { createTracing } from './observability/tracing.js';
 import { createFailedCalls } from './query/failed-calls.js';
+import { createPinnedCalls } from './query/pinned-version.js';
 import { createPreviewListings } from './query/preview-listings.js';
 import { createQueryCallHandler } from './query/query-call.js';
 import { createQueryService } from './query/query-service.js';
@@ -393,6 +394,9 @@ export async function createGateway(
       idempotency: store.idempotency,
       logger,
       previews: { rows: config.previewRows, perDay: config.previewsPerDay, listings: previewListings },
+      pinnedCalls: createPinnedCalls(store.analyticVersions, (error) =>
+        logger.warn({ err: error }, 'recording a pinned call failed'),
+      ),
       ...(failedCallWindow === undefined
         ? {}
         : {
