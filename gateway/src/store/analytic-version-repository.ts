@@ -118,7 +118,7 @@ const deprecationOf = (row: DeprecationRow): DeprecatedVersion => ({
 
 export function createAnalyticVersionRepository(sql: SqlExecutor): AnalyticVersionRepository {
   return {
-    deprecate(accountId, name, version, sunsetAt, nowMs = Date.now()) {
+    async deprecate(accountId, name, version, sunsetAt, nowMs = Date.now()) {
       if (!(sunsetAt.getTime() > nowMs))
         throw new StoreError(
           'INVALID',
