@@ -6,6 +6,7 @@
 // (RFC 8594), the owner's versions, the listing and the caller's usage say so, and after the
 // sunset a call is refused with 410 VERSION_SUNSET naming the current version, uncharged.
 import { randomBytes } from 'node:crypto';
+import { createQuarryClient, NotFoundError } from '@quarry/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ControlPlaneSchema, createControlPlaneSchema, withPg } from './support/control-plane.js';
 import { expectErrorEnvelope } from './support/error-envelope.js';
@@ -183,6 +184,19 @@ describe.runIf(pgUp)('version pinning', () => {
     expect(await creditsUsed()).toBe(used);
   }, 30_000);
 
+  it('the TypeScript client pins a version as a plain source, on both query routes', async () => {
+    const client = createQuarryClient({ baseUrl: gateway.url, apiKey: caller.key }, { timeoutMs: 15_000 });
+    const posted = await client.query<{ v: number }>(`${NAME}@3`);
+    expect(posted.results[0]?.v).toBe(3);
+    expect(posted.meta.version).toBe(3);
+    // GET /v1/analytics/{name}: the client escapes `@` as %40 in the path, the gateway reads it back.
+    const got = await client.analytics.get<{ v: number }>(`${NAME}@3`);
+    expect(got.results[0]?.v).toBe(3);
+    expect(got.meta.version).toBe(3);
+    expect((await client.query<{ v: number }>(NAME)).meta.version).toBe(4);
+    await expect(client.query(`${NAME}@1`)).rejects.toBeInstanceOf(NotFoundError);
+  }, 30_000);
+
   it('a deprecated version carries Deprecation and Sunset, is listed to owner and callers, and is refused after its sunset', async () => {
     expectErrorEnvelope(await deprecate(4, new Date(Date.now() + 86_400_000).toISOString()), 409, 'CONFLICT');
     expectErrorEnvelope(
@@ -261,6 +275,8 @@ describe.runIf(pgUp)('version pinning', () => {
         expect.arrayContaining([expect.objectContaining({ field: 'current_version', value: 4 })]),
       );
     }
+    const client = createQuarryClient({ baseUrl: gateway.url, apiKey: caller.key }, { timeoutMs: 15_000 });
+    await expect(client.query(`${NAME}@3`)).rejects.toMatchObject({ code: 'VERSION_SUNSET', status: 410 });
     expect(await creditsUsed()).toBe(used);
     expect(expectStatus(await post(NAME), 200, 'current after sunset').body.meta.version).toBe(4);
 

@@ -388,7 +388,18 @@ type DryRunResult struct {
 type AnalyticVersion struct {
 	Version    int64          `json:"version"`
 	Definition map[string]any `json:"definition"`
-	CreatedAt  string         `json:"created_at"`
+	// Price is what a call of this version (name@version) pays now.
+	Price int64 `json:"price"`
+	// Deprecation is the owner's deprecation of this version, or nil.
+	Deprecation *VersionDeprecation `json:"deprecation"`
+	CreatedAt   string              `json:"created_at"`
+}
+
+// VersionDeprecation is an owner's deprecation of a version callers pin: calls of it are
+// refused from Sunset on (410 VERSION_SUNSET).
+type VersionDeprecation struct {
+	DeprecatedAt string `json:"deprecated_at"`
+	Sunset       string `json:"sunset"`
 }
 
 func analyticPath(name string) string { return "/v1/owner/analytics/" + url.PathEscape(name) }
