@@ -233,7 +233,8 @@ export async function createGateway(
       analytics: store.analytics,
       connections: store.connections,
       plugins,
-      // Answers of a version no call can reach any more are dropped, not left to age out.
+      // Answers of a superseded version are dropped, not left to age out (calls pinning it,
+      // `name@3`, fill the cache again under the same version's keys).
       onSuperseded: (old) => resultCache.delete(cacheKeyPrefix(old.analyticId, old.version)),
     });
     const plans = createPlanCatalog(config.plans);
