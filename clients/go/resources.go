@@ -384,24 +384,6 @@ type DryRunResult struct {
 	Columns    []Column       `json:"columns,omitempty"`
 }
 
-// AnalyticVersion is one kept version of an analytic.
-type AnalyticVersion struct {
-	Version    int64          `json:"version"`
-	Definition map[string]any `json:"definition"`
-	// Price is what a call of this version (name@version) pays now.
-	Price int64 `json:"price"`
-	// Deprecation is the owner's deprecation of this version, or nil.
-	Deprecation *VersionDeprecation `json:"deprecation"`
-	CreatedAt   string              `json:"created_at"`
-}
-
-// VersionDeprecation is an owner's deprecation of a version callers pin: calls of it are
-// refused from Sunset on (410 VERSION_SUNSET).
-type VersionDeprecation struct {
-	DeprecatedAt string `json:"deprecated_at"`
-	Sunset       string `json:"sunset"`
-}
-
 func analyticPath(name string) string { return "/v1/owner/analytics/" + url.PathEscape(name) }
 
 func (a *Analytics) analytic(ctx context.Context, req apiRequest) (*Analytic, error) {
