@@ -581,13 +581,18 @@ export async function createGateway(
     await reap();
     const reaper = setInterval(() => void reap(), Math.min(REAP_INTERVAL_MS, config.reapAfterMs));
     reaper.unref();
-    // Old change-log rows and ended console sessions (store/retention.ts), on every instance.
+    // Old change-log rows, ended console sessions and expired version pins (store/retention.ts),
+    // on every instance.
     const prune = async () => {
       try {
         const pruned = await pruneStore(sql, config.retention);
-        if (pruned.changeLog > 0 || pruned.sessions > 0)
+        if (pruned.changeLog > 0 || pruned.sessions > 0 || pruned.versionPins > 0)
           logger.info(
-            { change_log: pruned.changeLog, console_sessions: pruned.sessions },
+            {
+              change_log: pruned.changeLog,
+              console_sessions: pruned.sessions,
+              version_pins: pruned.versionPins,
+            },
             'retention: pruned',
           );
       } catch (error) {
