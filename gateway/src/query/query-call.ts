@@ -392,6 +392,7 @@ export function createQueryCallHandler(deps: QueryCallDeps): QueryCallHandler {
         'x-request-id': call.requestId,
         ...limits,
       };
+      if (entry.deprecation !== undefined) deprecationHeaders(entry, headers);
       if (body.length > 0) headers['content-length'] = String(Buffer.byteLength(body));
       return { status, headers, body: status === 304 ? undefined : body, principal };
     } catch (error) {
