@@ -5,12 +5,17 @@
 // Once the owner deprecates it, its answers carry `Deprecation` (RFC 9745) and `Sunset`
 // (RFC 8594), the owner's versions, the listing and the caller's usage say so, and after the
 // sunset a call is refused with 410 VERSION_SUNSET naming the current version, uncharged.
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { createQuarryClient, NotFoundError } from '@quarry/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ControlPlaneSchema, createControlPlaneSchema, withPg } from './support/control-plane.js';
 import { expectErrorEnvelope } from './support/error-envelope.js';
-import { type GatewayProcess, postgresStoreEnv, startGateway } from './support/gateway-process.js';
+import { type GatewayProcess, postgresStoreEnv, REPO_ROOT, startGateway } from './support/gateway-process.js';
 import { createHttpClient } from './support/http-client.js';
 import { connectTestPostgres, expectStatus, signUp, type TestAccount } from './support/metering-fixture.js';
 import { pgAvailable, serviceUp, uniqueSuffix } from './support/test-services.js';
@@ -217,7 +222,7 @@ describe.runIf(pgUp)('version pinning', () => {
     );
 
     // Whole seconds: the headers carry no more.
-    const sunsetMs = (Math.floor(Date.now() / 1000) + 5) * 1000;
+    const sunsetMs = (Math.floor(Date.now() / 1000) + 8) * 1000;
     const deprecated = expectStatus(await deprecate(3, new Date(sunsetMs).toISOString()), 200, 'deprecate');
     const deprecatedAt = Date.parse(deprecated.body.deprecated_version.deprecated_at);
     expect(deprecated.body.deprecated_version).toMatchObject({
@@ -252,6 +257,34 @@ describe.runIf(pgUp)('version pinning', () => {
     ]);
     expect(versions[0]).toMatchObject({ price: 2, scheduled_price: null });
     expect(versions[1]).toMatchObject({ price: 5 });
+    // The CLI's versions table shows each version's price and sunset.
+    const home = await mkdtemp(join(tmpdir(), 'quarry-e2e-pinning-cli-'));
+    try {
+      const { stdout } = await promisify(execFile)(
+        process.execPath,
+        [join(REPO_ROOT, 'client', 'bin', 'quarry.mjs'), 'analytics', 'versions', NAME],
+        {
+          cwd: REPO_ROOT,
+          env: {
+            PATH: process.env.PATH ?? '',
+            HOME: home,
+            XDG_CONFIG_HOME: home,
+            QUARRY_URL: gateway.url,
+            QUARRY_API_KEY: owner.key,
+          },
+        },
+      );
+      // The header, its rule, then one row per version.
+      const rows = stdout.trim().split('\n');
+      expect(rows[0]).toMatch(/version\s+price\s+sunset\s+created\s+sql/);
+      expect(rows).toHaveLength(4);
+      expect(rows[2]).toMatch(
+        new RegExp(`^\\s*3\\s+2\\s+${new Date(sunsetMs).toISOString().replace(/\./g, '\\.')}\\s`),
+      );
+      expect(rows[3]).toMatch(/^\s*4\s+5\s+\S+Z\s+SELECT 4/);
+    } finally {
+      await rm(home, { recursive: true, force: true });
+    }
     const listing = expectStatus(
       await http.request(gateway.url, 'GET', `/v1/marketplace/listings/${NAME}`, {}),
       200,
