@@ -79,7 +79,10 @@ export class UnauthenticatedError extends QuarryError {
 export class ForbiddenError extends QuarryError {
   override readonly name: string = 'ForbiddenError';
 }
-/** 404 `SOURCE_NOT_FOUND` / `NOT_FOUND`. */
+/**
+ * 404 `SOURCE_NOT_FOUND` / `NOT_FOUND`, and 410 `VERSION_SUNSET`: a pinned version (`name@3`)
+ * its owner retired; the message and `details` name the current version.
+ */
 export class NotFoundError extends QuarryError {
   override readonly name: string = 'NotFoundError';
 }
@@ -162,6 +165,7 @@ const CLASS_BY_CODE: Readonly<Record<string, ErrorClass>> = {
   FORBIDDEN: ForbiddenError,
   SOURCE_NOT_FOUND: NotFoundError,
   NOT_FOUND: NotFoundError,
+  VERSION_SUNSET: NotFoundError,
   CONFLICT: ConflictError,
   PRICE_ABOVE_LIMIT: PriceAboveLimitError,
   RATE_LIMIT_EXCEEDED: RateLimitError,

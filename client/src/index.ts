@@ -63,6 +63,7 @@ export type {
   ConnectorTypes,
   DeployOutcome,
   DeployResult,
+  DeprecatedVersion,
   DescribedColumn,
   DryRunResult,
   IssuedApiKey,
@@ -100,4 +101,5 @@ export type {
   TryToken,
   Usage,
   UsageTotalsLine,
+  VersionDeprecation,
 } from './types.js';

@@ -185,6 +185,12 @@ export interface Usage {
   readonly budget: BudgetState | null;
   readonly by_analytic: readonly (UsageTotalsLine & { readonly name: string })[];
   readonly by_day: readonly (UsageTotalsLine & { readonly date: string })[];
+  /**
+   * Versions you called by version (`name@version`) in the last 30 days that their owner
+   * deprecated, soonest sunset first: move to `current_version` before `sunset`. Absent from a
+   * gateway older than version pinning.
+   */
+  readonly deprecated_versions?: readonly DeprecatedVersion[];
 }
 
 /** Served calls by where they came from. */
@@ -399,9 +405,29 @@ export interface DryRunResult {
 }
 
 /** One kept version of an analytic. */
+/** An owner's deprecation of a version: calls of it are refused from `sunset` on (410 `VERSION_SUNSET`). */
+export interface VersionDeprecation {
+  readonly deprecated_at: string;
+  readonly sunset: string;
+}
+
+/** A deprecated version of an analytic callers may still pin (`name@version`). */
+export interface DeprecatedVersion extends VersionDeprecation {
+  readonly analytic: string;
+  readonly version: number;
+  /** The version to move to. */
+  readonly current_version: number;
+}
+
 export interface AnalyticVersion {
   readonly version: number;
   readonly definition: Readonly<Record<string, unknown>>;
+  /** Credits a call of this version (`name@version`) pays now, and a scheduled rise. */
+  readonly price: number;
+  readonly scheduled_price: number | null;
+  readonly price_effective_at: string | null;
+  /** Its deprecation, or null. */
+  readonly deprecation: VersionDeprecation | null;
   readonly created_at: string;
 }
 
@@ -445,6 +471,8 @@ export interface ListingDetail extends Listing {
   };
   /** The same request as a shell command (key in $QUARRY_API_KEY). */
   readonly curl: string;
+  /** Older versions callers may still pin that its owner deprecated, with their sunsets. */
+  readonly deprecated_versions: readonly DeprecatedVersion[];
 }
 
 /** `GET /v1/marketplace/listings`: one page of matches and how many there are in all. */

@@ -112,6 +112,26 @@ type Limits struct {
 	MaxBytesBilled *int64 `json:"max_bytes_billed,omitempty"`
 }
 
+// AnalyticVersion is the AnalyticVersion schema: What the API answers as AnalyticVersion.
+type AnalyticVersion struct {
+	Version    int64 `json:"version"`
+	Definition any   `json:"definition,omitempty"`
+	// Price: Credits a call of this version (`name@N`) pays now
+	Price            int64               `json:"price"`
+	ScheduledPrice   *int64              `json:"scheduled_price"`
+	PriceEffectiveAt *string             `json:"price_effective_at"`
+	Deprecation      *VersionDeprecation `json:"deprecation"`
+	CreatedAt        string              `json:"created_at"`
+}
+
+// VersionDeprecation is the VersionDeprecation schema: Its deprecation, or null
+type VersionDeprecation struct {
+	// DeprecatedAt: When its owner deprecated it (ISO 8601; the `Deprecation` header)
+	DeprecatedAt string `json:"deprecated_at"`
+	// Sunset: From then on calls of it are refused with 410 `VERSION_SUNSET` (ISO 8601; the `Sunset` header)
+	Sunset string `json:"sunset"`
+}
+
 // ConnectorTypes is the ConnectorTypes schema: What the API answers as ConnectorTypes.
 type ConnectorTypes struct {
 	Connectors []ConnectorType `json:"connectors"`
@@ -133,6 +153,8 @@ type Usage struct {
 	Budget     *BudgetState      `json:"budget"`
 	ByAnalytic []UsageByAnalytic `json:"by_analytic"`
 	ByDay      []UsageByDay      `json:"by_day"`
+	// DeprecatedVersions: Versions you called by version (`name@N`) in the last 30 days that their owner deprecated, soonest sunset first: move to `current_version` before `sunset`
+	DeprecatedVersions []DeprecatedVersion `json:"deprecated_versions"`
 }
 
 // UsageTotals is the Usage.totals schema: `totals` of Usage.
@@ -198,6 +220,18 @@ type UsageByDay struct {
 	ValueUSD float64 `json:"value_usd"`
 	// Date: YYYY-MM-DD, UTC
 	Date string `json:"date"`
+}
+
+// DeprecatedVersion is the DeprecatedVersion schema: What the API answers as DeprecatedVersion.
+type DeprecatedVersion struct {
+	// DeprecatedAt: When its owner deprecated it (ISO 8601; the `Deprecation` header)
+	DeprecatedAt string `json:"deprecated_at"`
+	// Sunset: From then on calls of it are refused with 410 `VERSION_SUNSET` (ISO 8601; the `Sunset` header)
+	Sunset   string `json:"sunset"`
+	Analytic string `json:"analytic"`
+	Version  int64  `json:"version"`
+	// CurrentVersion: The version to move to
+	CurrentVersion int64 `json:"current_version"`
 }
 
 // Budget is the Budget schema: What the API answers as Budget.
@@ -620,6 +654,8 @@ type ListingDetail struct {
 	ExampleRequest ExampleRequest `json:"example_request"`
 	// Curl: The same request as a shell command (key in $QUARRY_API_KEY)
 	Curl string `json:"curl"`
+	// DeprecatedVersions: Older versions callers may still pin (`name@N`) that its owner deprecated, with their sunset dates
+	DeprecatedVersions []DeprecatedVersion `json:"deprecated_versions"`
 }
 
 // ExampleRequest is the ListingDetail.example_request schema: `example_request` of ListingDetail.

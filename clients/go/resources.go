@@ -384,13 +384,6 @@ type DryRunResult struct {
 	Columns    []Column       `json:"columns,omitempty"`
 }
 
-// AnalyticVersion is one kept version of an analytic.
-type AnalyticVersion struct {
-	Version    int64          `json:"version"`
-	Definition map[string]any `json:"definition"`
-	CreatedAt  string         `json:"created_at"`
-}
-
 func analyticPath(name string) string { return "/v1/owner/analytics/" + url.PathEscape(name) }
 
 func (a *Analytics) analytic(ctx context.Context, req apiRequest) (*Analytic, error) {

@@ -40,6 +40,7 @@ import { createLogger, type Logger } from './observability/logger.js';
 import { createMetrics } from './observability/metrics.js';
 import { createTracing } from './observability/tracing.js';
 import { createFailedCalls } from './query/failed-calls.js';
+import { createPinnedCalls } from './query/pinned-version.js';
 import { createPreviewListings } from './query/preview-listings.js';
 import { createQueryCallHandler } from './query/query-call.js';
 import { createQueryService } from './query/query-service.js';
@@ -232,7 +233,8 @@ export async function createGateway(
       analytics: store.analytics,
       connections: store.connections,
       plugins,
-      // Answers of a version no call can reach any more are dropped, not left to age out.
+      // Answers of a superseded version are dropped, not left to age out (calls pinning it,
+      // `name@3`, fill the cache again under the same version's keys).
       onSuperseded: (old) => resultCache.delete(cacheKeyPrefix(old.analyticId, old.version)),
     });
     const plans = createPlanCatalog(config.plans);
@@ -393,6 +395,9 @@ export async function createGateway(
       idempotency: store.idempotency,
       logger,
       previews: { rows: config.previewRows, perDay: config.previewsPerDay, listings: previewListings },
+      pinnedCalls: createPinnedCalls(store.analyticVersions, (error) =>
+        logger.warn({ err: error }, 'recording a pinned call failed'),
+      ),
       ...(failedCallWindow === undefined
         ? {}
         : {
@@ -576,13 +581,18 @@ export async function createGateway(
     await reap();
     const reaper = setInterval(() => void reap(), Math.min(REAP_INTERVAL_MS, config.reapAfterMs));
     reaper.unref();
-    // Old change-log rows and ended console sessions (store/retention.ts), on every instance.
+    // Old change-log rows, ended console sessions and expired version pins (store/retention.ts),
+    // on every instance.
     const prune = async () => {
       try {
         const pruned = await pruneStore(sql, config.retention);
-        if (pruned.changeLog > 0 || pruned.sessions > 0)
+        if (pruned.changeLog > 0 || pruned.sessions > 0 || pruned.versionPins > 0)
           logger.info(
-            { change_log: pruned.changeLog, console_sessions: pruned.sessions },
+            {
+              change_log: pruned.changeLog,
+              console_sessions: pruned.sessions,
+              version_pins: pruned.versionPins,
+            },
             'retention: pruned',
           );
       } catch (error) {

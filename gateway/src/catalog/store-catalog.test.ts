@@ -118,3 +118,66 @@ describe('createStoreCatalog: stored definitions that no longer validate', () =>
     expect((refused as { retryAfter: number }).retryAfter).toBeGreaterThan(0);
   });
 });
+
+describe('createStoreCatalog: pinned versions', () => {
+  it('caches a pinned version apart, drops it with its name, and never reports it superseded', async () => {
+    const loads: (number | undefined)[] = [];
+    const state = { current: 2, deprecated: undefined as { deprecatedAt: Date; sunsetAt: Date } | undefined };
+    const superseded: CatalogEntry[] = [];
+    const catalog = createStoreCatalog({
+      analytics: {
+        get: async (_name, options = {}) => {
+          loads.push(options.version);
+          const version = options.version ?? state.current;
+          if (version > state.current) return null;
+          return {
+            id: 'ana_1',
+            accountId: 'acc_owner',
+            name: 'sales',
+            version,
+            currentVersion: state.current,
+            definition: { name: 'sales', connection: 'wh', sql: `SELECT ${version} AS v` },
+            visibility: 'public',
+            sharedWith: [],
+            pricing: { price: version },
+            deprecation: version < state.current ? state.deprecated : undefined,
+          } as unknown as Analytic;
+        },
+      },
+      connections: {
+        findByName: async () => ({ id: 'con_1', type: 'fake', name: 'wh' }) as unknown as Connection,
+      },
+      plugins: { get: () => ({ dialect: { placeholders: 'numbered' } }) } as unknown as PluginRegistry,
+      onSuperseded: (old) => superseded.push(old),
+    });
+    const pinned = await catalog.resolve('sales', 1);
+    expect(pinned).toMatchObject({ version: 1, currentVersion: 2, pricing: { price: 1 } });
+    expect(pinned?.deprecation).toBeUndefined();
+    expect(catalog.peek('sales', 1)).toBe(pinned);
+    expect(catalog.peek('sales')).toBeUndefined();
+    expect((await catalog.resolve('sales'))?.version).toBe(2);
+    expect(await catalog.resolve('sales', 7)).toBeUndefined();
+    expect(loads).toEqual([1, undefined, 7]);
+    // Cached: no more loads.
+    await catalog.resolve('sales', 1);
+    await catalog.resolve('sales', 7);
+    expect(loads).toHaveLength(3);
+
+    // The owner deprecates version 1 (the change feed invalidates the name): the pinned entry
+    // reloads with its deprecation in ms; nothing is superseded.
+    const sunsetAt = new Date(Date.now() + 86_400_000);
+    state.deprecated = { deprecatedAt: new Date(1_000), sunsetAt };
+    catalog.invalidate('sales');
+    expect(catalog.peek('sales', 1)).toBeUndefined();
+    expect((await catalog.resolve('sales', 1))?.deprecation).toEqual({
+      deprecatedAt: 1_000,
+      sunsetAt: sunsetAt.getTime(),
+    });
+    // A new version supersedes the current entry only; the pinned one just reloads.
+    state.current = 3;
+    catalog.invalidate('sales');
+    expect((await catalog.resolve('sales', 1))?.currentVersion).toBe(3);
+    expect((await catalog.resolve('sales'))?.version).toBe(3);
+    expect(superseded.map((e) => e.version)).toEqual([2]);
+  });
+});

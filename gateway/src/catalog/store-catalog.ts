@@ -1,8 +1,10 @@
-// The catalog over the control-plane store: an analytic's current version, its connection and
-// its template parsed for that connection's dialect, cached in process. The change feed drops
+// The catalog over the control-plane store: an analytic's current version (or a pinned one), its
+// connection and its template parsed for that connection's dialect, cached in process. The change feed drops
 // entries when an analytic or connection changes on any instance; a TTL bounds staleness even
 // if a change were missed. When a dropped entry's reload finds another version (or no analytic),
 // `onSuperseded` hears of the old one once, so what was kept for it (cached answers) can go.
+// Pinned entries (`name@3`) are cached under their own key and dropped with their name; a version
+// never changes, so they are never "superseded" (a deprecation is reloaded, not a new version).
 import { parseTemplate } from '@quarry/sdk-connector';
 import { LRUCache } from 'lru-cache';
 import type { PluginRegistry } from '../connections/plugin-registry.js';
@@ -33,10 +35,25 @@ const MAX_RETIRED = 10_000;
 const ABSENT = Symbol('absent');
 
 export function createStoreCatalog(options: StoreCatalogOptions): Catalog {
+  // name → the keys of its pinned entries in the cache (`name@3`), so an invalidation drops them.
+  const pinnedKeys = new Map<string, Set<string>>();
+  const forgetPinned = (key: string) => {
+    const at = key.indexOf('@');
+    if (at < 0) return;
+    const name = key.slice(0, at);
+    const keys = pinnedKeys.get(name);
+    keys?.delete(key);
+    if (keys?.size === 0) pinnedKeys.delete(name);
+  };
   const cache = new LRUCache<string, CatalogEntry | typeof ABSENT>({
     max: options.maxEntries ?? 10_000,
     ttl: options.ttlMs ?? 60_000,
+    dispose: (_value, key, reason) => {
+      if (reason !== 'set') forgetPinned(key);
+    },
   });
+  const keyOf = (name: string, version: number | undefined) =>
+    version === undefined ? name : `${name}@${version}`;
   const inflight = new Map<string, Promise<CatalogEntry | undefined>>();
   // Bumped by invalidate(): a load that started before an invalidation must not be cached.
   let generation = 0;
@@ -54,8 +71,8 @@ export function createStoreCatalog(options: StoreCatalogOptions): Catalog {
   /** Seconds a caller is told to wait for a stored definition to be redeployed. */
   const STALE_DEFINITION_RETRY_S = 300;
 
-  async function load(name: string): Promise<CatalogEntry | undefined> {
-    const analytic = await options.analytics.get(name);
+  async function load(name: string, version: number | undefined): Promise<CatalogEntry | undefined> {
+    const analytic = await options.analytics.get(name, version === undefined ? {} : { version });
     if (!analytic) return undefined;
     const parsed = parseAnalyticDefinition(analytic.definition);
     if (!parsed.ok) {
@@ -88,6 +105,14 @@ export function createStoreCatalog(options: StoreCatalogOptions): Catalog {
       analyticId: analytic.id,
       name: analytic.name,
       version: analytic.version,
+      currentVersion: analytic.currentVersion,
+      deprecation:
+        analytic.deprecation === undefined
+          ? undefined
+          : {
+              deprecatedAt: analytic.deprecation.deprecatedAt.getTime(),
+              sunsetAt: analytic.deprecation.sunsetAt.getTime(),
+            },
       ownerId: analytic.accountId,
       visibility: analytic.visibility,
       sharedWith: analytic.sharedWith,
@@ -100,36 +125,51 @@ export function createStoreCatalog(options: StoreCatalogOptions): Catalog {
   }
 
   return {
-    async resolve(name) {
-      const cached = cache.get(name);
+    async resolve(name, version) {
+      const key = keyOf(name, version);
+      const cached = cache.get(key);
       if (cached !== undefined) return cached === ABSENT ? undefined : cached;
-      let pending = inflight.get(name);
+      let pending = inflight.get(key);
       if (!pending) {
         const started = generation;
-        pending = load(name).finally(() => inflight.delete(name));
-        inflight.set(name, pending);
+        pending = load(name, version).finally(() => inflight.delete(key));
+        inflight.set(key, pending);
         pending.then(
           (entry) => {
             if (generation !== started) return;
-            cache.set(name, entry ?? ABSENT);
-            settle(name, entry);
+            cache.set(key, entry ?? ABSENT);
+            if (version === undefined) settle(name, entry);
+            else {
+              const keys = pinnedKeys.get(name) ?? new Set<string>();
+              keys.add(key);
+              pinnedKeys.set(name, keys);
+            }
           },
           () => {},
         );
       }
       return pending;
     },
-    peek(name) {
-      const cached = cache.get(name);
+    peek(name, version) {
+      const cached = cache.get(version === undefined ? name : keyOf(name, version));
       return cached === ABSENT ? undefined : cached;
     },
     invalidate(name) {
       generation += 1;
       if (name === undefined) {
         cache.clear();
+        pinnedKeys.clear();
         return;
       }
       inflight.delete(name);
+      const pinned = pinnedKeys.get(name);
+      if (pinned !== undefined) {
+        pinnedKeys.delete(name);
+        for (const key of pinned) {
+          inflight.delete(key);
+          cache.delete(key);
+        }
+      }
       const dropped = cache.get(name);
       // The first of several invalidations keeps the oldest entry: that is the one superseded.
       if (dropped !== undefined && dropped !== ABSENT && !retired.has(name)) {

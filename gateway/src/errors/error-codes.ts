@@ -9,6 +9,7 @@ export type ErrorCode =
   | 'SOURCE_NOT_FOUND'
   | 'NOT_FOUND'
   | 'METHOD_NOT_ALLOWED'
+  | 'VERSION_SUNSET'
   | 'CONFLICT'
   | 'PRICE_ABOVE_LIMIT'
   | 'PAYLOAD_TOO_LARGE'
@@ -22,7 +23,22 @@ export type ErrorCode =
   | 'QUERY_TIMEOUT'
   | 'INTERNAL';
 
-export type ErrorStatus = 400 | 401 | 403 | 404 | 405 | 409 | 413 | 415 | 422 | 429 | 500 | 502 | 503 | 504;
+export type ErrorStatus =
+  | 400
+  | 401
+  | 403
+  | 404
+  | 405
+  | 409
+  | 410
+  | 413
+  | 415
+  | 422
+  | 429
+  | 500
+  | 502
+  | 503
+  | 504;
 
 export const ERROR_STATUS: Readonly<Record<ErrorCode, ErrorStatus>> = {
   INVALID_REQUEST: 400,
@@ -32,6 +48,7 @@ export const ERROR_STATUS: Readonly<Record<ErrorCode, ErrorStatus>> = {
   SOURCE_NOT_FOUND: 404,
   NOT_FOUND: 404,
   METHOD_NOT_ALLOWED: 405,
+  VERSION_SUNSET: 410,
   CONFLICT: 409,
   PRICE_ABOVE_LIMIT: 409,
   PAYLOAD_TOO_LARGE: 413,

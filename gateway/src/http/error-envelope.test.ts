@@ -198,6 +198,33 @@ describe('SOURCE_NOT_FOUND (404)', () => {
   });
 });
 
+describe('VERSION_SUNSET (410)', () => {
+  it('answers a pinned version past the sunset its owner set, naming the current version', async () => {
+    const deploy = (n: number) =>
+      tg.call('PUT', '/v1/owner/analytics/errors-test-pinned', {
+        key: tg.ownerKey,
+        body: { connection: 'demo', sql: `SELECT ${n} AS v`, visibility: 'public' },
+      });
+    for (const n of [1, 2]) expect((await deploy(n)).status).toBe(200);
+    const sunset = new Date(Date.now() + 1200).toISOString();
+    const deprecated = await tg.call('PUT', '/v1/owner/analytics/errors-test-pinned/versions/1/deprecation', {
+      key: tg.ownerKey,
+      body: { sunset },
+    });
+    expect(deprecated.status, deprecated.text).toBe(200);
+    expect((await query({ source: 'errors-test-pinned@1', params: {} })).status).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 1300));
+    const res = await query({ source: 'errors-test-pinned@1', params: {} });
+    expectError(res, 410, 'VERSION_SUNSET');
+    expect(res.json.error.message).toContain('current version is 2');
+    expectError(
+      await tg.call('GET', '/v1/analytics/errors-test-pinned@1', { key: tg.demoKey }),
+      410,
+      'VERSION_SUNSET',
+    );
+  });
+});
+
 describe('router errors', () => {
   it('answers an unknown path with NOT_FOUND', async () => {
     expectError(await tg.call('GET', '/v1/nothing-here'), 404, 'NOT_FOUND');

@@ -67,6 +67,8 @@ export const OPERATION_IDS: Readonly<Record<string, string>> = {
   'GET /v1/owner/analytics': 'listAnalytics',
   'GET /v1/owner/analytics/{name}': 'getOwnAnalytic',
   'GET /v1/owner/analytics/{name}/versions': 'listAnalyticVersions',
+  'PUT /v1/owner/analytics/{name}/versions/{version}/deprecation': 'deprecateAnalyticVersion',
+  'DELETE /v1/owner/analytics/{name}/versions/{version}/deprecation': 'undeprecateAnalyticVersion',
   'DELETE /v1/owner/analytics/{name}': 'deleteAnalytic',
   'DELETE /v1/owner/analytics/{name}/cache': 'purgeAnalyticCache',
   'PUT /v1/owner/analytics/{name}/listing': 'publishListing',

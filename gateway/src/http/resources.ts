@@ -4,6 +4,7 @@ import { z } from '@hono/zod-openapi';
 import { priceJson } from '../services/marketplace-service.js';
 import type { Account } from '../store/account-repository.js';
 import type { Analytic, AnalyticVersion } from '../store/analytic-repository.js';
+import type { DeprecatedVersion, VersionDeprecation } from '../store/analytic-version-repository.js';
 import type { ApiKey } from '../store/api-key-repository.js';
 import type { Connection } from '../store/connection-repository.js';
 
@@ -113,6 +114,55 @@ export function analyticJson(a: Analytic) {
   };
 }
 
+/** A version's deprecation as the API shows it (owner's versions, listings, caller's usage). */
+export const DeprecationSchema = z
+  .object({
+    deprecated_at: z
+      .string()
+      .openapi({ description: 'When its owner deprecated it (ISO 8601; the `Deprecation` header)' }),
+    sunset: z.string().openapi({
+      description:
+        'From then on calls of it are refused with 410 `VERSION_SUNSET` (ISO 8601; the `Sunset` header)',
+    }),
+  })
+  .openapi('VersionDeprecation');
+
+export const deprecationJson = (d: VersionDeprecation | undefined) =>
+  d === undefined ? null : { deprecated_at: d.deprecatedAt.toISOString(), sunset: d.sunsetAt.toISOString() };
+
+/** A deprecated version of an analytic, as its callers see it. */
+export const DeprecatedVersionSchema = DeprecationSchema.extend({
+  analytic: z.string(),
+  version: z.number().int(),
+  current_version: z.number().int().openapi({ description: 'The version to move to' }),
+}).openapi('DeprecatedVersion');
+
+export const deprecatedVersionJson = (d: DeprecatedVersion) => ({
+  analytic: d.name,
+  version: d.version,
+  current_version: d.currentVersion,
+  deprecated_at: d.deprecatedAt.toISOString(),
+  sunset: d.sunsetAt.toISOString(),
+});
+
+export const AnalyticVersionSchema = z
+  .object({
+    version: z.number().int(),
+    definition: z.unknown(),
+    price: z.number().int().openapi({ description: 'Credits a call of this version (`name@N`) pays now' }),
+    scheduled_price: z.number().int().nullable(),
+    price_effective_at: z.string().nullable(),
+    deprecation: DeprecationSchema.nullable().openapi({ description: 'Its deprecation, or null' }),
+    created_at: z.string(),
+  })
+  .openapi('AnalyticVersion');
+
 export function versionJson(v: AnalyticVersion) {
-  return { version: v.version, definition: v.definition, created_at: v.createdAt.toISOString() };
+  return {
+    version: v.version,
+    definition: v.definition,
+    ...priceJson(v.pricing),
+    deprecation: deprecationJson(v.deprecation),
+    created_at: v.createdAt.toISOString(),
+  };
 }

@@ -24,6 +24,7 @@ import {
   spendRateLimit,
 } from './admission.js';
 import { type IdempotencyClaimed, withIdempotency } from './idempotency.js';
+import { deprecationHeaders, type PinnedCalls, refuseSunset } from './pinned-version.js';
 import type { PreviewListings } from './preview-listings.js';
 import { checkPriceLimit, MAX_CREDITS, parseMaxCredits } from './price-limit.js';
 import type { QueryReply } from './query-reply.js';
@@ -33,6 +34,7 @@ import { quotaHeaders, type RunQueryDeps, resultCacheKey, runQuery } from './run
 /** The body of POST /v1/query (its OpenAPI form is in routes/query.ts). */
 export const QueryRequestSchema = z
   .object({
+    // `name`, or `name@3` for version 3 (query/pinned-version.ts).
     source: z.string().min(1).max(128),
     // Optional: an analytic without required params is called with `{"source": …}` alone.
     params: z.record(z.string(), z.unknown()).default({}),
@@ -55,6 +57,8 @@ export interface QueryCallDeps extends AdmissionDeps, RunQueryDeps {
   readonly queries: QueryService;
   readonly idempotency: IdempotencyRepository;
   readonly previews: PreviewLimits;
+  /** Where calls of a pinned version (`name@3`) are remembered, so the version is kept; absent: nowhere. */
+  readonly pinnedCalls?: PinnedCalls;
   /** Test-only: hold each served call this long after its charge is durable (see config.ts). */
   readonly pauseAfterChargeMs?: number;
   readonly logger: ErrorLogger & { child(bindings: object): ErrorLogger };
@@ -296,6 +300,10 @@ export function createQueryCallHandler(deps: QueryCallDeps): QueryCallHandler {
     if (deps.pauseAfterChargeMs) await new Promise((resolve) => setTimeout(resolve, deps.pauseAfterChargeMs));
     const out = answer.headers;
     out['x-request-id'] = call.requestId;
+    const { entry } = decision;
+    if (entry.deprecation !== undefined) deprecationHeaders(entry, out);
+    // Called by version (`name@3`): the version is kept while callers use it.
+    if (decision.source !== entry.name) deps.pinnedCalls?.record(entry, principal.accountId);
     const limitHeaders = quotaHeaders(deps, principal, limits, charge);
     if (limitHeaders !== undefined) for (const name in limitHeaders) out[name] = limitHeaders[name] as string;
     return { status: answer.status, headers: out, body: answer.body, principal } satisfies QueryReply;
@@ -363,6 +371,7 @@ export function createQueryCallHandler(deps: QueryCallDeps): QueryCallHandler {
       call.trace?.setAttribute('quarry.analytic', decision.source);
       if (isPreview(principal)) await previewable(principal, decision.entry, deps.previews.listings);
       if (call.agent !== undefined) notAnAgentTool(principal, entry, call.agent);
+      if (entry.deprecation !== undefined) refuseSunset(entry, Date.now());
       // Before any warehouse work, charge or idempotency claim: a refusal costs nothing.
       const maxCredits = decision.maxCredits ?? call.agent?.maxCredits;
       if (maxCredits !== undefined)
@@ -383,6 +392,7 @@ export function createQueryCallHandler(deps: QueryCallDeps): QueryCallHandler {
         'x-request-id': call.requestId,
         ...limits,
       };
+      if (entry.deprecation !== undefined) deprecationHeaders(entry, headers);
       if (body.length > 0) headers['content-length'] = String(Buffer.byteLength(body));
       return { status, headers, body: status === 304 ? undefined : body, principal };
     } catch (error) {

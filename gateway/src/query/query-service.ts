@@ -17,6 +17,7 @@ import type { ConnectionBreakers } from '../connections/connection-breakers.js';
 import { ApiError } from '../errors/api-error.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
 import { mayCall } from '../store/analytic-repository.js';
+import { parseSource } from './pinned-version.js';
 import type { ResultBudget } from './result-budget.js';
 
 export interface ConnectorSource {
@@ -40,10 +41,14 @@ export interface QueryResult {
 }
 
 export interface QueryService {
-  /** The analytic `name` as `caller` may see it; SOURCE_NOT_FOUND otherwise (same for hidden and absent). */
-  resolve(caller: QueryCaller, name: string): Promise<CatalogEntry>;
+  /**
+   * The analytic `source` names (`name`, or `name@3` for version 3) as `caller` may see it;
+   * SOURCE_NOT_FOUND otherwise (same for hidden and absent; an unknown version of a visible
+   * analytic names its current version), INVALID_REQUEST for a malformed pin.
+   */
+  resolve(caller: QueryCaller, source: string): Promise<CatalogEntry>;
   /** `resolve` from the catalog's cache only, synchronously; undefined when it would need the store or refuse. */
-  peek(caller: QueryCaller, name: string): CatalogEntry | undefined;
+  peek(caller: QueryCaller, source: string): CatalogEntry | undefined;
   /** Validates JSON params against the analytic's schema; INVALID_PARAMS lists each problem. */
   params(entry: CatalogEntry, input: Readonly<Record<string, unknown>>): ParamValues;
   /** Coerces query-string values by the schema, then validates them. */
@@ -86,6 +91,14 @@ const MIN_EXPECTED_BYTES = 16 * 1024;
 function approximateBytes(rows: readonly Readonly<Record<string, JsonValue>>[]): number {
   const first = rows[0];
   return first === undefined ? 0 : rows.length * (JSON.stringify(first).length + 64);
+}
+
+/** The version after `@` for a peek (a malformed one peeks at nothing: resolve refuses it). */
+function pinOf(source: string, at: number): number {
+  const version = Number(source.slice(at + 1));
+  return Number.isSafeInteger(version) && version > 0 && String(version) === source.slice(at + 1)
+    ? version
+    : -1;
 }
 
 const DEFAULT_TIMEOUT_MS = 30_000;
@@ -135,25 +148,40 @@ export function createQueryService(deps: QueryServiceDeps): QueryService {
   }
 
   return {
-    async resolve(caller, name) {
+    async resolve(caller, source) {
+      const { name, version } = parseSource(source);
       // A name no analytic can have is answered without a lookup.
       if (!ANALYTIC_NAME.test(name)) throw notFound(name.length > 100 ? `${name.slice(0, 100)}…` : name);
-      const entry = await deps.catalog.resolve(name);
-      if (
-        entry === undefined ||
-        !mayCall(entry.ownerId, entry.visibility, entry.sharedWith, caller.accountId)
-      ) {
-        throw notFound(name);
+      const entry = await deps.catalog.resolve(name, version);
+      if (entry !== undefined && mayCall(entry.ownerId, entry.visibility, entry.sharedWith, caller.accountId))
+        return entry;
+      if (entry === undefined && version !== undefined) {
+        // Only a caller who may see the analytic learns that the name exists and its version.
+        const current = await deps.catalog.resolve(name);
+        if (
+          current !== undefined &&
+          mayCall(current.ownerId, current.visibility, current.sharedWith, caller.accountId)
+        ) {
+          throw new ApiError(
+            'SOURCE_NOT_FOUND',
+            `Version ${version} of "${name}" does not exist or is no longer kept. Its current version is ${current.version}: call "${name}" or pin "${name}@${current.version}".`,
+            {
+              details: [
+                { field: 'current_version', value: current.version, message: 'the version to call instead' },
+              ],
+            },
+          );
+        }
       }
-      return entry;
+      throw notFound(name);
     },
 
-    peek(caller, name) {
-      const entry = deps.catalog.peek(name);
-      return entry !== undefined &&
-        mayCall(entry.ownerId, entry.visibility, entry.sharedWith, caller.accountId)
-        ? entry
-        : undefined;
+    peek(caller, source) {
+      const at = source.indexOf('@');
+      const entry =
+        at < 0 ? deps.catalog.peek(source) : deps.catalog.peek(source.slice(0, at), pinOf(source, at));
+      if (entry === undefined) return undefined;
+      return mayCall(entry.ownerId, entry.visibility, entry.sharedWith, caller.accountId) ? entry : undefined;
     },
 
     params: validated,

@@ -9,6 +9,7 @@ import type { AppEnv } from '../http/app-env.js';
 import { AUTHED_ERRORS, BEARER, BODY_ERRORS, NOT_FOUND_ERROR } from '../http/common-schemas.js';
 import { requireScope } from '../http/middleware/require-scope.js';
 import { readJson } from '../http/read-json.js';
+import { DeprecatedVersionSchema, deprecatedVersionJson } from '../http/resources.js';
 import { pathParam, route, valid } from '../http/route.js';
 import { priceJson } from '../services/marketplace-service.js';
 import type { MarketplaceListing } from '../store/listing-repository.js';
@@ -68,6 +69,10 @@ export const ListingDetailSchema = ListingItemSchema.extend({
     body: z.object({ source: z.string(), params: z.record(z.string(), z.unknown()) }),
   }),
   curl: z.string().openapi({ description: 'The same request as a shell command (key in $QUARRY_API_KEY)' }),
+  deprecated_versions: z.array(DeprecatedVersionSchema).openapi({
+    description:
+      'Older versions callers may still pin (`name@N`) that its owner deprecated, with their sunset dates',
+  }),
 }).openapi('ListingDetail');
 
 export const TryTokenRequestSchema = z
@@ -189,6 +194,9 @@ export function registerMarketplaceRoutes(app: OpenAPIHono<AppEnv>): void {
         example_params: params,
         example_request: { method: 'POST' as const, url: '/v1/query' as const, body },
         curl,
+        deprecated_versions: (await c.var.services.store.analyticVersions.deprecationsOf(listing.name)).map(
+          deprecatedVersionJson,
+        ),
       });
     },
   );

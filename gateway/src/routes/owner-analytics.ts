@@ -1,5 +1,6 @@
 // Owner analytics: create, update (a new version each time), deploy (idempotent), list, show
-// (any version), version history, delete, and dropping an analytic's cached answers.
+// (any version), version history, deprecating a version callers pin, delete, and dropping an
+// analytic's cached answers.
 import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { AnalyticDefinitionSchema } from '../catalog/analytic-definition.js';
@@ -13,11 +14,32 @@ import {
   QUERY_ERRORS,
 } from '../http/common-schemas.js';
 import { requireScope } from '../http/middleware/require-scope.js';
-import { readJsonValue } from '../http/read-json.js';
-import { AnalyticSchema, analyticJson, versionJson } from '../http/resources.js';
+import { readJson, readJsonValue } from '../http/read-json.js';
+import {
+  AnalyticSchema,
+  AnalyticVersionSchema,
+  analyticJson,
+  DeprecatedVersionSchema,
+  deprecatedVersionJson,
+  versionJson,
+} from '../http/resources.js';
 import { pathParam, route } from '../http/route.js';
 
 const NameParam = z.object({ name: z.string() });
+const VersionParams = z.object({
+  name: z.string(),
+  version: z.coerce.number().int().min(1).max(999_999_999),
+});
+const DeprecationBody = z
+  .object({
+    sunset: z.iso.datetime({ offset: true }).openapi({
+      example: '2027-06-30T00:00:00Z',
+      description:
+        'When calls of the version start being refused (410 `VERSION_SUNSET`): ahead, and at most 366 days ahead',
+    }),
+  })
+  .strict()
+  .openapi('DeprecationRequest');
 const ColumnsSchema = z.array(z.object({ name: z.string(), type: z.string() })).openapi({
   description:
     "The columns the query will produce, as the warehouse described them without running it; absent when the connection's engine cannot describe a statement",
@@ -251,11 +273,7 @@ export function registerOwnerAnalyticsRoutes(app: OpenAPIHono<AppEnv>): void {
           description: 'Versions',
           content: {
             'application/json': {
-              schema: z.object({
-                versions: z.array(
-                  z.object({ version: z.number().int(), definition: z.unknown(), created_at: z.string() }),
-                ),
-              }),
+              schema: z.object({ versions: z.array(AnalyticVersionSchema) }),
             },
           },
         },
@@ -270,6 +288,70 @@ export function registerOwnerAnalyticsRoutes(app: OpenAPIHono<AppEnv>): void {
         pathParam(c, 'name'),
       );
       return c.json({ versions: versions.map(versionJson) });
+    },
+  );
+  route(
+    app,
+    createRoute({
+      method: 'put',
+      path: '/v1/owner/analytics/{name}/versions/{version}/deprecation',
+      tags: ['Owner'],
+      summary: 'Deprecate a version callers pin, with its sunset date',
+      description:
+        'Calls of the version (`name@N`) then carry `Deprecation` (RFC 9745, `@<unix seconds>`) and `Sunset` (RFC 8594) headers, and from the sunset on are refused with 410 `VERSION_SUNSET` naming the current version. The version is kept at least until its sunset. Setting it again moves the sunset and keeps the first deprecation date. The current version cannot be deprecated (409): deploy a new one first.',
+      security: BEARER,
+      request: {
+        params: VersionParams,
+        body: { required: true, content: { 'application/json': { schema: DeprecationBody } } },
+      },
+      responses: {
+        200: {
+          description: 'Deprecated',
+          content: {
+            'application/json': { schema: z.object({ deprecated_version: DeprecatedVersionSchema }) },
+          },
+        },
+        ...AUTHED_ERRORS,
+        ...BODY_ERRORS,
+        ...NOT_FOUND_ERROR,
+        ...CONFLICT_ERROR,
+      },
+    }),
+    requireScope('owner'),
+    async (c) => {
+      const name = pathParam(c, 'name');
+      const body = await readJson(c, DeprecationBody);
+      const deprecated = await c.var.services.store.analyticVersions.deprecate(
+        c.var.principal.accountId,
+        name,
+        Number(pathParam(c, 'version')),
+        new Date(body.sunset),
+      );
+      c.var.services.catalog.invalidate(name);
+      return c.json({ deprecated_version: deprecatedVersionJson(deprecated) });
+    },
+  );
+  route(
+    app,
+    createRoute({
+      method: 'delete',
+      path: '/v1/owner/analytics/{name}/versions/{version}/deprecation',
+      tags: ['Owner'],
+      summary: "Withdraw a version's deprecation",
+      security: BEARER,
+      request: { params: VersionParams },
+      responses: { 204: { description: 'Withdrawn' }, ...AUTHED_ERRORS, ...NOT_FOUND_ERROR },
+    }),
+    requireScope('owner'),
+    async (c) => {
+      const name = pathParam(c, 'name');
+      await c.var.services.store.analyticVersions.undeprecate(
+        c.var.principal.accountId,
+        name,
+        Number(pathParam(c, 'version')),
+      );
+      c.var.services.catalog.invalidate(name);
+      return c.body(null, 204);
     },
   );
   route(

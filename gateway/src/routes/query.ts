@@ -21,7 +21,11 @@ import { QueryRequestSchema } from '../query/query-call.js';
  * (the module's schemas may be made before @hono/zod-openapi adds `.openapi()` to zod).
  */
 export const QueryRequestDoc = QueryRequestSchema.extend({
-  source: QueryRequestSchema.shape.source.meta({ example: 'sales-by-region' }),
+  source: QueryRequestSchema.shape.source.meta({
+    example: 'sales-by-region',
+    description:
+      "The analytic's name (its current version), or `name@N` for its version N: a pinned call keeps getting version N, at that version's price, after newer versions deploy (400 `INVALID_REQUEST` for a malformed pin, 404 for a version not kept, 410 `VERSION_SUNSET` after the sunset its owner set)",
+  }),
   params: QueryRequestSchema.shape.params.meta({
     example: { year: 2024 },
     description: "Values for the analytic's params; may be left out when none is required",
@@ -50,7 +54,10 @@ export const QueryResponseSchema = z
       row_count: z.number().int(),
       truncated: z.boolean(),
       credits: z.number().int(),
-      version: z.number().int(),
+      version: z
+        .number()
+        .int()
+        .openapi({ description: 'The analytic version that ran (the pinned one for `name@N`)' }),
       next_price: z.number().int().optional().openapi({
         description:
           'Present while the owner has a price rise scheduled: the credits a call will cost from `next_price_at`',
@@ -79,6 +86,20 @@ const ANSWER_HEADERS: Record<string, HeaderDoc> = {
   ),
   'Cache-Control': header(
     '`private, no-cache`: an answer is per account and metered, so a shared cache must not keep it',
+  ),
+  Deprecation: header(
+    'On a call of a version its owner deprecated (RFC 9745): when, as `@<unix seconds>`. Move to the current version before `Sunset`',
+  ),
+  Sunset: header(
+    'With `Deprecation` (RFC 8594): the HTTP-date from which calls of this version are refused with 410 `VERSION_SUNSET`',
+  ),
+};
+
+/** A pinned version whose sunset has passed. */
+const SUNSET_ERROR = {
+  410: errorResponse(
+    'VERSION_SUNSET: the pinned version (`name@N`) was retired by its owner on its sunset date; the message and `details` name the current version. Nothing run or charged',
+    RATE_LIMIT_HEADERS,
   ),
 };
 
@@ -128,6 +149,7 @@ export const QUERY_ROUTE = createRoute({
     ...AUTHED_ERRORS,
     ...BODY_ERRORS,
     ...QUERY_ERRORS,
+    ...SUNSET_ERROR,
     409: errorResponse(
       'PRICE_ABOVE_LIMIT: the call would cost more than `max_credits` (nothing run or charged); or CONFLICT: a request with this Idempotency-Key is still running',
       RATE_LIMIT_HEADERS,
@@ -145,7 +167,12 @@ export const ANALYTIC_ROUTE = createRoute({
     "Query-string values are coerced by the analytic's param schema: `year=2024` becomes 2024; repeated keys or `a,b` make arrays for array params. `max_credits` is not a param (the name is reserved at deploy) but the caller's price limit, as in POST /v1/query's body; an analytic deployed before the reservation with a param of that name keeps it as its param. `HEAD` is refused (405 `METHOD_NOT_ALLOWED`, `Allow: GET`) before anything runs: it would be charged for an answer it cannot carry.",
   security: BEARER,
   request: {
-    params: z.object({ name: z.string() }),
+    params: z.object({
+      name: z.string().openapi({
+        example: 'sales-by-region',
+        description: 'The analytic, or `name@N` for its version N (as `source` in POST /v1/query)',
+      }),
+    }),
     query: z.object({
       max_credits: z.string().optional().openapi({
         example: '5',
@@ -160,6 +187,7 @@ export const ANALYTIC_ROUTE = createRoute({
     304: notModified,
     ...AUTHED_ERRORS,
     ...QUERY_ERRORS,
+    ...SUNSET_ERROR,
     409: errorResponse(
       'PRICE_ABOVE_LIMIT: the call would cost more than `max_credits`; nothing run or charged',
       RATE_LIMIT_HEADERS,

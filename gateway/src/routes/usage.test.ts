@@ -89,6 +89,8 @@ describe('GET /v1/account/usage', () => {
         { name: 'usage-test-priced', calls: 1, credits: 2, value_usd: 0.392 },
       ],
       by_day: [{ date: today, calls: 3, credits: 4, value_usd: 0.784 }],
+      // No version of anything called by version (name@N) is deprecated.
+      deprecated_versions: [],
     });
   });
 

@@ -7,6 +7,7 @@ import { AUTHED_ERRORS, BEARER } from '../http/common-schemas.js';
 import { csvResponse, toCsv, wantsCsv } from '../http/csv.js';
 import { requireScope } from '../http/middleware/require-scope.js';
 import { jsonOrCsv, periodParam, ReportQuerySchema } from '../http/period-param.js';
+import { DeprecatedVersionSchema, deprecatedVersionJson } from '../http/resources.js';
 import { route } from '../http/route.js';
 import type { AccountUsage } from '../money/billing-service.js';
 import { creditValueMicroUsd, isBudgeted, type Plan } from '../money/plan-catalog.js';
@@ -88,6 +89,10 @@ export const UsageSchema = z
     budget: BudgetStateSchema.nullable().openapi({ description: 'Pay as you Go only' }),
     by_analytic: z.array(Totals.extend({ name: z.string() })),
     by_day: z.array(Totals.extend({ date: z.string().openapi({ description: 'YYYY-MM-DD, UTC' }) })),
+    deprecated_versions: z.array(DeprecatedVersionSchema).openapi({
+      description:
+        'Versions you called by version (`name@N`) in the last 30 days that their owner deprecated, soonest sunset first: move to `current_version` before `sunset`',
+    }),
   })
   .openapi('Usage');
 
@@ -210,7 +215,11 @@ export function registerUsageRoutes(app: OpenAPIHono<AppEnv>): void {
       const { principal } = c.var;
       const usage = await c.var.services.billing.usage(principal.accountId, principal.plan, period);
       if (csv) return csvResponse(c, `quarry-usage-${period}.csv`, usageCsv(period, usage));
-      return c.json(usageJson(period, usage));
+      const deprecated = await c.var.services.store.analyticVersions.deprecatedCalledBy(principal.accountId);
+      return c.json({
+        ...usageJson(period, usage),
+        deprecated_versions: deprecated.map(deprecatedVersionJson),
+      });
     },
   );
 }

@@ -12,6 +12,8 @@ import {
   checkAccountBound,
   DEFAULT_ACCOUNT_LIMITS,
 } from './account-limits.js';
+import type { VersionDeprecation } from './analytic-version-repository.js';
+import { pruneVersions } from './analytic-version-repository.js';
 import { createChangeLogRepository } from './change-log-repository.js';
 import { definitionOf, storedDefinition } from './definition-codec.js';
 import { newId } from './new-id.js';
@@ -37,8 +39,14 @@ export interface Analytic {
   readonly visibility: Visibility;
   /** Account ids allowed when `visibility` is `shared`. */
   readonly sharedWith: readonly string[];
-  /** What a call pays, now and after a scheduled rise (migration 016): not the definition's `price`. */
+  /**
+   * What a call of this version pays, now and after a scheduled rise (migrations 016, 024): not
+   * the definition's `price`. The current version's is the analytic's; an older one keeps the
+   * schedule it had when it was deployed (one deployed before migration 024: the analytic's).
+   */
   readonly pricing: PriceSchedule;
+  /** The owner's deprecation of this version, if any (never of the current one). */
+  readonly deprecation: VersionDeprecation | undefined;
   readonly createdAt: Date;
   readonly updatedAt: Date;
 }
@@ -74,6 +82,9 @@ export interface AnalyticUpdate {
 export interface AnalyticVersion {
   readonly version: number;
   readonly definition: AnalyticDefinition;
+  /** What a call of this version pays (see {@link Analytic.pricing}). */
+  readonly pricing: PriceSchedule;
+  readonly deprecation: VersionDeprecation | undefined;
   readonly createdAt: Date;
 }
 
@@ -142,12 +153,19 @@ interface AnalyticRow {
   readonly price: number | null;
   readonly next_price: number | null;
   readonly next_price_at: Date | null;
+  readonly v_price: number | null;
+  readonly v_next_price: number | null;
+  readonly v_next_price_at: Date | null;
+  readonly deprecated_at: Date | null;
+  readonly sunset_at: Date | null;
   readonly created_at: Date;
   readonly updated_at: Date;
 }
 
 const SELECT = `SELECT a.id, a.account_id, a.name, v.version, a.current_version, v.definition, a.visibility,
-                       a.shared_with, a.price, a.next_price, a.next_price_at, a.created_at, a.updated_at
+                       a.shared_with, a.price, a.next_price, a.next_price_at,
+                       v.price AS v_price, v.next_price AS v_next_price, v.next_price_at AS v_next_price_at,
+                       v.deprecated_at, v.sunset_at, a.created_at, a.updated_at
                   FROM analytics a JOIN analytic_versions v ON v.analytic_id = a.id`;
 const CURRENT = 'v.version = a.current_version AND a.deleted_at IS NULL';
 
@@ -167,6 +185,33 @@ export function pricingOf(
     : { price, nextPrice: row.next_price, nextPriceAt: row.next_price_at.getTime() };
 }
 
+/**
+ * The schedule a call of one version pays: the analytic's for its current version (and for a
+ * version deployed before migration 024, which has none of its own), else the version's own.
+ */
+function versionPricing(
+  row: Pick<AnalyticRow, 'price' | 'next_price' | 'next_price_at' | 'definition'>,
+  current: boolean,
+  own: {
+    readonly price: number | null;
+    readonly nextPrice: number | null;
+    readonly nextPriceAt: Date | null;
+  },
+): PriceSchedule {
+  if (current || own.price === null) return pricingOf(row);
+  return own.nextPrice === null || own.nextPriceAt === null
+    ? { price: own.price }
+    : { price: own.price, nextPrice: own.nextPrice, nextPriceAt: own.nextPriceAt.getTime() };
+}
+
+const deprecationOf = (row: {
+  readonly deprecated_at: Date | null;
+  readonly sunset_at: Date | null;
+}): VersionDeprecation | undefined =>
+  row.deprecated_at === null || row.sunset_at === null
+    ? undefined
+    : { deprecatedAt: row.deprecated_at, sunsetAt: row.sunset_at };
+
 function toAnalytic(row: AnalyticRow): Analytic {
   return {
     id: row.id,
@@ -177,7 +222,12 @@ function toAnalytic(row: AnalyticRow): Analytic {
     definition: definitionOf(row.definition),
     visibility: row.visibility,
     sharedWith: row.shared_with,
-    pricing: pricingOf(row),
+    pricing: versionPricing(row, row.version === row.current_version, {
+      price: row.v_price,
+      nextPrice: row.v_next_price,
+      nextPriceAt: row.v_next_price_at,
+    }),
+    deprecation: deprecationOf(row),
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
@@ -244,8 +294,8 @@ export function createAnalyticRepository(
               ],
             );
             await tx.query(
-              'INSERT INTO analytic_versions (analytic_id, version, definition) VALUES ($1, 1, $2::jsonb)',
-              [id, storedDefinition(input.definition)],
+              'INSERT INTO analytic_versions (analytic_id, version, definition, price) VALUES ($1, 1, $2::jsonb, $3)',
+              [id, storedDefinition(input.definition), input.price ?? definitionPrice(input.definition)],
             );
             await createChangeLogRepository(tx).append('analytic', input.name);
             return (await createAnalyticRepository(tx, limits).get(input.name))!;
@@ -299,15 +349,23 @@ export function createAnalyticRepository(
           ],
         );
         if (row === undefined) throw new StoreError('NOT_FOUND', `analytic ${name} not found`);
+        // The version keeps this schedule when a later deploy supersedes it: a caller pinning it
+        // pays what it was called at, and a later rise of the analytic never reaches it.
         await tx.query(
-          'INSERT INTO analytic_versions (analytic_id, version, definition) VALUES ($1, $2, $3::jsonb)',
-          [row.id, row.current_version, storedDefinition(change.definition)],
+          `INSERT INTO analytic_versions (analytic_id, version, definition, price, next_price, next_price_at)
+           VALUES ($1, $2, $3::jsonb, $4, $5, $6)`,
+          [
+            row.id,
+            row.current_version,
+            storedDefinition(change.definition),
+            pricing.price,
+            pricing.nextPrice ?? null,
+            pricing.nextPriceAt === undefined ? null : new Date(pricing.nextPriceAt),
+          ],
         );
-        // Only the newest versions are kept: an owner redeploying in a loop cannot grow the store.
-        await tx.query('DELETE FROM analytic_versions WHERE analytic_id = $1 AND version <= $2', [
-          row.id,
-          row.current_version - limits.versionsKept,
-        ]);
+        // Only the newest versions are kept, besides those callers still use (pinned, called
+        // lately, a sunset ahead): an owner redeploying in a loop cannot grow the store.
+        await pruneVersions(tx, row.id, row.current_version, limits.versionsKept, change.nowMs);
         await createChangeLogRepository(tx).append('analytic', name);
         return (await createAnalyticRepository(tx, limits).get(name))!;
       });
@@ -337,12 +395,26 @@ export function createAnalyticRepository(
       ),
 
     async listVersions(accountId, name) {
-      const rows = await sql.query<{
-        readonly version: number;
-        readonly definition: AnalyticDefinition;
-        readonly created_at: Date;
-      }>(
-        `SELECT v.version, v.definition, v.created_at
+      const rows = await sql.query<
+        Pick<
+          AnalyticRow,
+          | 'version'
+          | 'current_version'
+          | 'definition'
+          | 'price'
+          | 'next_price'
+          | 'next_price_at'
+          | 'v_price'
+          | 'v_next_price'
+          | 'v_next_price_at'
+          | 'deprecated_at'
+          | 'sunset_at'
+          | 'created_at'
+        >
+      >(
+        `SELECT v.version, a.current_version, v.definition, a.price, a.next_price, a.next_price_at,
+                v.price AS v_price, v.next_price AS v_next_price, v.next_price_at AS v_next_price_at,
+                v.deprecated_at, v.sunset_at, v.created_at
            FROM analytics a JOIN analytic_versions v ON v.analytic_id = a.id
           WHERE a.name = $1 AND a.account_id = $2 AND a.deleted_at IS NULL
           ORDER BY v.version`,
@@ -352,6 +424,12 @@ export function createAnalyticRepository(
       return rows.map((row) => ({
         version: row.version,
         definition: definitionOf(row.definition),
+        pricing: versionPricing(row, row.version === row.current_version, {
+          price: row.v_price,
+          nextPrice: row.v_next_price,
+          nextPriceAt: row.v_next_price_at,
+        }),
+        deprecation: deprecationOf(row),
         createdAt: row.created_at,
       }));
     },

@@ -60,6 +60,8 @@ for (const { backend, available } of backends) {
           'account_tools',
           'accounts',
           'analytic_names',
+          'analytic_version_calls',
+          'analytic_version_pins',
           'analytic_versions',
           'analytics',
           'api_keys',

@@ -8,6 +8,10 @@ import type { AccountLimits } from './account-limits.js';
 import { type AccountRepository, createAccountRepository } from './account-repository.js';
 import { type AgentToolRepository, createAgentToolRepository } from './agent-tool-repository.js';
 import { type AnalyticRepository, createAnalyticRepository } from './analytic-repository.js';
+import {
+  type AnalyticVersionRepository,
+  createAnalyticVersionRepository,
+} from './analytic-version-repository.js';
 import { type ApiKeyRepository, createApiKeyRepository } from './api-key-repository.js';
 import { type ChangeLogRepository, createChangeLogRepository } from './change-log-repository.js';
 import { type ConnectionRepository, createConnectionRepository } from './connection-repository.js';
@@ -37,6 +41,8 @@ export interface ControlPlaneStore {
   readonly keys: ApiKeyRepository;
   readonly connections: ConnectionRepository;
   readonly analytics: AnalyticRepository;
+  /** Versions callers pin: deprecations, pins and pinned calls (migration 024). */
+  readonly analyticVersions: AnalyticVersionRepository;
   readonly agentTools: AgentToolRepository;
   readonly failedCalls: FailedCallRepository;
   readonly changes: ChangeLogRepository;
@@ -67,6 +73,7 @@ export function createControlPlaneStore(
     keys: createApiKeyRepository(sql, options.limits),
     connections: createConnectionRepository(sql, options.secretBox, options.limits),
     analytics: createAnalyticRepository(sql, options.limits),
+    analyticVersions: createAnalyticVersionRepository(sql),
     agentTools: createAgentToolRepository(sql),
     failedCalls: createFailedCallRepository(sql),
     changes: createChangeLogRepository(sql),

@@ -48,7 +48,33 @@ async function seed(sql: SqlClient, now: number) {
   await session('expired-lately', DAY);
   await session('signed-out-long-ago', -DAY, 31 * DAY);
   await session('signed-out-lately', -DAY, DAY);
+  // Version pins (migration 024): one expired, one live; pinned calls 31 days and 1 day old.
+  const analytic = `ana_${account}`;
+  await sql.query('INSERT INTO analytic_names (name, account_id) VALUES ($1, $2)', [analytic, account]);
+  await sql.query(
+    `INSERT INTO analytics (id, account_id, name, current_version, visibility) VALUES ($1, $2, $1, 1, 'public')`,
+    [analytic, account],
+  );
+  for (const [ref, expires] of [
+    ['expired', at(HOUR)],
+    ['live', at(-HOUR)],
+  ] as const) {
+    await sql.query(
+      'INSERT INTO analytic_version_pins (analytic_id, version, ref, account_id, expires_at) VALUES ($1, 1, $2, $3, $4)',
+      [analytic, ref, account, expires],
+    );
+  }
+  await sql.query(
+    'INSERT INTO analytic_version_calls (analytic_id, version, account_id, last_called_at) VALUES ($1, 1, $2, $3), ($1, 2, $2, $4)',
+    [analytic, account, at(31 * DAY), at(DAY)],
+  );
 }
+const pins = async (sql: SqlClient) =>
+  (await sql.query<{ ref: string }>('SELECT ref FROM analytic_version_pins ORDER BY ref')).map((r) => r.ref);
+const pinnedCalls = async (sql: SqlClient) =>
+  (await sql.query<{ version: number }>('SELECT version FROM analytic_version_calls ORDER BY version')).map(
+    (r) => r.version,
+  );
 
 const refs = async (sql: SqlClient) =>
   (await sql.query<{ ref: string }>('SELECT ref FROM change_log ORDER BY id')).map((r) => r.ref);
@@ -68,19 +94,24 @@ for (const { backend, available } of backends) {
       const now = Date.now();
       await seed(sql, now);
       const pruned = await pruneStore(sql, { changeLogMs: HOUR, sessionsMs: 30 * DAY }, now);
-      expect(pruned).toEqual({ changeLog: 2, sessions: 2 });
+      expect(pruned).toEqual({ changeLog: 2, sessions: 2, versionPins: 2 });
       expect(await refs(sql)).toEqual(['recent']);
       expect(await sessions(sql)).toEqual(['expired-lately', 'live', 'signed-out-lately']);
+      expect(await pins(sql)).toEqual(['live']);
+      expect(await pinnedCalls(sql)).toEqual([2]);
       expect(await pruneStore(sql, { changeLogMs: HOUR, sessionsMs: 30 * DAY }, now)).toEqual({
         changeLog: 0,
         sessions: 0,
+        versionPins: 0,
       });
       // A zero session retention deletes every ended session; the newest change-log row stays
       // even when it is past the retention (a starting instance begins its feed there).
       expect(await pruneStore(sql, { changeLogMs: HOUR, sessionsMs: 0 }, now + 2 * HOUR)).toEqual({
         changeLog: 0,
         sessions: 2,
+        versionPins: 1,
       });
+      expect(await pins(sql)).toEqual([]);
       expect(await sessions(sql)).toEqual(['live']);
       expect(await refs(sql)).toEqual(['recent']);
     });

@@ -1,8 +1,10 @@
 // Pruning of the tables that only grow: the change log (cross-instance invalidations, read within
-// seconds by every instance's feed; older rows serve nobody) and console sessions that expired or
-// were signed out. Every instance runs it on a timer (create-gateway.ts); a DELETE run twice
+// seconds by every instance's feed; older rows serve nobody), console sessions that expired or
+// were signed out, and what keeps pinned analytic versions (migration 024): expired pins, and
+// pinned calls older than the 30 days that count (a deploy prunes its own analytic's too). Every instance runs it on a timer (create-gateway.ts); a DELETE run twice
 // deletes once. The newest change-log row is always kept: a starting instance begins its feed
 // at it (store/change-feed.ts).
+import { VERSION_CALLED_WITHIN_MS } from './analytic-version-repository.js';
 import type { SqlExecutor } from './sql-client.js';
 
 export interface RetentionPolicy {
@@ -15,6 +17,8 @@ export interface RetentionPolicy {
 export interface Pruned {
   readonly changeLog: number;
   readonly sessions: number;
+  /** Expired version pins and pinned-call records past 30 days. */
+  readonly versionPins: number;
 }
 
 /** Deletes what the policy no longer keeps, as of `now`; returns how many rows went. */
@@ -39,5 +43,14 @@ export async function pruneStore(
      SELECT count(*)::int AS n FROM gone`,
     [new Date(now - policy.sessionsMs)],
   );
-  return { changeLog: changes?.n ?? 0, sessions: sessions?.n ?? 0 };
+  const [pins] = await sql.query<{ n: number }>(
+    `WITH gone AS (
+       DELETE FROM analytic_version_pins WHERE expires_at <= $1 RETURNING 1
+     ), old AS (
+       DELETE FROM analytic_version_calls WHERE last_called_at <= $2 RETURNING 1
+     )
+     SELECT (SELECT count(*) FROM gone)::int + (SELECT count(*) FROM old)::int AS n`,
+    [new Date(now), new Date(now - VERSION_CALLED_WITHIN_MS)],
+  );
+  return { changeLog: changes?.n ?? 0, sessions: sessions?.n ?? 0, versionPins: pins?.n ?? 0 };
 }

@@ -264,6 +264,9 @@ export const analyticsVersionsCommand: Command = {
   summary: 'every kept version of one of your analytics',
   help: `Usage: quarry analytics versions <name> [--json]
 
+Lists the kept versions: each one's price (what a call pinning it, name@version, pays now) and
+the sunset its deprecation set, if any.
+
 Options:
   --json        print the versions (with their definitions) as JSON
 ${CONNECTION_HELP}
@@ -277,8 +280,21 @@ ${CONNECTION_HELP}
     else
       io.stdout.write(
         formatTable(
-          [{ header: 'version', right: true }, { header: 'created' }, { header: 'sql' }],
-          versions.map((v) => [v.version, v.created_at, v.definition.sql]),
+          [
+            { header: 'version', right: true },
+            { header: 'price', right: true },
+            { header: 'sunset' },
+            { header: 'created' },
+            { header: 'sql' },
+          ],
+          // `price`/`deprecation` are absent from a gateway older than version pinning.
+          versions.map((v) => [
+            v.version,
+            v.price ?? '',
+            v.deprecation?.sunset ?? '',
+            v.created_at,
+            v.definition.sql,
+          ]),
         ),
       );
     return EXIT.ok;

@@ -17,6 +17,7 @@ final class ListingDetail implements \JsonSerializable
      * @param array<string, mixed> $owner
      * @param array<string, mixed> $params
      * @param array<string, mixed> $example_params
+     * @param list<DeprecatedVersion> $deprecated_versions
      * @param ?array<string, mixed> $insights
      * @param array<string, mixed> $raw
      */
@@ -37,6 +38,7 @@ final class ListingDetail implements \JsonSerializable
         public readonly array $example_params,
         public readonly ExampleRequest $example_request,
         public readonly string $curl,
+        public readonly array $deprecated_versions,
         public readonly ?int $scheduled_price = null,
         public readonly ?string $price_effective_at = null,
         public readonly ?array $insights = null,
@@ -68,6 +70,7 @@ final class ListingDetail implements \JsonSerializable
             example_params: $body['example_params'] ?? [],
             example_request: ExampleRequest::fromArray($body['example_request'] ?? []),
             curl: $body['curl'] ?? '',
+            deprecated_versions: array_map(static fn (array $item) => DeprecatedVersion::fromArray($item), $body['deprecated_versions'] ?? []),
             scheduled_price: isset($body['scheduled_price']) ? $body['scheduled_price'] : null,
             price_effective_at: isset($body['price_effective_at']) ? $body['price_effective_at'] : null,
             insights: isset($body['insights']) ? $body['insights'] : null,
@@ -78,6 +81,6 @@ final class ListingDetail implements \JsonSerializable
     /** @return array<string, mixed> The fields as sent. */
     public function jsonSerialize(): array
     {
-        return ['name' => $this->name, 'title' => $this->title, 'description' => $this->description, 'category' => $this->category, 'tags' => $this->tags, 'price' => $this->price, 'scheduled_price' => $this->scheduled_price, 'price_effective_at' => $this->price_effective_at, 'calls_30d' => $this->calls_30d, 'callers_30d' => $this->callers_30d, 'owner' => $this->owner, 'previews' => $this->previews, 'published_at' => $this->published_at, 'version' => $this->version, 'params' => $this->params, 'insights' => $this->insights, 'example_params' => $this->example_params, 'example_request' => $this->example_request, 'curl' => $this->curl];
+        return ['name' => $this->name, 'title' => $this->title, 'description' => $this->description, 'category' => $this->category, 'tags' => $this->tags, 'price' => $this->price, 'scheduled_price' => $this->scheduled_price, 'price_effective_at' => $this->price_effective_at, 'calls_30d' => $this->calls_30d, 'callers_30d' => $this->callers_30d, 'owner' => $this->owner, 'previews' => $this->previews, 'published_at' => $this->published_at, 'version' => $this->version, 'params' => $this->params, 'insights' => $this->insights, 'example_params' => $this->example_params, 'example_request' => $this->example_request, 'curl' => $this->curl, 'deprecated_versions' => $this->deprecated_versions];
     }
 }

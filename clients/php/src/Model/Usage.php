@@ -15,6 +15,7 @@ final class Usage implements \JsonSerializable
     /**
      * @param list<UsageByAnalytic> $by_analytic
      * @param list<UsageByDay> $by_day
+     * @param list<DeprecatedVersion> $deprecated_versions
      * @param array<string, mixed> $raw
      */
     public function __construct(
@@ -23,6 +24,7 @@ final class Usage implements \JsonSerializable
         public readonly UsageTotals $totals,
         public readonly array $by_analytic,
         public readonly array $by_day,
+        public readonly array $deprecated_versions,
         public readonly ?BudgetState $budget = null,
         public readonly array $raw = [],
     ) {
@@ -41,6 +43,7 @@ final class Usage implements \JsonSerializable
             totals: UsageTotals::fromArray($body['totals'] ?? []),
             by_analytic: array_map(static fn (array $item) => UsageByAnalytic::fromArray($item), $body['by_analytic'] ?? []),
             by_day: array_map(static fn (array $item) => UsageByDay::fromArray($item), $body['by_day'] ?? []),
+            deprecated_versions: array_map(static fn (array $item) => DeprecatedVersion::fromArray($item), $body['deprecated_versions'] ?? []),
             budget: isset($body['budget']) ? BudgetState::fromArray($body['budget']) : null,
             raw: $body,
         );
@@ -49,6 +52,6 @@ final class Usage implements \JsonSerializable
     /** @return array<string, mixed> The fields as sent. */
     public function jsonSerialize(): array
     {
-        return ['period' => $this->period, 'plan' => $this->plan, 'totals' => $this->totals, 'budget' => $this->budget, 'by_analytic' => $this->by_analytic, 'by_day' => $this->by_day];
+        return ['period' => $this->period, 'plan' => $this->plan, 'totals' => $this->totals, 'budget' => $this->budget, 'by_analytic' => $this->by_analytic, 'by_day' => $this->by_day, 'deprecated_versions' => $this->deprecated_versions];
     }
 }

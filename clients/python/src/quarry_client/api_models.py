@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Dict, List, Mapping, Optional
 
-__all__ = ["Account", "Plan", "Connection", "Circuit", "ConnectionRemoval", "Analytic", "AnalyticDefinition", "CacheSettings", "Limits", "ConnectorTypes", "ConnectorType", "Usage", "UsageTotals", "CallsByOrigin", "BudgetState", "UsageByAnalytic", "UsageByDay", "Budget", "BudgetSettings", "AgentTool", "McpSettings", "McpDefaults", "Billing", "BillingPlan", "PaygInvoice", "PaygInvoiceLine", "Checkout", "Portal", "Onboarding", "PayoutAccount", "Payouts", "OwnerPayout", "Payout", "OwnerStatement", "StatementAnalytic", "StatementTotals", "StatementDay", "StatementPayout", "StatementAdjustment", "StatementFailedCalls", "OwnerListing", "Listing", "ListingOwner", "ListingDetail", "ExampleRequest", "ExampleRequestBody", "TryToken", "OAuthClient"]
+__all__ = ["Account", "Plan", "Connection", "Circuit", "ConnectionRemoval", "Analytic", "AnalyticDefinition", "CacheSettings", "Limits", "AnalyticVersion", "VersionDeprecation", "ConnectorTypes", "ConnectorType", "Usage", "UsageTotals", "CallsByOrigin", "BudgetState", "UsageByAnalytic", "UsageByDay", "DeprecatedVersion", "Budget", "BudgetSettings", "AgentTool", "McpSettings", "McpDefaults", "Billing", "BillingPlan", "PaygInvoice", "PaygInvoiceLine", "Checkout", "Portal", "Onboarding", "PayoutAccount", "Payouts", "OwnerPayout", "Payout", "OwnerStatement", "StatementAnalytic", "StatementTotals", "StatementDay", "StatementPayout", "StatementAdjustment", "StatementFailedCalls", "OwnerListing", "Listing", "ListingOwner", "ListingDetail", "ExampleRequest", "ExampleRequestBody", "TryToken", "OAuthClient"]
 
 
 @dataclass(frozen=True)
@@ -288,6 +288,59 @@ class Limits:
 
 
 @dataclass(frozen=True)
+class AnalyticVersion:
+    """What the API answers as AnalyticVersion."""
+
+    __quarry_schema__: ClassVar[str] = "AnalyticVersion"
+
+    version: int
+    #: Credits a call of this version (`name@N`) pays now
+    price: int
+    created_at: str
+    definition: Optional[Any] = None
+    scheduled_price: Optional[int] = None
+    price_effective_at: Optional[str] = None
+    deprecation: Optional["VersionDeprecation"] = None
+    raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> "AnalyticVersion":
+        """Builds one from the gateway's decoded JSON."""
+        return cls(
+            version=body.get("version"),
+            price=body.get("price"),
+            created_at=body.get("created_at"),
+            definition=body.get("definition"),
+            scheduled_price=body.get("scheduled_price"),
+            price_effective_at=body.get("price_effective_at"),
+            deprecation=None if body.get("deprecation") is None else VersionDeprecation.from_json(body.get("deprecation")),
+            raw=dict(body),
+        )
+
+
+@dataclass(frozen=True)
+class VersionDeprecation:
+    """Its deprecation, or null"""
+
+    __quarry_schema__: ClassVar[str] = "VersionDeprecation"
+
+    #: When its owner deprecated it (ISO 8601; the `Deprecation` header)
+    deprecated_at: str
+    #: From then on calls of it are refused with 410 `VERSION_SUNSET` (ISO 8601; the `Sunset` header)
+    sunset: str
+    raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> "VersionDeprecation":
+        """Builds one from the gateway's decoded JSON."""
+        return cls(
+            deprecated_at=body.get("deprecated_at"),
+            sunset=body.get("sunset"),
+            raw=dict(body),
+        )
+
+
+@dataclass(frozen=True)
 class ConnectorTypes:
     """What the API answers as ConnectorTypes."""
 
@@ -340,6 +393,8 @@ class Usage:
     totals: "UsageTotals"
     by_analytic: List["UsageByAnalytic"]
     by_day: List["UsageByDay"]
+    #: Versions you called by version (`name@N`) in the last 30 days that their owner deprecated, soonest sunset first: move to `current_version` before `sunset`
+    deprecated_versions: List["DeprecatedVersion"]
     budget: Optional["BudgetState"] = None
     raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
@@ -352,6 +407,7 @@ class Usage:
             totals=None if body.get("totals") is None else UsageTotals.from_json(body.get("totals")),
             by_analytic=None if body.get("by_analytic") is None else [UsageByAnalytic.from_json(item) for item in body.get("by_analytic")],
             by_day=None if body.get("by_day") is None else [UsageByDay.from_json(item) for item in body.get("by_day")],
+            deprecated_versions=None if body.get("deprecated_versions") is None else [DeprecatedVersion.from_json(item) for item in body.get("deprecated_versions")],
             budget=None if body.get("budget") is None else BudgetState.from_json(body.get("budget")),
             raw=dict(body),
         )
@@ -506,6 +562,35 @@ class UsageByDay:
             credits=body.get("credits"),
             value_usd=body.get("value_usd"),
             date=body.get("date"),
+            raw=dict(body),
+        )
+
+
+@dataclass(frozen=True)
+class DeprecatedVersion:
+    """What the API answers as DeprecatedVersion."""
+
+    __quarry_schema__: ClassVar[str] = "DeprecatedVersion"
+
+    #: When its owner deprecated it (ISO 8601; the `Deprecation` header)
+    deprecated_at: str
+    #: From then on calls of it are refused with 410 `VERSION_SUNSET` (ISO 8601; the `Sunset` header)
+    sunset: str
+    analytic: str
+    version: int
+    #: The version to move to
+    current_version: int
+    raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> "DeprecatedVersion":
+        """Builds one from the gateway's decoded JSON."""
+        return cls(
+            deprecated_at=body.get("deprecated_at"),
+            sunset=body.get("sunset"),
+            analytic=body.get("analytic"),
+            version=body.get("version"),
+            current_version=body.get("current_version"),
             raw=dict(body),
         )
 
@@ -1432,6 +1517,8 @@ class ListingDetail:
     example_request: "ExampleRequest"
     #: The same request as a shell command (key in $QUARRY_API_KEY)
     curl: str
+    #: Older versions callers may still pin (`name@N`) that its owner deprecated, with their sunset dates
+    deprecated_versions: List["DeprecatedVersion"]
     #: A price rise the owner scheduled, or null: calls pay it from `price_effective_at` (QUARRY_PRICE_NOTICE_HOURS after the deploy that raised it)
     scheduled_price: Optional[int] = None
     #: When `scheduled_price` takes effect (ISO 8601), or null
@@ -1460,6 +1547,7 @@ class ListingDetail:
             example_params=body.get("example_params"),
             example_request=None if body.get("example_request") is None else ExampleRequest.from_json(body.get("example_request")),
             curl=body.get("curl"),
+            deprecated_versions=None if body.get("deprecated_versions") is None else [DeprecatedVersion.from_json(item) for item in body.get("deprecated_versions")],
             scheduled_price=body.get("scheduled_price"),
             price_effective_at=body.get("price_effective_at"),
             insights=body.get("insights"),

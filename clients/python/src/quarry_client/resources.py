@@ -407,7 +407,7 @@ class OwnerAnalytics(_Resource):
         return Analytic.from_json(answer["analytic"])
 
     def versions(self, name: str) -> List[Dict[str, Any]]:
-        """Every kept version: ``{"version", "definition", "created_at"}`` each."""
+        """Every kept version: ``{"version", "definition", "price", "deprecation", "created_at"}`` each."""
         return list(self._send("GET", f"/v1/owner/analytics/{_segment(name)}/versions")["versions"])
 
     def delete(self, name: str) -> None:

@@ -219,6 +219,43 @@ module Quarry
       end
     end
 
+    # AnalyticVersion: What the API answers as AnalyticVersion.
+    class AnalyticVersion < Model
+      SCHEMA = "AnalyticVersion"
+      FIELDS = %w[version definition price scheduled_price price_effective_at deprecation created_at].freeze
+      attr_reader :version, :definition, :price, :scheduled_price, :price_effective_at, :deprecation, :created_at
+
+      # Builds one from the gateway's decoded JSON (a Hash with String keys).
+      def self.from_json(body)
+        new(
+          version: body["version"],
+          definition: body["definition"],
+          price: body["price"],
+          scheduled_price: body["scheduled_price"],
+          price_effective_at: body["price_effective_at"],
+          deprecation: body["deprecation"].nil? ? nil : VersionDeprecation.from_json(body["deprecation"]),
+          created_at: body["created_at"],
+          raw: body
+        )
+      end
+    end
+
+    # VersionDeprecation: Its deprecation, or null
+    class VersionDeprecation < Model
+      SCHEMA = "VersionDeprecation"
+      FIELDS = %w[deprecated_at sunset].freeze
+      attr_reader :deprecated_at, :sunset
+
+      # Builds one from the gateway's decoded JSON (a Hash with String keys).
+      def self.from_json(body)
+        new(
+          deprecated_at: body["deprecated_at"],
+          sunset: body["sunset"],
+          raw: body
+        )
+      end
+    end
+
     # ConnectorTypes: What the API answers as ConnectorTypes.
     class ConnectorTypes < Model
       SCHEMA = "ConnectorTypes"
@@ -255,8 +292,8 @@ module Quarry
     # Usage: What the API answers as Usage.
     class Usage < Model
       SCHEMA = "Usage"
-      FIELDS = %w[period plan totals budget by_analytic by_day].freeze
-      attr_reader :period, :plan, :totals, :budget, :by_analytic, :by_day
+      FIELDS = %w[period plan totals budget by_analytic by_day deprecated_versions].freeze
+      attr_reader :period, :plan, :totals, :budget, :by_analytic, :by_day, :deprecated_versions
 
       # Builds one from the gateway's decoded JSON (a Hash with String keys).
       def self.from_json(body)
@@ -267,6 +304,7 @@ module Quarry
           budget: body["budget"].nil? ? nil : BudgetState.from_json(body["budget"]),
           by_analytic: body["by_analytic"].nil? ? nil : body["by_analytic"].map { |item| UsageByAnalytic.from_json(item) },
           by_day: body["by_day"].nil? ? nil : body["by_day"].map { |item| UsageByDay.from_json(item) },
+          deprecated_versions: body["deprecated_versions"].nil? ? nil : body["deprecated_versions"].map { |item| DeprecatedVersion.from_json(item) },
           raw: body
         )
       end
@@ -365,6 +403,25 @@ module Quarry
           credits: body["credits"],
           value_usd: body["value_usd"],
           date: body["date"],
+          raw: body
+        )
+      end
+    end
+
+    # DeprecatedVersion: What the API answers as DeprecatedVersion.
+    class DeprecatedVersion < Model
+      SCHEMA = "DeprecatedVersion"
+      FIELDS = %w[deprecated_at sunset analytic version current_version].freeze
+      attr_reader :deprecated_at, :sunset, :analytic, :version, :current_version
+
+      # Builds one from the gateway's decoded JSON (a Hash with String keys).
+      def self.from_json(body)
+        new(
+          deprecated_at: body["deprecated_at"],
+          sunset: body["sunset"],
+          analytic: body["analytic"],
+          version: body["version"],
+          current_version: body["current_version"],
           raw: body
         )
       end
@@ -929,8 +986,8 @@ module Quarry
     # ListingDetail: What the API answers as ListingDetail.
     class ListingDetail < Model
       SCHEMA = "ListingDetail"
-      FIELDS = %w[name title description category tags price scheduled_price price_effective_at calls_30d callers_30d owner previews published_at version params insights example_params example_request curl].freeze
-      attr_reader :name, :title, :description, :category, :tags, :price, :scheduled_price, :price_effective_at, :calls_30d, :callers_30d, :owner, :previews, :published_at, :version, :params, :insights, :example_params, :example_request, :curl
+      FIELDS = %w[name title description category tags price scheduled_price price_effective_at calls_30d callers_30d owner previews published_at version params insights example_params example_request curl deprecated_versions].freeze
+      attr_reader :name, :title, :description, :category, :tags, :price, :scheduled_price, :price_effective_at, :calls_30d, :callers_30d, :owner, :previews, :published_at, :version, :params, :insights, :example_params, :example_request, :curl, :deprecated_versions
 
       # Builds one from the gateway's decoded JSON (a Hash with String keys).
       def self.from_json(body)
@@ -954,6 +1011,7 @@ module Quarry
           example_params: body["example_params"],
           example_request: body["example_request"].nil? ? nil : ExampleRequest.from_json(body["example_request"]),
           curl: body["curl"],
+          deprecated_versions: body["deprecated_versions"].nil? ? nil : body["deprecated_versions"].map { |item| DeprecatedVersion.from_json(item) },
           raw: body
         )
       end
