@@ -3,6 +3,8 @@
 // demo mode, the demo data.
 // server.ts and the end-to-end tests both build gateways here; only server.ts listens.
 
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { createApp } from './app.js';
@@ -64,6 +66,8 @@ import {
   LOGIN_FAILURES_PER_ACCOUNT,
   LOGIN_FAILURES_PER_ADDRESS,
 } from './services/session-service.js';
+import { createWebhookDeliverer } from './services/webhook-delivery.js';
+import { createWebhookService } from './services/webhook-service.js';
 import { createChangeFeed } from './store/change-feed.js';
 import { createControlPlaneStore } from './store/control-plane-store.js';
 import { type MigrateResult, migrate } from './store/migrate.js';
@@ -315,6 +319,22 @@ export async function createGateway(
     const billing = createBillingService(store, money, plans, config.budgets, payouts);
     metrics.setPayoutSource(() => money.payouts.totals());
     const marketplace = createMarketplaceService(store);
+    // Events out (docs/webhooks.md): every instance delivers what any instance wrote.
+    const deliverer = createWebhookDeliverer({
+      repository: store.webhooks,
+      destinations: config.destinations,
+      instance: `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`,
+      logger: logger.child({ component: 'webhooks' }),
+      pollMs: config.webhooks.pollMs,
+      leaseMs: config.webhooks.leaseMs,
+      retryBaseMs: config.webhooks.retryBaseMs,
+      retryWindowMs: config.webhooks.retryWindowMs,
+    });
+    const webhooks = createWebhookService({
+      repository: store.webhooks,
+      destinations: config.destinations,
+      onEmitted: () => deliverer.kick(),
+    });
     const hashLimiter = createHashLimiter(config.passwordHash);
     metrics.setPasswordHashSource(() => hashLimiter.stats());
     const passwords = createPasswordHasher(hashLimiter);
@@ -467,6 +487,7 @@ export async function createGateway(
       resultCache,
       tryTokens,
       oauth,
+      webhooks,
       health: {
         stopping() {
           phase = 'stopping';
@@ -630,6 +651,7 @@ export async function createGateway(
           clearInterval(reaper);
           clearInterval(pruner);
           clearInterval(billingTick);
+          await deliverer.close();
           await feed.stop();
           await mcp.close();
           await connections.close(graceMs);
