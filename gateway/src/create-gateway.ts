@@ -56,6 +56,7 @@ import type { Keyring } from './security/keyring.js';
 import { createPasswordHasher } from './security/password-hash.js';
 import { createSecretBox } from './security/secret-box.js';
 import { createAccountService } from './services/account-service.js';
+import { createAnalyticHealth } from './services/analytic-health.js';
 import { createAnalyticsService } from './services/analytics-service.js';
 import { createConnectionService } from './services/connection-service.js';
 import type { GatewayServices, HealthCheck } from './services/gateway-services.js';
@@ -66,6 +67,7 @@ import {
   LOGIN_FAILURES_PER_ACCOUNT,
   LOGIN_FAILURES_PER_ADDRESS,
 } from './services/session-service.js';
+import { createUsageAlerts } from './services/usage-alerts.js';
 import { createWebhookDeliverer } from './services/webhook-delivery.js';
 import { createWebhookService } from './services/webhook-service.js';
 import { createChangeFeed } from './store/change-feed.js';
@@ -349,6 +351,18 @@ export async function createGateway(
       mailer: createMailer({ smtpUrl: config.mail.smtpUrl, from: config.mail.from, logger }),
       publicUrl: config.publicUrl,
     });
+    const analyticHealth = createAnalyticHealth({
+      sql,
+      repository: store.webhooks,
+      logger,
+      minCalls: config.webhooks.healthMinCalls,
+      onEmitted: () => deliverer.kick(),
+    });
+    const usageAlerts = createUsageAlerts({
+      repository: store.webhooks,
+      logger,
+      onEmitted: () => deliverer.kick(),
+    });
     const resultBudget = createResultBudget({ limitBytes: config.resultBytesInFlight });
     metrics.setResultBudgetSource(() => resultBudget.stats());
     const queries = createQueryService({
@@ -359,6 +373,7 @@ export async function createGateway(
       maxTimeoutMs: config.maxAnalyticTimeoutMs,
       breakers,
       budget: resultBudget,
+      onOutcome: (entry, failed) => void analyticHealth.record(entry, failed),
     });
     const analytics = createAnalyticsService({
       analytics: store.analytics,
@@ -380,6 +395,7 @@ export async function createGateway(
         budgets: config.budgets,
         reserveAhead: config.reserveAhead,
         reserveMargin: config.reserveMargin,
+        onCounted: (observation) => usageAlerts.observe(observation),
       }),
       { logger },
     );

@@ -59,14 +59,9 @@ export const AlertsSchema = z
         description: "Percent of the month's credits (Pay as you Go: of the budget)",
         example: [50, 80, 100],
       }),
-    error_rate_percent: z
-      .number()
-      .int()
-      .min(1)
-      .max(100)
-      .openapi({
-        description: 'An analytic failing more than this share of its calls over 5 minutes is failing',
-      }),
+    error_rate_percent: z.number().int().min(1).max(100).openapi({
+      description: 'An analytic failing more than this share of its calls over 5 minutes is failing',
+    }),
   })
   .strict()
   .openapi('AlertSettings');
