@@ -437,6 +437,8 @@ export function registerWebhookRoutes(app: OpenAPIHono<AppEnv>): void {
       tags: ['Webhooks'],
       summary: event.summary,
       operationId: `webhook_${type.replace(/[^a-z0-9]+/gi, '_')}`,
+      // Sent by the gateway, signed (Standard Webhooks), not called with a credential.
+      security: [],
       request: {
         body: {
           content: {

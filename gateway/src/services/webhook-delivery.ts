@@ -26,6 +26,8 @@ import type { AttemptOutcome, ClaimedDelivery, WebhookRepository } from '../stor
 export const DELIVERY_TIMEOUT_MS = 5_000;
 /** The most of an answer's body read; the rest is ignored. */
 export const MAX_RESPONSE_BYTES = 64 * 1024;
+/** How long before a key expires its account hears of it (`key.expiring`). */
+export const KEY_EXPIRY_NOTICE_MS = 7 * 86_400_000;
 /** The longest wait between two attempts. */
 const MAX_RETRY_DELAY_MS = 12 * 3_600_000;
 
@@ -207,6 +209,14 @@ export function createWebhookDeliverer(options: WebhookDelivererOptions): Webhoo
     }
   }
 
+  /** Keys expiring within 7 days: looked for once a minute by every instance (each key once). */
+  let keysCheckedAt = 0;
+  async function announceKeys(): Promise<void> {
+    if (Date.now() - keysCheckedAt < 60_000) return;
+    keysCheckedAt = Date.now();
+    await repository.announceExpiringKeys(KEY_EXPIRY_NOTICE_MS);
+  }
+
   async function tick(): Promise<void> {
     if (ticking) {
       again = true;
@@ -214,6 +224,7 @@ export function createWebhookDeliverer(options: WebhookDelivererOptions): Webhoo
     }
     ticking = true;
     try {
+      await announceKeys();
       do {
         again = false;
         const claimed = await repository.claim(instance, batch, options.leaseMs);

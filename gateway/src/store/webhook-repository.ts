@@ -132,6 +132,8 @@ export interface WebhookRepository {
   claim(instance: string, limit: number, leaseMs: number): Promise<readonly ClaimedDelivery[]>;
   /** Records an attempt of a claimed delivery (only while `instance` still holds it). */
   record(delivery: ClaimedDelivery, instance: string, outcome: AttemptOutcome): Promise<void>;
+  /** Writes `key.expiring` for every live key that expires within `withinMs` (once per key); how many. */
+  announceExpiringKeys(withinMs: number): Promise<number>;
   /** Disables the endpoints whose every delivery failed since before `before`; returns them. */
   disableFailing(before: Date): Promise<readonly WebhookEndpoint[]>;
   /** An endpoint's delivery log, newest first. */
@@ -224,6 +226,23 @@ const EMIT = `WITH e AS (
     RETURNING 1
   )
   SELECT e.id, (SELECT count(*) FROM d)::integer AS deliveries FROM e`;
+
+/**
+ * Writes an event and a delivery for each of its account's endpoints subscribed to its type, in
+ * one statement on `on`: inside a transaction, the event commits with what caused it or not at
+ * all. Undefined when `dedupeKey` was written before.
+ */
+export async function emitWebhookEvent(on: SqlExecutor, event: OutboxEvent): Promise<string | undefined> {
+  const [row] = await on.query<{ id: string }>(EMIT, [
+    newWebhookId('msg'),
+    event.accountId,
+    event.type,
+    JSON.stringify(event.data),
+    event.dedupeKey ?? null,
+    event.endpointId ?? null,
+  ]);
+  return row?.id;
+}
 
 export function createWebhookRepository(sql: SqlExecutor, box: SecretBox): WebhookRepository {
   const seal = (secrets: EndpointSecrets) => box.seal(JSON.stringify(secrets));
@@ -330,18 +349,7 @@ export function createWebhookRepository(sql: SqlExecutor, box: SecretBox): Webho
       });
     },
 
-    async emit(event, on = sql) {
-      const id = newWebhookId('msg');
-      const [row] = await on.query<{ id: string }>(EMIT, [
-        id,
-        event.accountId,
-        event.type,
-        JSON.stringify(event.data),
-        event.dedupeKey ?? null,
-        event.endpointId ?? null,
-      ]);
-      return row?.id;
-    },
+    emit: (event, on = sql) => emitWebhookEvent(on, event),
 
     async claim(instance, limit, leaseMs) {
       const rows = await sql.query<{
@@ -432,6 +440,34 @@ export function createWebhookRepository(sql: SqlExecutor, box: SecretBox): Webho
           [delivery.endpointId],
         );
       });
+    },
+
+    async announceExpiringKeys(withinMs) {
+      const keys = await sql.query<{
+        id: string;
+        account_id: string;
+        name: string;
+        prefix: string;
+        expires_at: Date;
+      }>(
+        `SELECT k.id, k.account_id, k.name, k.prefix, k.expires_at FROM api_keys k
+          WHERE k.revoked_at IS NULL AND k.expires_at > now()
+            AND k.expires_at <= now() + $1::double precision * interval '1 millisecond'
+            AND NOT EXISTS (SELECT 1 FROM webhook_events e WHERE e.dedupe_key = 'key.expiring:' || k.id)
+          LIMIT 1000`,
+        [withinMs],
+      );
+      let written = 0;
+      for (const k of keys) {
+        const id = await emitWebhookEvent(sql, {
+          accountId: k.account_id,
+          type: 'key.expiring',
+          dedupeKey: `key.expiring:${k.id}`,
+          data: { key_id: k.id, name: k.name, prefix: k.prefix, expires_at: k.expires_at.toISOString() },
+        });
+        if (id !== undefined) written += 1;
+      }
+      return written;
     },
 
     async disableFailing(before) {
