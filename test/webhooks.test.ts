@@ -4,8 +4,12 @@
 // the receiver run with QUARRY_ALLOW_PRIVATE_NETWORKS=true; the last test starts one without it
 // and proves the same URL is refused at creation and at delivery.
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { verifyWebhook } from '@quarry/client';
 import { type ControlPlaneSchema, createControlPlaneSchema, withPg } from './support/control-plane.js';
 import { createFaultProxy, type FaultProxy } from './support/fault-proxy.js';
 import { type GatewayProcess, postgresStoreEnv, startGateway } from './support/gateway-process.js';
@@ -20,6 +24,7 @@ import {
 } from './support/metering-fixture.js';
 import { pgAvailable, serviceUp, uniqueSuffix } from './support/test-services.js';
 import { startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver.js';
+import { hasTool, VERIFIER_PROGRAMS } from './support/webhook-verifiers.js';
 
 const up = serviceUp(await pgAvailable());
 const suffix = uniqueSuffix();
@@ -132,6 +137,27 @@ describe.runIf(up)('webhooks across two gateway instances (real Postgres, a rece
     expect(event.data).toMatchObject({ threshold_percent: 80, basis: 'credits', credits_limit: 30 });
     expect(Number(event.data.credits_used)).toBeGreaterThanOrEqual(24);
     expect(delivery.id).toMatch(/^msg_/);
+    // Each client's own verifier accepts it too.
+    const dir = mkdtempSync(join(tmpdir(), 'quarry-hooks-'));
+    try {
+      const cases = join(dir, 'cases.json');
+      const headers = {
+        'webhook-id': delivery.id,
+        'webhook-timestamp': delivery.timestamp,
+        'webhook-signature': delivery.signature,
+      };
+      writeFileSync(cases, JSON.stringify([{ secret, body: delivery.body, headers }]));
+      expect(await verifyWebhook(secret, delivery.body, headers)).toMatchObject({ type: 'usage.threshold' });
+      for (const [language, program] of Object.entries(VERIFIER_PROGRAMS)) {
+        if (!hasTool(program.needs) && process.env.CI !== 'true') continue;
+        const result = program.run(cases, dir);
+        expect(`${language}: ${String(result.stdout).trim()}`, String(result.stderr)).toBe(
+          `${language}: ok usage.threshold`,
+        );
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
     // A wrong secret does not verify.
     expect(() => verify(`whsec_${randomBytes(24).toString('base64')}`, delivery)).toThrow();
   }, 60_000);

@@ -39,6 +39,7 @@ export { DEFAULT_RETRY, type RetryOptions } from './retry-policy.js';
 export type {
   Account,
   AgentTool,
+  AlertSettings,
   Analytic,
   AnalyticDefinition,
   AnalyticVersion,
@@ -67,6 +68,7 @@ export type {
   DryRunResult,
   IssuedApiKey,
   IssuedOAuthClient,
+  IssuedWebhookEndpoint,
   Listing,
   ListingDetail,
   ListingInput,
@@ -100,4 +102,13 @@ export type {
   TryToken,
   Usage,
   UsageTotalsLine,
+  WebhookDelivery,
+  WebhookEndpoint,
 } from './types.js';
+export {
+  verifyWebhook,
+  WEBHOOK_TOLERANCE_SECONDS,
+  Webhook,
+  type WebhookEvent,
+  WebhookVerificationError,
+} from './webhook.js';
