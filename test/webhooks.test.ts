@@ -3,16 +3,17 @@
 // front of an owner's warehouse. Loopback is a private address, so the gateways that deliver to
 // the receiver run with QUARRY_ALLOW_PRIVATE_NETWORKS=true; the last test starts one without it
 // and proves the same URL is refused at creation and at delivery.
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { verifyWebhook } from '@quarry/client';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { verifyWebhook } from '@quarry/client';
 import { type ControlPlaneSchema, createControlPlaneSchema, withPg } from './support/control-plane.js';
 import { createFaultProxy, type FaultProxy } from './support/fault-proxy.js';
-import { type GatewayProcess, postgresStoreEnv, startGateway } from './support/gateway-process.js';
+import { type GatewayProcess, postgresStoreEnv, REPO_ROOT, startGateway } from './support/gateway-process.js';
 import { createHttpClient } from './support/http-client.js';
 import {
   connectTestPostgres,
@@ -64,6 +65,32 @@ function verify(secret: string, d: { id: string; timestamp: string; signature: s
     'webhook-id': d.id,
     'webhook-timestamp': d.timestamp,
     'webhook-signature': d.signature,
+  });
+}
+
+/** Runs the `quarry` CLI as a user does, with only `env` (and PATH, HOME) in its environment. */
+function quarry(args: readonly string[], env: Record<string, string>) {
+  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
+    const child = spawn(process.execPath, [join(REPO_ROOT, 'client', 'bin', 'quarry.mjs'), ...args], {
+      cwd: REPO_ROOT,
+      env: {
+        PATH: process.env.PATH ?? '',
+        HOME: tmpdir(),
+        XDG_CONFIG_HOME: join(tmpdir(), `quarry-cli-${suffix}`),
+        ...env,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (c: string) => {
+      stdout += c;
+    });
+    child.stderr.setEncoding('utf8').on('data', (c: string) => {
+      stderr += c;
+    });
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
   });
 }
 
@@ -340,6 +367,36 @@ describe.runIf(up)('webhooks across two gateway instances (real Postgres, a rece
       await proxy.close();
     }
   }, 90_000);
+
+  it('the quarry CLI adds, lists and tests an endpoint and shows its deliveries', async () => {
+    const [a] = gateways as [GatewayProcess];
+    const account = await signUp(http, a, 'cli', suffix);
+    const env = { QUARRY_URL: a.url, QUARRY_API_KEY: account.key };
+    const added = await quarry(
+      ['webhooks', 'add', receiver.hook('cli'), '--event', 'webhook.test', '--json'],
+      env,
+    );
+    expect(added.code, added.stderr).toBe(0);
+    const issued = JSON.parse(added.stdout) as { endpoint: { id: string }; secret: string };
+    expect(issued.secret).toMatch(/^whsec_/);
+    const listed = await quarry(['webhooks', 'list'], env);
+    expect(listed.stdout).toContain(issued.endpoint.id);
+    expect(listed.stdout).toContain('webhook.test');
+    const tested = await quarry(['webhooks', 'test', issued.endpoint.id], env);
+    expect(tested.stdout).toMatch(/^Sent webhook\.test msg_/);
+    const [got] = await receiver.waitFor((all) => all.length >= 1, 10_000, 'cli');
+    expect(verify(issued.secret, got as NonNullable<typeof got>)).toMatchObject({ type: 'webhook.test' });
+    let log = await quarry(['webhooks', 'deliveries', issued.endpoint.id], env);
+    for (let i = 0; i < 30 && !log.stdout.includes('delivered'); i++) {
+      await sleep(100);
+      log = await quarry(['webhooks', 'deliveries', issued.endpoint.id], env);
+    }
+    expect(log.stdout).toMatch(/webhook\.test\s+delivered\s+1\s+200/);
+    // A refused URL is an API error: exit 1 with the gateway's words.
+    const refused = await quarry(['webhooks', 'add', 'ftp://example.com/x'], env);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/INVALID_REQUEST/);
+  }, 60_000);
 
   it('with private networks off, a loopback or private URL is refused at creation and at delivery', async () => {
     const [a] = gateways as [GatewayProcess];

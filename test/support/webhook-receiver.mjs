@@ -51,6 +51,9 @@ const server = createServer((request, response) => {
     response.writeHead(404).end();
   });
 });
+// Longer than the test's idle gaps: a reused keep-alive socket is never closed under a request.
+server.keepAliveTimeout = 120_000;
+server.headersTimeout = 121_000;
 server.listen(0, '127.0.0.1', () => {
   process.stdout.write(`${JSON.stringify({ port: server.address().port })}\n`);
 });
