@@ -7,9 +7,9 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { verifyWebhook } from '@quarry/client';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { afterAll, describe, expect, it } from 'vitest';
-import { verifyWebhook } from '@quarry/client';
 import { hasTool, VERIFIER_PROGRAMS } from './support/webhook-verifiers.js';
 
 const CI = process.env.CI === 'true';

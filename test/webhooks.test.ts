@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ControlPlaneSchema, createControlPlaneSchema, withPg } from './support/control-plane.js';
 import { createFaultProxy, type FaultProxy } from './support/fault-proxy.js';
 import { type GatewayProcess, postgresStoreEnv, REPO_ROOT, startGateway } from './support/gateway-process.js';
-import { createHttpClient } from './support/http-client.js';
+import { createHttpClient, type HttpClient } from './support/http-client.js';
 import {
   connectTestPostgres,
   deployAnalytic,
@@ -29,7 +29,14 @@ import { hasTool, VERIFIER_PROGRAMS } from './support/webhook-verifiers.js';
 
 const up = serviceUp(await pgAvailable());
 const suffix = uniqueSuffix();
-const http = createHttpClient();
+// A connection per request: the tests pause for seconds between calls (a gateway closes idle
+// keep-alive sockets after 5 s, and a reused one may be closed under the next request).
+const pooled = createHttpClient({ localAddress: '127.0.0.1' });
+const http: HttpClient = {
+  bodies: pooled.bodies,
+  request: (base, method, path, options = {}) =>
+    pooled.request(base, method, path, { ...options, headers: { connection: 'close', ...options.headers } }),
+};
 const ANALYTIC = `hooks-${suffix}`;
 const LEASE_MS = 6_000;
 
