@@ -194,7 +194,37 @@ describe.runIf(up)('webhooks across two gateway instances (real Postgres, a rece
     }
     // A wrong secret does not verify.
     expect(() => verify(`whsec_${randomBytes(24).toString('base64')}`, delivery)).toThrow();
-  }, 60_000);
+
+    // Spending the rest: 100% once, and quota.exhausted once however many calls are refused.
+    await addEndpoint(a, caller.key, receiver.hook('quota'), ['quota.exhausted']);
+    const statuses: number[] = [];
+    for (let i = 0; i < 7; i++) {
+      statuses.push(
+        (
+          await http.request((i % 2 === 0 ? a : b).url, 'POST', '/v1/query', {
+            key: caller.key,
+            json: { source: ANALYTIC },
+          })
+        ).status,
+      );
+    }
+    expect(statuses).toEqual([200, 200, 200, 200, 429, 429, 429]);
+    const exhausted = await receiver.waitFor((all) => all.length >= 1, 20_000, 'quota');
+    await receiver.waitFor(
+      (all) => all.some((d) => parsed(d.body).data.threshold_percent === 100),
+      20_000,
+      'usage',
+    );
+    await sleep(1_000);
+    expect(await receiver.received('quota')).toHaveLength(1);
+    expect(parsed(exhausted[0]?.body as string)).toMatchObject({
+      type: 'quota.exhausted',
+      data: { credits_limit: 30, credits_used: 30 },
+    });
+    expect((await receiver.received('usage')).map((d) => parsed(d.body).data.threshold_percent)).toEqual([
+      50, 80, 100,
+    ]);
+  }, 90_000);
 
   it('a receiver answering 500 three times then 200 gets the same webhook-id four times; the log shows it', async () => {
     const [a] = gateways as [GatewayProcess];

@@ -192,4 +192,60 @@ describe('webhook delivery', () => {
     expect(log.lastError).toMatch(/loopback/);
     expect(seen.length).toBe(before);
   });
+
+  it("disables an endpoint failing for the retry window and tells the account's other endpoints", async () => {
+    handler = (_req, res) => res.end('ok');
+    const account = await store.accounts.create({
+      email: `x-${randomBytes(4).toString('hex')}@example.com`,
+      name: 'x',
+    });
+    const broken = await store.webhooks.create({
+      accountId: account.id,
+      url: `http://127.0.0.1:${port}/broken`,
+      description: '',
+      eventTypes: ['webhook.test'],
+      secret: SECRET,
+    });
+    const healthy = await store.webhooks.create({
+      accountId: account.id,
+      url: `http://127.0.0.1:${port}/healthy`,
+      description: '',
+      eventTypes: ['webhook.endpoint_disabled'],
+      secret: SECRET,
+    });
+    await sql.query("UPDATE webhook_endpoints SET failing_since = now() - interval '4 days' WHERE id = $1", [
+      broken.id,
+    ]);
+    const deliverer = createWebhookDeliverer({
+      repository: store.webhooks,
+      destinations: LOOPBACK_OK,
+      instance: 'disabler',
+      logger,
+      pollMs: 60_000,
+      leaseMs: 30_000,
+      retryBaseMs: 60_000,
+      retryWindowMs: 3 * 86_400_000,
+    });
+    try {
+      deliverer.kick();
+      for (let i = 0; i < 100 && !seen.some((d) => d.path === '/healthy'); i++) {
+        await new Promise((r) => setTimeout(r, 50));
+        if (i % 10 === 9) deliverer.kick();
+      }
+    } finally {
+      await deliverer.close();
+    }
+    const endpoint = await store.webhooks.get(account.id, broken.id);
+    expect(endpoint).toMatchObject({ enabled: false });
+    expect(endpoint?.disabledReason).toMatch(/every delivery failed since/);
+    const told = seen.find((d) => d.path === '/healthy');
+    expect(JSON.parse(told?.body ?? '{}')).toMatchObject({
+      type: 'webhook.endpoint_disabled',
+      data: { endpoint_id: broken.id },
+    });
+    expect((await store.webhooks.get(account.id, healthy.id))?.enabled).toBe(true);
+    // Enabled again by its owner: the failing streak starts over.
+    const again = await store.webhooks.update(account.id, broken.id, { enabled: true });
+    expect(again).toMatchObject({ enabled: true, disabledReason: null, failingSince: null });
+  });
 });

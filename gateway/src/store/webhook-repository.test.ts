@@ -151,6 +151,36 @@ for (const { backend, available } of backends) {
       expect(Buffer.from(stored?.secrets ?? []).toString('latin1')).not.toContain('whsec_');
     });
 
+    it('writes listing.price_scheduled with the deploy that raises a price, to the owner', async () => {
+      const owner = await newAccount();
+      await store.analytics.create({
+        accountId: owner.id,
+        name: `priced-${unique()}`,
+        definition: { sql: 'SELECT 1', params: {}, price: 1 },
+        visibility: 'public',
+      });
+      const [analytic] = await store.analytics.listByOwner(owner.id);
+      const name = analytic?.name as string;
+      await store.analytics.update(owner.id, name, {
+        definition: { sql: 'SELECT 1', params: {}, price: 5 },
+        price: 5,
+        priceNoticeMs: 86_400_000,
+      });
+      // A deploy that changes nothing about the schedule writes nothing more.
+      await store.analytics.update(owner.id, name, {
+        definition: { sql: 'SELECT 2', params: {}, price: 5 },
+        price: 5,
+        priceNoticeMs: 86_400_000,
+      });
+      const events = await sql.query<{ payload: Record<string, unknown> }>(
+        "SELECT payload FROM webhook_events WHERE type = 'listing.price_scheduled' AND account_id = $1",
+        [owner.id],
+      );
+      expect(events.map((e) => e.payload)).toEqual([
+        expect.objectContaining({ analytic: name, price: 1, next_price: 5 }),
+      ]);
+    });
+
     it('writes key.expiring once for a key that expires within the notice', async () => {
       const account = await newAccount();
       const generated = generateApiKey('live');
