@@ -39,6 +39,7 @@ export { DEFAULT_RETRY, type RetryOptions } from './retry-policy.js';
 export type {
   Account,
   AgentTool,
+  AlertSettings,
   Analytic,
   AnalyticDefinition,
   AnalyticVersion,
@@ -68,6 +69,7 @@ export type {
   DryRunResult,
   IssuedApiKey,
   IssuedOAuthClient,
+  IssuedWebhookEndpoint,
   Listing,
   ListingDetail,
   ListingInput,
@@ -102,4 +104,13 @@ export type {
   Usage,
   UsageTotalsLine,
   VersionDeprecation,
+  WebhookDelivery,
+  WebhookEndpoint,
 } from './types.js';
+export {
+  verifyWebhook,
+  WEBHOOK_TOLERANCE_SECONDS,
+  Webhook,
+  type WebhookEvent,
+  WebhookVerificationError,
+} from './webhook.js';

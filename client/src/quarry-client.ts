@@ -7,6 +7,7 @@ import { DEFAULT_RETRY, type RetryOptions } from './retry-policy.js';
 import type {
   Account,
   AgentTool,
+  AlertSettings,
   Analytic,
   AnalyticDefinition,
   AnalyticVersion,
@@ -24,6 +25,7 @@ import type {
   DryRunResult,
   IssuedApiKey,
   IssuedOAuthClient,
+  IssuedWebhookEndpoint,
   Listing,
   ListingDetail,
   ListingInput,
@@ -45,6 +47,8 @@ import type {
   Statement,
   TryToken,
   Usage,
+  WebhookDelivery,
+  WebhookEndpoint,
 } from './types.js';
 
 /**
@@ -232,6 +236,46 @@ export interface QuarryClient {
     get(options?: CallOptions): Promise<Budget>;
     /** Sets the budget (whole cents; at most the operator's cap). */
     set(budgetUsd: number, options?: CallOptions): Promise<Budget>;
+  };
+  /**
+   * Webhook endpoints of your account (account scope): signed events out (docs/webhooks.md). A new
+   * endpoint's and a rotation's `secret` is shown once; check deliveries with `verifyWebhook`.
+   */
+  readonly webhooks: {
+    create(
+      endpoint: {
+        readonly url: string;
+        readonly description?: string;
+        readonly event_types?: readonly string[];
+      },
+      options?: CallOptions,
+    ): Promise<IssuedWebhookEndpoint>;
+    list(options?: CallOptions): Promise<readonly WebhookEndpoint[]>;
+    get(id: string, options?: CallOptions): Promise<WebhookEndpoint>;
+    update(
+      id: string,
+      change: {
+        readonly url?: string;
+        readonly description?: string;
+        readonly event_types?: readonly string[];
+        readonly enabled?: boolean;
+      },
+      options?: CallOptions,
+    ): Promise<WebhookEndpoint>;
+    delete(id: string, options?: CallOptions): Promise<WebhookEndpoint>;
+    /** A new secret (shown once); the old one keeps signing for `overlapHours` (default 24). */
+    rotateSecret(id: string, overlapHours?: number, options?: CallOptions): Promise<IssuedWebhookEndpoint>;
+    /** Sends a `webhook.test` event to the endpoint; its event id (the `webhook-id`). */
+    test(id: string, options?: CallOptions): Promise<string>;
+    /** The endpoint's delivery log, newest first. */
+    deliveries(id: string, limit?: number, options?: CallOptions): Promise<readonly WebhookDelivery[]>;
+    /** Sends a finished delivery again (the same `webhook-id`). */
+    replay(id: string, deliveryId: string, options?: CallOptions): Promise<WebhookDelivery>;
+  };
+  /** The account's alert thresholds: usage percentages and the analytic error rate. */
+  readonly alerts: {
+    get(options?: CallOptions): Promise<AlertSettings>;
+    set(settings: AlertSettings, options?: CallOptions): Promise<AlertSettings>;
   };
   /** OAuth clients of your account (client-credentials grant), for services that call the gateway. */
   readonly oauthClients: {
@@ -759,6 +803,113 @@ export function createQuarryClient(
           idempotent: true,
           signal: o.signal,
         });
+      },
+    },
+    webhooks: {
+      create(endpoint, o = {}) {
+        return transport.send<IssuedWebhookEndpoint>({
+          method: 'POST',
+          path: '/v1/webhooks',
+          body: endpoint,
+          // Two attempts could make two endpoints: only a refused call is repeated.
+          idempotent: false,
+          signal: o.signal,
+        });
+      },
+      async list(o = {}) {
+        const body = await transport.send<{ endpoints: WebhookEndpoint[] }>({
+          method: 'GET',
+          path: '/v1/webhooks',
+          idempotent: true,
+          signal: o.signal,
+        });
+        return body.endpoints;
+      },
+      async get(id, o = {}) {
+        const body = await transport.send<{ endpoint: WebhookEndpoint }>({
+          method: 'GET',
+          path: `/v1/webhooks/${segment(id)}`,
+          idempotent: true,
+          signal: o.signal,
+        });
+        return body.endpoint;
+      },
+      async update(id, change, o = {}) {
+        const body = await transport.send<{ endpoint: WebhookEndpoint }>({
+          method: 'PATCH',
+          path: `/v1/webhooks/${segment(id)}`,
+          body: change,
+          idempotent: true,
+          signal: o.signal,
+        });
+        return body.endpoint;
+      },
+      async delete(id, o = {}) {
+        const body = await transport.send<{ endpoint: WebhookEndpoint }>({
+          method: 'DELETE',
+          path: `/v1/webhooks/${segment(id)}`,
+          idempotent: true,
+          signal: o.signal,
+        });
+        return body.endpoint;
+      },
+      rotateSecret(id, overlapHours, o = {}) {
+        return transport.send<IssuedWebhookEndpoint>({
+          method: 'POST',
+          path: `/v1/webhooks/${segment(id)}/rotate-secret`,
+          body: overlapHours === undefined ? {} : { overlap_hours: overlapHours },
+          // A repeat would rotate twice and lose the secret shown first.
+          idempotent: false,
+          signal: o.signal,
+        });
+      },
+      async test(id, o = {}) {
+        const body = await transport.send<{ event_id: string }>({
+          method: 'POST',
+          path: `/v1/webhooks/${segment(id)}/test`,
+          idempotent: false,
+          signal: o.signal,
+        });
+        return body.event_id;
+      },
+      async deliveries(id, limit, o = {}) {
+        const body = await transport.send<{ deliveries: WebhookDelivery[] }>({
+          method: 'GET',
+          path: `/v1/webhooks/${segment(id)}/deliveries${limit === undefined ? '' : `?limit=${limit}`}`,
+          idempotent: true,
+          signal: o.signal,
+        });
+        return body.deliveries;
+      },
+      async replay(id, deliveryId, o = {}) {
+        const body = await transport.send<{ delivery: WebhookDelivery }>({
+          method: 'POST',
+          path: `/v1/webhooks/${segment(id)}/deliveries/${segment(deliveryId)}/replay`,
+          idempotent: true,
+          signal: o.signal,
+        });
+        return body.delivery;
+      },
+    },
+    alerts: {
+      async get(o = {}) {
+        const body = await transport.send<{ alerts: AlertSettings }>({
+          method: 'GET',
+          path: '/v1/account/alerts',
+          idempotent: true,
+          signal: o.signal,
+        });
+        return body.alerts;
+      },
+      async set(settings, o = {}) {
+        const body = await transport.send<{ alerts: AlertSettings }>({
+          method: 'PUT',
+          path: '/v1/account/alerts',
+          body: settings,
+          idempotent: true,
+          signal: o.signal,
+        });
+        return body.alerts;
       },
     },
     oauthClients: {

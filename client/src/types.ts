@@ -680,3 +680,50 @@ export interface Checkout {
 export interface BillingPortal {
   readonly url: string;
 }
+
+/** A webhook endpoint (`/v1/webhooks`); never its secret. */
+export interface WebhookEndpoint {
+  readonly id: string;
+  readonly url: string;
+  readonly description: string;
+  /** Empty: every event type. */
+  readonly event_types: readonly string[];
+  readonly enabled: boolean;
+  /** Why the gateway disabled it (every delivery failing for 3 days). */
+  readonly disabled_reason: string | null;
+  readonly failing_since: string | null;
+  /** While set, deliveries carry the previous secret's signature too. */
+  readonly previous_secret_until: string | null;
+  readonly created_at: string;
+  readonly updated_at: string;
+}
+
+/** A new or rotated endpoint with its signing secret (`whsec_…`), shown this once. */
+export interface IssuedWebhookEndpoint {
+  readonly endpoint: WebhookEndpoint;
+  readonly secret: string;
+}
+
+/** One event to one endpoint, as its delivery log shows it. */
+export interface WebhookDelivery {
+  readonly id: string;
+  /** The `webhook-id` header: the same on every attempt. */
+  readonly event_id: string;
+  readonly type: string;
+  readonly status: 'pending' | 'delivered' | 'failed';
+  readonly attempts: number;
+  readonly last_status: number | null;
+  readonly last_error: string | null;
+  readonly last_latency_ms: number | null;
+  readonly next_attempt_at: string | null;
+  readonly delivered_at: string | null;
+  readonly created_at: string;
+}
+
+/** The account's alert thresholds (`/v1/account/alerts`). */
+export interface AlertSettings {
+  /** Percent of the month's credits (Pay as you Go: of the budget). */
+  readonly usage_thresholds: readonly number[];
+  /** An analytic failing more than this share of its calls over 5 minutes is failing. */
+  readonly error_rate_percent: number;
+}

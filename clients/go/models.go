@@ -258,6 +258,52 @@ type BudgetSettings struct {
 	Applies bool `json:"applies"`
 }
 
+// IssuedWebhookEndpoint is the IssuedWebhookEndpoint schema: What the API answers as IssuedWebhookEndpoint.
+type IssuedWebhookEndpoint struct {
+	Endpoint WebhookEndpoint `json:"endpoint"`
+	// Secret: The signing secret (`whsec_…`), shown this once
+	Secret string `json:"secret"`
+}
+
+// WebhookEndpoint is the WebhookEndpoint schema: What the API answers as WebhookEndpoint.
+type WebhookEndpoint struct {
+	ID             string   `json:"id"`
+	URL            string   `json:"url"`
+	Description    string   `json:"description"`
+	EventTypes     []string `json:"event_types"`
+	Enabled        bool     `json:"enabled"`
+	DisabledReason *string  `json:"disabled_reason"`
+	FailingSince   *string  `json:"failing_since"`
+	// PreviousSecretUntil: While set, deliveries carry both signatures
+	PreviousSecretUntil *string `json:"previous_secret_until"`
+	CreatedAt           string  `json:"created_at"`
+	UpdatedAt           string  `json:"updated_at"`
+}
+
+// WebhookDelivery is the WebhookDelivery schema: What the API answers as WebhookDelivery.
+type WebhookDelivery struct {
+	ID string `json:"id"`
+	// EventID: The `webhook-id` header: the same on every attempt
+	EventID       string   `json:"event_id"`
+	Type          string   `json:"type"`
+	Status        string   `json:"status"`
+	Attempts      int64    `json:"attempts"`
+	LastStatus    *int64   `json:"last_status"`
+	LastError     *string  `json:"last_error"`
+	LastLatencyMS *float64 `json:"last_latency_ms"`
+	NextAttemptAt *string  `json:"next_attempt_at"`
+	DeliveredAt   *string  `json:"delivered_at"`
+	CreatedAt     string   `json:"created_at"`
+}
+
+// AlertSettings is the AlertSettings schema: What the API answers as AlertSettings.
+type AlertSettings struct {
+	// UsageThresholds: Percent of the month's credits (Pay as you Go: of the budget)
+	UsageThresholds []int64 `json:"usage_thresholds"`
+	// ErrorRatePercent: An analytic failing more than this share of its calls over 5 minutes is failing
+	ErrorRatePercent int64 `json:"error_rate_percent"`
+}
+
 // AgentTool is the AgentTool schema: What the API answers as AgentTool.
 type AgentTool struct {
 	// Name: The analytic, and the MCP tool’s name

@@ -15,6 +15,10 @@ type resources struct {
 	Account *AccountService
 	// Budget reads and sets the Pay as you Go budget.
 	Budget *BudgetService
+	// Webhooks manages the account's webhook endpoints and their delivery log (docs/webhooks.md).
+	Webhooks *WebhooksService
+	// Alerts reads and sets the account's alert thresholds.
+	Alerts *AlertsService
 	// Tools lists, adds and removes the account's agent tools (what its agents may call on /mcp).
 	Tools *ToolsService
 	// MCP reads and sets the account's MCP settings.
@@ -42,7 +46,7 @@ type resources struct {
 func newResources(c *Client) resources {
 	return resources{
 		Account: &AccountService{c}, Budget: &BudgetService{c}, Plans: &PlansService{c},
-		Tools: &ToolsService{c}, MCP: &MCPService{c},
+		Tools: &ToolsService{c}, MCP: &MCPService{c}, Webhooks: &WebhooksService{c}, Alerts: &AlertsService{c},
 		Billing: &BillingService{c}, Payouts: &PayoutsService{c}, OAuthClients: &OAuthClientsService{c},
 		Connectors: &ConnectorsService{c}, Connections: &ConnectionsService{c},
 		Listings: &ListingsService{c}, Statements: &StatementsService{c}, Marketplace: &MarketplaceService{c},
@@ -638,4 +642,143 @@ func (s *MarketplaceService) TryToken(ctx context.Context, source string, ttlSec
 	}
 	// A token more or less costs nothing: a lost answer is asked again.
 	return call[TryToken](ctx, s.c, apiRequest{method: http.MethodPost, path: "/v1/marketplace/try-token", body: body, idempotent: true})
+}
+
+// WebhooksService is the account's webhook endpoints (Client.Webhooks; needs the account scope).
+// Check deliveries with VerifyWebhook.
+type WebhooksService struct{ c *Client }
+
+// NewWebhookEndpoint is an endpoint to add; no EventTypes: every type.
+type NewWebhookEndpoint struct {
+	URL         string   `json:"url"`
+	Description string   `json:"description,omitempty"`
+	EventTypes  []string `json:"event_types,omitempty"`
+}
+
+// WebhookEndpointChange changes the fields that are set; Enabled true re-enables an endpoint
+// the gateway disabled.
+type WebhookEndpointChange struct {
+	URL         *string  `json:"url,omitempty"`
+	Description *string  `json:"description,omitempty"`
+	EventTypes  []string `json:"event_types,omitempty"`
+	Enabled     *bool    `json:"enabled,omitempty"`
+}
+
+type endpointAnswer struct {
+	Endpoint WebhookEndpoint `json:"endpoint"`
+}
+
+// Create adds an endpoint; the answer's Secret (whsec_…) is shown this once.
+func (s *WebhooksService) Create(ctx context.Context, endpoint NewWebhookEndpoint) (*IssuedWebhookEndpoint, error) {
+	return call[IssuedWebhookEndpoint](ctx, s.c, apiRequest{method: http.MethodPost, path: "/v1/webhooks", body: endpoint})
+}
+
+// List returns the account's endpoints (never a secret).
+func (s *WebhooksService) List(ctx context.Context) ([]WebhookEndpoint, error) {
+	out, err := call[struct {
+		Endpoints []WebhookEndpoint `json:"endpoints"`
+	}](ctx, s.c, apiRequest{method: http.MethodGet, path: "/v1/webhooks", idempotent: true})
+	if err != nil {
+		return nil, err
+	}
+	return out.Endpoints, nil
+}
+
+// Get returns one endpoint.
+func (s *WebhooksService) Get(ctx context.Context, id string) (*WebhookEndpoint, error) {
+	out, err := call[endpointAnswer](ctx, s.c, apiRequest{method: http.MethodGet, path: "/v1/webhooks/" + url.PathEscape(id), idempotent: true})
+	if err != nil {
+		return nil, err
+	}
+	return &out.Endpoint, nil
+}
+
+// Update changes an endpoint.
+func (s *WebhooksService) Update(ctx context.Context, id string, change WebhookEndpointChange) (*WebhookEndpoint, error) {
+	out, err := call[endpointAnswer](ctx, s.c, apiRequest{method: http.MethodPatch, path: "/v1/webhooks/" + url.PathEscape(id), body: change, idempotent: true})
+	if err != nil {
+		return nil, err
+	}
+	return &out.Endpoint, nil
+}
+
+// Delete deletes an endpoint; its pending deliveries are dropped.
+func (s *WebhooksService) Delete(ctx context.Context, id string) (*WebhookEndpoint, error) {
+	out, err := call[endpointAnswer](ctx, s.c, apiRequest{method: http.MethodDelete, path: "/v1/webhooks/" + url.PathEscape(id), idempotent: true})
+	if err != nil {
+		return nil, err
+	}
+	return &out.Endpoint, nil
+}
+
+// RotateSecret makes a new secret (shown once); the old one keeps signing for overlapHours
+// (nil: 24).
+func (s *WebhooksService) RotateSecret(ctx context.Context, id string, overlapHours *float64) (*IssuedWebhookEndpoint, error) {
+	body := map[string]any{}
+	if overlapHours != nil {
+		body["overlap_hours"] = *overlapHours
+	}
+	return call[IssuedWebhookEndpoint](ctx, s.c, apiRequest{method: http.MethodPost, path: "/v1/webhooks/" + url.PathEscape(id) + "/rotate-secret", body: body})
+}
+
+// Test sends a webhook.test event to the endpoint and returns its event id (the webhook-id).
+func (s *WebhooksService) Test(ctx context.Context, id string) (string, error) {
+	out, err := call[struct {
+		EventID string `json:"event_id"`
+	}](ctx, s.c, apiRequest{method: http.MethodPost, path: "/v1/webhooks/" + url.PathEscape(id) + "/test"})
+	if err != nil {
+		return "", err
+	}
+	return out.EventID, nil
+}
+
+// Deliveries returns the endpoint's delivery log, newest first (limit 0: the default 50).
+func (s *WebhooksService) Deliveries(ctx context.Context, id string, limit int) ([]WebhookDelivery, error) {
+	var query url.Values
+	if limit > 0 {
+		query = url.Values{"limit": {fmt.Sprint(limit)}}
+	}
+	out, err := call[struct {
+		Deliveries []WebhookDelivery `json:"deliveries"`
+	}](ctx, s.c, apiRequest{method: http.MethodGet, path: "/v1/webhooks/" + url.PathEscape(id) + "/deliveries", query: query, idempotent: true})
+	if err != nil {
+		return nil, err
+	}
+	return out.Deliveries, nil
+}
+
+// Replay sends a finished delivery again, with the same webhook-id.
+func (s *WebhooksService) Replay(ctx context.Context, id, deliveryID string) (*WebhookDelivery, error) {
+	out, err := call[struct {
+		Delivery WebhookDelivery `json:"delivery"`
+	}](ctx, s.c, apiRequest{method: http.MethodPost, path: "/v1/webhooks/" + url.PathEscape(id) + "/deliveries/" + url.PathEscape(deliveryID) + "/replay", idempotent: true})
+	if err != nil {
+		return nil, err
+	}
+	return &out.Delivery, nil
+}
+
+// AlertsService is the account's alert thresholds (Client.Alerts; needs the account scope).
+type AlertsService struct{ c *Client }
+
+type alertsAnswer struct {
+	Alerts AlertSettings `json:"alerts"`
+}
+
+// Get returns the usage thresholds (percent) and the analytic error rate that trigger alerts.
+func (s *AlertsService) Get(ctx context.Context) (*AlertSettings, error) {
+	out, err := call[alertsAnswer](ctx, s.c, apiRequest{method: http.MethodGet, path: "/v1/account/alerts", idempotent: true})
+	if err != nil {
+		return nil, err
+	}
+	return &out.Alerts, nil
+}
+
+// Set sets both (thresholds 1–100, at most 10; error rate 1–100).
+func (s *AlertsService) Set(ctx context.Context, settings AlertSettings) (*AlertSettings, error) {
+	out, err := call[alertsAnswer](ctx, s.c, apiRequest{method: http.MethodPut, path: "/v1/account/alerts", body: settings, idempotent: true})
+	if err != nil {
+		return nil, err
+	}
+	return &out.Alerts, nil
 }

@@ -11,10 +11,11 @@ import { StatementPrintPage } from './pages/statement-print.js';
 import { StatementsPage } from './pages/statements.js';
 import { StudioPage } from './pages/studio.js';
 import { UsagePage } from './pages/usage.js';
+import { WebhooksPage } from './pages/webhooks.js';
 import { href, navigate, pathOf, useRoute } from './router.js';
 import { SessionProvider, useSession } from './session.js';
 
-const SIGNED_IN_ONLY = new Set(['keys', 'usage', 'calls', 'studio', 'statements', 'account']);
+const SIGNED_IN_ONLY = new Set(['keys', 'webhooks', 'usage', 'calls', 'studio', 'statements', 'account']);
 
 function Page({ route }: { readonly route: string[] }): ReactNode {
   const [page, arg, sub] = route;
@@ -32,6 +33,8 @@ function Page({ route }: { readonly route: string[] }): ReactNode {
       return <KeysPage />;
     case 'account':
       return <AccountPage />;
+    case 'webhooks':
+      return <WebhooksPage />;
     case 'forgot':
       return <ForgotPasswordPage />;
     case 'reset':
@@ -60,6 +63,7 @@ const TITLES: Readonly<Record<string, string>> = {
   signup: 'Sign up',
   login: 'Log in',
   keys: 'API keys',
+  webhooks: 'Webhooks',
   usage: 'Usage',
   calls: 'Recent calls',
   studio: 'Studio',
@@ -119,6 +123,7 @@ function Shell() {
             {session ? (
               <>
                 {link('keys', 'Keys')}
+                {link('webhooks', 'Webhooks')}
                 {link('usage', 'Usage')}
                 {link('calls', 'Calls')}
                 {link('studio', 'Studio')}

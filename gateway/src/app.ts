@@ -38,6 +38,7 @@ import { registerPlanRoutes } from './routes/plans.js';
 import { registerSessionRoutes } from './routes/session.js';
 import { registerStatementRoutes } from './routes/statements.js';
 import { registerUsageRoutes } from './routes/usage.js';
+import { registerWebhookRoutes } from './routes/webhooks.js';
 import { registerWellKnownRoutes } from './routes/well-known.js';
 import type { GatewayServices } from './services/gateway-services.js';
 
@@ -63,6 +64,7 @@ export const API_TAGS: { name: string; description: string }[] = [
   { name: 'Accounts', description: 'Sign up, your account, usage and budget' },
   { name: 'Keys', description: 'API keys' },
   { name: 'Billing', description: 'Plans, checkout, the billing portal and payouts' },
+  { name: 'Webhooks', description: 'Signed events out: endpoints, deliveries, alert thresholds' },
   { name: 'OAuth', description: 'OAuth 2.0 client credentials, for services and agents' },
   { name: 'MCP', description: 'The Model Context Protocol endpoint for AI agents' },
   { name: 'Owner', description: 'Connections, analytics, listings and statements of a data owner' },
@@ -181,6 +183,7 @@ export function createApp(services: GatewayServices): OpenAPIHono<AppEnv> {
   registerUsageRoutes(app);
   registerCallsRoutes(app);
   registerBudgetRoutes(app);
+  registerWebhookRoutes(app);
   registerAgentToolRoutes(app);
   registerBillingRoutes(app);
   registerPayoutRoutes(app);

@@ -121,6 +121,12 @@ const EnvSchema = z.object({
   QUARRY_STORE_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(5_000),
   QUARRY_REDIS_TIMEOUT_MS: z.coerce.number().int().min(10).max(60_000).default(500),
   QUARRY_REAP_AFTER_MS: z.coerce.number().int().min(1_000).max(86_400_000).default(900_000),
+  QUARRY_WEBHOOK_POLL_MS: z.coerce.number().int().min(50).max(60_000).default(1_000),
+  // Longer than a delivery's 5 s time limit, so a live instance's claim never lapses mid-send.
+  QUARRY_WEBHOOK_LEASE_MS: z.coerce.number().int().min(6_000).max(3_600_000).default(30_000),
+  QUARRY_WEBHOOK_RETRY_BASE_MS: z.coerce.number().int().min(10).max(3_600_000).default(5_000),
+  QUARRY_WEBHOOK_RETRY_HOURS: z.coerce.number().min(0.0001).max(720).default(72),
+  QUARRY_ANALYTIC_HEALTH_MIN_CALLS: z.coerce.number().int().min(1).max(1_000_000).default(5),
   QUARRY_RESERVE_AHEAD: z.enum(['always', 'near-limit']).default('near-limit'),
   QUARRY_RESERVE_MARGIN: z.coerce.number().int().min(0).max(1_000_000_000).default(100),
   QUARRY_KEY_CACHE_MS: z.coerce.number().int().min(0).max(5_000).default(1_000),
@@ -295,6 +301,20 @@ export interface GatewayConfig {
    * (never charged). Must exceed the longest analytic timeout (600 s max); default 15 min.
    */
   readonly reapAfterMs: number;
+  /**
+   * Webhook delivery (docs/webhooks.md): how often each instance looks for due deliveries
+   * (QUARRY_WEBHOOK_POLL_MS), how long a claim holds one (QUARRY_WEBHOOK_LEASE_MS), the first
+   * retry's wait, doubled after each (QUARRY_WEBHOOK_RETRY_BASE_MS), and how long a failing
+   * delivery is retried before it gives up and its endpoint is disabled (QUARRY_WEBHOOK_RETRY_HOURS).
+   */
+  readonly webhooks: {
+    readonly pollMs: number;
+    readonly leaseMs: number;
+    readonly retryBaseMs: number;
+    readonly retryWindowMs: number;
+    /** Calls an analytic needs in 5 minutes before its error rate can mark it failing. */
+    readonly healthMinCalls: number;
+  };
   /**
    * `near-limit` (default): a call of an account with at least `reserveMargin` calls of headroom
    * runs first and is charged with one write once served; `always`: every call reserves its quota
@@ -617,6 +637,13 @@ export function loadConfig(
     plans,
     rateLimits,
     reapAfterMs: e.QUARRY_REAP_AFTER_MS,
+    webhooks: {
+      pollMs: e.QUARRY_WEBHOOK_POLL_MS,
+      leaseMs: e.QUARRY_WEBHOOK_LEASE_MS,
+      retryBaseMs: e.QUARRY_WEBHOOK_RETRY_BASE_MS,
+      retryWindowMs: Math.round(e.QUARRY_WEBHOOK_RETRY_HOURS * 3_600_000),
+      healthMinCalls: e.QUARRY_ANALYTIC_HEALTH_MIN_CALLS,
+    },
     reserveAhead: e.QUARRY_RESERVE_AHEAD,
     reserveMargin: e.QUARRY_RESERVE_MARGIN,
     cacheMaxBytes: e.QUARRY_CACHE_MAX_BYTES,

@@ -3,6 +3,8 @@
 // demo mode, the demo data.
 // server.ts and the end-to-end tests both build gateways here; only server.ts listens.
 
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { createApp } from './app.js';
@@ -55,6 +57,7 @@ import type { Keyring } from './security/keyring.js';
 import { createPasswordHasher } from './security/password-hash.js';
 import { createSecretBox } from './security/secret-box.js';
 import { createAccountService } from './services/account-service.js';
+import { createAnalyticHealth } from './services/analytic-health.js';
 import { createAnalyticsService } from './services/analytics-service.js';
 import { createConnectionService } from './services/connection-service.js';
 import type { GatewayServices, HealthCheck } from './services/gateway-services.js';
@@ -65,6 +68,9 @@ import {
   LOGIN_FAILURES_PER_ACCOUNT,
   LOGIN_FAILURES_PER_ADDRESS,
 } from './services/session-service.js';
+import { createUsageAlerts } from './services/usage-alerts.js';
+import { createWebhookDeliverer } from './services/webhook-delivery.js';
+import { createWebhookService } from './services/webhook-service.js';
 import { createChangeFeed } from './store/change-feed.js';
 import { createControlPlaneStore } from './store/control-plane-store.js';
 import { type MigrateResult, migrate } from './store/migrate.js';
@@ -317,6 +323,22 @@ export async function createGateway(
     const billing = createBillingService(store, money, plans, config.budgets, payouts);
     metrics.setPayoutSource(() => money.payouts.totals());
     const marketplace = createMarketplaceService(store);
+    // Events out (docs/webhooks.md): every instance delivers what any instance wrote.
+    const deliverer = createWebhookDeliverer({
+      repository: store.webhooks,
+      destinations: config.destinations,
+      instance: `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`,
+      logger: logger.child({ component: 'webhooks' }),
+      pollMs: config.webhooks.pollMs,
+      leaseMs: config.webhooks.leaseMs,
+      retryBaseMs: config.webhooks.retryBaseMs,
+      retryWindowMs: config.webhooks.retryWindowMs,
+    });
+    const webhooks = createWebhookService({
+      repository: store.webhooks,
+      destinations: config.destinations,
+      onEmitted: () => deliverer.kick(),
+    });
     const hashLimiter = createHashLimiter(config.passwordHash);
     metrics.setPasswordHashSource(() => hashLimiter.stats());
     const passwords = createPasswordHasher(hashLimiter);
@@ -331,6 +353,18 @@ export async function createGateway(
       mailer: createMailer({ smtpUrl: config.mail.smtpUrl, from: config.mail.from, logger }),
       publicUrl: config.publicUrl,
     });
+    const analyticHealth = createAnalyticHealth({
+      sql,
+      repository: store.webhooks,
+      logger,
+      minCalls: config.webhooks.healthMinCalls,
+      onEmitted: () => deliverer.kick(),
+    });
+    const usageAlerts = createUsageAlerts({
+      repository: store.webhooks,
+      logger,
+      onEmitted: () => deliverer.kick(),
+    });
     const resultBudget = createResultBudget({ limitBytes: config.resultBytesInFlight });
     metrics.setResultBudgetSource(() => resultBudget.stats());
     const queries = createQueryService({
@@ -341,6 +375,7 @@ export async function createGateway(
       maxTimeoutMs: config.maxAnalyticTimeoutMs,
       breakers,
       budget: resultBudget,
+      onOutcome: (entry, failed) => void analyticHealth.record(entry, failed),
     });
     const analytics = createAnalyticsService({
       analytics: store.analytics,
@@ -362,6 +397,7 @@ export async function createGateway(
         budgets: config.budgets,
         reserveAhead: config.reserveAhead,
         reserveMargin: config.reserveMargin,
+        onCounted: (observation) => usageAlerts.observe(observation),
       }),
       { logger },
     );
@@ -472,6 +508,7 @@ export async function createGateway(
       resultCache,
       tryTokens,
       oauth,
+      webhooks,
       health: {
         stopping() {
           phase = 'stopping';
@@ -640,6 +677,7 @@ export async function createGateway(
           clearInterval(reaper);
           clearInterval(pruner);
           clearInterval(billingTick);
+          await deliverer.close();
           await feed.stop();
           await mcp.close();
           await connections.close(graceMs);

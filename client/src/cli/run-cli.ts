@@ -39,6 +39,12 @@ import {
   toolsListCommand,
   toolsRemoveCommand,
 } from './commands/tools.js';
+import {
+  webhooksAddCommand,
+  webhooksDeliveriesCommand,
+  webhooksListCommand,
+  webhooksTestCommand,
+} from './commands/webhooks.js';
 
 export { type CliInput, type CliIo, type CliOutput, nodeIo } from './cli-io.js';
 
@@ -54,6 +60,10 @@ const COMMANDS: readonly Command[] = [
   toolsAddCommand,
   toolsRemoveCommand,
   toolsLimitCommand,
+  webhooksAddCommand,
+  webhooksListCommand,
+  webhooksTestCommand,
+  webhooksDeliveriesCommand,
   connectionsAddCommand,
   connectionsListCommand,
   connectionsUpdateCommand,
@@ -83,6 +93,7 @@ const COMMANDS: readonly Command[] = [
 const GROUPS: Readonly<Record<string, string>> = {
   keys: 'manage API keys',
   tools: "choose your agent's tools on /mcp",
+  webhooks: 'send signed events to your endpoints',
   connections: "manage your warehouses' connections",
   analytics: 'deploy, check and list your analytics',
   listings: 'list your analytics on the marketplace',

@@ -22,6 +22,10 @@ final class Client implements ClientInterface
     public readonly Resource\Account $account;
     /** Pay as you Go: the budget of a period. */
     public readonly Resource\Budget $budget;
+    /** Webhook endpoints: signed events out, their delivery log. */
+    public readonly Resource\Webhooks $webhooks;
+    /** The account's alert thresholds. */
+    public readonly Resource\Alerts $alerts;
     /** The account's agent tools: what its agents may call on /mcp. */
     public readonly Resource\Tools $tools;
     /** The account's MCP settings: the default price limit of a tool call. */
@@ -87,6 +91,8 @@ final class Client implements ClientInterface
         $this->usage = new Usage($transport);
         $this->account = new Resource\Account($transport);
         $this->budget = new Resource\Budget($transport);
+        $this->webhooks = new Resource\Webhooks($transport);
+        $this->alerts = new Resource\Alerts($transport);
         $this->tools = new Resource\Tools($transport);
         $this->mcp = new Resource\Mcp($transport);
         $this->plans = new Resource\Plans($transport);

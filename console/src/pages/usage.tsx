@@ -62,6 +62,18 @@ interface Budget {
   };
 }
 
+/** The account's usage thresholds (percent), for the same notice as the usage.threshold alert. */
+function useAlertThresholds(): readonly number[] | undefined {
+  const [thresholds, setThresholds] = useState<readonly number[]>();
+  useEffect(() => {
+    api<{ alerts: { usage_thresholds: number[] } }>('GET', '/v1/account/alerts').then(
+      (r) => setThresholds(r.alerts.usage_thresholds),
+      () => setThresholds([]),
+    );
+  }, []);
+  return thresholds;
+}
+
 export function UsagePage() {
   const [period, setPeriod] = useState(thisMonth);
   const [usage, setUsage] = useState<Usage>();
@@ -82,7 +94,15 @@ export function UsagePage() {
       series: [{ name: 'credits', values: days.map((d) => credits.get(d) ?? 0) }],
     };
   }, [usage]);
+  const thresholds = useAlertThresholds();
   const payg = usage !== undefined && usage.plan.included_credits === null;
+  // The same alert as the usage.threshold webhook: the highest threshold this month passed.
+  const usedPercent =
+    usage !== undefined && usage.period === thisMonth() && usage.plan.included_credits
+      ? (usage.totals.credits_used * 100) / usage.plan.included_credits
+      : undefined;
+  const passed =
+    usedPercent === undefined ? undefined : [...(thresholds ?? [])].reverse().find((t) => usedPercent >= t);
   const quotaSpent =
     usage !== undefined &&
     usage.period === thisMonth() &&
@@ -98,6 +118,12 @@ export function UsagePage() {
       <CheckoutNote state={checkout} />
       {quotaSpent ? (
         <QuotaNotice billing={billing.billing} resetsOn={firstOfNextMonth(usage.period)} />
+      ) : null}
+      {passed !== undefined && !quotaSpent ? (
+        <p className="notice warning" role="status" data-testid="usage-alert">
+          This month's calls used {Math.floor(usedPercent ?? 0)}% of the plan's credits, past your {passed}%
+          alert. Alerts and webhooks: <a href={href('webhooks')}>Webhooks</a>.
+        </p>
       ) : null}
       <MonthField period={period} onChange={setPeriod} />
       <ErrorNote error={error} />

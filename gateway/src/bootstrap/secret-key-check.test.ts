@@ -98,9 +98,15 @@ for (const { backend, available } of backends) {
           /^k1: QUARRY_SECRET_KEY: 1 connection secret\(s\) and 1 OAuth signing key\(s\) are sealed with key "k1", which this instance does not have/,
         );
         const resealed = await switched.sealedSecrets.reseal();
-        expect(resealed).toEqual({ currentKeyId: 'k2', connections: 1, signingKeys: 1, unreadable: [] });
+        expect(resealed).toEqual({
+          currentKeyId: 'k2',
+          connections: 1,
+          signingKeys: 1,
+          webhookSecrets: 0,
+          unreadable: [],
+        });
         expect([...(await switched.sealedSecrets.countByKey())]).toEqual([
-          ['k2', { connections: 2, signingKeys: 1 }],
+          ['k2', { connections: 2, signingKeys: 1, webhookSecrets: 0 }],
         ]);
         expect(await switched.sealedSecrets.reseal()).toMatchObject({ connections: 0, signingKeys: 0 });
         expect(await start(sql, step4)).toBe('started');

@@ -8,13 +8,16 @@
 //   after        metering.begin + commit (a cache miss of an account with headroom: charged
 //                after it is served, one group-committed write)
 //   served       metering.chargeServed (a cache hit: one group-committed write)
+//   alerts       the same with the usage alerts hooked to metering (services/usage-alerts.ts)
 // and prints the mean batch size and write time of the group-committed runs. Uses a fresh
 // schema in QUARRY_TEST_PG_URL (default postgres://postgres@127.0.0.1:5432/test), dropped at the end.
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { pino } from 'pino';
 import type { Principal } from '../auth/principal.js';
 import type { CatalogEntry } from '../catalog/catalog.js';
 import { createSecretBox } from '../security/secret-box.js';
+import { createUsageAlerts } from '../services/usage-alerts.js';
 import { createControlPlaneStore } from '../store/control-plane-store.js';
 import { migrate } from '../store/migrate.js';
 import { createPgClient } from '../store/pg-client.js';
@@ -140,6 +143,15 @@ async function main(): Promise<void> {
       note(
         await run('group-committed hit (chargeServed)', async () => {
           await served.chargeServed(principal, entry, id(), 1);
+        }),
+      );
+      // The same, with the usage alerts told of every counted decision (issue 32): what the
+      // hook costs a call that is under every threshold, the common case.
+      const alerts = createUsageAlerts({ repository: store.webhooks, logger: pino({ level: 'silent' }) });
+      const alerted = createMetering({ usage: store.usage, plans, onCounted: (o) => alerts.observe(o) });
+      note(
+        await run('group-committed hit, usage alerts on', async () => {
+          await alerted.chargeServed(principal, entry, id(), 1);
         }),
       );
       const s = served.stats().reserves;

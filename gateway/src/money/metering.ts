@@ -117,6 +117,25 @@ export interface MeteringOptions {
   readonly reserveAhead?: 'always' | 'near-limit';
   /** Headroom in credits below which calls reserve first (default 100). */
   readonly reserveMargin?: number;
+  /**
+   * Told where an account's counter stands after each counted decision, from what the batch
+   * already returned (no store round trip of its own): the usage alerts (docs/webhooks.md).
+   */
+  readonly onCounted?: (observation: CounterObservation) => void;
+}
+
+/** An account's counter after a decision of metering, for the usage alerts. */
+export interface CounterObservation {
+  readonly accountId: string;
+  readonly period: string;
+  /** The plan's credits; null on Pay as you Go. */
+  readonly limitCredits: number | null;
+  readonly usedMillicredits: number;
+  /** Pay as you Go: the budget and what the month's credits cost, in micro-USD. */
+  readonly budgetMicroUsd: number | null;
+  readonly usedMicroUsd: number;
+  /** The call was refused for want of credits (or budget). */
+  readonly refused: boolean;
 }
 
 /** A batch the store could not take is no item's fault: its items fail together, not one by one. */
@@ -255,6 +274,17 @@ export function createMetering(options: MeteringOptions): Metering {
     }
     if (isCounted && result.remaining !== null) {
       seen(counterKey(principal.accountId, period), result.ok ? result.remaining : 0);
+    }
+    if (isCounted && options.onCounted !== undefined && (result.ok || result.reason === 'quota_exceeded')) {
+      options.onCounted({
+        accountId: principal.accountId,
+        period,
+        limitCredits: limit,
+        usedMillicredits: result.usedMillicredits,
+        budgetMicroUsd: result.budgetMicroUsd,
+        usedMicroUsd: result.usedMicroUsd,
+        refused: !result.ok,
+      });
     }
     if (!result.ok) {
       if (result.reason === 'quota_exceeded')

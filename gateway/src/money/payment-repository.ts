@@ -5,6 +5,7 @@
 export type { BillingAccount, BillingStatus } from './billing-account.js';
 
 import type { SqlExecutor } from '../store/sql-client.js';
+import { emitWebhookEvent } from '../store/webhook-repository.js';
 import type { BillingAccount, BillingStatus } from './billing-account.js';
 import type { InvoiceLine } from './payment-provider.js';
 import type { Cents, MicroUsd } from './units.js';
@@ -213,10 +214,26 @@ export function createPaymentRepository(sql: SqlExecutor): PaymentRepository {
         sets.push(`${column} = $${params.length}`);
       }
       sets.push('updated_at = now()');
-      return oneBilling(
-        `UPDATE billing_accounts SET ${sets.join(', ')} WHERE account_id = $1 RETURNING ${BILLING_COLUMNS}`,
-        params,
-      );
+      // `subscription.updated` commits with the change it reports.
+      return sql.transaction(async (tx) => {
+        const [row] = await tx.query<BillingRow>(
+          `UPDATE billing_accounts SET ${sets.join(', ')} WHERE account_id = $1 RETURNING ${BILLING_COLUMNS}`,
+          params,
+        );
+        if (row === undefined) return null;
+        const billing = toBilling(row);
+        await emitWebhookEvent(tx, {
+          accountId,
+          type: 'subscription.updated',
+          data: {
+            plan: billing.subscriptionPlan ?? 'free',
+            status: billing.status,
+            pending_plan: billing.pendingPlan,
+            period_end: billing.currentPeriodEnd?.toISOString() ?? null,
+          },
+        });
+        return billing;
+      });
     },
     async due(now, pastDueBefore) {
       const rows = await sql.query<BillingRow>(
@@ -295,12 +312,22 @@ export function createPaymentRepository(sql: SqlExecutor): PaymentRepository {
       );
       return row === undefined ? null : toInvoice(row);
     },
-    async settleInvoice(accountId, period, outcome) {
-      await sql.query(
-        `UPDATE payg_invoices SET invoice_id = coalesce($3, invoice_id), status = $4, updated_at = now()
-         WHERE account_id = $1 AND period = $2`,
-        [accountId, period, outcome.invoiceId, outcome.status],
-      );
+    settleInvoice(accountId, period, outcome) {
+      // `invoice.paid` / `invoice.failed` commits with the invoice's state.
+      return sql.transaction(async (tx) => {
+        const [row] = await tx.query<{ invoice_id: string | null; amount_cents: number }>(
+          `UPDATE payg_invoices SET invoice_id = coalesce($3, invoice_id), status = $4, updated_at = now()
+           WHERE account_id = $1 AND period = $2 RETURNING invoice_id, amount_cents`,
+          [accountId, period, outcome.invoiceId, outcome.status],
+        );
+        if (row === undefined || (outcome.status !== 'paid' && outcome.status !== 'failed')) return;
+        await emitWebhookEvent(tx, {
+          accountId,
+          type: outcome.status === 'paid' ? 'invoice.paid' : 'invoice.failed',
+          dedupeKey: `invoice:${accountId}:${period}:${outcome.status}`,
+          data: { period, invoice_id: row.invoice_id ?? '', amount_usd: Number(row.amount_cents) / 100 },
+        });
+      });
     },
     async retakeStale(accountId, period, before) {
       const rows = await sql.query(

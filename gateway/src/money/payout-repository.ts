@@ -2,6 +2,7 @@
 // takes back, each payout's state and transfer, and which instance closes a month. Only the
 // payouts service (payouts.ts) calls this; statement-repository.ts decides the payouts.
 import type { SqlExecutor } from '../store/sql-client.js';
+import { emitWebhookEvent } from '../store/webhook-repository.js';
 import type { PayoutStatus } from './payout-rules.js';
 import { PAYOUT_COLUMNS, type Payout, toPayout } from './statement-repository.js';
 import type { MicroUsd } from './units.js';
@@ -61,6 +62,8 @@ export interface PayoutRepository {
     ownerId: string,
     outcome: { readonly transferId: string } | { readonly failure: string },
   ): Promise<void>;
+  /** Writes the owner's `payout.held` event of a held payout (once). */
+  announceHeld(period: string, payout: OwnerPayout): Promise<void>;
   /** Periods with payouts still pending (a close that stopped before paying). */
   periodsWithPending(): Promise<readonly string[]>;
   /** Claims closing `period` for `instance` until `until`: false while another holds it or it is done. */
@@ -195,22 +198,40 @@ export function createPayoutRepository(sql: SqlExecutor): PayoutRepository {
       );
       return row === undefined ? 0 : Number(row.carried_out_musd);
     },
-    async settlePayout(period, ownerId, outcome) {
-      if ('transferId' in outcome) {
-        await sql.query(
-          `UPDATE owner_payouts SET status = 'paid', transfer_id = $3, paid_at = now(), updated_at = now()
-            WHERE period = $1 AND owner_id = $2 AND status = 'pending'`,
-          [period, ownerId, outcome.transferId],
+    settlePayout(period, ownerId, outcome) {
+      // The owner's `payout.paid` / `payout.failed` event commits with the payout's new state.
+      return sql.transaction(async (tx) => {
+        const paid = 'transferId' in outcome;
+        const [row] = await tx.query<{ payout_cents: number; carried_out_musd: number }>(
+          paid
+            ? `UPDATE owner_payouts SET status = 'paid', transfer_id = $3, paid_at = now(), updated_at = now()
+                WHERE period = $1 AND owner_id = $2 AND status = 'pending' RETURNING payout_cents, carried_out_musd`
+            : // Failed: nothing was paid; the cents join the carried balance, for the next close to pay.
+              `UPDATE owner_payouts SET status = 'failed', reason = $3,
+                      carried_out_musd = carried_out_musd + payout_cents * 10000, payout_cents = 0, updated_at = now()
+                WHERE period = $1 AND owner_id = $2 AND status = 'pending' RETURNING payout_cents, carried_out_musd`,
+          [period, ownerId, paid ? outcome.transferId : outcome.failure],
         );
-        return;
-      }
-      // Failed: nothing was paid; the cents join the carried balance, for the next close to pay.
-      await sql.query(
-        `UPDATE owner_payouts SET status = 'failed', reason = $3,
-                carried_out_musd = carried_out_musd + payout_cents * 10000, payout_cents = 0, updated_at = now()
-          WHERE period = $1 AND owner_id = $2 AND status = 'pending'`,
-        [period, ownerId, outcome.failure],
-      );
+        if (row === undefined) return;
+        await emitWebhookEvent(tx, {
+          accountId: ownerId,
+          type: paid ? 'payout.paid' : 'payout.failed',
+          dedupeKey: `payout:${ownerId}:${period}:${paid ? 'paid' : 'failed'}`,
+          data: {
+            period,
+            amount_usd: paid ? Number(row.payout_cents) / 100 : Number(row.carried_out_musd) / 1_000_000,
+            reason: paid ? null : outcome.failure,
+          },
+        });
+      });
+    },
+    async announceHeld(period, payout) {
+      await emitWebhookEvent(sql, {
+        accountId: payout.ownerId,
+        type: 'payout.held',
+        dedupeKey: `payout:${payout.ownerId}:${period}:held`,
+        data: { period, amount_usd: payout.carriedOutMicroUsd / 1_000_000, reason: payout.reason },
+      });
     },
     async periodsWithPending() {
       const rows = await sql.query<{ period: string }>(

@@ -138,7 +138,10 @@ export function createPayoutsService(options: PayoutsServiceOptions): PayoutsSer
     const closed = await options.statements.closePeriod(period, policy);
     const invoices = await options.invoicePeriod(period);
     const paid = await payPending(period);
-    const held = (await repo.payoutsOf(period, ['held'])).length;
+    const heldPayouts = await repo.payoutsOf(period, ['held']);
+    const held = heldPayouts.length;
+    // Each held owner hears of it once (payout.held; deduplicated across closes and instances).
+    for (const payout of heldPayouts) await repo.announceHeld(period, payout);
     return { ...closed, invoices, payouts: { ...paid, held } };
   }
 

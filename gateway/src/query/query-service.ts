@@ -80,7 +80,15 @@ export interface QueryServiceDeps {
   readonly breakers?: ConnectionBreakers;
   /** Result bytes in flight, process-wide: each warehouse query takes its expected size first (unset: none). */
   readonly budget?: ResultBudget;
+  /**
+   * Told how each warehouse query of an analytic ended (the analytic health alerts); `failed`
+   * only for the warehouse's faults, not a caller who hung up or a result too large.
+   */
+  readonly onOutcome?: (entry: CatalogEntry, failed: boolean) => void;
 }
+
+/** Outcomes that say nothing about the warehouse's health. */
+const NOT_THE_WAREHOUSE: ReadonlySet<string> = new Set(['QUERY_ABORTED', 'RESULT_TOO_LARGE']);
 
 /** Most analytics whose last result size is remembered (then the memo starts over). */
 const MAX_SIZE_MEMO = 10_000;
@@ -240,6 +248,8 @@ export function createQueryService(deps: QueryServiceDeps): QueryService {
         if (isConnectorError(error) && error.code === 'RESULT_TOO_LARGE') throw tooLarge(deps.maxResultBytes);
         throw error;
       } finally {
+        if (deps.onOutcome !== undefined && !NOT_THE_WAREHOUSE.has(outcome))
+          deps.onOutcome(entry, outcome !== 'ok');
         deps.metrics?.connectorDuration.observe(
           { type: entry.connectionType, outcome },
           (performance.now() - started) / 1000,

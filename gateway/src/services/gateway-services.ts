@@ -35,6 +35,7 @@ import type { AnalyticsService } from './analytics-service.js';
 import type { ConnectionService } from './connection-service.js';
 import type { MarketplaceService } from './marketplace-service.js';
 import type { SessionService } from './session-service.js';
+import type { WebhookService } from './webhook-service.js';
 
 export interface HealthCheck {
   readonly ok: boolean;
@@ -115,4 +116,6 @@ export interface GatewayServices {
   readonly previewListings: PreviewListings;
   /** OAuth 2.0 client credentials: clients, signing keys, access tokens. */
   readonly oauth: OAuthServices;
+  /** Webhook endpoints, their deliveries and the account's alert settings (docs/webhooks.md). */
+  readonly webhooks: WebhookService;
 }

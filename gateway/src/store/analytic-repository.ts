@@ -19,6 +19,7 @@ import { definitionOf, storedDefinition } from './definition-codec.js';
 import { newId } from './new-id.js';
 import { type PriceSchedule, schedulePrice } from './price-schedule.js';
 import type { SqlExecutor } from './sql-client.js';
+import { emitWebhookEvent } from './webhook-repository.js';
 
 /** Who may call an analytic: everyone, its owner only, or its owner and an allow-list. */
 export type Visibility = 'public' | 'private' | 'shared';
@@ -367,6 +368,27 @@ export function createAnalyticRepository(
         // lately, a sunset ahead): an owner redeploying in a loop cannot grow the store.
         await pruneVersions(tx, row.id, row.current_version, limits.versionsKept, change.nowMs);
         await createChangeLogRepository(tx).append('analytic', name);
+        // A newly scheduled rise: the owner and the callers of the last 30 days hear of it with it.
+        if (
+          pricing.nextPrice !== undefined &&
+          pricing.nextPriceAt !== undefined &&
+          (pricing.nextPrice !== locked.next_price || pricing.nextPriceAt !== locked.next_price_at?.getTime())
+        ) {
+          const callers = await tx.query<{ account_id: string }>(
+            `SELECT account_id FROM usage_analytic_callers
+              WHERE analytic_id = $1 AND last_day >= (now() AT TIME ZONE 'UTC')::date - 30 AND account_id <> $2`,
+            [row.id, accountId],
+          );
+          const data = {
+            analytic: name,
+            price: pricing.price,
+            next_price: pricing.nextPrice,
+            effective_at: new Date(pricing.nextPriceAt).toISOString(),
+          };
+          for (const target of [accountId, ...callers.map((c) => c.account_id)]) {
+            await emitWebhookEvent(tx, { accountId: target, type: 'listing.price_scheduled', data });
+          }
+        }
         return (await createAnalyticRepository(tx, limits).get(name))!;
       });
     },

@@ -26,6 +26,7 @@ import {
 import { createSealedSecretsRepository, type SealedSecretsRepository } from './sealed-secrets-repository.js';
 import { createSessionRepository, type SessionRepository } from './session-repository.js';
 import type { SqlExecutor } from './sql-client.js';
+import { createWebhookRepository, type WebhookRepository } from './webhook-repository.js';
 
 /** Options for {@link createControlPlaneStore}. */
 export interface ControlPlaneStoreOptions {
@@ -56,6 +57,8 @@ export interface ControlPlaneStore {
   readonly sessions: SessionRepository;
   /** What the secret box sealed, across tables: the key check at start, the re-seal after a rotation. */
   readonly sealedSecrets: SealedSecretsRepository;
+  /** Webhook endpoints (secrets sealed), the event outbox and its deliveries; alert settings. */
+  readonly webhooks: WebhookRepository;
   /** Runs `fn` with a store whose every call is part of one transaction. */
   transaction<T>(fn: (store: ControlPlaneStore) => Promise<T>): Promise<T>;
 }
@@ -83,6 +86,7 @@ export function createControlPlaneStore(
     signingKeys: createOAuthSigningKeyRepository(sql, options.secretBox),
     sealedSecrets: createSealedSecretsRepository(sql, options.secretBox),
     sessions: createSessionRepository(sql),
+    webhooks: createWebhookRepository(sql, options.secretBox),
     transaction: (fn) => sql.transaction((tx) => fn(createControlPlaneStore(tx, options))),
   };
 }

@@ -51,6 +51,10 @@ const MODELS: Readonly<Record<string, string>> = {
   ListingDetail: 'ListingDetail',
   TryToken: 'TryToken',
   OAuthClient: 'OAuthClient',
+  WebhookEndpoint: 'WebhookEndpoint',
+  IssuedWebhookEndpoint: 'IssuedWebhookEndpoint',
+  WebhookDelivery: 'WebhookDelivery',
+  AlertSettings: 'AlertSettings',
   'Error.error.details[]': 'QuarryErrorDetail',
 };
 

@@ -30,6 +30,7 @@ from .errors import (
 from .models import ApiKey, Column, QueryMeta, QueryResult
 from .oauth import OAuthCredentials
 from .retry import RetryPolicy
+from .webhook import Webhook, WebhookVerificationError
 
 __version__ = "0.1.0"
 
@@ -58,6 +59,8 @@ __all__ = [
     "RateLimitError",
     "ResultTooLargeError",
     "RetryPolicy",
+    "Webhook",
+    "WebhookVerificationError",
     "SourceUnavailableError",
     "TimeoutError",
     "UnauthenticatedError",

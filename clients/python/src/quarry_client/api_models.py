@@ -655,6 +655,125 @@ class BudgetSettings:
 
 
 @dataclass(frozen=True)
+class IssuedWebhookEndpoint:
+    """What the API answers as IssuedWebhookEndpoint."""
+
+    __quarry_schema__: ClassVar[str] = "IssuedWebhookEndpoint"
+
+    endpoint: "WebhookEndpoint"
+    #: The signing secret (`whsec_…`), shown this once
+    secret: str
+    raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> "IssuedWebhookEndpoint":
+        """Builds one from the gateway's decoded JSON."""
+        return cls(
+            endpoint=None if body.get("endpoint") is None else WebhookEndpoint.from_json(body.get("endpoint")),
+            secret=body.get("secret"),
+            raw=dict(body),
+        )
+
+
+@dataclass(frozen=True)
+class WebhookEndpoint:
+    """What the API answers as WebhookEndpoint."""
+
+    __quarry_schema__: ClassVar[str] = "WebhookEndpoint"
+
+    id: str
+    url: str
+    description: str
+    event_types: List[str]
+    enabled: bool
+    created_at: str
+    updated_at: str
+    disabled_reason: Optional[str] = None
+    failing_since: Optional[str] = None
+    #: While set, deliveries carry both signatures
+    previous_secret_until: Optional[str] = None
+    raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> "WebhookEndpoint":
+        """Builds one from the gateway's decoded JSON."""
+        return cls(
+            id=body.get("id"),
+            url=body.get("url"),
+            description=body.get("description"),
+            event_types=None if body.get("event_types") is None else list(body.get("event_types")),
+            enabled=body.get("enabled"),
+            created_at=body.get("created_at"),
+            updated_at=body.get("updated_at"),
+            disabled_reason=body.get("disabled_reason"),
+            failing_since=body.get("failing_since"),
+            previous_secret_until=body.get("previous_secret_until"),
+            raw=dict(body),
+        )
+
+
+@dataclass(frozen=True)
+class WebhookDelivery:
+    """What the API answers as WebhookDelivery."""
+
+    __quarry_schema__: ClassVar[str] = "WebhookDelivery"
+
+    id: str
+    #: The `webhook-id` header: the same on every attempt
+    event_id: str
+    type: str
+    status: str
+    attempts: int
+    created_at: str
+    last_status: Optional[int] = None
+    last_error: Optional[str] = None
+    last_latency_ms: Optional[float] = None
+    next_attempt_at: Optional[str] = None
+    delivered_at: Optional[str] = None
+    raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> "WebhookDelivery":
+        """Builds one from the gateway's decoded JSON."""
+        return cls(
+            id=body.get("id"),
+            event_id=body.get("event_id"),
+            type=body.get("type"),
+            status=body.get("status"),
+            attempts=body.get("attempts"),
+            created_at=body.get("created_at"),
+            last_status=body.get("last_status"),
+            last_error=body.get("last_error"),
+            last_latency_ms=body.get("last_latency_ms"),
+            next_attempt_at=body.get("next_attempt_at"),
+            delivered_at=body.get("delivered_at"),
+            raw=dict(body),
+        )
+
+
+@dataclass(frozen=True)
+class AlertSettings:
+    """What the API answers as AlertSettings."""
+
+    __quarry_schema__: ClassVar[str] = "AlertSettings"
+
+    #: Percent of the month's credits (Pay as you Go: of the budget)
+    usage_thresholds: List[int]
+    #: An analytic failing more than this share of its calls over 5 minutes is failing
+    error_rate_percent: int
+    raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> "AlertSettings":
+        """Builds one from the gateway's decoded JSON."""
+        return cls(
+            usage_thresholds=None if body.get("usage_thresholds") is None else list(body.get("usage_thresholds")),
+            error_rate_percent=body.get("error_rate_percent"),
+            raw=dict(body),
+        )
+
+
+@dataclass(frozen=True)
 class AgentTool:
     """What the API answers as AgentTool."""
 

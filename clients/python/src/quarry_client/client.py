@@ -11,6 +11,7 @@ from .models import ApiKey, QueryResult
 from .oauth import OAuthCredentials, TokenSource
 from .resources import (
     AccountResource,
+    AlertsResource,
     BillingResource,
     BudgetResource,
     ConnectionsResource,
@@ -24,6 +25,7 @@ from .resources import (
     PlansResource,
     StatementsResource,
     ToolsResource,
+    WebhooksResource,
 )
 from .retry import RetryPolicy
 from .transport import ApiRequest, Transport
@@ -156,6 +158,10 @@ class QuarryClient:
         self.account = AccountResource(self._transport)
         #: Pay as you Go: the budget of a period.
         self.budget = BudgetResource(self._transport)
+        #: Webhook endpoints: signed events out, their delivery log.
+        self.webhooks = WebhooksResource(self._transport)
+        #: The account's alert thresholds.
+        self.alerts = AlertsResource(self._transport)
         #: The account's agent tools: what its agents may call on /mcp.
         self.tools = ToolsResource(self._transport)
         #: The account's MCP settings: the default price limit of a tool call.

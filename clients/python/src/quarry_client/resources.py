@@ -11,8 +11,10 @@ from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence
 
 from .api_models import (
     Account,
+    AlertSettings,
     AgentTool,
     Analytic,
+    IssuedWebhookEndpoint,
     Billing,
     Budget,
     Checkout,
@@ -32,12 +34,16 @@ from .api_models import (
     Plan,
     Portal,
     TryToken,
+    WebhookDelivery,
+    WebhookEndpoint,
 )
 from .transport import ApiRequest, Transport
 
 __all__ = [
     "AccountResource",
     "BudgetResource",
+    "WebhooksResource",
+    "AlertsResource",
     "ToolsResource",
     "McpResource",
     "PlansResource",
@@ -98,6 +104,90 @@ class BudgetResource(_Resource):
     def set(self, budget_usd: float) -> Budget:
         """Sets the budget (whole cents; at most the operator's cap)."""
         return Budget.from_json(self._send("PUT", "/v1/account/budget", body={"budget_usd": budget_usd}))
+
+
+class WebhooksResource(_Resource):
+    """Webhook endpoints of the account (``client.webhooks``; needs the ``account`` scope): signed
+    events out (docs/webhooks.md). Check deliveries with :class:`~quarry_client.Webhook`."""
+
+    def create(
+        self, url: str, *, description: Optional[str] = None, event_types: Optional[Sequence[str]] = None
+    ) -> IssuedWebhookEndpoint:
+        """Adds an endpoint; its ``secret`` (``whsec_…``) is shown this once. No ``event_types``: every type."""
+        body: Dict[str, Any] = {"url": url}
+        if description is not None:
+            body["description"] = description
+        if event_types is not None:
+            body["event_types"] = list(event_types)
+        return IssuedWebhookEndpoint.from_json(self._send("POST", "/v1/webhooks", body=body, idempotent=False))
+
+    def list(self) -> List[WebhookEndpoint]:
+        """The account's endpoints (never a secret)."""
+        return [WebhookEndpoint.from_json(e) for e in self._send("GET", "/v1/webhooks")["endpoints"]]
+
+    def get(self, id: str) -> WebhookEndpoint:
+        """One endpoint."""
+        return WebhookEndpoint.from_json(self._send("GET", f"/v1/webhooks/{_segment(id)}")["endpoint"])
+
+    def update(
+        self,
+        id: str,
+        *,
+        url: Optional[str] = None,
+        description: Optional[str] = None,
+        event_types: Optional[Sequence[str]] = None,
+        enabled: Optional[bool] = None,
+    ) -> WebhookEndpoint:
+        """Changes the given fields; ``enabled=True`` re-enables an endpoint the gateway disabled."""
+        body: Dict[str, Any] = {}
+        if url is not None:
+            body["url"] = url
+        if description is not None:
+            body["description"] = description
+        if event_types is not None:
+            body["event_types"] = list(event_types)
+        if enabled is not None:
+            body["enabled"] = enabled
+        return WebhookEndpoint.from_json(self._send("PATCH", f"/v1/webhooks/{_segment(id)}", body=body)["endpoint"])
+
+    def delete(self, id: str) -> WebhookEndpoint:
+        """Deletes an endpoint; its pending deliveries are dropped."""
+        return WebhookEndpoint.from_json(self._send("DELETE", f"/v1/webhooks/{_segment(id)}")["endpoint"])
+
+    def rotate_secret(self, id: str, overlap_hours: Optional[float] = None) -> IssuedWebhookEndpoint:
+        """A new secret (shown once); the old one keeps signing for ``overlap_hours`` (default 24)."""
+        body = {} if overlap_hours is None else {"overlap_hours": overlap_hours}
+        return IssuedWebhookEndpoint.from_json(
+            self._send("POST", f"/v1/webhooks/{_segment(id)}/rotate-secret", body=body, idempotent=False)
+        )
+
+    def test(self, id: str) -> str:
+        """Sends a ``webhook.test`` event to the endpoint; its event id (the ``webhook-id``)."""
+        return self._send("POST", f"/v1/webhooks/{_segment(id)}/test", idempotent=False)["event_id"]
+
+    def deliveries(self, id: str, limit: Optional[int] = None) -> List[WebhookDelivery]:
+        """The endpoint's delivery log, newest first (status, attempts, latency)."""
+        query = None if limit is None else {"limit": limit}
+        rows = self._send("GET", f"/v1/webhooks/{_segment(id)}/deliveries", query=query)["deliveries"]
+        return [WebhookDelivery.from_json(d) for d in rows]
+
+    def replay(self, id: str, delivery_id: str) -> WebhookDelivery:
+        """Sends a finished delivery again, with the same ``webhook-id``."""
+        path = f"/v1/webhooks/{_segment(id)}/deliveries/{_segment(delivery_id)}/replay"
+        return WebhookDelivery.from_json(self._send("POST", path)["delivery"])
+
+
+class AlertsResource(_Resource):
+    """The account's alert thresholds (``client.alerts``; needs the ``account`` scope)."""
+
+    def get(self) -> AlertSettings:
+        """The usage thresholds (percent) and the analytic error rate that trigger alerts."""
+        return AlertSettings.from_json(self._send("GET", "/v1/account/alerts")["alerts"])
+
+    def set(self, usage_thresholds: Sequence[int], error_rate_percent: int) -> AlertSettings:
+        """Sets both (thresholds 1–100, at most 10; error rate 1–100)."""
+        body = {"usage_thresholds": list(usage_thresholds), "error_rate_percent": error_rate_percent}
+        return AlertSettings.from_json(self._send("PUT", "/v1/account/alerts", body=body)["alerts"])
 
 
 class ToolsResource(_Resource):

@@ -466,6 +466,87 @@ module Quarry
       end
     end
 
+    # IssuedWebhookEndpoint: What the API answers as IssuedWebhookEndpoint.
+    class IssuedWebhookEndpoint < Model
+      SCHEMA = "IssuedWebhookEndpoint"
+      FIELDS = %w[endpoint secret].freeze
+      attr_reader :endpoint, :secret
+
+      # Builds one from the gateway's decoded JSON (a Hash with String keys).
+      def self.from_json(body)
+        new(
+          endpoint: body["endpoint"].nil? ? nil : WebhookEndpoint.from_json(body["endpoint"]),
+          secret: body["secret"],
+          raw: body
+        )
+      end
+    end
+
+    # WebhookEndpoint: What the API answers as WebhookEndpoint.
+    class WebhookEndpoint < Model
+      SCHEMA = "WebhookEndpoint"
+      FIELDS = %w[id url description event_types enabled disabled_reason failing_since previous_secret_until created_at updated_at].freeze
+      attr_reader :id, :url, :description, :event_types, :enabled, :disabled_reason, :failing_since, :previous_secret_until, :created_at, :updated_at
+
+      # Builds one from the gateway's decoded JSON (a Hash with String keys).
+      def self.from_json(body)
+        new(
+          id: body["id"],
+          url: body["url"],
+          description: body["description"],
+          event_types: body["event_types"],
+          enabled: body["enabled"],
+          disabled_reason: body["disabled_reason"],
+          failing_since: body["failing_since"],
+          previous_secret_until: body["previous_secret_until"],
+          created_at: body["created_at"],
+          updated_at: body["updated_at"],
+          raw: body
+        )
+      end
+    end
+
+    # WebhookDelivery: What the API answers as WebhookDelivery.
+    class WebhookDelivery < Model
+      SCHEMA = "WebhookDelivery"
+      FIELDS = %w[id event_id type status attempts last_status last_error last_latency_ms next_attempt_at delivered_at created_at].freeze
+      attr_reader :id, :event_id, :type, :status, :attempts, :last_status, :last_error, :last_latency_ms, :next_attempt_at, :delivered_at, :created_at
+
+      # Builds one from the gateway's decoded JSON (a Hash with String keys).
+      def self.from_json(body)
+        new(
+          id: body["id"],
+          event_id: body["event_id"],
+          type: body["type"],
+          status: body["status"],
+          attempts: body["attempts"],
+          last_status: body["last_status"],
+          last_error: body["last_error"],
+          last_latency_ms: body["last_latency_ms"],
+          next_attempt_at: body["next_attempt_at"],
+          delivered_at: body["delivered_at"],
+          created_at: body["created_at"],
+          raw: body
+        )
+      end
+    end
+
+    # AlertSettings: What the API answers as AlertSettings.
+    class AlertSettings < Model
+      SCHEMA = "AlertSettings"
+      FIELDS = %w[usage_thresholds error_rate_percent].freeze
+      attr_reader :usage_thresholds, :error_rate_percent
+
+      # Builds one from the gateway's decoded JSON (a Hash with String keys).
+      def self.from_json(body)
+        new(
+          usage_thresholds: body["usage_thresholds"],
+          error_rate_percent: body["error_rate_percent"],
+          raw: body
+        )
+      end
+    end
+
     # AgentTool: What the API answers as AgentTool.
     class AgentTool < Model
       SCHEMA = "AgentTool"

@@ -124,3 +124,4 @@ end
 
 # The rest of the API (account, marketplace, an owner's connections …) reopens Client.
 require_relative "resources"
+require_relative "webhook"

@@ -12,6 +12,10 @@ module Quarry
     def account = @account ||= AccountResource.new(@transport)
     # Pay as you Go: the budget of a period (BudgetResource).
     def budget = @budget ||= BudgetResource.new(@transport)
+    # Webhook endpoints: signed events out, their delivery log (WebhooksResource).
+    def webhooks = @webhooks ||= WebhooksResource.new(@transport)
+    # The account's alert thresholds (AlertsResource).
+    def alerts = @alerts ||= AlertsResource.new(@transport)
     # The account's agent tools: what its agents may call on /mcp (ToolsResource).
     def tools = @tools ||= ToolsResource.new(@transport)
     # The account's MCP settings: the default price limit of a tool call (McpResource).
@@ -88,6 +92,67 @@ module Quarry
     # Sets the budget in USD (whole cents; at most the operator's cap).
     def set(budget_usd:)
       Models::Budget.from_json(@transport.send_request("PUT", "/v1/account/budget", body: { budget_usd: budget_usd }))
+    end
+  end
+
+  # The account's webhook endpoints (Client#webhooks; needs the account scope): signed events out
+  # (docs/webhooks.md). Check deliveries with Quarry::Webhook.verify.
+  class WebhooksResource < Resource
+    # Adds an endpoint (Models::IssuedWebhookEndpoint); its secret (whsec_…) is shown this once.
+    # No +event_types+: every type.
+    def create(url:, description: nil, event_types: nil)
+      body = { url: url, description: description, event_types: event_types }.compact
+      Models::IssuedWebhookEndpoint.from_json(@transport.send_request("POST", "/v1/webhooks", body: body, idempotent: false))
+    end
+
+    # The account's endpoints (Array of Models::WebhookEndpoint; never a secret).
+    def list = @transport.send_request("GET", "/v1/webhooks")["endpoints"].map { |e| Models::WebhookEndpoint.from_json(e) }
+
+    # One endpoint.
+    def get(id) = Models::WebhookEndpoint.from_json(@transport.send_request("GET", "/v1/webhooks/#{segment(id)}")["endpoint"])
+
+    # Changes the given fields; +enabled: true+ re-enables an endpoint the gateway disabled.
+    def update(id, url: nil, description: nil, event_types: nil, enabled: nil)
+      body = { url: url, description: description, event_types: event_types, enabled: enabled }.compact
+      Models::WebhookEndpoint.from_json(@transport.send_request("PATCH", "/v1/webhooks/#{segment(id)}", body: body)["endpoint"])
+    end
+
+    # Deletes an endpoint; its pending deliveries are dropped.
+    def delete(id) = Models::WebhookEndpoint.from_json(@transport.send_request("DELETE", "/v1/webhooks/#{segment(id)}")["endpoint"])
+
+    # A new secret (shown once); the old one keeps signing for +overlap_hours+ (default 24).
+    def rotate_secret(id, overlap_hours: nil)
+      body = { overlap_hours: overlap_hours }.compact
+      Models::IssuedWebhookEndpoint.from_json(
+        @transport.send_request("POST", "/v1/webhooks/#{segment(id)}/rotate-secret", body: body, idempotent: false)
+      )
+    end
+
+    # Sends a webhook.test event to the endpoint; its event id (the webhook-id).
+    def test(id) = @transport.send_request("POST", "/v1/webhooks/#{segment(id)}/test", idempotent: false)["event_id"]
+
+    # The endpoint's delivery log, newest first (Array of Models::WebhookDelivery).
+    def deliveries(id, limit: nil)
+      @transport.send_request("GET", "/v1/webhooks/#{segment(id)}/deliveries", query: { limit: limit })["deliveries"]
+                .map { |d| Models::WebhookDelivery.from_json(d) }
+    end
+
+    # Sends a finished delivery again, with the same webhook-id.
+    def replay(id, delivery_id)
+      path = "/v1/webhooks/#{segment(id)}/deliveries/#{segment(delivery_id)}/replay"
+      Models::WebhookDelivery.from_json(@transport.send_request("POST", path)["delivery"])
+    end
+  end
+
+  # The account's alert thresholds (Client#alerts; needs the account scope).
+  class AlertsResource < Resource
+    # The usage thresholds (percent) and the analytic error rate (Models::AlertSettings).
+    def get = Models::AlertSettings.from_json(@transport.send_request("GET", "/v1/account/alerts")["alerts"])
+
+    # Sets both (thresholds 1–100, at most 10; error rate 1–100).
+    def set(usage_thresholds:, error_rate_percent:)
+      body = { usage_thresholds: usage_thresholds, error_rate_percent: error_rate_percent }
+      Models::AlertSettings.from_json(@transport.send_request("PUT", "/v1/account/alerts", body: body)["alerts"])
     end
   end
 
