@@ -40,6 +40,13 @@ export interface BenchWorld {
   readonly lookupSql: string;
   /** The aggregate's SQL with `$1` (scenario c heavy). */
   readonly revenueSql: string;
+  /**
+   * The `application_name` of the gateway's store sessions and of its warehouse sessions: the
+   * bench finds their backends in `pg_stat_activity` and reads their own CPU (other work on the
+   * same PostgreSQL then does not count).
+   */
+  readonly storeApp: string;
+  readonly warehouseApp: string;
   /** Drops both schemas. */
   drop(): Promise<void>;
 }
@@ -55,10 +62,22 @@ export async function withPg<T>(url: string, fn: (client: pg.Client) => Promise<
   }
 }
 
-function withSearchPath(url: string, schema: string): string {
+function withSearchPath(url: string, schema: string, applicationName?: string): string {
   const parsed = new URL(url);
   parsed.searchParams.set('options', `-c search_path=${schema}`);
+  if (applicationName !== undefined) parsed.searchParams.set('application_name', applicationName);
   return parsed.toString();
+}
+
+/** The backend pids of the sessions named `applicationName` right now. */
+export async function backendPids(pgUrl: string, applicationName: string): Promise<number[]> {
+  return withPg(pgUrl, async (c) =>
+    (
+      await c.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE application_name = $1', [
+        applicationName,
+      ])
+    ).rows.map((r) => r.pid),
+  );
 }
 
 /** Creates the schemas and fills the warehouse tables. */
@@ -93,7 +112,9 @@ export async function createBenchWorld(pgUrl: string): Promise<BenchWorld> {
   return {
     id,
     pgUrl,
-    storeUrl: withSearchPath(pgUrl, store),
+    storeUrl: withSearchPath(pgUrl, store, `qb_store_${id}`),
+    storeApp: `qb_store_${id}`,
+    warehouseApp: `qb_wh_${id}`,
     warehouseSchema: wh,
     channel: `quarry_bench_${id}`,
     lookupSql: `SELECT id, name, score FROM ${wh}.kv WHERE id = $1`,
@@ -195,7 +216,7 @@ export async function provision(base: string, world: BenchWorld, coalesceQueryMs
     {
       name: 'bench',
       type: 'postgres',
-      config: postgresConnectionConfig(url),
+      config: { ...postgresConnectionConfig(url), applicationName: world.warehouseApp },
     },
     key,
   );

@@ -10,12 +10,20 @@ import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { ANALYTICS, createBenchWorld, gatewayEnv, KV_ROWS, provision, SALES_YEAR } from './bench-world.js';
+import {
+  ANALYTICS,
+  backendPids,
+  createBenchWorld,
+  gatewayEnv,
+  KV_ROWS,
+  provision,
+  SALES_YEAR,
+} from './bench-world.js';
 import { type HttpTarget, runHttpWindow } from './http-load.js';
 import { mcpToolCall } from './mcp-bench.js';
 import { soakMemory } from './memory-soak.js';
 import { runPgWindow } from './pg-load.js';
-import { postgresCpuSeconds, processCpuSeconds } from './proc-cpu.js';
+import { pidsCpuSeconds, postgresCpuSeconds, processCpuSeconds } from './proc-cpu.js';
 import { mib, readProcessMemory } from './proc-memory.js';
 import { canPin, pinSelf, startService } from './service-process.js';
 
@@ -255,12 +263,23 @@ async function main(): Promise<void> {
       const perRequest = bodyFor === undefined ? {} : { bodyFor };
       await runHttpWindow(target, { connections, seconds: 2, ...perRequest });
       const writesBefore = bare === undefined ? await usageWrites(gateway.url) : undefined;
-      const before = { gw: processCpuSeconds(server.pid), pg: postgresCpuSeconds(), me: process.cpuUsage() };
+      // The gateway's own PostgreSQL sessions (its store pool, its warehouse pool), by name.
+      const storePids = await backendPids(pgUrl, world.storeApp);
+      const warehousePids = await backendPids(pgUrl, world.warehouseApp);
+      const before = {
+        gw: processCpuSeconds(server.pid),
+        pg: postgresCpuSeconds(),
+        store: pidsCpuSeconds(storePids),
+        warehouse: pidsCpuSeconds(warehousePids),
+        me: process.cpuUsage(),
+      };
       const fromUs = monotonicUs();
       const load = await runHttpWindow(target, { connections, seconds, ...perRequest });
       window = { fromUs, toUs: monotonicUs(), requests: load.window.requests };
       const me = process.cpuUsage(before.me);
       const gw = processCpuSeconds(server.pid) - before.gw;
+      const storeCpu = pidsCpuSeconds(storePids) - before.store;
+      const warehouseCpu = pidsCpuSeconds(warehousePids) - before.warehouse;
       await bare?.stop();
       const pgCpu = postgresCpuSeconds() - before.pg;
       const writesAfter = writesBefore === undefined ? undefined : await usageWrites(gateway.url);
@@ -271,6 +290,18 @@ async function main(): Promise<void> {
       console.log(
         `CPU per request: gateway ${per(gw)} µs (${((100 * gw) / seconds).toFixed(0)}% of a core), postgres ${per(pgCpu)} µs (${((100 * pgCpu) / seconds).toFixed(0)}%), load generator ${per((me.user + me.system) / 1e6)} µs`,
       );
+      if (bare === undefined) {
+        const events =
+          writesBefore === undefined || writesAfter === undefined
+            ? 0
+            : Object.keys(writesAfter).reduce(
+                (sum, kind) => sum + (writesAfter[kind]?.items ?? 0) - (writesBefore[kind]?.items ?? 0),
+                0,
+              );
+        console.log(
+          `PostgreSQL, this gateway's sessions only: store ${per(storeCpu)} µs/req (${storePids.length} sessions; ${events > 0 ? ((storeCpu * 1e6) / events).toFixed(1) : '-'} µs per usage write item), warehouse ${per(warehouseCpu)} µs/req (${warehousePids.length} sessions); every other postgres process ${per(pgCpu - storeCpu - warehouseCpu)} µs/req`,
+        );
+      }
       if (writesBefore !== undefined && writesAfter !== undefined) {
         for (const kind of Object.keys(writesAfter)) {
           const [a, b] = [writesBefore[kind] ?? { writes: 0, items: 0, seconds: 0 }, writesAfter[kind]];
