@@ -5,6 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { gatewayHeapFlags } from '../../scripts/gateway-heap-flags.mjs';
+import { processCpuSeconds } from './proc-cpu.js';
 
 /** Rows of the keyed-lookup table. */
 export const KV_ROWS = 10_000;
@@ -67,6 +68,22 @@ function withSearchPath(url: string, schema: string, applicationName?: string): 
   parsed.searchParams.set('options', `-c search_path=${schema}`);
   if (applicationName !== undefined) parsed.searchParams.set('application_name', applicationName);
   return parsed.toString();
+}
+
+/**
+ * Starts the CPU clock of the backends of the sessions named `apps`: read again at the end, a
+ * backend alive then counts from its start-of-window reading (or from zero, if it connected
+ * during the window: pools close idle sessions and open new ones). One that ended within the
+ * window is not counted.
+ */
+export async function sessionsCpu(pgUrl: string, apps: readonly string[]): Promise<() => Promise<number>> {
+  const pidsNow = async () => (await Promise.all(apps.map((app) => backendPids(pgUrl, app)))).flat();
+  const before = new Map((await pidsNow()).map((pid) => [pid, processCpuSeconds(pid)]));
+  return async () => {
+    let seconds = 0;
+    for (const pid of await pidsNow()) seconds += processCpuSeconds(pid) - (before.get(pid) ?? 0);
+    return seconds;
+  };
 }
 
 /** The backend pids of the sessions named `applicationName` right now. */

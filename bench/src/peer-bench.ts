@@ -19,14 +19,13 @@ import { join } from 'node:path';
 import {
   ANALYTICS,
   type BenchWorld,
-  backendPids,
   createBenchWorld,
   gatewayEnv,
   provision,
+  sessionsCpu,
 } from './bench-world.js';
 import { type HttpTarget, runHttpWindow } from './http-load.js';
 import { median } from './latency-stats.js';
-import { pidsCpuSeconds } from './proc-cpu.js';
 import { canPin, pinSelf, REPO_ROOT, type ServiceProcess, startService } from './service-process.js';
 
 interface Side {
@@ -58,11 +57,17 @@ function flag(argv: readonly string[], name: string, fallback: string): string {
   return i >= 0 && argv[i + 1] !== undefined ? (argv[i + 1] as string) : fallback;
 }
 
-async function measure(side: Side, round: number, connections: number, seconds: number, pgUrl: string) {
-  const pids = side.pgApp === undefined ? [] : await backendPids(pgUrl, side.pgApp);
-  const ownBefore = pidsCpuSeconds(pids);
+async function measure(
+  side: Side,
+  round: number,
+  connections: number,
+  seconds: number,
+  pgUrl: string,
+  pgApps: readonly string[],
+) {
+  const ownCpu = await sessionsCpu(pgUrl, pgApps);
   const load = await runHttpWindow(side.target, { connections, seconds, serverPid: side.process.pid });
-  const own = pidsCpuSeconds(pids) - ownBefore;
+  const own = await ownCpu();
   const w = load.window;
   const per = (coresOrSeconds: number, isCores: boolean) =>
     w.requests === 0
@@ -190,15 +195,9 @@ async function main(): Promise<void> {
       console.log(header);
       for (let round = 1; round <= rounds; round++) {
         for (const side of sides) {
-          let m: Measured;
-          if (side.name === 'quarry') {
-            // Its PostgreSQL sessions: the store's and the warehouse's pools, together.
-            const pids = (await Promise.all(quarryApps.map((app) => backendPids(pgUrl, app)))).flat();
-            const before = pidsCpuSeconds(pids);
-            const base = await measure(side, round, connections, seconds, pgUrl);
-            const requests = base.reqPerSec * seconds;
-            m = { ...base, ownPostgres: ((pidsCpuSeconds(pids) - before) * 1e6) / requests };
-          } else m = await measure(side, round, connections, seconds, pgUrl);
+          // Quarry's PostgreSQL sessions: the store's and the warehouse's pools, together.
+          const apps = side.name === 'quarry' ? quarryApps : side.pgApp === undefined ? [] : [side.pgApp];
+          const m = await measure(side, round, connections, seconds, pgUrl, apps);
           results.push(m);
           const f = (n: number, width: number, digits = 1) =>
             (Number.isNaN(n) ? '—' : n.toFixed(digits)).padStart(width);

@@ -52,13 +52,6 @@ export function postgresCpuSeconds(): number {
   return ticks / CLOCK_TICKS;
 }
 
-/** utime + stime of the processes `pids`, in seconds (one that has exited counts 0). */
-export function pidsCpuSeconds(pids: readonly number[]): number {
-  let seconds = 0;
-  for (const pid of pids) seconds += processCpuSeconds(pid);
-  return seconds;
-}
-
 /** CPU of the server under test and of PostgreSQL over one window, in cores (1 = one full core). */
 export interface ServerCpu {
   readonly serverCpu: number;
