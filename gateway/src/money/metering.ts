@@ -135,9 +135,9 @@ export function createMetering(options: MeteringOptions): Metering {
   const clock = createPeriodClock();
   // Several reserve batches in flight: the store decides most of them optimistically, locking an
   // account's counter only for its final bump, so batches of one account overlap. But a second
-  // write only once many calls wait: PostgreSQL spends ~0.5 ms of CPU per batch whatever its
+  // write only once many calls wait: most of PostgreSQL's CPU for a batch does not grow with its
   // size (the transaction, its commit, each statement's start), so two half batches cost it
-  // more per call than one (bench/README.md, "The store's share").
+  // more per call than one (bench/README.md, "Figures behind choices in the code").
   const reserves = createGroupCommit<ReserveRequest, ReserveResult>({
     write: (items) => usage.reserveMany(items),
     maxBatch: options.maxBatch,
