@@ -16,6 +16,7 @@
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import {
   ANALYTICS,
   type BenchWorld,
@@ -37,7 +38,7 @@ interface Side {
   readonly pgApp: string | undefined;
 }
 
-interface Measured {
+export interface Measured {
   readonly side: Side['name'];
   readonly round: number;
   readonly reqPerSec: number;
@@ -170,14 +171,31 @@ async function startSides(world: BenchWorld, dir: string, pinned: boolean): Prom
   }
 }
 
-async function main(): Promise<void> {
-  const argv = process.argv.slice(2);
-  const rounds = Number(flag(argv, '--rounds', '3'));
-  const seconds = Number(flag(argv, '--seconds', '5'));
-  const warmup = Number(flag(argv, '--warmup', '2'));
-  const connections = Number(flag(argv, '--connections', '64'));
-  const pgUrl = process.env.QUARRY_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-  const unpin = canPin(1) ? pinSelf(0) : undefined;
+/** What a run is asked to do. */
+export interface PeerBenchOptions {
+  readonly rounds: number;
+  readonly seconds: number;
+  readonly warmup: number;
+  readonly connections: number;
+  readonly pgUrl: string;
+  /** Pin the servers to CPU 1 and this process to CPU 0, when taskset can. */
+  readonly pin: boolean;
+}
+
+/** Every window measured, and the paired ratios per round; the JSON's path. */
+export interface PeerBenchResult {
+  readonly results: readonly Measured[];
+  readonly pairs: readonly {
+    readonly quarryOverBareCpu: number;
+    readonly quarryOverPeerReqs: number;
+    readonly quarryOverPeerCpu: number;
+  }[];
+  readonly file: string;
+}
+
+export async function runPeerBench(options: PeerBenchOptions): Promise<PeerBenchResult> {
+  const { rounds, seconds, warmup, connections, pgUrl } = options;
+  const unpin = options.pin && canPin(1) ? pinSelf(0) : undefined;
   const dir = await mkdtemp(join(tmpdir(), 'quarry-peer-'));
   const world = await createBenchWorld(pgUrl);
   try {
@@ -185,10 +203,11 @@ async function main(): Promise<void> {
     // The gateway's own sessions are two pools: its store's and the warehouse connection's.
     const quarryApps = [world.storeApp, world.warehouseApp];
     try {
-      for (const side of sides) await runHttpWindow(side.target, { connections, seconds: warmup });
+      if (warmup > 0)
+        for (const side of sides) await runHttpWindow(side.target, { connections, seconds: warmup });
       const results: Measured[] = [];
       console.log(
-        `peer bench: ${connections} connections, ${rounds} rounds × ${seconds} s windows (bare, quarry, peer), servers on CPU 1, autocannon on CPU 0`,
+        `peer bench: ${connections} connections, ${rounds} rounds × ${seconds} s windows (bare, quarry, peer), ${unpin === undefined ? 'not pinned' : 'servers on CPU 1, autocannon on CPU 0'}`,
       );
       const header =
         'round  side    req/s  p50 ms  p99 ms  fails  steal  server µs/req  own pg µs/req  all pg µs/req  loadgen µs/req';
@@ -249,6 +268,7 @@ async function main(): Promise<void> {
       const file = join(out, `peer-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
       await writeFile(file, JSON.stringify({ connections, rounds, seconds, results, pairs }, null, 2));
       console.log(`\n${file}`);
+      return { results, pairs, file };
     } finally {
       await Promise.all(sides.map((s) => s.process.stop()));
     }
@@ -259,7 +279,17 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((error: unknown) => {
-  console.error(error);
-  process.exitCode = 1;
-});
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const argv = process.argv.slice(2);
+  runPeerBench({
+    rounds: Number(flag(argv, '--rounds', '3')),
+    seconds: Number(flag(argv, '--seconds', '5')),
+    warmup: Number(flag(argv, '--warmup', '2')),
+    connections: Number(flag(argv, '--connections', '64')),
+    pgUrl: process.env.QUARRY_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test',
+    pin: true,
+  }).catch((error: unknown) => {
+    console.error(error);
+    process.exitCode = 1;
+  });
+}
