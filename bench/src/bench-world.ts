@@ -5,6 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { gatewayHeapFlags } from '../../scripts/gateway-heap-flags.mjs';
+import { processCpuSeconds } from './proc-cpu.js';
 
 /** Rows of the keyed-lookup table. */
 export const KV_ROWS = 10_000;
@@ -40,6 +41,13 @@ export interface BenchWorld {
   readonly lookupSql: string;
   /** The aggregate's SQL with `$1` (scenario c heavy). */
   readonly revenueSql: string;
+  /**
+   * The `application_name` of the gateway's store sessions and of its warehouse sessions: the
+   * bench finds their backends in `pg_stat_activity` and reads their own CPU (other work on the
+   * same PostgreSQL then does not count).
+   */
+  readonly storeApp: string;
+  readonly warehouseApp: string;
   /** Drops both schemas. */
   drop(): Promise<void>;
 }
@@ -55,10 +63,38 @@ export async function withPg<T>(url: string, fn: (client: pg.Client) => Promise<
   }
 }
 
-function withSearchPath(url: string, schema: string): string {
+function withSearchPath(url: string, schema: string, applicationName?: string): string {
   const parsed = new URL(url);
   parsed.searchParams.set('options', `-c search_path=${schema}`);
+  if (applicationName !== undefined) parsed.searchParams.set('application_name', applicationName);
   return parsed.toString();
+}
+
+/**
+ * Starts the CPU clock of the backends of the sessions named `apps`: read again at the end, a
+ * backend alive then counts from its start-of-window reading (or from zero, if it connected
+ * during the window: pools close idle sessions and open new ones). One that ended within the
+ * window is not counted.
+ */
+export async function sessionsCpu(pgUrl: string, apps: readonly string[]): Promise<() => Promise<number>> {
+  const pidsNow = async () => (await Promise.all(apps.map((app) => backendPids(pgUrl, app)))).flat();
+  const before = new Map((await pidsNow()).map((pid) => [pid, processCpuSeconds(pid)]));
+  return async () => {
+    let seconds = 0;
+    for (const pid of await pidsNow()) seconds += processCpuSeconds(pid) - (before.get(pid) ?? 0);
+    return seconds;
+  };
+}
+
+/** The backend pids of the sessions named `applicationName` right now. */
+export async function backendPids(pgUrl: string, applicationName: string): Promise<number[]> {
+  return withPg(pgUrl, async (c) =>
+    (
+      await c.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE application_name = $1', [
+        applicationName,
+      ])
+    ).rows.map((r) => r.pid),
+  );
 }
 
 /** Creates the schemas and fills the warehouse tables. */
@@ -93,7 +129,9 @@ export async function createBenchWorld(pgUrl: string): Promise<BenchWorld> {
   return {
     id,
     pgUrl,
-    storeUrl: withSearchPath(pgUrl, store),
+    storeUrl: withSearchPath(pgUrl, store, `qb_store_${id}`),
+    storeApp: `qb_store_${id}`,
+    warehouseApp: `qb_wh_${id}`,
     warehouseSchema: wh,
     channel: `quarry_bench_${id}`,
     lookupSql: `SELECT id, name, score FROM ${wh}.kv WHERE id = $1`,
@@ -195,7 +233,7 @@ export async function provision(base: string, world: BenchWorld, coalesceQueryMs
     {
       name: 'bench',
       type: 'postgres',
-      config: postgresConnectionConfig(url),
+      config: { ...postgresConnectionConfig(url), applicationName: world.warehouseApp },
     },
     key,
   );

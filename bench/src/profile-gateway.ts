@@ -4,13 +4,22 @@
 // divided by the requests served, so a change to the hot path shows as µs of CPU per request
 // rather than as a throughput figure that moves ±20% with the machine. With `--cpu-prof` the
 // gateway also writes a V8 CPU profile, summarised here by self time per function.
-// Run: npm run bench:profile -w @quarry/bench -- [--scenario hit|mcp-hit|cheap|heavy] [--seconds N] [--cpu-prof]
+// Run: npm run bench:profile -w @quarry/bench -- [--scenario hit|mcp-hit|cheap|heavy] [--get] [--seconds N] [--cpu-prof]
 import { readFileSync } from 'node:fs';
 import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { ANALYTICS, createBenchWorld, gatewayEnv, KV_ROWS, provision, SALES_YEAR } from './bench-world.js';
+import {
+  ANALYTICS,
+  backendPids,
+  createBenchWorld,
+  gatewayEnv,
+  KV_ROWS,
+  provision,
+  SALES_YEAR,
+  sessionsCpu,
+} from './bench-world.js';
 import { type HttpTarget, runHttpWindow } from './http-load.js';
 import { mcpToolCall } from './mcp-bench.js';
 import { soakMemory } from './memory-soak.js';
@@ -53,6 +62,34 @@ interface ProfileNode {
 }
 
 /** Self time per function of a .cpuprofile, largest first. */
+/** Parts of a request's path, by where a frame's code lives; first match wins. */
+const PARTS: readonly (readonly [RegExp, string])[] = [
+  [/connectors\/postgres\//, 'warehouse: Postgres connector (its wire messages, row parsing)'],
+  [
+    /sdk-connector\/|cockatiel|gateway\/src\/connections\//,
+    'warehouse: connector runtime (pool, deadline, breaker)',
+  ],
+  [/gateway\/src\/money\//, 'metering and group commit (JS)'],
+  [
+    /\/(pg|pg-protocol|pg-pool|pg-types)\/|gateway\/src\/store\//,
+    'pg driver (store batches; warehouse wire)',
+  ],
+  [/prom-client|gateway\/src\/observability\//, 'metrics and access log'],
+  [/gateway\/src\/cache\//, 'result cache, ETag'],
+  [/gateway\/src\/(auth|rate-limit|security)\//, 'auth and rate limit'],
+  [/gateway\/src\/(query|catalog|validation|errors)\//, 'query module (decide, pipeline, answer, headers)'],
+  [/gateway\/src\/(adapters|http|mcp)\//, 'fast-path adapter'],
+  [/^node:_http_/, 'node:http (parse, headers, write)'],
+];
+
+function partOf(functionName: string, url: string): string | undefined {
+  if (functionName === '(idle)') return '(idle)';
+  if (functionName === '(garbage collector)') return 'garbage collector';
+  if (functionName === '(program)') return '(program: V8 and native, unattributed)';
+  for (const [pattern, part] of PARTS) if (pattern.test(url)) return part;
+  return undefined;
+}
+
 /** The measured window on CLOCK_MONOTONIC, in µs (V8's profile clock), and its requests. */
 interface ProfileWindow {
   readonly fromUs: number;
@@ -84,6 +121,7 @@ function summariseProfile(file: string, top: number, window: ProfileWindow): str
   };
   const self = new Map<string, number>();
   const inclusive = new Map<string, number>();
+  const parts = new Map<string, number>();
   let total = 0;
   let at = profile.startTime;
   for (let i = 0; i < profile.samples.length; i++) {
@@ -96,10 +134,15 @@ function summariseProfile(file: string, top: number, window: ProfileWindow): str
     self.set(label, (self.get(label) ?? 0) + dt);
     total += dt;
     const onStack = new Set<string>();
+    let part: string | undefined;
     for (let up: number | undefined = id; up !== undefined; up = parent.get(up)) {
       const n = byId.get(up);
-      if (n !== undefined) onStack.add(labelOf(n));
+      if (n === undefined) continue;
+      onStack.add(labelOf(n));
+      part ??= partOf(n.callFrame.functionName, n.callFrame.url);
     }
+    const where = part ?? 'other node internals (streams, sockets, timers, promise jobs)';
+    parts.set(where, (parts.get(where) ?? 0) + dt);
     for (const l of onStack) inclusive.set(l, (inclusive.get(l) ?? 0) + dt);
   }
   const table = (m: Map<string, number>) =>
@@ -111,7 +154,7 @@ function summariseProfile(file: string, top: number, window: ProfileWindow): str
           `${(us / window.requests).toFixed(1).padStart(7)} µs ${((100 * us) / total).toFixed(1).padStart(5)}%  ${label}`,
       )
       .join('\n');
-  return `self (per request, share of the window):\n${table(self)}\ninclusive:\n${table(inclusive)}`;
+  return `by part (each sample given to the nearest frame on its stack that names a part):\n${table(parts)}\nself (per request, share of the window):\n${table(self)}\ninclusive:\n${table(inclusive)}`;
 }
 
 async function main(): Promise<void> {
@@ -158,6 +201,17 @@ async function main(): Promise<void> {
         headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
         body: JSON.stringify({ source, params }),
       };
+      // `--get`: the same call as GET /v1/analytics/{name}?… (issue 35: GET on the fast path too).
+      if (argv.includes('--get')) {
+        const query = new URLSearchParams(
+          Object.entries(params).map(([k, v]): [string, string] => [k, String(v)]),
+        );
+        target = {
+          url: `${gateway.url}/v1/analytics/${source}?${query}`,
+          method: 'GET',
+          headers: { authorization: `Bearer ${key}` },
+        };
+      }
       // A tools/call of the same analytic over /mcp (issue 22): the cache hit's MCP cost.
       let bodyFor: ((i: number) => string) | undefined;
       if (scenario === 'mcp-hit') ({ target, bodyFor } = await mcpToolCall(gateway.url, key, source, params));
@@ -166,9 +220,9 @@ async function main(): Promise<void> {
       if (argv.includes('--bare')) {
         // The same request against bare node:http answering the gateway's bytes (scenario a).
         const answer = await fetch(target.url, {
-          method: 'POST',
+          method: target.method,
           headers: target.headers,
-          body: target.body ?? '',
+          ...(target.method === 'POST' ? { body: target.body ?? '' } : {}),
         });
         const bodyFile = join(dir, 'answer.json');
         await writeFile(bodyFile, Buffer.from(await answer.arrayBuffer()));
@@ -255,12 +309,19 @@ async function main(): Promise<void> {
       const perRequest = bodyFor === undefined ? {} : { bodyFor };
       await runHttpWindow(target, { connections, seconds: 2, ...perRequest });
       const writesBefore = bare === undefined ? await usageWrites(gateway.url) : undefined;
+      // The gateway's own PostgreSQL sessions (its store pool, its warehouse pool), by name.
+      const storeClock = await sessionsCpu(pgUrl, [world.storeApp]);
+      const warehouseClock = await sessionsCpu(pgUrl, [world.warehouseApp]);
       const before = { gw: processCpuSeconds(server.pid), pg: postgresCpuSeconds(), me: process.cpuUsage() };
       const fromUs = monotonicUs();
       const load = await runHttpWindow(target, { connections, seconds, ...perRequest });
       window = { fromUs, toUs: monotonicUs(), requests: load.window.requests };
       const me = process.cpuUsage(before.me);
       const gw = processCpuSeconds(server.pid) - before.gw;
+      const storeCpu = await storeClock();
+      const warehouseCpu = await warehouseClock();
+      const storeSessions = (await backendPids(pgUrl, world.storeApp)).length;
+      const warehouseSessions = (await backendPids(pgUrl, world.warehouseApp)).length;
       await bare?.stop();
       const pgCpu = postgresCpuSeconds() - before.pg;
       const writesAfter = writesBefore === undefined ? undefined : await usageWrites(gateway.url);
@@ -271,6 +332,18 @@ async function main(): Promise<void> {
       console.log(
         `CPU per request: gateway ${per(gw)} µs (${((100 * gw) / seconds).toFixed(0)}% of a core), postgres ${per(pgCpu)} µs (${((100 * pgCpu) / seconds).toFixed(0)}%), load generator ${per((me.user + me.system) / 1e6)} µs`,
       );
+      if (bare === undefined) {
+        const events =
+          writesBefore === undefined || writesAfter === undefined
+            ? 0
+            : Object.keys(writesAfter).reduce(
+                (sum, kind) => sum + (writesAfter[kind]?.items ?? 0) - (writesBefore[kind]?.items ?? 0),
+                0,
+              );
+        console.log(
+          `PostgreSQL, this gateway's sessions only: store ${per(storeCpu)} µs/req (${storeSessions} sessions at the end; ${events > 0 ? ((storeCpu * 1e6) / events).toFixed(1) : '-'} µs per usage write item), warehouse ${per(warehouseCpu)} µs/req (${warehouseSessions} sessions); every other postgres process ${per(pgCpu - storeCpu - warehouseCpu)} µs/req`,
+        );
+      }
       if (writesBefore !== undefined && writesAfter !== undefined) {
         for (const kind of Object.keys(writesAfter)) {
           const [a, b] = [writesBefore[kind] ?? { writes: 0, items: 0, seconds: 0 }, writesAfter[kind]];

@@ -331,3 +331,112 @@ describe('query fast path', () => {
     }
   });
 });
+
+async function get(base: string, path: string, headers: Record<string, string> = {}): Promise<Sent> {
+  const response = await fetch(`${base}${path}`, {
+    headers: { authorization: `Bearer ${alice.key}`, ...headers },
+  });
+  return {
+    status: response.status,
+    headers: Object.fromEntries(response.headers),
+    text: await response.text(),
+  };
+}
+
+describe('query fast path, GET /v1/analytics/{name}', () => {
+  const GARDEN_GET = '/v1/analytics/top-products?category=Garden&limit=4';
+
+  it('answers a cache hit exactly as the app does, metered and counted in the same series', async () => {
+    const miss = await get(slowUrl, GARDEN_GET);
+    expect(miss.status, miss.text).toBe(200);
+    const series = async () => {
+      const text = await (await fetch(`${slowUrl}/metrics`)).text();
+      const line = text
+        .split('\n')
+        .find(
+          (l) =>
+            l.startsWith('quarry_http_requests_total{') &&
+            l.includes('route="/v1/analytics/:name"') &&
+            l.includes('method="GET"') &&
+            l.includes('status="200"'),
+        );
+      return Number(line?.split(' ').pop() ?? 0);
+    };
+    const before = await counter();
+    const seen = await series();
+    const viaApp = await get(slowUrl, GARDEN_GET);
+    const viaFast = await get(fastUrl, GARDEN_GET);
+    expect(viaApp.headers['x-cache']).toBe('HIT');
+    expect(viaFast.status).toBe(viaApp.status);
+    expect(stable(viaFast.headers)).toEqual(stable(viaApp.headers));
+    expect(normalised(viaFast.text)).toEqual(normalised(viaApp.text));
+    expect(Number(viaFast.headers['content-length'])).toBe(Buffer.byteLength(viaFast.text));
+    expect(JSON.parse(viaFast.text).meta.request_id).toBe(viaFast.headers['x-request-id']);
+    expect(await counter()).toBe(before + 2);
+    expect(await series()).toBe(seen + 2);
+    // The same call as POST /v1/query's: the same cached answer.
+    const posted = await post(fastUrl, GARDEN);
+    expect(normalised(posted.text).results).toEqual(normalised(viaFast.text).results);
+  });
+
+  it('answers If-None-Match with the same 304', async () => {
+    const first = await get(fastUrl, GARDEN_GET);
+    const etag = first.headers.etag as string;
+    const viaApp = await get(slowUrl, GARDEN_GET, { 'if-none-match': etag });
+    const viaFast = await get(fastUrl, GARDEN_GET, { 'if-none-match': etag });
+    expect(viaApp.status).toBe(304);
+    expect(viaFast.status).toBe(304);
+    expect(stable(viaFast.headers)).toEqual(stable(viaApp.headers));
+  });
+
+  it('reads names and query strings as the app does, refusals included, and charges only what it serves', async () => {
+    const paths = [
+      '/v1/analytics/top-products?limit=3&category=Toys', // a miss
+      '/v1/analytics/top-products?category=Home+%26+Garden&limit=2', // `+` and escapes
+      '/v1/analytics/top-products?category=Garden&limit=4&limit=5', // repeated: an array for an integer
+      '/v1/analytics/top-products?category=Garden&limit=4&max_credits=1', // the price limit
+      '/v1/analytics/top-products?category=Garden&limit=4&max_credits=abc',
+      '/v1/analytics/top-products?category=Garden&limit=4&__proto__=1', // an unknown param, not a prototype
+      '/v1/analytics/top-products?category=Garden&limit=1000', // out of range
+      '/v1/analytics/top-products', // required params missing
+      '/v1/analytics/top-products?', // an empty query string
+      '/v1/analytics/no-such-analytic?x=1',
+      '/v1/analytics/top%2Dproducts?category=Garden&limit=4', // an escaped name: the app decodes it
+      '/v1/analytics/top-products/?category=Garden&limit=4', // no such route
+      '/v1/analytics/.?x=1',
+    ];
+    for (const path of paths) {
+      const before = await counter();
+      const viaFast = await get(fastUrl, path);
+      const charged = (await counter()) - before;
+      const viaApp = await get(slowUrl, path);
+      expect(viaFast.status, `${path}: ${viaFast.text}`).toBe(viaApp.status);
+      expect(charged, path).toBe(viaFast.status === 200 ? 1 : 0);
+      if (viaApp.headers['content-type']?.startsWith('application/json')) {
+        const a = normalised(viaFast.text);
+        const b = normalised(viaApp.text);
+        if (b.error) expect(a.error, path).toEqual(b.error);
+        else expect(a.results, path).toEqual(b.results);
+      }
+      expect(Object.keys(stable(viaFast.headers)).sort(), path).toEqual(
+        Object.keys(stable(viaApp.headers)).sort(),
+      );
+    }
+  });
+
+  it('refuses a missing key and HEAD as the app does, uncharged', async () => {
+    const before = await counter();
+    const anonymous = async (base: string) => {
+      const r = await fetch(`${base}${GARDEN_GET}`);
+      return { status: r.status, body: normalised(await r.text()) };
+    };
+    expect(await anonymous(fastUrl)).toEqual(await anonymous(slowUrl));
+    const head = await fetch(`${fastUrl}${GARDEN_GET}`, {
+      method: 'HEAD',
+      headers: { authorization: `Bearer ${alice.key}` },
+    });
+    expect(head.status).toBe(405);
+    expect(head.headers.get('allow')).toBe('GET');
+    expect(await counter()).toBe(before);
+  });
+});

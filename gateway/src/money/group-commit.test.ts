@@ -69,6 +69,37 @@ describe('group commit', () => {
     expect(writer.batches.flat().sort()).toEqual([0, 1, 2, 3, 4, 5, 6]);
   });
 
+  it('starts a write beside the one in flight only once overlapAt items wait', async () => {
+    const writer = gatedWriter();
+    const group = createGroupCommit<number, number>({
+      write: (items) => writer.write(items),
+      maxInFlight: 2,
+      overlapAt: 3,
+    });
+    const first = group.submit(0);
+    await turn();
+    expect(writer.batches).toEqual([[0]]);
+    // Two wait: below the threshold, they wait for the write in flight.
+    const few = [1, 2].map((i) => group.submit(i));
+    await turn();
+    expect(writer.batches).toEqual([[0]]);
+    // A third: now a second write starts beside the first, with all three.
+    const third = group.submit(3);
+    await turn();
+    expect(writer.batches).toEqual([[0], [1, 2, 3]]);
+    expect(writer.peak()).toBe(2);
+    writer.release();
+    expect(await Promise.all([first, ...few, third])).toEqual([0, 10, 20, 30]);
+    // Below the threshold again, the next items go as soon as nothing is in flight.
+    const later = [4, 5].map((i) => group.submit(i));
+    await turn();
+    expect(writer.batches).toEqual([[0], [1, 2, 3], [4, 5]]);
+    writer.release();
+    expect(await Promise.all(later)).toEqual([40, 50]);
+    await group.drain();
+    expect(group.stats()).toMatchObject({ items: 6, writes: 3, queued: 0 });
+  });
+
   it('rejects only the item whose outcome is an Error', async () => {
     const group = createGroupCommit<number, number>({
       write: async (items) => items.map((i) => (i === 2 ? new RangeError('two is refused') : i)),

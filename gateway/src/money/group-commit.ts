@@ -19,6 +19,13 @@ export interface GroupCommitOptions<I, O> {
   /** Writes in flight at once (default 1: batches of one kind queue behind each other). */
   readonly maxInFlight?: number;
   /**
+   * Items that must be waiting before a write starts beside one already in flight (default 1:
+   * as soon as anything waits). A store write has a large fixed cost per batch, so a second
+   * write started for a few items costs more than it saves: below this, they wait for the
+   * write in flight to finish and go in the next, larger batch.
+   */
+  readonly overlapAt?: number;
+  /**
    * Whether a batch that failed with `error` is retried item by item (default: always). Say no
    * for failures that are not any one item's fault (the store unreachable): retrying each item
    * alone would only fail each again, one store timeout after another.
@@ -56,6 +63,9 @@ interface Waiter<I, O> {
 export function createGroupCommit<I, O>(options: GroupCommitOptions<I, O>): GroupCommit<I, O> {
   const maxBatch = Math.max(1, options.maxBatch ?? 512);
   const maxInFlight = Math.max(1, options.maxInFlight ?? 1);
+  const overlapAt = Math.max(1, options.overlapAt ?? 1);
+  /** Whether a write may start now for the items waiting. */
+  const mayStart = () => inFlight === 0 || (inFlight < maxInFlight && queue.length >= overlapAt);
   let queue: Waiter<I, O>[] = [];
   let inFlight = 0;
   let scheduled = false;
@@ -95,7 +105,7 @@ export function createGroupCommit<I, O>(options: GroupCommitOptions<I, O>): Grou
 
   function pump(): void {
     scheduled = false;
-    while (inFlight < maxInFlight && queue.length > 0) {
+    while (queue.length > 0 && mayStart()) {
       const batch = queue.length <= maxBatch ? queue : queue.slice(0, maxBatch);
       queue = queue.length <= maxBatch ? [] : queue.slice(maxBatch);
       inFlight++;
@@ -116,9 +126,10 @@ export function createGroupCommit<I, O>(options: GroupCommitOptions<I, O>): Grou
       items++;
       return new Promise<O>((resolve, reject) => {
         queue.push({ item, resolve, reject });
-        // Busy: the running write's completion picks this item up. Idle: flush on the next turn,
-        // after every request of this I/O phase has queued its item.
-        if (inFlight < maxInFlight && !scheduled) {
+        // Busy: the running write's completion picks this item up. Idle (or enough waiting for
+        // another write beside it): flush on the next turn, after every request of this I/O
+        // phase has queued its item.
+        if (!scheduled && mayStart()) {
           scheduled = true;
           setImmediate(pump);
         }

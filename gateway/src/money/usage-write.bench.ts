@@ -1,0 +1,123 @@
+// PostgreSQL's CPU per durable usage event (run it by hand; it is not a test):
+//   npx tsx --conditions=@quarry/source gateway/src/money/usage-write.bench.ts [seconds] [sizes]
+// One writer sends batches of served calls (a cache hit's charge: reserved and final in one
+// write, the group commit's batch) through `usage.reserveMany`, one batch at a time, for each
+// batch size in `sizes` (default 1,4,16,32,64,128), alternating the sizes three times. The CPU
+// is the store session's own backend (found by its application_name in pg_stat_activity, read
+// from /proc), so other work on the same server does not count. Prints PostgreSQL CPU µs per
+// event and per batch, and the write's wall time. A fresh schema in QUARRY_TEST_PG_URL (default
+// postgres://postgres@127.0.0.1:5432/test), dropped at the end.
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import pg from 'pg';
+import { createSecretBox } from '../security/secret-box.js';
+import { createControlPlaneStore } from '../store/control-plane-store.js';
+import { migrate } from '../store/migrate.js';
+import { createPgClient } from '../store/pg-client.js';
+import { periodOf } from './billing-period.js';
+import { createMoneyStore } from './money-store.js';
+import type { ReserveRequest } from './usage-repository.js';
+
+const PG_URL = process.env.QUARRY_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const seconds = Number(process.argv[2] ?? 3);
+const sizes = (process.argv[3] ?? '1,4,16,32,64,128').split(',').map(Number);
+
+/** utime + stime of `pid` in seconds (USER_HZ 100). */
+function cpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(f[11]) + Number(f[12])) / 100;
+}
+
+async function main(): Promise<void> {
+  const schema = `quarry_usage_write_bench_${randomBytes(4).toString('hex')}`;
+  const app = `qb_${schema}`;
+  const admin = new pg.Client({ connectionString: PG_URL });
+  await admin.connect();
+  await admin.query(`CREATE SCHEMA ${schema}`);
+  const url = new URL(PG_URL);
+  // PROBE_OPTIONS / PROBE_SQL: settings and statements for a diagnostic variant (not the product's).
+  url.searchParams.set('options', `-c search_path=${schema} ${process.env.PROBE_OPTIONS ?? ''}`.trim());
+  url.searchParams.set('application_name', app);
+  // One connection: every batch runs on the one backend measured.
+  const sql = createPgClient(url.toString(), { max: 1 });
+  try {
+    await migrate(sql);
+    if (process.env.PROBE_SQL) await sql.exec(process.env.PROBE_SQL);
+    const store = {
+      ...createControlPlaneStore(sql, {
+        secretBox: createSecretBox({ keys: { k: randomBytes(32) }, current: 'k' }),
+      }),
+      ...createMoneyStore(sql),
+    };
+    const owner = await store.accounts.create({ email: `owner-${schema}@example.com`, name: 'owner' });
+    const caller = await store.accounts.create({ email: `caller-${schema}@example.com`, name: 'caller' });
+    const analytic = await store.analytics.create({
+      accountId: owner.id,
+      name: `bench-${schema}`,
+      definition: { sql: 'SELECT 1', params: {} },
+      visibility: 'public',
+    });
+    const period = periodOf(new Date());
+    let seq = 0;
+    const served = (): ReserveRequest => ({
+      requestId: `req_${process.pid.toString(16)}_${(seq++).toString(16).padStart(12, '0')}`,
+      accountId: caller.id,
+      keyId: 'key_bench',
+      period,
+      plan: 'free',
+      limit: 1_000_000_000,
+      budget: null,
+      creditValueMicroUsd: 0,
+      analyticId: analytic.id,
+      analyticName: analytic.name,
+      version: analytic.version,
+      ownerId: owner.id,
+      origin: 'free',
+      credits: 1,
+      served: { latencyMs: 1.5 },
+    });
+    // Warm the session (plans, the function's cache).
+    for (let i = 0; i < 50; i++) await store.usage.reserveMany(Array.from({ length: 8 }, served));
+    const [pid] = (
+      await admin.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE application_name = $1', [
+        app,
+      ])
+    ).rows.map((r) => r.pid);
+    if (pid === undefined) throw new Error('the store session was not found');
+    const results = new Map<number, { perEvent: number[]; perBatch: number[]; ms: number[] }>();
+    for (let round = 0; round < 3; round++) {
+      for (const size of sizes) {
+        const deadline = performance.now() + seconds * 1000;
+        let batches = 0;
+        const cpu0 = cpuSeconds(pid);
+        const t0 = performance.now();
+        while (performance.now() < deadline) {
+          const outcomes = await store.usage.reserveMany(Array.from({ length: size }, served));
+          for (const outcome of outcomes) if (outcome instanceof Error || !outcome.ok) throw outcome;
+          batches++;
+        }
+        const cpu = cpuSeconds(pid) - cpu0;
+        const r = results.get(size) ?? { perEvent: [], perBatch: [], ms: [] };
+        r.perEvent.push((cpu * 1e6) / (batches * size));
+        r.perBatch.push((cpu * 1e6) / batches);
+        r.ms.push((performance.now() - t0) / batches);
+        results.set(size, r);
+      }
+    }
+    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
+    console.log(`one writer, ${seconds} s windows, 3 rounds; medians (the store backend's own CPU):`);
+    console.log('batch  PG µs/event  PG µs/batch  write ms');
+    for (const [size, r] of results) {
+      console.log(
+        `${String(size).padStart(5)}  ${median(r.perEvent).toFixed(1).padStart(11)}  ${median(r.perBatch).toFixed(0).padStart(11)}  ${median(r.ms).toFixed(2).padStart(8)}`,
+      );
+    }
+  } finally {
+    await sql.close();
+    await admin.query(`DROP SCHEMA ${schema} CASCADE`);
+    await admin.end();
+  }
+}
+
+await main();
