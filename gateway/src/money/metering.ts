@@ -141,8 +141,14 @@ export interface CounterObservation {
 /** A batch the store could not take is no item's fault: its items fail together, not one by one. */
 const notStoreDown = (error: unknown) => !isStoreUnavailable(error);
 
-/** Calls waiting before a second reserve write starts beside one in flight. */
-const OVERLAP_AT = 128;
+/**
+ * Calls waiting before a second reserve write starts beside one in flight. 128 made batches
+ * larger and cut PostgreSQL's CPU per event by about a quarter, but on a saturated machine a
+ * cheap call's charge then waited for the write in flight and its latency doubled
+ * (bench/README.md, "Issue 35"); until a quiet store's figures decide it, a second write starts
+ * as soon as anything waits.
+ */
+const OVERLAP_AT = 1;
 
 /** Headroom below which calls reserve first, by default. */
 export const DEFAULT_RESERVE_MARGIN = 100;
@@ -153,10 +159,10 @@ export function createMetering(options: MeteringOptions): Metering {
   const { usage, plans } = options;
   const clock = createPeriodClock();
   // Several reserve batches in flight: the store decides most of them optimistically, locking an
-  // account's counter only for its final bump, so batches of one account overlap. But a second
-  // write only once many calls wait: most of PostgreSQL's CPU for a batch does not grow with its
-  // size (the transaction, its commit, each statement's start), so two half batches cost it
-  // more per call than one (bench/README.md, "Figures behind choices in the code").
+  // account's counter only for its final bump, so batches of one account overlap. Most of
+  // PostgreSQL's CPU for a batch does not grow with its size (the transaction, its commit, each
+  // statement's start), so two half batches cost it more per call than one; `OVERLAP_AT` is
+  // where that trade against latency is set (bench/README.md, "Issue 35").
   const reserves = createGroupCommit<ReserveRequest, ReserveResult>({
     write: (items) => usage.reserveMany(items),
     maxBatch: options.maxBatch,
