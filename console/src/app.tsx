@@ -1,7 +1,7 @@
 // The console's frame: navigation, who is signed in, and the page of the current route.
 import { type ReactNode, useEffect, useState } from 'react';
 import { messageOf } from './api.js';
-import { AccountPage, ForgotPasswordPage, ResetPasswordPage } from './pages/account.js';
+import { AccountDeletedPage, AccountPage, ForgotPasswordPage, ResetPasswordPage } from './pages/account.js';
 import { LogInPage, SignUpPage } from './pages/auth.js';
 import { CallsPage } from './pages/calls.js';
 import { KeysPage } from './pages/keys.js';
@@ -32,6 +32,8 @@ function Page({ route }: { readonly route: string[] }): ReactNode {
       return <KeysPage />;
     case 'account':
       return <AccountPage />;
+    case 'deleted':
+      return <AccountDeletedPage />;
     case 'forgot':
       return <ForgotPasswordPage />;
     case 'reset':
@@ -65,6 +67,7 @@ const TITLES: Readonly<Record<string, string>> = {
   studio: 'Studio',
   statements: 'Statements',
   account: 'Account',
+  deleted: 'Account deleted',
   forgot: 'Forgot your password',
   reset: 'Set a new password',
 };

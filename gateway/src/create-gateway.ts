@@ -467,6 +467,13 @@ export async function createGateway(
       resultCache,
       tryTokens,
       oauth,
+      onAccountClosed: (closure) => {
+        auth.forgetAll();
+        catalog.invalidate();
+        previewListings.invalidate();
+        mcpTools.forget(closure.accountId);
+        mcp.toolsChanged();
+      },
       health: {
         stopping() {
           phase = 'stopping';

@@ -9,6 +9,7 @@ export const OPERATION_IDS: Readonly<Record<string, string>> = {
   'POST /v1/accounts': 'signUp',
   'GET /v1/account': 'getAccount',
   'PATCH /v1/account': 'updateAccount',
+  'DELETE /v1/account': 'deleteAccount',
   'POST /v1/password-resets': 'requestPasswordReset',
   'POST /v1/password-resets/confirm': 'resetPassword',
   'GET /v1/account/usage': 'getUsage',

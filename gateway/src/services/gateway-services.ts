@@ -29,6 +29,7 @@ import type { FailureThrottle } from '../rate-limit/failure-throttle.js';
 import type { PlanPolicies } from '../rate-limit/plan-policies.js';
 import type { RateLimiter } from '../rate-limit/rate-limiter.js';
 import type { PasswordHasher } from '../security/password-hash.js';
+import type { AccountClosure } from '../store/account-closure-repository.js';
 import type { ControlPlaneStore } from '../store/control-plane-store.js';
 import type { AccountService } from './account-service.js';
 import type { AnalyticsService } from './analytics-service.js';
@@ -115,4 +116,9 @@ export interface GatewayServices {
   readonly previewListings: PreviewListings;
   /** OAuth 2.0 client credentials: clients, signing keys, access tokens. */
   readonly oauth: OAuthServices;
+  /**
+   * Told when an account is deleted here: drops this instance's cached principals, analytics and
+   * listings at once (other instances learn it from the change log).
+   */
+  readonly onAccountClosed?: (closure: AccountClosure) => void;
 }
