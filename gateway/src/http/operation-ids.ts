@@ -89,6 +89,7 @@ export const OPERATION_IDS: Readonly<Record<string, string>> = {
   'GET /metrics': 'getMetrics',
   'GET /v1/openapi.json': 'getOpenApiDocument',
   'GET /docs': 'getApiDocs',
+  'GET /docs/swagger': 'getApiExplorer',
   'GET /': 'getConsole',
   'GET /assets/{file}': 'getConsoleAsset',
   'GET /docs/assets/{file}': 'getApiDocsAsset',
