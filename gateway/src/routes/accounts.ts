@@ -45,13 +45,9 @@ const AccountDeletionSchema = z
       .string()
       .max(254)
       .openapi({ description: "The account's email, typed back: nothing is deleted without it" }),
-    password: z
-      .string()
-      .max(PASSWORD_MAX_LENGTH)
-      .optional()
-      .openapi({
-        description: "The account's password: required when the account has one, whatever the credential",
-      }),
+    password: z.string().max(PASSWORD_MAX_LENGTH).optional().openapi({
+      description: "The account's password: required when the account has one, whatever the credential",
+    }),
   })
   .strict()
   .openapi('AccountDeletion');
@@ -71,12 +67,10 @@ const AccountDeletedSchema = z
     subscription_cancelled: z
       .boolean()
       .openapi({ description: 'A paid subscription ended at the payment provider' }),
-    unpaid_earnings_usd: z
-      .number()
-      .openapi({
-        description:
-          "The owner's earnings not paid out yet: paid at the next monthly close, whatever the minimum",
-      }),
+    unpaid_earnings_usd: z.number().openapi({
+      description:
+        "The owner's earnings not paid out yet: paid at the next monthly close, whatever the minimum",
+    }),
   })
   .openapi('AccountDeleted');
 
