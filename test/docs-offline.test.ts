@@ -1,7 +1,7 @@
-// /docs renders in a real browser with no network beyond the gateway itself: Swagger UI and its
-// assets come from the gateway (swagger-ui-dist), not a CDN, and run under the page's CSP with no
-// violation. Every request the page makes to another host is refused and recorded: there must be
-// none.
+// /docs (the reference the gateway renders) and /docs/swagger (Swagger UI) work in a real browser
+// with no network beyond the gateway itself: their assets come from the gateway (swagger-ui-dist
+// for the explorer), not a CDN, and run under the pages' CSP with no violation. Every request a
+// page makes to another host is refused and recorded: there must be none.
 import { randomBytes } from 'node:crypto';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -52,16 +52,31 @@ describe.runIf(up)('/docs with the network off (headless Chromium)', () => {
       if (message.type() === 'error') problems.push(message.text());
     });
     page.on('pageerror', (error) => problems.push(error.message));
-    const response = await page.goto(`${gateway.url}/docs`);
+    const doc = (await (await fetch(`${gateway.url}/v1/openapi.json`)).json()) as {
+      tags: { name: string }[];
+      paths: Record<string, Record<string, { tags?: string[] }>>;
+    };
+    // The reference: a section per group that has operations, in the document's order, the
+    // caller's first open.
+    const reference = await page.goto(`${gateway.url}/docs`);
+    expect(reference?.status()).toBe(200);
+    const used = new Set(
+      Object.values(doc.paths).flatMap((item) => Object.values(item).map((op) => op.tags?.[0])),
+    );
+    await expect
+      .poll(() =>
+        page.locator('section.group').evaluateAll((all) => all.map((s) => s.getAttribute('data-tag'))),
+      )
+      .toEqual(doc.tags.map((t) => t.name).filter((name) => used.has(name)));
+    await expect.poll(() => page.locator('section.group[data-tag="Query"] details.op[open]').count()).toBe(1);
+
+    const response = await page.goto(`${gateway.url}/docs/swagger`);
     expect(response?.status()).toBe(200);
     await page.locator('.swagger-ui .info .title').waitFor({ timeout: 30_000 });
     expect(await page.locator('.swagger-ui .info .title').textContent()).toContain('Quarry API');
     // Groups start collapsed but every one of the document's groups is listed; the first (Query)
     // is open with its operations.
     await page.locator('.opblock').first().waitFor();
-    const doc = (await (await fetch(`${gateway.url}/v1/openapi.json`)).json()) as {
-      tags: { name: string }[];
-    };
     expect(await page.locator('.opblock-tag').count()).toBe(doc.tags.length);
     expect(await page.locator('.opblock-tag-section.is-open .opblock').count()).toBeGreaterThan(0);
     expect(elsewhere).toEqual([]);

@@ -1,9 +1,9 @@
-// /docs as a caller meets it, in Debian's Chromium against a real gateway with the demo: the page
-// paints the caller's group (Query) first and open, prints how long it took to first content
-// (navigation to the first operation visible; a figure for the log, not a pass/fail threshold:
-// the machine is shared), and "Try it out" on POST /v1/query with the demo key answers 200 with
-// the document's own example. The page makes no request to another origin. A reload revalidates
-// the OpenAPI document (304) and takes the assets from the browser's cache.
+// /docs as a caller meets it, in Debian's Chromium against a real gateway with the demo: the
+// reference the gateway renders from its OpenAPI document paints the caller's group (Query) first
+// and open, in under 2 s from navigation to POST /v1/query visible (the figure is printed), asks
+// for the API key first, and "Try it" on POST /v1/query with the demo key answers 200 with the
+// document's own example. The page makes no request to another origin. Swagger UI stays at
+// /docs/swagger; the document and the assets are served compressed and cached.
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -36,7 +36,7 @@ describe.runIf(up)('/docs in a browser (headless Chromium)', () => {
     if (dataDir) await rm(dataDir, { recursive: true, force: true });
   }, 60_000);
 
-  it('shows the Query group first, runs POST /v1/query with the demo key, and stays on its origin', async () => {
+  it('paints the Query group first, the API key first in Authorize, and "Try it" on POST /v1/query answers 200', async () => {
     const key = (await readFile(join(dataDir, 'demo-key'), 'utf8')).trim();
     const context = await browser.newContext();
     const origin = new URL(gateway.url).origin;
@@ -48,57 +48,72 @@ describe.runIf(up)('/docs in a browser (headless Chromium)', () => {
       return route.abort('internetdisconnected');
     });
     const page = await context.newPage();
-    const openapi: { status: number; encoding?: string }[] = [];
-    page.on('response', async (response) => {
-      if (new URL(response.url()).pathname !== '/v1/openapi.json') return;
-      openapi.push({
-        status: response.status(),
-        encoding: (await response.allHeaders())['content-encoding'],
-      });
-    });
 
     const started = performance.now();
     await page.goto(`${gateway.url}/docs`);
-    const query = page.locator('.opblock-post').filter({ has: page.locator('[data-path="/v1/query"]') });
-    await query.waitFor({ timeout: 60_000 });
+    const query = page.locator('details.op[data-op="POST /v1/query"]');
+    await query.locator('summary').waitFor({ timeout: 60_000 });
     const firstContentMs = Math.round(performance.now() - started);
     console.log(`/docs time to first content (POST /v1/query visible): ${firstContentMs} ms`);
+    // Plain HTML from the gateway: painted well within 2 s even on a machine shared by eight sessions.
+    expect(firstContentMs).toBeLessThan(2_000);
 
-    const tags = page.locator('.opblock-tag-section h3');
-    expect((await tags.first().getAttribute('data-tag')) ?? (await tags.first().textContent())).toMatch(
-      /^Query/,
-    );
-    // The document came compressed.
-    expect(openapi[0]).toMatchObject({ status: 200, encoding: 'br' });
-
-    // The API key first: the Authorize dialog's first scheme is the bearer key.
-    await page.locator('.auth-wrapper .authorize').click();
-    const dialog = page.locator('.dialog-ux .modal-ux');
-    await expect
-      .poll(() => dialog.locator('.auth-container h4').first().textContent())
-      .toContain('bearerAuth');
-    await dialog.locator('.auth-container').first().locator('input').fill(key);
-    await dialog.locator('.auth-container').first().locator('button.authorize').click();
-    await dialog.locator('button.btn-done').first().click();
-
-    await query.locator('.opblock-summary').first().click();
-    await query.locator('.try-out__btn').click();
-    await query.locator('button.execute').click();
-    const status = query.locator('.live-responses-table .response .response-col_status').first();
-    await status.waitFor({ timeout: 30_000 });
+    expect(await page.locator('section.group').first().getAttribute('data-tag')).toBe('Query');
     expect(
-      (await status.textContent())?.trim(),
-      (await query.locator('.live-responses-table').textContent()) ?? '',
-    ).toBe('200');
+      await page.locator('section.group').first().locator('details.op summary code').first().textContent(),
+    ).toBe('/v1/query');
+    // The API key first: the Authorize box asks for it, and its scheme leads the list.
+    expect(await page.locator('label[for="api-key"]').textContent()).toMatch(/^API key/);
+    expect(await page.locator('.schemes li code').first().textContent()).toBe('bearerAuth');
+    await page.locator('#api-key').fill(key);
+
+    // The caller's operation is open, with the document's own example, and it succeeds.
+    await expect.poll(() => query.getAttribute('open')).toBe('');
+    expect(JSON.parse(await query.locator('textarea').inputValue())).toEqual({
+      source: 'sales-by-region',
+      params: { year: 2024 },
+    });
+    await query.getByRole('button', { name: 'Try it' }).click();
+    await expect
+      .poll(() => query.locator('output .status').textContent(), { timeout: 30_000 })
+      .toBe('200 OK');
+    expect(JSON.parse((await query.locator('output pre').textContent()) ?? '{}').source).toBe(
+      'sales-by-region',
+    );
+    // A path parameter is filled from its example too: GET /v1/analytics/{name} with the key.
+    const byName = page.locator('details.op[data-op="GET /v1/analytics/{name}"]');
+    await byName.locator('summary').click();
+    await byName.locator('input[data-name="name"]').fill('top-products');
+    const category = byName.locator('input[data-name="category"]');
+    if ((await category.count()) > 0) await category.fill('Electronics');
+    await byName.getByRole('button', { name: 'Try it' }).click();
+    await expect
+      .poll(() => byName.locator('output .status').textContent(), { timeout: 30_000 })
+      .toMatch(/^\d{3}/);
 
     const reloaded = performance.now();
     await page.reload();
-    await query.waitFor({ timeout: 60_000 });
+    await query.locator('summary').waitFor({ timeout: 60_000 });
     console.log(`/docs time to first content on reload: ${Math.round(performance.now() - reloaded)} ms`);
+    // The key stays in the tab across the reload.
+    expect(await page.locator('#api-key').inputValue()).toBe(key);
 
     expect(elsewhere).toEqual([]);
     await context.close();
   }, 180_000);
+
+  it('keeps Swagger UI as the full explorer at /docs/swagger, opening on the Query group', async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.goto(`${gateway.url}/docs/swagger`);
+    const query = page.locator('.opblock-post').filter({ has: page.locator('[data-path="/v1/query"]') });
+    await query.waitFor({ timeout: 60_000 });
+    const tags = page.locator('.opblock-tag-section h3');
+    expect((await tags.first().getAttribute('data-tag')) ?? (await tags.first().textContent())).toMatch(
+      /^Query/,
+    );
+    await context.close();
+  }, 120_000);
 
   it('serves the OpenAPI document and the assets compressed, with an ETag a revalidation matches', async () => {
     const plain = await fetch(`${gateway.url}/v1/openapi.json`, {
@@ -123,7 +138,10 @@ describe.runIf(up)('/docs in a browser (headless Chromium)', () => {
     expect(again.status).toBe(304);
     await again.body?.cancel();
 
-    const html = await (await fetch(`${gateway.url}/docs`)).text();
+    const page = await fetch(`${gateway.url}/docs`, { headers: { 'accept-encoding': 'br' } });
+    expect(page.headers.get('content-encoding')).toBe('br');
+    expect(await page.text()).toContain('data-op="POST /v1/query"');
+    const html = await (await fetch(`${gateway.url}/docs/swagger`)).text();
     const bundle = /src="(\/docs\/assets\/swagger-ui-bundle\.js\?v=[\w-]+)"/.exec(html)?.[1];
     expect(bundle).toBeDefined();
     const script = await fetch(`${gateway.url}${bundle}`, { headers: { 'accept-encoding': 'br' } });

@@ -1,7 +1,7 @@
 // The console's frame: navigation, who is signed in, and the page of the current route.
 import { type ReactNode, useEffect, useState } from 'react';
 import { messageOf } from './api.js';
-import { AccountPage, ForgotPasswordPage, ResetPasswordPage } from './pages/account.js';
+import { AccountDeletedPage, AccountPage, ForgotPasswordPage, ResetPasswordPage } from './pages/account.js';
 import { LogInPage, SignUpPage } from './pages/auth.js';
 import { CallsPage } from './pages/calls.js';
 import { KeysPage } from './pages/keys.js';
@@ -35,6 +35,8 @@ function Page({ route }: { readonly route: string[] }): ReactNode {
       return <AccountPage />;
     case 'webhooks':
       return <WebhooksPage />;
+    case 'deleted':
+      return <AccountDeletedPage />;
     case 'forgot':
       return <ForgotPasswordPage />;
     case 'reset':
@@ -69,6 +71,7 @@ const TITLES: Readonly<Record<string, string>> = {
   studio: 'Studio',
   statements: 'Statements',
   account: 'Account',
+  deleted: 'Account deleted',
   forgot: 'Forgot your password',
   reset: 'Set a new password',
 };

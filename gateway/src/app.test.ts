@@ -154,11 +154,25 @@ describe('OpenAPI', () => {
     expect(csp).toContain("frame-ancestors 'none'");
     expect(csp).toContain("script-src 'self'");
     expect(csp).not.toMatch(/script-src[^;]*unsafe-inline/);
-    // Nothing is loaded from another host (no CDN), and no script is inline.
-    const loads = [...res.text.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]!);
-    expect(loads.length).toBeGreaterThan(2);
-    for (const url of loads) expect(url).toMatch(/^\/docs\/assets\//);
-    expect(res.text).not.toMatch(/<script>/);
+    // Nothing is loaded from another host (no CDN), and no script is inline: the reference at
+    // /docs loads its one script; the Swagger UI explorer at /docs/swagger its bundle, styles and
+    // start-up script.
+    expect(res.text).toContain('data-op="POST /v1/query"');
+    const explorer = await tg.call('GET', '/docs/swagger');
+    expect(explorer.headers.get('content-security-policy')).toBe(csp);
+    for (const [page, atLeast] of [
+      [res.text, 1],
+      [explorer.text, 3],
+    ] as const) {
+      const loads = [...page.matchAll(/<(?:script|link)[^>]*(?:src|href)="([^"]+)"/g)].map((m) => m[1]!);
+      expect(loads.length).toBeGreaterThanOrEqual(atLeast);
+      for (const url of loads) expect(url).toMatch(/^\/docs\/assets\//);
+      expect(page).not.toMatch(/<script>/);
+    }
+    // Every text of the document is escaped: no element but the page's own.
+    expect(res.text).not.toMatch(
+      /<(?!\/?(?:html|head|meta|title|style|body|header|p|span|nav|a|main|h1|h2|h4|section|label|input|ul|li|code|details|summary|div|table|caption|thead|tbody|tr|th|td|textarea|button|output|script)\b)[a-z]/i,
+    );
     const init = await tg.call('GET', '/docs/assets/init.js');
     expect(init.text).toContain('/v1/openapi.json');
     const bundle = await tg.call('GET', '/docs/assets/swagger-ui-bundle.js');

@@ -9,6 +9,7 @@ import { registerQueryRoutes } from './adapters/hono-query.js';
 import { ApiError } from './errors/api-error.js';
 import type { AppEnv } from './http/app-env.js';
 import { type CompressedBody, compressedBody } from './http/compressed-body.js';
+import type { DocsDocument } from './http/docs-page.js';
 import { errorResponse, toApiError } from './http/error-response.js';
 import { htmlSecurity } from './http/middleware/html-security.js';
 import { requestId } from './http/middleware/request-id.js';
@@ -72,6 +73,17 @@ export const API_TAGS: { name: string; description: string }[] = [
   { name: 'Operations', description: 'Health, readiness, metrics and this document' },
   { name: 'Operator', description: "The operator's API (QUARRY_ADMIN_TOKEN)" },
 ];
+
+const warmers = new WeakMap<object, () => Promise<void>>();
+
+/**
+ * Makes what the app makes on first use (the OpenAPI document, the /docs page, their compressed
+ * variants) now: a running gateway calls it once it is up, so the first reader of /docs does not
+ * wait for a second of generation. Tests that build apps skip it.
+ */
+export function warmUp(app: OpenAPIHono<AppEnv>): Promise<void> {
+  return warmers.get(app)?.() ?? Promise.resolve();
+}
 
 export function createApp(services: GatewayServices): OpenAPIHono<AppEnv> {
   const app = new OpenAPIHono<AppEnv>({ strict: false });
@@ -220,12 +232,24 @@ export function createApp(services: GatewayServices): OpenAPIHono<AppEnv> {
     // The order /docs shows the groups in: what a caller uses first, the operator's last.
     tags: API_TAGS,
   };
+  let openApiObject: ReturnType<typeof app.getOpenAPI31Document> | undefined;
+  const openApi = () => {
+    openApiObject ??= app.getOpenAPI31Document(openApiConfig);
+    return openApiObject;
+  };
   let openApiDocument: CompressedBody | undefined;
-  app.get('/v1/openapi.json', (c) => {
-    openApiDocument ??= compressedBody(Buffer.from(JSON.stringify(app.getOpenAPI31Document(openApiConfig))));
-    return openApiDocument.respond(c, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache' });
+  const openApiDocumentBody = () => {
+    openApiDocument ??= compressedBody(Buffer.from(JSON.stringify(openApi())));
+    return openApiDocument;
+  };
+  app.get('/v1/openapi.json', (c) =>
+    openApiDocumentBody().respond(c, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache' }),
+  );
+  const docs = registerDocsRoutes(app, services.config.publicUrl, () => openApi() as unknown as DocsDocument);
+  warmers.set(app, async () => {
+    await docs.warm();
+    await openApiDocumentBody().warm();
   });
-  registerDocsRoutes(app, services.config.publicUrl);
   // The document itself is served outside route(), so it is described here: the document lists
   // every route the app serves.
   app.openAPIRegistry.registerPath({

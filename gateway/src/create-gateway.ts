@@ -509,6 +509,13 @@ export async function createGateway(
       tryTokens,
       oauth,
       webhooks,
+      onAccountClosed: (closure) => {
+        auth.forgetAll();
+        catalog.invalidate();
+        previewListings.invalidate();
+        mcpTools.forget(closure.accountId);
+        mcp.toolsChanged();
+      },
       health: {
         stopping() {
           phase = 'stopping';

@@ -6,6 +6,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createGatewayListener } from './adapters/node-listener.js';
+import { warmUp } from './app.js';
 import { demoBanner } from './bootstrap/banner.js';
 import { type DataDirLock, DataDirLockedError, lockDataDir } from './bootstrap/data-dir-lock.js';
 import { SecretKeyCheckError } from './bootstrap/secret-key-check.js';
@@ -94,6 +95,11 @@ async function main(): Promise<void> {
   const { port } = server.address() as AddressInfo;
   const base = `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${port}`;
   logger.info({ url: base }, 'listening');
+  // The OpenAPI document and the /docs page are made on first use: made now, in the background,
+  // so the first reader of /docs does not wait for them.
+  warmUp(gateway.app).catch((error) =>
+    logger.warn({ err: error }, 'preparing /docs failed; made on first use'),
+  );
   if (gateway.demo) {
     const { key, keyFile } = gateway.demo;
     process.stdout.write(demoBanner(base, key, keyFile));

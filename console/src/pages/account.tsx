@@ -1,9 +1,10 @@
-// The account: its login email and password, changed with the current password; and, signed
-// out, the forgotten-password flow: ask for a link by email, then set a new password with it.
+// The account: its login email and password, changed with the current password; deleting it
+// (the email typed back and the password); and, signed out, the forgotten-password flow: ask for
+// a link by email, then set a new password with it.
 import { type FormEvent, useState } from 'react';
 import { api } from '../api.js';
 import { ErrorNote, Field } from '../components.js';
-import { href, routeParam } from '../router.js';
+import { href, navigate, routeParam } from '../router.js';
 import { type Account, type SessionInfo, useSession } from '../session.js';
 
 /** A form that posts its fields, shows the API's error or a success line, and resets. */
@@ -110,6 +111,96 @@ export function AccountPage() {
           Change password
         </button>
       </form>
+      <DeleteAccount email={session.account.email} />
+    </section>
+  );
+}
+
+interface AccountDeleted {
+  readonly deleted: {
+    readonly listings_unpublished: readonly string[];
+    readonly subscription_cancelled: boolean;
+    readonly unpaid_earnings_usd: number;
+  };
+}
+
+/** What deleting said, for the page the browser lands on (the session is gone by then). */
+const DELETED_NOTE = 'quarry.deleted';
+
+/** Deleting the account: nothing happens until its email is typed back, with the password. */
+function DeleteAccount({ email }: { readonly email: string }) {
+  const { signOut } = useSession();
+  const [typed, setTyped] = useState('');
+  const matches = typed.trim().toLowerCase() === email.toLowerCase();
+  const remove = useSubmit(async (form) => {
+    const answer = await api<AccountDeleted>('DELETE', '/v1/account', {
+      confirm: typed.trim(),
+      password: String(form.get('password')),
+    });
+    const { deleted } = answer;
+    const notes = [
+      deleted.listings_unpublished.length > 0
+        ? `${deleted.listings_unpublished.length === 1 ? 'One listing' : `${deleted.listings_unpublished.length} listings`} left the marketplace.`
+        : '',
+      deleted.subscription_cancelled ? 'Your subscription has ended.' : '',
+      deleted.unpaid_earnings_usd > 0
+        ? `Your earnings not yet paid out (${deleted.unpaid_earnings_usd.toFixed(2)} USD) are paid at the next monthly close.`
+        : '',
+    ].filter((n) => n !== '');
+    sessionStorage.setItem(DELETED_NOTE, notes.join(' '));
+    navigate('deleted');
+    await signOut();
+    return 'Deleted.';
+  });
+  return (
+    <form onSubmit={remove.submit} className="panel danger-zone" aria-labelledby="delete-title">
+      <h2 id="delete-title">Delete your account</h2>
+      <p>This cannot be undone. At once:</p>
+      <ul>
+        <li>every API key, OAuth client and console session stops working;</li>
+        <li>your listings leave the marketplace and your analytics stop answering anyone;</li>
+        <li>your connections are deleted with their credentials;</li>
+        <li>a paid subscription ends (the month paid for is not refunded);</li>
+        <li>your email is free to sign up again, as a new account.</li>
+      </ul>
+      <p>
+        Kept: your usage and statements. Earnings not yet paid out are paid at the next monthly close,
+        whatever the minimum, and Pay as you Go usage is invoiced to your card as usual.
+      </p>
+      <Field label="Type your email to confirm" hint={`Type ${email}`}>
+        {(id, hint) => (
+          <input
+            id={id}
+            name="confirm"
+            type="email"
+            required
+            autoComplete="off"
+            value={typed}
+            onChange={(event) => setTyped(event.target.value)}
+            aria-describedby={hint}
+          />
+        )}
+      </Field>
+      <Field label="Password">{passwordInput('password', 'current-password')}</Field>
+      <Outcome error={remove.error} done={undefined} />
+      <button type="submit" className="danger" disabled={!matches || remove.busy}>
+        Delete my account
+      </button>
+    </form>
+  );
+}
+
+/** Where the browser lands once the account is deleted. */
+export function AccountDeletedPage() {
+  const [note] = useState(() => sessionStorage.getItem(DELETED_NOTE) ?? '');
+  return (
+    <section aria-labelledby="deleted-title" className="narrow">
+      <h1 id="deleted-title">Your account is deleted</h1>
+      <p role="status">Its keys, sessions and listings have ended.{note === '' ? '' : ` ${note}`}</p>
+      <p>
+        <a href={href('marketplace')}>Back to the marketplace</a> or{' '}
+        <a href={href('signup')}>sign up again</a>.
+      </p>
     </section>
   );
 }

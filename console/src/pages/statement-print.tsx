@@ -6,7 +6,7 @@
 import type { Payout, Payouts, Statement } from '@quarry/client';
 import { useEffect, useId, useState } from 'react';
 import { api, queryString } from '../api.js';
-import { ErrorNote, formatCents, formatCredits, formatUsd } from '../components.js';
+import { ErrorNote, formatCents, formatCredits, formatUsd, ScrollBox } from '../components.js';
 import { href } from '../router.js';
 import { useSession } from '../session.js';
 import { formatDay, microUsd, reasonText, StatusBadge } from './payouts.js';
@@ -99,7 +99,7 @@ export function StatementPrintPage({ period }: { readonly period: string }) {
       </div>
       {statement === undefined ? null : (
         <>
-          <div className="table-wrap">
+          <ScrollBox label="Earnings per analytic">
             <table>
               <caption>Earnings per analytic</caption>
               <thead>
@@ -148,9 +148,9 @@ export function StatementPrintPage({ period }: { readonly period: string }) {
                 </tr>
               </tfoot>
             </table>
-          </div>
+          </ScrollBox>
           {perDay && statement.by_day.length > 0 ? (
-            <div className="table-wrap">
+            <ScrollBox label="Per day (UTC) and analytic">
               <table>
                 <caption>Per day (UTC) and analytic</caption>
                 <thead>
@@ -180,10 +180,10 @@ export function StatementPrintPage({ period }: { readonly period: string }) {
                   ))}
                 </tbody>
               </table>
-            </div>
+            </ScrollBox>
           ) : null}
           {adjustments.length === 0 ? null : (
-            <div className="table-wrap">
+            <ScrollBox label="Adjustments">
               <table data-testid="print-adjustments">
                 <caption>Adjustments (refunds and disputes of earlier usage)</caption>
                 <thead>
@@ -216,7 +216,7 @@ export function StatementPrintPage({ period }: { readonly period: string }) {
                   </tr>
                 </tfoot>
               </table>
-            </div>
+            </ScrollBox>
           )}
           <h2>Payout</h2>
           {p === null ? (

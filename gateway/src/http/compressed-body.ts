@@ -31,6 +31,8 @@ export interface CompressedBody {
   readonly etag: string;
   /** The response for `c`: its encoding, `Vary: Accept-Encoding` and the ETag (304 on a match). */
   respond(c: Context, headers: Readonly<Record<string, string>>): Promise<Response>;
+  /** Compresses the brotli variant now (what browsers ask for), so a first reader need not wait. */
+  warm(): Promise<void>;
 }
 
 export function compressedBody(body: Buffer): CompressedBody {
@@ -54,6 +56,9 @@ export function compressedBody(body: Buffer): CompressedBody {
   };
   return {
     etag,
+    async warm() {
+      await variant('br');
+    },
     async respond(c, headers) {
       const encoding = pickEncoding(c.req.header('accept-encoding'));
       const common: Record<string, string> = { ...headers, ETag: etag, Vary: 'Accept-Encoding' };

@@ -72,6 +72,12 @@ export interface PaymentsService {
   tick(): Promise<number>;
   /** Invoices and charges the period's Pay as you Go usage, once per account, however often it runs. */
   invoicePeriod(period: string): Promise<PeriodInvoices>;
+  /**
+   * The account is being deleted: its subscription ends at the provider now (the month paid for is
+   * not refunded). A Pay as you Go card stays on file, so the month's usage is still invoiced and
+   * charged when it closes. Idempotent.
+   */
+  endForClosure(accountId: string): Promise<{ readonly subscriptionCancelled: boolean }>;
 }
 
 export interface PaymentsServiceOptions {
@@ -433,6 +439,26 @@ export function createPaymentsService(options: PaymentsServiceOptions): Payments
         changed += 1;
       }
       return changed;
+    },
+    async endForClosure(accountId) {
+      const billing = await repo.get(accountId);
+      if (provider === undefined || billing === null || !isSubscribed(billing)) {
+        return { subscriptionCancelled: false };
+      }
+      const subscriptionId = billing.subscriptionId as string;
+      await provider.cancelSubscription(subscriptionId);
+      await repo.update(accountId, {
+        status: 'canceled',
+        cancelAtPeriodEnd: false,
+        pendingPlan: null,
+        pendingAt: null,
+        pastDueSince: null,
+      });
+      logger.info(
+        { account: accountId, subscription: subscriptionId },
+        'subscription ended: account deleted',
+      );
+      return { subscriptionCancelled: true };
     },
     async invoicePeriod(period) {
       const totals = { invoiced: 0, paid: 0, failed: 0, totalCents: 0 };

@@ -56,6 +56,11 @@ export interface PayoutRepository {
   payoutsFor(ownerId: string, limit?: number): Promise<readonly OwnerPayout[]>;
   /** The owner's balance now: its last payout's carried-out amount. */
   balanceOf(ownerId: string): Promise<MicroUsd>;
+  /**
+   * What the owner is still to be paid: its balance, plus its shares of months not closed yet,
+   * less shares taken back and not netted yet (negative when refunds took more).
+   */
+  unpaidOf(ownerId: string): Promise<MicroUsd>;
   /** A pending payout's transfer: paid, or failed (its amount carried whole to the next close). */
   settlePayout(
     period: string,
@@ -197,6 +202,17 @@ export function createPayoutRepository(sql: SqlExecutor): PayoutRepository {
         [ownerId],
       );
       return row === undefined ? 0 : Number(row.carried_out_musd);
+    },
+    async unpaidOf(ownerId) {
+      const [row] = await sql.query<{ unpaid: string | number }>(
+        `SELECT coalesce((SELECT carried_out_musd FROM owner_payouts WHERE owner_id = $1 ORDER BY seq DESC LIMIT 1), 0)
+              + coalesce((SELECT sum(owner_musd) FROM usage_owner_days d
+                           WHERE d.owner_id = $1 AND NOT EXISTS (SELECT 1 FROM closed_periods c WHERE c.period = d.period)), 0)
+              - coalesce((SELECT sum(owner_musd) FROM owner_adjustments WHERE owner_id = $1 AND applied_period IS NULL), 0)
+              AS unpaid`,
+        [ownerId],
+      );
+      return Number(row?.unpaid ?? 0);
     },
     settlePayout(period, ownerId, outcome) {
       // The owner's `payout.paid` / `payout.failed` event commits with the payout's new state.

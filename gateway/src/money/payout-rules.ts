@@ -31,8 +31,17 @@ export interface PayoutDecision {
   readonly carriedOutMicroUsd: MicroUsd;
 }
 
-/** The payout of one owner for one period, given whether the owner can be paid now. */
-export function decidePayout(input: PayoutInput, policy: PayoutPolicy, onboarded: boolean): PayoutDecision {
+/**
+ * The payout of one owner for one period, given whether the owner can be paid now and whether its
+ * account is closed: a closed account's balance is paid whatever the minimum (its last payouts),
+ * so an owner who deleted its account is never left with money held for a month that never comes.
+ */
+export function decidePayout(
+  input: PayoutInput,
+  policy: PayoutPolicy,
+  onboarded: boolean,
+  closed = false,
+): PayoutDecision {
   for (const [name, value] of Object.entries(input)) {
     if (!Number.isSafeInteger(value)) throw new RangeError(`${name} must be a safe integer, got ${value}`);
   }
@@ -53,7 +62,7 @@ export function decidePayout(input: PayoutInput, policy: PayoutPolicy, onboarded
     return { status: 'operator', reason: null, payoutCents: cents, carriedOutMicroUsd: rest };
   }
   if (!onboarded) return held('not_onboarded');
-  if (cents === 0 || cents < policy.minimumCents) return held('below_minimum');
+  if (cents === 0 || (cents < policy.minimumCents && !closed)) return held('below_minimum');
   return { status: 'pending', reason: null, payoutCents: cents, carriedOutMicroUsd: rest };
 }
 

@@ -45,6 +45,12 @@ export interface PayoutsService {
   onboarding(owner: Pick<Account, 'id' | 'email'>, returnUrl?: string): Promise<{ url: string }>;
   /** The owner's balance (held and carried) and its payouts, newest first. */
   list(ownerId: string): Promise<{ balanceMicroUsd: MicroUsd; payouts: readonly OwnerPayout[] }>;
+  /**
+   * What the owner is still to be paid (balance and months not closed, less what refunds took
+   * back), and whether a payout can reach it: onboarded with the provider, or paid by the
+   * operator (no provider). Asked before its account is deleted.
+   */
+  unpaid(ownerId: string): Promise<{ readonly unpaidMicroUsd: MicroUsd; readonly reachable: boolean }>;
   /** Every owner's payout of `period` (the operator's view). */
   ofPeriod(period: string): Promise<readonly OwnerPayout[]>;
   /**
@@ -222,6 +228,13 @@ export function createPayoutsService(options: PayoutsServiceOptions): PayoutsSer
         repo.payoutsFor(ownerId),
       ]);
       return { balanceMicroUsd, payouts };
+    },
+    async unpaid(ownerId) {
+      const [unpaidMicroUsd, account] = await Promise.all([repo.unpaidOf(ownerId), repo.accountOf(ownerId)]);
+      const reachable =
+        provider === undefined ||
+        (account !== null && account.provider === provider.kind && account.payoutsEnabled);
+      return { unpaidMicroUsd, reachable };
     },
     ofPeriod: (period) => repo.payoutsOf(period),
     async closeNow(period) {

@@ -301,6 +301,7 @@ export function createStatementRepository(sql: SqlExecutor): StatementRepository
           earned: string | number;
           adjusted: string | number;
           onboarded: boolean;
+          closed: boolean;
         }>(
           `WITH earned AS (SELECT owner_id, sum(owner_musd)::bigint AS earned FROM owner_statement_lines
                             WHERE period = $1 GROUP BY owner_id),
@@ -312,9 +313,11 @@ export function createStatementRepository(sql: SqlExecutor): StatementRepository
                            UNION SELECT owner_id FROM last WHERE status IN ('held', 'failed'))
            SELECT o.owner_id, coalesce(l.carried_out_musd, 0) AS carried_in, coalesce(e.earned, 0) AS earned,
                   coalesce(a.adjusted, 0) AS adjusted,
-                  coalesce(pa.payouts_enabled AND pa.provider = $2, false) AS onboarded
+                  coalesce(pa.payouts_enabled AND pa.provider = $2, false) AS onboarded,
+                  acc.closed_at IS NOT NULL AS closed
              FROM owners o LEFT JOIN earned e USING (owner_id) LEFT JOIN adjusted a USING (owner_id)
              LEFT JOIN last l USING (owner_id) LEFT JOIN payout_accounts pa USING (owner_id)
+             LEFT JOIN accounts acc ON acc.id = o.owner_id
             ORDER BY o.owner_id`,
           [period, policy.provider],
         );
@@ -324,7 +327,7 @@ export function createStatementRepository(sql: SqlExecutor): StatementRepository
             earnedMicroUsd: Number(o.earned),
             adjustedMicroUsd: Number(o.adjusted),
           };
-          const decision = decidePayout(input, policy, o.onboarded);
+          const decision = decidePayout(input, policy, o.onboarded, o.closed === true);
           await tx.query(
             `INSERT INTO owner_payouts (period, owner_id, carried_in_musd, earned_musd, adjusted_musd, payout_cents,
                                         carried_out_musd, status, reason)

@@ -8,8 +8,10 @@ import { throttleSignups } from '../http/middleware/throttle-signups.js';
 import { readJson } from '../http/read-json.js';
 import { AccountSchema, accountJson, IssuedKeySchema, keyJson } from '../http/resources.js';
 import { route } from '../http/route.js';
-import { requireOwnOrigin, setSessionCookie } from '../http/session-cookie.js';
+import { clearSessionCookie, requireOwnOrigin, setSessionCookie } from '../http/session-cookie.js';
+import { microUsdToUsd } from '../money/units.js';
 import { PASSWORD_MAX_LENGTH } from '../security/password-hash.js';
+import { closeAccount } from '../services/account-closure.js';
 import { PasswordSchema } from './session.js';
 
 export const SignUpSchema = z
@@ -36,6 +38,41 @@ const AccountChangeSchema = z
   .strict()
   .refine((b) => b.email !== undefined || b.name !== undefined, 'Send `email`, `name` or both.')
   .openapi('AccountChange');
+
+const AccountDeletionSchema = z
+  .object({
+    confirm: z
+      .string()
+      .max(254)
+      .openapi({ description: "The account's email, typed back: nothing is deleted without it" }),
+    password: z.string().max(PASSWORD_MAX_LENGTH).optional().openapi({
+      description: "The account's password: required when the account has one, whatever the credential",
+    }),
+  })
+  .strict()
+  .openapi('AccountDeletion');
+
+const AccountDeletedSchema = z
+  .object({
+    account_id: z.string(),
+    closed_at: z.string(),
+    keys_revoked: z.number().int(),
+    oauth_clients_revoked: z.number().int(),
+    sessions_ended: z.number().int(),
+    listings_unpublished: z.array(z.string()).openapi({ description: 'Analytics taken off the marketplace' }),
+    analytics_deleted: z
+      .array(z.string())
+      .openapi({ description: 'Analytics deleted: they answer 404 to everyone; their names stay reserved' }),
+    connections_deleted: z.number().int(),
+    subscription_cancelled: z
+      .boolean()
+      .openapi({ description: 'A paid subscription ended at the payment provider' }),
+    unpaid_earnings_usd: z.number().openapi({
+      description:
+        "The owner's earnings not paid out yet: paid at the next monthly close, whatever the minimum",
+    }),
+  })
+  .openapi('AccountDeleted');
 
 export function registerAccountRoutes(app: OpenAPIHono<AppEnv>): void {
   route(
@@ -146,6 +183,60 @@ export function registerAccountRoutes(app: OpenAPIHono<AppEnv>): void {
       if (body.name !== undefined) await store.accounts.update(principal.accountId, { name: body.name });
       const account = await c.var.services.accounts.get(principal.accountId);
       return c.json({ account: accountJson(account) });
+    },
+  );
+
+  route(
+    app,
+    createRoute({
+      method: 'delete',
+      path: '/v1/account',
+      tags: ['Accounts'],
+      summary: 'Delete the account',
+      description:
+        'Needs `confirm` = the account\'s email and, when the account has a password, `password`, whatever the credential (a key or an OAuth token with the `account` scope, or a console session; never a try-token). Every key, OAuth client and session ends, listings leave the marketplace, analytics answer 404 (their names stay reserved) and connections are deleted with their credentials. Usage, statements, payouts and invoices are kept: earnings not paid out are paid at the next monthly close whatever the minimum (409 `CONFLICT` while payouts are not set up and earnings wait), a paid subscription ends now without a refund, and Pay as you Go usage is invoiced at the month\'s close. The email is free for a new sign-up at once. See docs/money.md, "Deleting an account".',
+      security: BEARER,
+      request: {
+        body: { required: true, content: { 'application/json': { schema: AccountDeletionSchema } } },
+      },
+      responses: {
+        200: {
+          description: 'Deleted',
+          content: { 'application/json': { schema: z.object({ deleted: AccountDeletedSchema }) } },
+        },
+        ...AUTHED_ERRORS,
+        ...BODY_ERRORS,
+        ...CONFLICT_ERROR,
+      },
+    }),
+    requireScope('account'),
+    async (c) => {
+      const body = await readJson(c, AccountDeletionSchema);
+      const { store, passwords, payments, payouts, logger } = c.var.services;
+      const closed = await closeAccount(
+        { store, passwords, payments, payouts, onClosed: c.var.services.onAccountClosed },
+        c.var.principal,
+        { confirm: body.confirm, ...(body.password === undefined ? {} : { password: body.password }) },
+      );
+      logger.info(
+        { account: closed.accountId, keys: closed.keysRevoked, analytics: closed.analyticsDeleted.length },
+        'account deleted',
+      );
+      if (c.var.principal.credential === 'session') clearSessionCookie(c);
+      return c.json({
+        deleted: {
+          account_id: closed.accountId,
+          closed_at: closed.closedAt.toISOString(),
+          keys_revoked: closed.keysRevoked,
+          oauth_clients_revoked: closed.oauthClientsRevoked,
+          sessions_ended: closed.sessionsEnded,
+          listings_unpublished: closed.listingsUnpublished,
+          analytics_deleted: closed.analyticsDeleted,
+          connections_deleted: closed.connectionsDeleted,
+          subscription_cancelled: closed.subscriptionCancelled,
+          unpaid_earnings_usd: microUsdToUsd(closed.unpaidMicroUsd),
+        },
+      });
     },
   );
 }

@@ -1,7 +1,8 @@
-// The interactive API documentation at /docs: Swagger UI from the swagger-ui-dist package the
-// gateway installs, served by the gateway itself, so it works with no internet and no CDN, and
-// under a Content-Security-Policy with no inline script (the page's one script of its own is a
-// file too).
+// The API documentation: /docs, the reference the gateway renders from its own OpenAPI document
+// (http/docs-page.ts: plain HTML, painted at once, with "Try it"), and /docs/swagger, the full
+// Swagger UI explorer from the swagger-ui-dist package the gateway installs. Both are served by the
+// gateway itself, so they work with no internet and no CDN, under a Content-Security-Policy with
+// no inline script (the pages' scripts of their own are files too).
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
@@ -12,6 +13,7 @@ import { ApiError } from '../errors/api-error.js';
 import type { AppEnv } from '../http/app-env.js';
 import { errorResponse } from '../http/common-schemas.js';
 import { type CompressedBody, compressedBody } from '../http/compressed-body.js';
+import { DOCS_CSS, DOCS_JS, type DocsDocument, renderDocsPage } from '../http/docs-page.js';
 import { operationIdOf } from '../http/operation-ids.js';
 
 /** The files of swagger-ui-dist the page loads; nothing else of the package is served. */
@@ -48,6 +50,8 @@ const INIT_JS = `window.addEventListener('load', function () {
 const ASSET_VERSION = createHash('sha256')
   .update(readFileSync(join(packageDir, 'package.json')))
   .update(INIT_JS)
+  .update(DOCS_JS)
+  .update(DOCS_CSS)
   .digest('base64url')
   .slice(0, 12);
 
@@ -56,7 +60,7 @@ const PAGE = `<!doctype html>
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Quarry API</title>
+<title>Quarry API explorer</title>
 <link rel="icon" type="image/png" href="/docs/assets/favicon-32x32.png?v=${ASSET_VERSION}">
 <link rel="stylesheet" href="/docs/assets/swagger-ui.css?v=${ASSET_VERSION}">
 </head>
@@ -96,19 +100,41 @@ const loaded = new Map<string, Promise<CompressedBody>>();
 function asset(name: string): Promise<CompressedBody> {
   let file = loaded.get(name);
   if (file === undefined) {
-    file =
-      name === 'init.js'
-        ? Promise.resolve(compressedBody(Buffer.from(INIT_JS)))
-        : readFile(join(packageDir, name)).then(compressedBody);
+    const own: Readonly<Record<string, string>> = {
+      'init.js': INIT_JS,
+      'docs.js': DOCS_JS,
+    };
+    file = Object.hasOwn(own, name)
+      ? Promise.resolve(compressedBody(Buffer.from(own[name] as string)))
+      : readFile(join(packageDir, name)).then(compressedBody);
     loaded.set(name, file);
   }
   return file;
 }
 
-/** Serves /docs and its assets, and describes both in the OpenAPI document. */
-export function registerDocsRoutes(app: OpenAPIHono<AppEnv>, publicUrl: string): void {
+/**
+ * Serves /docs (rendered once from `document`, on first request: it only changes with the route
+ * table), /docs/swagger and their assets, and describes them in the OpenAPI document.
+ */
+export function registerDocsRoutes(
+  app: OpenAPIHono<AppEnv>,
+  publicUrl: string,
+  document: () => DocsDocument,
+): { readonly warm: () => Promise<void> } {
   const policy = docsContentSecurityPolicy(publicUrl);
+  let reference: CompressedBody | undefined;
+  const page = () => {
+    reference ??= compressedBody(Buffer.from(renderDocsPage(document(), ASSET_VERSION)));
+    return reference;
+  };
   app.get('/docs', (c) => {
+    return page().respond(c, {
+      'Content-Type': 'text/html; charset=utf-8',
+      'Content-Security-Policy': policy,
+      'Cache-Control': 'no-cache',
+    });
+  });
+  app.get('/docs/swagger', (c) => {
     c.header('Content-Security-Policy', policy);
     c.header('Cache-Control', 'no-cache');
     return c.html(PAGE);
@@ -116,7 +142,7 @@ export function registerDocsRoutes(app: OpenAPIHono<AppEnv>, publicUrl: string):
   app.get('/docs/assets/:file', async (c) => {
     const name = c.req.param('file');
     const type =
-      name === 'init.js'
+      name === 'init.js' || name === 'docs.js'
         ? 'text/javascript; charset=utf-8'
         : Object.hasOwn(ASSETS, name)
           ? ASSETS[name]
@@ -134,7 +160,16 @@ export function registerDocsRoutes(app: OpenAPIHono<AppEnv>, publicUrl: string):
     operationId: operationIdOf('get', '/docs'),
     security: [],
     tags: ['Operations'],
-    summary: 'Interactive API documentation (Swagger UI, served offline)',
+    summary: 'The API reference: every operation, the caller\'s first, with "Try it" (served offline)',
+    responses: { 200: { description: 'HTML page', content: { 'text/html': { schema: z.string() } } } },
+  });
+  app.openAPIRegistry.registerPath({
+    method: 'get',
+    path: '/docs/swagger',
+    operationId: operationIdOf('get', '/docs/swagger'),
+    security: [],
+    tags: ['Operations'],
+    summary: 'The full interactive explorer (Swagger UI, served offline)',
     responses: { 200: { description: 'HTML page', content: { 'text/html': { schema: z.string() } } } },
   });
   app.openAPIRegistry.registerPath({
@@ -157,4 +192,8 @@ export function registerDocsRoutes(app: OpenAPIHono<AppEnv>, publicUrl: string):
       404: errorResponse('No such asset'),
     },
   });
+  return {
+    // The page, the document it is made from, and its brotli variant, made ahead of a first reader.
+    warm: () => page().warm(),
+  };
 }

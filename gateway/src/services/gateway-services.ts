@@ -29,6 +29,7 @@ import type { FailureThrottle } from '../rate-limit/failure-throttle.js';
 import type { PlanPolicies } from '../rate-limit/plan-policies.js';
 import type { RateLimiter } from '../rate-limit/rate-limiter.js';
 import type { PasswordHasher } from '../security/password-hash.js';
+import type { AccountClosure } from '../store/account-closure-repository.js';
 import type { ControlPlaneStore } from '../store/control-plane-store.js';
 import type { AccountService } from './account-service.js';
 import type { AnalyticsService } from './analytics-service.js';
@@ -118,4 +119,9 @@ export interface GatewayServices {
   readonly oauth: OAuthServices;
   /** Webhook endpoints, their deliveries and the account's alert settings (docs/webhooks.md). */
   readonly webhooks: WebhookService;
+  /**
+   * Told when an account is deleted here: drops this instance's cached principals, analytics and
+   * listings at once (other instances learn it from the change log).
+   */
+  readonly onAccountClosed?: (closure: AccountClosure) => void;
 }

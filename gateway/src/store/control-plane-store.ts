@@ -4,6 +4,10 @@
 // are all-or-nothing.
 
 import type { SecretBox } from '../security/secret-box.js';
+import {
+  type AccountClosureRepository,
+  createAccountClosureRepository,
+} from './account-closure-repository.js';
 import type { AccountLimits } from './account-limits.js';
 import { type AccountRepository, createAccountRepository } from './account-repository.js';
 import { type AgentToolRepository, createAgentToolRepository } from './agent-tool-repository.js';
@@ -39,6 +43,8 @@ export interface ControlPlaneStoreOptions {
 /** Every control-plane repository over one database. */
 export interface ControlPlaneStore {
   readonly accounts: AccountRepository;
+  /** Closing an account: everything that acts as it ends, in one transaction. */
+  readonly closures: AccountClosureRepository;
   readonly keys: ApiKeyRepository;
   readonly connections: ConnectionRepository;
   readonly analytics: AnalyticRepository;
@@ -73,6 +79,7 @@ export function createControlPlaneStore(
 ): ControlPlaneStore {
   return {
     accounts: createAccountRepository(sql),
+    closures: createAccountClosureRepository(sql),
     keys: createApiKeyRepository(sql, options.limits),
     connections: createConnectionRepository(sql, options.secretBox, options.limits),
     analytics: createAnalyticRepository(sql, options.limits),
