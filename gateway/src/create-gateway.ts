@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { createApp } from './app.js';
 import { createAuthenticator } from './auth/authenticator.js';
+import { createEmbedTokens } from './auth/embed-tokens.js';
 import { createKeyUsage } from './auth/key-usage.js';
 import { createKnownCredentials } from './auth/known-credentials.js';
 import { createTryTokens } from './auth/try-token.js';
@@ -56,6 +57,7 @@ import { createSecretBox } from './security/secret-box.js';
 import { createAccountService } from './services/account-service.js';
 import { createAnalyticsService } from './services/analytics-service.js';
 import { createConnectionService } from './services/connection-service.js';
+import { createEmbedService } from './services/embed-service.js';
 import type { GatewayServices, HealthCheck } from './services/gateway-services.js';
 import { createMailer } from './services/mailer.js';
 import { createMarketplaceService } from './services/marketplace-service.js';
@@ -268,7 +270,19 @@ export async function createGateway(
       ...(options.keyUsageFlushMs === undefined ? {} : { intervalMs: options.keyUsageFlushMs }),
       onError: (error) => logger.warn({ err: error }, "recording keys' last use failed"),
     });
+    const embed = createEmbedService({
+      tokens: createEmbedTokens({
+        ring: oauth.keyRing,
+        issuer: config.publicUrl,
+        store: store.embed,
+        cacheMs: config.keyCacheMs,
+      }),
+      store: store.embed,
+      publicUrl: config.publicUrl,
+      cacheMs: config.keyCacheMs,
+    });
     const auth = createAuthenticator({
+      embedTokens: embed.tokens,
       onKeyUsed: (keyId) => keyUsage.record(keyId),
       keys: store.keys,
       cacheMs: config.keyCacheMs,
@@ -383,6 +397,7 @@ export async function createGateway(
     const previewListings = createPreviewListings(store.listings);
     const queryCall = createQueryCallHandler({
       auth,
+      embed,
       rateLimiter,
       credentialFailures,
       knownCredentials,
@@ -467,6 +482,7 @@ export async function createGateway(
       resultCache,
       tryTokens,
       oauth,
+      embed,
       health: {
         stopping() {
           phase = 'stopping';

@@ -33,6 +33,7 @@ import type { ControlPlaneStore } from '../store/control-plane-store.js';
 import type { AccountService } from './account-service.js';
 import type { AnalyticsService } from './analytics-service.js';
 import type { ConnectionService } from './connection-service.js';
+import type { EmbedService } from './embed-service.js';
 import type { MarketplaceService } from './marketplace-service.js';
 import type { SessionService } from './session-service.js';
 
@@ -115,4 +116,6 @@ export interface GatewayServices {
   readonly previewListings: PreviewListings;
   /** OAuth 2.0 client credentials: clients, signing keys, access tokens. */
   readonly oauth: OAuthServices;
+  /** Embed tokens, embed secrets and the query routes' CORS (docs/embedding.md). */
+  readonly embed: EmbedService;
 }
