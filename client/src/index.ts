@@ -1,5 +1,7 @@
 // @quarry/client: the typed client for a Quarry gateway. The React hook lives at
 // `@quarry/client/react`; the `quarry` CLI is this package's bin.
+
+export { type EmbedTokenGrant, type EmbedTokenProvider, jwtExpiry } from './embed-token-source.js';
 export {
   ConflictError,
   FailedCallsThrottledError,
@@ -61,11 +63,16 @@ export type {
   ConnectionRemoval,
   ConnectionTest,
   ConnectorTypes,
+  CorsSettings,
   DeployOutcome,
   DeployResult,
   DescribedColumn,
   DryRunResult,
+  EmbedAnalytic,
+  EmbedSecret,
+  EmbedToken,
   IssuedApiKey,
+  IssuedEmbedSecret,
   IssuedOAuthClient,
   Listing,
   ListingDetail,
@@ -75,6 +82,7 @@ export type {
   McpSettingsResponse,
   NewApiKey,
   NewConnection,
+  NewEmbedToken,
   OAuthClient,
   OwnerListing,
   PaygInvoice,
@@ -90,6 +98,7 @@ export type {
   QueryResult,
   QueryStringParams,
   QueryStringValue,
+  RotatedEmbedSecret,
   Scope,
   SignUpResult,
   Statement,
