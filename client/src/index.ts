@@ -64,6 +64,7 @@ export type {
   ConnectionTest,
   ConnectorTypes,
   CorsSettings,
+  CorsSettingsResponse,
   DeployOutcome,
   DeployResult,
   DescribedColumn,

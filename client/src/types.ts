@@ -705,3 +705,8 @@ export interface CorsSettings {
   /** Whether the account's keys and OAuth tokens are accepted from other origins' pages. */
   readonly allow_keys_from_browsers: boolean;
 }
+
+/** `GET|PUT /v1/account/cors`'s answer. */
+export interface CorsSettingsResponse {
+  readonly cors: CorsSettings;
+}

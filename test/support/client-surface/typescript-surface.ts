@@ -48,6 +48,11 @@ const MODELS: Readonly<Record<string, string>> = {
   ListingDetail: 'ListingDetail',
   TryToken: 'TryToken',
   OAuthClient: 'OAuthClient',
+  EmbedToken: 'EmbedToken',
+  EmbedSecret: 'EmbedSecret',
+  IssuedEmbedSecret: 'IssuedEmbedSecret',
+  CorsSettings: 'CorsSettingsResponse',
+  'CorsSettings.cors': 'CorsSettings',
   'Error.error.details[]': 'QuarryErrorDetail',
 };
 
