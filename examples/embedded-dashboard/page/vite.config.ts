@@ -2,6 +2,7 @@
 // repository (a site using the published package needs no such condition).
 import { defaultClientConditions, defineConfig } from 'vite';
 
+// biome-ignore lint/style/noDefaultExport: Vite reads its config file's default export.
 export default defineConfig({
   resolve: { conditions: ['@quarry/source', ...defaultClientConditions] },
   build: { outDir: 'dist', emptyOutDir: true },

@@ -3,7 +3,7 @@
 // page holds no API key: only short-lived embed tokens, fetched again before they expire.
 
 import { useQuarryQuery } from '@quarry/client/react';
-import React, { useCallback, useEffect, useState } from 'react';
+import { useCallback, useEffect, useState } from 'react';
 import { createRoot } from 'react-dom/client';
 
 async function api(path, body) {
@@ -26,6 +26,7 @@ function Chart({ rows }) {
   const width = 40;
   return (
     <svg data-testid="chart" width={rows.length * width + 20} height={220} role="img">
+      <title>Revenue per month</title>
       {rows.map((r, i) => {
         const h = Math.round((Number(r.revenue) / max) * 180);
         return (
