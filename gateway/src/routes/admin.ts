@@ -67,7 +67,11 @@ const signingKeyJson = (k: SigningKeyRecord) => ({
   retires_at: k.retiredAt?.toISOString() ?? null,
 });
 
-const SealedCountSchema = z.object({ connections: z.number().int(), signing_keys: z.number().int() });
+const SealedCountSchema = z.object({
+  connections: z.number().int(),
+  signing_keys: z.number().int(),
+  embed_secrets: z.number().int(),
+});
 
 const ResealSchema = z
   .object({
@@ -339,7 +343,7 @@ export function registerAdminRoutes(app: OpenAPIHono<AppEnv>): void {
       tags: ['Operator'],
       summary: 'Re-seal every stored secret with the current secret key',
       description:
-        "Step 3 of rotating QUARRY_SECRET_KEY (docs/deploy.md): once every instance seals with the new key and can still read the old one, this opens each connection's secrets and each OAuth signing key sealed with another key and seals it again with the answering instance's current key. `sealed_with` then counts what each key id still seals: the old key may be dropped when only the current one is left. Safe to repeat, and to run while instances serve.",
+        "Step 3 of rotating QUARRY_SECRET_KEY (docs/deploy.md): once every instance seals with the new key and can still read the old one, this opens each connection's secrets, each embed secret and each OAuth signing key sealed with another key and seals it again with the answering instance's current key. `sealed_with` then counts what each key id still seals: the old key may be dropped when only the current one is left. Safe to repeat, and to run while instances serve.",
       security: ADMIN_SECURITY,
       responses: {
         200: {
@@ -359,15 +363,23 @@ export function registerAdminRoutes(app: OpenAPIHono<AppEnv>): void {
           current_key: result.currentKeyId,
           connections: result.connections,
           signing_keys: result.signingKeys,
+          embed_secrets: result.embedSecrets,
         },
         'secrets re-sealed with the current key',
       );
       return c.json({
         current_key: result.currentKeyId,
-        resealed: { connections: result.connections, signing_keys: result.signingKeys },
+        resealed: {
+          connections: result.connections,
+          signing_keys: result.signingKeys,
+          embed_secrets: result.embedSecrets,
+        },
         unreadable: result.unreadable.map((u) => ({ what: u.what, key_id: u.keyId })),
         sealed_with: Object.fromEntries(
-          [...counts].map(([id, n]) => [id, { connections: n.connections, signing_keys: n.signingKeys }]),
+          [...counts].map(([id, n]) => [
+            id,
+            { connections: n.connections, signing_keys: n.signingKeys, embed_secrets: n.embedSecrets },
+          ]),
         ),
       });
     },

@@ -1,5 +1,6 @@
 // Everything the secret box sealed, seen across tables: owners' connection secrets
-// (connections.secrets) and the OAuth signing keys' private keys (oauth_signing_keys.private_key),
+// (connections.secrets), accounts' embed secrets (embed_secrets.secret) and the OAuth signing
+// keys' private keys (oauth_signing_keys.private_key),
 // each stored with the id of the key that sealed it, and one check value per key id
 // (secret_key_checks). Used at start, to prove this instance's key ring opens what the fleet
 // sealed (security/secret-key-verification.ts), and by the operator's re-seal after a rotation.
@@ -10,6 +11,7 @@ import type { SqlExecutor } from './sql-client.js';
 export interface SealedCount {
   readonly connections: number;
   readonly signingKeys: number;
+  readonly embedSecrets: number;
 }
 
 /** One sealed value and where it is stored (for messages). */
@@ -24,6 +26,7 @@ export interface ResealResult {
   readonly currentKeyId: string;
   readonly connections: number;
   readonly signingKeys: number;
+  readonly embedSecrets: number;
   /** Rows whose seal this instance could not open (a key it lacks): left as they were. */
   readonly unreadable: readonly { readonly what: string; readonly keyId: string }[];
 }
@@ -66,6 +69,14 @@ const SIGNING_KEYS: Table = {
   label: 'OAuth signing key',
 };
 
+const EMBED_SECRETS: Table = {
+  table: 'embed_secrets',
+  id: 'id',
+  sealed: 'secret',
+  keyId: 'secret_key_id',
+  label: 'embed secret',
+};
+
 /** Builds the repository over `sql`; `box` re-seals (its current key) and opens (any of its keys). */
 export function createSealedSecretsRepository(sql: SqlExecutor, box: SecretBox): SealedSecretsRepository {
   /** Re-seals one table's rows in batches; a row changed meanwhile (compare-and-set) is skipped. */
@@ -102,18 +113,30 @@ export function createSealedSecretsRepository(sql: SqlExecutor, box: SecretBox):
 
   return {
     async countByKey() {
-      const rows = await sql.query<{ key_id: string; connections: number; signing_keys: number }>(
-        `SELECT key_id, sum(connections)::integer AS connections, sum(signing_keys)::integer AS signing_keys FROM (
-           SELECT secrets_key_id AS key_id, count(*) AS connections, 0 AS signing_keys
+      const rows = await sql.query<{
+        key_id: string;
+        connections: number;
+        signing_keys: number;
+        embed_secrets: number;
+      }>(
+        `SELECT key_id, sum(connections)::integer AS connections, sum(signing_keys)::integer AS signing_keys,
+                sum(embed_secrets)::integer AS embed_secrets FROM (
+           SELECT secrets_key_id AS key_id, count(*) AS connections, 0 AS signing_keys, 0 AS embed_secrets
              FROM connections WHERE secrets IS NOT NULL GROUP BY secrets_key_id
            UNION ALL
-           SELECT private_key_key_id, 0, count(*) FROM oauth_signing_keys GROUP BY private_key_key_id
+           SELECT private_key_key_id, 0, count(*), 0 FROM oauth_signing_keys GROUP BY private_key_key_id
+           UNION ALL
+           SELECT secret_key_id, 0, 0, count(*) FROM embed_secrets GROUP BY secret_key_id
          ) sealed GROUP BY key_id ORDER BY key_id`,
       );
       return new Map(
         rows.map((r) => [
           r.key_id,
-          { connections: Number(r.connections), signingKeys: Number(r.signing_keys) },
+          {
+            connections: Number(r.connections),
+            signingKeys: Number(r.signing_keys),
+            embedSecrets: Number(r.embed_secrets),
+          },
         ]),
       );
     },
@@ -128,9 +151,14 @@ export function createSealedSecretsRepository(sql: SqlExecutor, box: SecretBox):
         'SELECT kid AS id, private_key AS sealed FROM oauth_signing_keys WHERE private_key_key_id = $1 ORDER BY created_at DESC',
         [keyId],
       );
+      const embedSecrets = await sql.query<{ id: string; sealed: Buffer }>(
+        'SELECT id, secret AS sealed FROM embed_secrets WHERE secret_key_id = $1 ORDER BY created_at DESC, id LIMIT $2',
+        [keyId, limit],
+      );
       return [
         ...keys.map((r) => ({ what: `OAuth signing key ${r.id}`, sealed: r.sealed })),
         ...connections.map((r) => ({ what: `connection ${r.id}`, sealed: r.sealed })),
+        ...embedSecrets.map((r) => ({ what: `embed secret ${r.id}`, sealed: r.sealed })),
       ];
     },
 
@@ -152,7 +180,8 @@ export function createSealedSecretsRepository(sql: SqlExecutor, box: SecretBox):
       const unreadable: ResealResult['unreadable'][number][] = [];
       const connections = await resealTable(CONNECTIONS, box, unreadable);
       const signingKeys = await resealTable(SIGNING_KEYS, box, unreadable);
-      return { currentKeyId: box.currentKeyId, connections, signingKeys, unreadable };
+      const embedSecrets = await resealTable(EMBED_SECRETS, box, unreadable);
+      return { currentKeyId: box.currentKeyId, connections, signingKeys, embedSecrets, unreadable };
     },
   };
 }
