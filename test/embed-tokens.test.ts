@@ -192,6 +192,22 @@ describe.runIf(up)('embed tokens and CORS against a real gateway (real Postgres)
     expect(byKey.body.results[0].ran_at).not.toBe(first.body.results[0].ran_at);
   });
 
+  it("never replays one token's answer to another through an Idempotency-Key", async () => {
+    const eu = await mint(app.key, { analytics: [{ name: SALES, fixed_params: { region: 'EU' } }] });
+    const us = await mint(app.key, { analytics: [{ name: SALES, fixed_params: { region: 'US' } }] });
+    const key = `idem-${suffix}`;
+    const first = await query(eu, {}, { 'idempotency-key': key });
+    expect(first.status, first.text).toBe(200);
+    expect(regions(first)).toEqual(['EU']);
+    const other = await query(us, {}, { 'idempotency-key': key });
+    expect(other.headers.get('idempotent-replayed')).toBeNull();
+    expectErrorEnvelope(other, 400, 'INVALID_REQUEST');
+    // The same token's retry is replayed as usual.
+    const retry = await query(eu, {}, { 'idempotency-key': key });
+    expect(retry.headers.get('idempotent-replayed')).toBe('true');
+    expect(regions(retry)).toEqual(['EU']);
+  });
+
   it('an HS256 token minted offline works until its secret is revoked; rotation keeps an overlap', async () => {
     const { id, secret } = await newSecret(app.key, 'backend');
     const listed = await http.request(g.url, 'GET', '/v1/embed-secrets', { key: app.key });

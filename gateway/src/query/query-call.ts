@@ -428,7 +428,11 @@ export function createQueryCallHandler(deps: QueryCallDeps): QueryCallHandler {
       if (key === undefined || request.method !== 'POST')
         return await serve(call, principal, limits, decision);
       const who = principal;
-      const outcome = await withIdempotency(deps.idempotency, who.accountId, key, request.body, (claimed) =>
+      // An embed token's answer is its own (its fixed params): the same key and body sent with
+      // another token of the account is another request, never a replay of this one.
+      const fingerprinted =
+        who.embed === undefined ? request.body : `embed ${who.embed.tokenId}\n${bodyText(request.body)}`;
+      const outcome = await withIdempotency(deps.idempotency, who.accountId, key, fingerprinted, (claimed) =>
         serve(call, who, limits, decision, claimed),
       );
       if ('reply' in outcome) return outcome.reply;
