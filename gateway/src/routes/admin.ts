@@ -311,7 +311,7 @@ export function registerAdminRoutes(app: OpenAPIHono<AppEnv>): void {
       tags: ['Operator'],
       summary: 'Rotate the OAuth signing key, without downtime',
       description:
-        'A new key signs every token from now on (other instances switch within about a second). The previous key stays in the JWKS and keeps verifying until every token it signed has expired (token lifetime + clock leeway + reload interval), then retires.',
+        'A new key signs every token from now on (other instances switch within about a second). The previous key stays in the JWKS and keeps verifying until every token it signed has expired (the longest token lifetime, 24 h for embed tokens, + clock leeway + reload interval), then retires.',
       security: ADMIN_SECURITY,
       responses: {
         200: {
