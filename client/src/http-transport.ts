@@ -18,6 +18,8 @@ import type { QueryStringParams } from './types.js';
 export type Credential =
   | { readonly kind: 'api-key'; readonly apiKey: string }
   | { readonly kind: 'oauth'; readonly tokens: TokenSource }
+  /** Embed tokens from the page's own backend (embed-token-source.ts); a page holds no key. */
+  | { readonly kind: 'embed'; readonly tokens: TokenSource }
   /** No credential: the public operations (sign-up, the marketplace). */
   | { readonly kind: 'none' };
 
@@ -83,7 +85,7 @@ export function createTransport(options: TransportOptions): Transport {
       const token =
         credential.kind === 'api-key'
           ? credential.apiKey
-          : credential.kind === 'oauth'
+          : credential.kind === 'oauth' || credential.kind === 'embed'
             ? await credential.tokens.token(signal)
             : undefined;
       if (token !== undefined) headers.authorization = `Bearer ${token}`;
@@ -106,7 +108,11 @@ export function createTransport(options: TransportOptions): Transport {
           cause: error,
         });
       }
-      if (response.status === 401 && credential.kind === 'oauth' && !state.reauthorized) {
+      if (
+        response.status === 401 &&
+        (credential.kind === 'oauth' || credential.kind === 'embed') &&
+        !state.reauthorized
+      ) {
         // The token may have been revoked or rotated early: one fresh token, then the API decides.
         state.reauthorized = true;
         credential.tokens.invalidate(token ?? '');

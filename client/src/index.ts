@@ -1,5 +1,7 @@
 // @quarry/client: the typed client for a Quarry gateway. The React hook lives at
 // `@quarry/client/react`; the `quarry` CLI is this package's bin.
+
+export { type EmbedTokenGrant, type EmbedTokenProvider, jwtExpiry } from './embed-token-source.js';
 export {
   ConflictError,
   FailedCallsThrottledError,
@@ -62,12 +64,18 @@ export type {
   ConnectionRemoval,
   ConnectionTest,
   ConnectorTypes,
+  CorsSettings,
+  CorsSettingsResponse,
   DeployOutcome,
   DeployResult,
   DeprecatedVersion,
   DescribedColumn,
   DryRunResult,
+  EmbedAnalytic,
+  EmbedSecret,
+  EmbedToken,
   IssuedApiKey,
+  IssuedEmbedSecret,
   IssuedOAuthClient,
   IssuedWebhookEndpoint,
   Listing,
@@ -78,6 +86,7 @@ export type {
   McpSettingsResponse,
   NewApiKey,
   NewConnection,
+  NewEmbedToken,
   OAuthClient,
   OwnerListing,
   PaygInvoice,
@@ -93,6 +102,7 @@ export type {
   QueryResult,
   QueryStringParams,
   QueryStringValue,
+  RotatedEmbedSecret,
   Scope,
   SignUpResult,
   Statement,

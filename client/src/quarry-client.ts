@@ -1,6 +1,8 @@
 // createQuarryClient: the typed client for a Quarry gateway (queries, keys, usage, owner
 // analytics, statements and payouts, the account). Runs wherever `fetch` does: it uses only web
 // standards (fetch, AbortController, URL, btoa, crypto.getRandomValues), never a Node module.
+
+import { createEmbedTokenSource, type EmbedTokenProvider } from './embed-token-source.js';
 import { type Credential, createTransport, type Transport } from './http-transport.js';
 import { createOAuthTokenSource, type OAuthCredentials } from './oauth-token-source.js';
 import { DEFAULT_RETRY, type RetryOptions } from './retry-policy.js';
@@ -21,9 +23,13 @@ import type {
   ConnectionRemoval,
   ConnectionTest,
   ConnectorTypes,
+  CorsSettings,
   DeployResult,
   DryRunResult,
+  EmbedSecret,
+  EmbedToken,
   IssuedApiKey,
+  IssuedEmbedSecret,
   IssuedOAuthClient,
   IssuedWebhookEndpoint,
   Listing,
@@ -34,6 +40,7 @@ import type {
   McpSettingsResponse,
   NewApiKey,
   NewConnection,
+  NewEmbedToken,
   OAuthClient,
   OwnerListing,
   PayoutAccount,
@@ -43,6 +50,7 @@ import type {
   QueryParams,
   QueryResult,
   QueryStringParams,
+  RotatedEmbedSecret,
   SignUpResult,
   Statement,
   TryToken,
@@ -60,6 +68,12 @@ export type QuarryClientConfig = QuarryClientOptions &
   (
     | { readonly baseUrl: string; readonly apiKey: string }
     | { readonly baseUrl: string; readonly oauth: OAuthCredentials }
+    /**
+     * In a web page: a function fetching a fresh embed token from your backend (which mints it
+     * with `embedTokens.create` or an embed secret). The client asks again shortly before each
+     * token expires, and once more when the gateway refuses one. Only the query calls accept it.
+     */
+    | { readonly baseUrl: string; readonly embedToken: EmbedTokenProvider }
   );
 
 /** How calls behave; given in the config object (a second argument is still read, deprecated). */
@@ -288,6 +302,29 @@ export interface QuarryClient {
     /** Revokes a client: its tokens stop working. */
     revoke(id: string, options?: CallOptions): Promise<void>;
   };
+  /** Embed tokens for web pages (docs/embedding.md): mint them on your server, never in a page. */
+  readonly embedTokens: {
+    /** A token calling `analytics` only, with their fixed params, from `origins` only (`query` scope). */
+    create(token: NewEmbedToken, options?: CallOptions): Promise<EmbedToken>;
+  };
+  /** HS256 secrets your backend mints embed tokens with offline (`keys` scope). */
+  readonly embedSecrets: {
+    /** A new secret; its `secret` is shown this once. */
+    create(name: string, options?: CallOptions): Promise<IssuedEmbedSecret>;
+    list(options?: CallOptions): Promise<readonly EmbedSecret[]>;
+    /** A new secret; the old one verifies `overlapSeconds` more (default 86 400). */
+    rotate(
+      id: string,
+      options?: CallOptions & { readonly overlapSeconds?: number },
+    ): Promise<RotatedEmbedSecret>;
+    /** Ends a secret: tokens it signed stop working within seconds. */
+    revoke(id: string, options?: CallOptions): Promise<EmbedSecret>;
+  };
+  /** Whether your keys may be used from other origins' web pages (`account` scope; off by default). */
+  readonly cors: {
+    get(options?: CallOptions): Promise<CorsSettings>;
+    set(allowKeysFromBrowsers: boolean, options?: CallOptions): Promise<CorsSettings>;
+  };
   readonly keys: {
     /** A new API key; its `secret` is shown this once. */
     create(key: NewApiKey, options?: CallOptions): Promise<IssuedApiKey>;
@@ -372,7 +409,7 @@ function randomIdempotencyKey(): string {
 }
 
 const OPTION_KEYS = ['fetch', 'timeoutMs', 'retry', 'userAgent'] as const;
-const CONFIG_KEYS = ['baseUrl', 'apiKey', 'oauth', ...OPTION_KEYS] as const;
+const CONFIG_KEYS = ['baseUrl', 'apiKey', 'oauth', 'embedToken', ...OPTION_KEYS] as const;
 const RETRY_KEYS: readonly (keyof RetryOptions)[] = ['retries', 'baseDelayMs', 'maxDelayMs'];
 
 /** A TypeError for the first key of `value` not in `known` (a typo silently ignored costs hours). */
@@ -430,8 +467,11 @@ function checkConfig(config: QuarryClientConfig): void {
   if ('apiKey' in config) {
     if (typeof config.apiKey !== 'string' || config.apiKey === '')
       throw new TypeError('apiKey must be a non-empty string (qry_live_…).');
+  } else if ('embedToken' in config) {
+    if (typeof config.embedToken !== 'function')
+      throw new TypeError('embedToken must be a function returning a fresh embed token.');
   } else if (!config.oauth?.clientId || !config.oauth.clientSecret) {
-    throw new TypeError('Give either apiKey, or oauth with clientId and clientSecret.');
+    throw new TypeError('Give either apiKey, embedToken, or oauth with clientId and clientSecret.');
   }
 }
 
@@ -455,16 +495,18 @@ export function createQuarryClient(
   const credential: Credential =
     'apiKey' in config
       ? { kind: 'api-key', apiKey: config.apiKey }
-      : {
-          kind: 'oauth',
-          tokens: createOAuthTokenSource({
-            tokenUrl: `${config.baseUrl.replace(/\/+$/, '')}/oauth/token`,
-            credentials: config.oauth,
-            fetch: fetchImpl,
-            timeoutMs,
-            headers: { 'user-agent': userAgent },
-          }),
-        };
+      : 'embedToken' in config
+        ? { kind: 'embed', tokens: createEmbedTokenSource(config.embedToken) }
+        : {
+            kind: 'oauth',
+            tokens: createOAuthTokenSource({
+              tokenUrl: `${config.baseUrl.replace(/\/+$/, '')}/oauth/token`,
+              credentials: config.oauth,
+              fetch: fetchImpl,
+              timeoutMs,
+              headers: { 'user-agent': userAgent },
+            }),
+          };
   const transport: Transport = createTransport({
     baseUrl: config.baseUrl,
     credential,
@@ -939,6 +981,80 @@ export function createQuarryClient(
           idempotent: true,
           signal: o.signal,
         });
+      },
+    },
+    embedTokens: {
+      async create(token, o = {}) {
+        const body = await transport.send<{ embed_token: EmbedToken }>({
+          method: 'POST',
+          path: '/v1/embed-tokens',
+          body: token,
+          // Minting twice makes two tokens, both harmless: a repeat is safe.
+          idempotent: true,
+          signal: o.signal,
+        });
+        return body.embed_token;
+      },
+    },
+    embedSecrets: {
+      async create(name, o = {}) {
+        const body = await transport.send<{ embed_secret: IssuedEmbedSecret }>({
+          method: 'POST',
+          path: '/v1/embed-secrets',
+          body: { name },
+          // Two attempts could make two secrets: only a refused call is repeated.
+          idempotent: false,
+          signal: o.signal,
+        });
+        return body.embed_secret;
+      },
+      async list(o = {}) {
+        const body = await transport.send<{ embed_secrets: EmbedSecret[] }>({
+          method: 'GET',
+          path: '/v1/embed-secrets',
+          idempotent: true,
+          signal: o.signal,
+        });
+        return body.embed_secrets;
+      },
+      rotate(id, o = {}) {
+        return transport.send<RotatedEmbedSecret>({
+          method: 'POST',
+          path: `/v1/embed-secrets/${segment(id)}/rotate`,
+          body: o.overlapSeconds === undefined ? {} : { overlap_seconds: o.overlapSeconds },
+          idempotent: false,
+          signal: o.signal,
+        });
+      },
+      async revoke(id, o = {}) {
+        const body = await transport.send<{ embed_secret: EmbedSecret }>({
+          method: 'DELETE',
+          path: `/v1/embed-secrets/${segment(id)}`,
+          idempotent: true,
+          signal: o.signal,
+        });
+        return body.embed_secret;
+      },
+    },
+    cors: {
+      async get(o = {}) {
+        const body = await transport.send<{ cors: CorsSettings }>({
+          method: 'GET',
+          path: '/v1/account/cors',
+          idempotent: true,
+          signal: o.signal,
+        });
+        return body.cors;
+      },
+      async set(allow, o = {}) {
+        const body = await transport.send<{ cors: CorsSettings }>({
+          method: 'PUT',
+          path: '/v1/account/cors',
+          body: { allow_keys_from_browsers: allow },
+          idempotent: true,
+          signal: o.signal,
+        });
+        return body.cors;
       },
     },
     keys: {

@@ -2,8 +2,9 @@
 // follows the component: it aborts the request in flight when the component unmounts or the
 // query changes (params are compared by value), never sets state after unmount, and can
 // refresh on an interval.
-import { useCallback, useEffect, useState } from 'react';
-import type { QuarryClient } from './quarry-client.js';
+import { useCallback, useEffect, useMemo, useState } from 'react';
+import type { EmbedTokenProvider } from './embed-token-source.js';
+import { createQuarryClient, type QuarryClient } from './quarry-client.js';
 import type { QueryParams, QueryResult } from './types.js';
 
 export interface UseQuarryQueryOptions {
@@ -44,15 +45,36 @@ function stableJson(value: unknown): string {
 }
 
 /**
- * Runs `client.query(source, params)` and keeps its state. A new `params` object with the same
+ * What a web page embedding analytics gives the hook instead of a client: the gateway and a
+ * function fetching a fresh embed token from the page's own backend (docs/embedding.md). The
+ * hook keeps one client per `baseUrl` and provider: keep the provider stable (useCallback or a
+ * module-level function).
+ */
+export interface EmbeddedQuarry {
+  readonly baseUrl: string;
+  readonly embedToken: EmbedTokenProvider;
+}
+
+/**
+ * Runs `client.query(source, params)` and keeps its state. `client` may also be `{ baseUrl,
+ * embedToken }`: a page then holds no key, only short-lived embed tokens its backend mints. A new `params` object with the same
  * values does not query again; different values abort the call in flight and start another.
  */
 export function useQuarryQuery<Row = Record<string, unknown>, Insights = unknown>(
-  client: QuarryClient,
+  clientOrEmbed: QuarryClient | EmbeddedQuarry,
   source: string,
   params: QueryParams = {},
   options: UseQuarryQueryOptions = {},
 ): QuarryQueryState<Row, Insights> {
+  const embedded = 'embedToken' in clientOrEmbed ? clientOrEmbed : undefined;
+  const given = embedded === undefined ? (clientOrEmbed as QuarryClient) : undefined;
+  const baseUrl = embedded?.baseUrl;
+  const provider = embedded?.embedToken;
+  // An embedded client is kept per baseUrl and provider, not per object literal.
+  const client = useMemo(
+    () => given ?? createQuarryClient({ baseUrl: baseUrl ?? '', embedToken: provider as EmbedTokenProvider }),
+    [given, baseUrl, provider],
+  );
   const enabled = options.enabled ?? true;
   const refreshIntervalMs = options.refreshIntervalMs ?? 0;
   const maxCredits = options.maxCredits;

@@ -727,3 +727,61 @@ export interface AlertSettings {
   /** An analytic failing more than this share of its calls over 5 minutes is failing. */
   readonly error_rate_percent: number;
 }
+
+/** One analytic an embed token may call (`name`, or `name@version`), and the params it fixes. */
+export interface EmbedAnalytic {
+  readonly name: string;
+  /** Applied whether the page sends them or not; another value is refused (403). */
+  readonly fixed_params?: Readonly<Record<string, unknown>>;
+}
+
+/** What `POST /v1/embed-tokens` takes. */
+export interface NewEmbedToken {
+  readonly analytics: readonly EmbedAnalytic[];
+  /** Browser origins it may be used from (`https://app.example.com`); none: servers only. */
+  readonly origins?: readonly string[];
+  /** Seconds it is valid (default 3600, at most 86400). */
+  readonly expires_in?: number;
+  /** Its own rate limit, besides the account's. */
+  readonly rate_limit?: { readonly limit: number; readonly window_seconds: number };
+}
+
+/** `POST /v1/embed-tokens`: the token a page sends as its bearer credential. */
+export interface EmbedToken {
+  readonly token: string;
+  readonly token_id: string;
+  /** ISO 8601. */
+  readonly expires_at: string;
+}
+
+/** An HS256 secret your backend mints embed tokens with offline (its id is the tokens' `kid`). */
+export interface EmbedSecret {
+  readonly id: string;
+  readonly name: string;
+  readonly created_at: string;
+  /** Set by a rotation: it verifies tokens until then. */
+  readonly expires_at: string | null;
+  readonly revoked_at: string | null;
+}
+
+/** A new embed secret: its `secret` is shown this once. */
+export interface IssuedEmbedSecret extends EmbedSecret {
+  readonly secret: string;
+}
+
+/** `POST /v1/embed-secrets/:id/rotate`: the new secret and the old one (now expiring). */
+export interface RotatedEmbedSecret {
+  readonly embed_secret: IssuedEmbedSecret;
+  readonly previous: EmbedSecret;
+}
+
+/** `GET|PUT /v1/account/cors`. */
+export interface CorsSettings {
+  /** Whether the account's keys and OAuth tokens are accepted from other origins' pages. */
+  readonly allow_keys_from_browsers: boolean;
+}
+
+/** `GET|PUT /v1/account/cors`'s answer. */
+export interface CorsSettingsResponse {
+  readonly cors: CorsSettings;
+}

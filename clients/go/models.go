@@ -3,6 +3,49 @@
 
 package quarry
 
+// EmbedToken is the EmbedToken schema: What the API answers as EmbedToken.
+type EmbedToken struct {
+	// Token: The JWT a page sends as `Authorization: Bearer <token>`
+	Token     string `json:"token"`
+	TokenID   string `json:"token_id"`
+	ExpiresAt string `json:"expires_at"`
+}
+
+// IssuedEmbedSecret is the IssuedEmbedSecret schema: What the API answers as IssuedEmbedSecret.
+type IssuedEmbedSecret struct {
+	// ID: The `kid` of the tokens it signs
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	CreatedAt string `json:"created_at"`
+	// ExpiresAt: Set by a rotation: it verifies tokens until then
+	ExpiresAt *string `json:"expires_at"`
+	RevokedAt *string `json:"revoked_at"`
+	// Secret: The HS256 key (its UTF-8 bytes), shown this once
+	Secret string `json:"secret"`
+}
+
+// EmbedSecret is the EmbedSecret schema: What the API answers as EmbedSecret.
+type EmbedSecret struct {
+	// ID: The `kid` of the tokens it signs
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	CreatedAt string `json:"created_at"`
+	// ExpiresAt: Set by a rotation: it verifies tokens until then
+	ExpiresAt *string `json:"expires_at"`
+	RevokedAt *string `json:"revoked_at"`
+}
+
+// CorsSettings is the CorsSettings schema: What the API answers as CorsSettings.
+type CorsSettings struct {
+	Cors CorsSettingsCors `json:"cors"`
+}
+
+// CorsSettingsCors is the CorsSettings.cors schema: `cors` of CorsSettings.
+type CorsSettingsCors struct {
+	// AllowKeysFromBrowsers: Whether the account's API keys and OAuth tokens are accepted from web pages of other origins (off: only embed tokens are)
+	AllowKeysFromBrowsers bool `json:"allow_keys_from_browsers"`
+}
+
 // Account is the Account schema: What the API answers as Account.
 type Account struct {
 	ID        string `json:"id"`

@@ -4,6 +4,11 @@ package quarry
 
 // generatedModels maps each OpenAPI schema to the struct that stands for it.
 var generatedModels = map[string]any{
+	"EmbedToken":                         EmbedToken{},
+	"IssuedEmbedSecret":                  IssuedEmbedSecret{},
+	"EmbedSecret":                        EmbedSecret{},
+	"CorsSettings":                       CorsSettings{},
+	"CorsSettings.cors":                  CorsSettingsCors{},
 	"Account":                            Account{},
 	"Plan":                               Plan{},
 	"Connection":                         Connection{},

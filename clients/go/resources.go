@@ -31,6 +31,12 @@ type resources struct {
 	Payouts *PayoutsService
 	// OAuthClients creates, lists and revokes OAuth clients.
 	OAuthClients *OAuthClientsService
+	// EmbedTokens mints embed tokens for web pages (on your server, never in a page).
+	EmbedTokens *EmbedTokensService
+	// EmbedSecrets manages the HS256 secrets your backend mints embed tokens with offline.
+	EmbedSecrets *EmbedSecretsService
+	// CORS says whether your keys may be used from other origins' web pages.
+	CORS *CORSService
 	// Connectors lists the warehouse types this gateway connects to.
 	Connectors *ConnectorsService
 	// Connections manages an owner's warehouse connections.
@@ -48,6 +54,7 @@ func newResources(c *Client) resources {
 		Account: &AccountService{c}, Budget: &BudgetService{c}, Plans: &PlansService{c},
 		Tools: &ToolsService{c}, MCP: &MCPService{c}, Webhooks: &WebhooksService{c}, Alerts: &AlertsService{c},
 		Billing: &BillingService{c}, Payouts: &PayoutsService{c}, OAuthClients: &OAuthClientsService{c},
+		EmbedTokens: &EmbedTokensService{c}, EmbedSecrets: &EmbedSecretsService{c}, CORS: &CORSService{c},
 		Connectors: &ConnectorsService{c}, Connections: &ConnectionsService{c},
 		Listings: &ListingsService{c}, Statements: &StatementsService{c}, Marketplace: &MarketplaceService{c},
 	}
@@ -286,6 +293,115 @@ func (s *OAuthClientsService) List(ctx context.Context) ([]OAuthClient, error) {
 // Revoke revokes a client by its record id (ocl_…): its tokens stop working.
 func (s *OAuthClientsService) Revoke(ctx context.Context, id string) error {
 	return s.c.do(ctx, apiRequest{method: http.MethodDelete, path: "/v1/oauth/clients/" + url.PathEscape(id), idempotent: true}, nil)
+}
+
+// EmbedTokensService mints embed tokens (Client.EmbedTokens; the query scope).
+type EmbedTokensService struct{ c *Client }
+
+// EmbedAnalytic is one analytic an embed token may call (Name, or "name@version") and the params
+// it fixes: applied whether the page sends them or not, refused (403) with another value.
+type EmbedAnalytic struct {
+	Name        string         `json:"name"`
+	FixedParams map[string]any `json:"fixed_params,omitempty"`
+}
+
+// EmbedRateLimit is an embed token's own rate limit, besides the account's.
+type EmbedRateLimit struct {
+	Limit         int `json:"limit"`
+	WindowSeconds int `json:"window_seconds"`
+}
+
+// NewEmbedToken is what a token allows: analytics, browser origins (none: servers only), its
+// lifetime in seconds (0: 3600; at most 86400) and an optional rate limit.
+type NewEmbedToken struct {
+	Analytics []EmbedAnalytic `json:"analytics"`
+	Origins   []string        `json:"origins,omitempty"`
+	ExpiresIn int             `json:"expires_in,omitempty"`
+	RateLimit *EmbedRateLimit `json:"rate_limit,omitempty"`
+}
+
+// Create mints a token for a web page of your account.
+func (s *EmbedTokensService) Create(ctx context.Context, token NewEmbedToken) (*EmbedToken, error) {
+	out, err := call[struct {
+		EmbedToken EmbedToken `json:"embed_token"`
+	}](ctx, s.c, apiRequest{method: http.MethodPost, path: "/v1/embed-tokens", body: token, idempotent: true})
+	if err != nil {
+		return nil, err
+	}
+	return &out.EmbedToken, nil
+}
+
+// EmbedSecretsService manages HS256 embed secrets (Client.EmbedSecrets; the keys scope).
+type EmbedSecretsService struct{ c *Client }
+
+// RotatedEmbedSecret is a rotation's new secret (shown this once) and the old one, now expiring.
+type RotatedEmbedSecret struct {
+	EmbedSecret IssuedEmbedSecret `json:"embed_secret"`
+	Previous    EmbedSecret       `json:"previous"`
+}
+
+// Create makes a secret; its Secret is shown this once and its ID is the tokens' kid.
+func (s *EmbedSecretsService) Create(ctx context.Context, name string) (*IssuedEmbedSecret, error) {
+	out, err := call[struct {
+		EmbedSecret IssuedEmbedSecret `json:"embed_secret"`
+	}](ctx, s.c, apiRequest{method: http.MethodPost, path: "/v1/embed-secrets", body: map[string]string{"name": name}})
+	if err != nil {
+		return nil, err
+	}
+	return &out.EmbedSecret, nil
+}
+
+// List returns the secrets that still verify tokens (never a secret).
+func (s *EmbedSecretsService) List(ctx context.Context) ([]EmbedSecret, error) {
+	out, err := call[struct {
+		EmbedSecrets []EmbedSecret `json:"embed_secrets"`
+	}](ctx, s.c, apiRequest{method: http.MethodGet, path: "/v1/embed-secrets", idempotent: true})
+	if err != nil {
+		return nil, err
+	}
+	return out.EmbedSecrets, nil
+}
+
+// Rotate makes a new secret; the old one verifies overlapSeconds more (nil: 86400).
+func (s *EmbedSecretsService) Rotate(ctx context.Context, id string, overlapSeconds *int) (*RotatedEmbedSecret, error) {
+	body := map[string]any{}
+	if overlapSeconds != nil {
+		body["overlap_seconds"] = *overlapSeconds
+	}
+	return call[RotatedEmbedSecret](ctx, s.c, apiRequest{method: http.MethodPost, path: "/v1/embed-secrets/" + url.PathEscape(id) + "/rotate", body: body})
+}
+
+// Revoke ends a secret: tokens it signed stop working within seconds.
+func (s *EmbedSecretsService) Revoke(ctx context.Context, id string) (*EmbedSecret, error) {
+	out, err := call[struct {
+		EmbedSecret EmbedSecret `json:"embed_secret"`
+	}](ctx, s.c, apiRequest{method: http.MethodDelete, path: "/v1/embed-secrets/" + url.PathEscape(id), idempotent: true})
+	if err != nil {
+		return nil, err
+	}
+	return &out.EmbedSecret, nil
+}
+
+// CORSService reads and sets whether your keys are accepted from other origins' pages
+// (Client.CORS; the account scope). Off by default: prefer embed tokens.
+type CORSService struct{ c *Client }
+
+// Get returns the setting.
+func (s *CORSService) Get(ctx context.Context) (*CorsSettingsCors, error) {
+	out, err := call[CorsSettings](ctx, s.c, apiRequest{method: http.MethodGet, path: "/v1/account/cors", idempotent: true})
+	if err != nil {
+		return nil, err
+	}
+	return &out.Cors, nil
+}
+
+// Set allows (or refuses) your keys from other origins' web pages.
+func (s *CORSService) Set(ctx context.Context, allowKeysFromBrowsers bool) (*CorsSettingsCors, error) {
+	out, err := call[CorsSettings](ctx, s.c, apiRequest{method: http.MethodPut, path: "/v1/account/cors", body: map[string]bool{"allow_keys_from_browsers": allowKeysFromBrowsers}, idempotent: true})
+	if err != nil {
+		return nil, err
+	}
+	return &out.Cors, nil
 }
 
 // ConnectorsService lists the warehouse types this gateway connects to (Client.Connectors).

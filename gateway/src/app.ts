@@ -11,6 +11,7 @@ import type { AppEnv } from './http/app-env.js';
 import { type CompressedBody, compressedBody } from './http/compressed-body.js';
 import type { DocsDocument } from './http/docs-page.js';
 import { errorResponse, toApiError } from './http/error-response.js';
+import { corsPreflight } from './http/middleware/cors-preflight.js';
 import { htmlSecurity } from './http/middleware/html-security.js';
 import { requestId } from './http/middleware/request-id.js';
 import { operationIdOf } from './http/operation-ids.js';
@@ -26,6 +27,7 @@ import { registerCallsRoutes } from './routes/calls.js';
 import { registerConnectorRoutes } from './routes/connectors.js';
 import { registerConsoleRoutes } from './routes/console.js';
 import { registerDocsRoutes } from './routes/docs.js';
+import { registerEmbedRoutes } from './routes/embed.js';
 import { registerHealthRoutes } from './routes/health.js';
 import { registerKeyRoutes } from './routes/keys.js';
 import { registerMarketplaceRoutes } from './routes/marketplace.js';
@@ -66,6 +68,11 @@ export const API_TAGS: { name: string; description: string }[] = [
   { name: 'Keys', description: 'API keys' },
   { name: 'Billing', description: 'Plans, checkout, the billing portal and payouts' },
   { name: 'Webhooks', description: 'Signed events out: endpoints, deliveries, alert thresholds' },
+  {
+    name: 'Embedding',
+    description:
+      'Browser-safe embed tokens with fixed params and allowed origins, and the secrets to mint them offline',
+  },
   { name: 'OAuth', description: 'OAuth 2.0 client credentials, for services and agents' },
   { name: 'MCP', description: 'The Model Context Protocol endpoint for AI agents' },
   { name: 'Owner', description: 'Connections, analytics, listings and statements of a data owner' },
@@ -93,7 +100,7 @@ export function createApp(services: GatewayServices): OpenAPIHono<AppEnv> {
     type: 'http',
     scheme: 'bearer',
     description:
-      'An API key (`qry_live_…`) or an OAuth access token from `POST /oauth/token`. Management routes (not the query routes) also accept the web console’s session cookie.',
+      'An API key (`qry_live_…`) or an OAuth access token from `POST /oauth/token`; on the query routes only, also an embed token (`POST /v1/embed-tokens`, or HS256 minted with an embed secret). Management routes (not the query routes) also accept the web console’s session cookie.',
   });
   app.openAPIRegistry.registerComponent('securitySchemes', 'sessionCookie', {
     type: 'apiKey',
@@ -184,7 +191,11 @@ export function createApp(services: GatewayServices): OpenAPIHono<AppEnv> {
   });
 
   registerHealthRoutes(app);
+  // CORS preflights of the query routes, the only routes a page of another origin may call.
+  app.use('/v1/query', corsPreflight('POST'));
+  app.use('/v1/analytics/:name', corsPreflight('GET'));
   registerQueryRoutes(app);
+  registerEmbedRoutes(app);
   registerAccountRoutes(app);
   registerSessionRoutes(app);
   registerPlanRoutes(app);

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { createApp } from './app.js';
 import { createAuthenticator } from './auth/authenticator.js';
+import { createEmbedTokens } from './auth/embed-tokens.js';
 import { createKeyUsage } from './auth/key-usage.js';
 import { createKnownCredentials } from './auth/known-credentials.js';
 import { createTryTokens } from './auth/try-token.js';
@@ -60,6 +61,7 @@ import { createAccountService } from './services/account-service.js';
 import { createAnalyticHealth } from './services/analytic-health.js';
 import { createAnalyticsService } from './services/analytics-service.js';
 import { createConnectionService } from './services/connection-service.js';
+import { createEmbedService } from './services/embed-service.js';
 import type { GatewayServices, HealthCheck } from './services/gateway-services.js';
 import { createMailer } from './services/mailer.js';
 import { createMarketplaceService } from './services/marketplace-service.js';
@@ -276,7 +278,20 @@ export async function createGateway(
       ...(options.keyUsageFlushMs === undefined ? {} : { intervalMs: options.keyUsageFlushMs }),
       onError: (error) => logger.warn({ err: error }, "recording keys' last use failed"),
     });
+    const embed = createEmbedService({
+      tokens: createEmbedTokens({
+        ring: oauth.keyRing,
+        issuer: config.publicUrl,
+        store: store.embed,
+        cacheMs: config.keyCacheMs,
+      }),
+      store: store.embed,
+      publicUrl: config.publicUrl,
+      cacheMs: config.keyCacheMs,
+      pinVersion: (pin) => store.analyticVersions.pin(pin),
+    });
     const auth = createAuthenticator({
+      embedTokens: embed.tokens,
       onKeyUsed: (keyId) => keyUsage.record(keyId),
       keys: store.keys,
       cacheMs: config.keyCacheMs,
@@ -421,6 +436,7 @@ export async function createGateway(
     const previewListings = createPreviewListings(store.listings);
     const queryCall = createQueryCallHandler({
       auth,
+      embed,
       rateLimiter,
       credentialFailures,
       knownCredentials,
@@ -516,6 +532,7 @@ export async function createGateway(
         mcpTools.forget(closure.accountId);
         mcp.toolsChanged();
       },
+      embed,
       health: {
         stopping() {
           phase = 'stopping';

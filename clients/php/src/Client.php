@@ -38,6 +38,12 @@ final class Client implements ClientInterface
     public readonly Resource\Payouts $payouts;
     /** OAuth clients of the account. */
     public readonly Resource\OAuthClients $oauthClients;
+    /** Embed tokens for web pages (mint them on your server). */
+    public readonly Resource\EmbedTokens $embedTokens;
+    /** HS256 secrets to mint embed tokens offline. */
+    public readonly Resource\EmbedSecrets $embedSecrets;
+    /** Whether your keys may be used from other origins' web pages. */
+    public readonly Resource\Cors $cors;
     /** The warehouse types this gateway connects to. */
     public readonly Resource\Connectors $connectors;
     /** Your warehouse connections (owner). */
@@ -99,6 +105,9 @@ final class Client implements ClientInterface
         $this->billing = new Resource\Billing($transport);
         $this->payouts = new Resource\Payouts($transport);
         $this->oauthClients = new Resource\OAuthClients($transport);
+        $this->embedTokens = new Resource\EmbedTokens($transport);
+        $this->embedSecrets = new Resource\EmbedSecrets($transport);
+        $this->cors = new Resource\Cors($transport);
         $this->connectors = new Resource\Connectors($transport);
         $this->connections = new Resource\Connections($transport);
         $this->listings = new Resource\Listings($transport);

@@ -24,6 +24,8 @@ async function serve(c: Context<AppEnv>, request: QueryCallRequest): Promise<Res
       'cache-control': req.header('cache-control'),
       pragma: req.header('pragma'),
       'idempotency-key': req.header('idempotency-key'),
+      origin: req.header('origin'),
+      host: req.header('host'),
     },
     request,
     signal: () => req.raw.signal,

@@ -91,6 +91,8 @@ async function serve(
       'cache-control': headers['cache-control'],
       pragma: headers.pragma as string | undefined,
       'idempotency-key': headers['idempotency-key'] as string | undefined,
+      origin: headers.origin,
+      host: headers.host,
     },
     request,
     signal: lazyAbortSignal(res),

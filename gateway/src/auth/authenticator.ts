@@ -15,6 +15,7 @@ import { digestSessionToken, isSessionToken } from '../security/session-token.js
 import type { ApiKeyRepository } from '../store/api-key-repository.js';
 import type { SessionRepository } from '../store/session-repository.js';
 import type { TokenAuthenticator } from './access-token-authenticator.js';
+import { type EmbedTokens, isEmbedToken } from './embed-tokens.js';
 import { type Principal, SCOPES, type Scope } from './principal.js';
 import type { TryTokens } from './try-token.js';
 
@@ -43,6 +44,8 @@ export interface AuthenticatorOptions {
   readonly tryTokens?: TryTokens;
   /** Console sessions (session tokens, and whether a session that minted a try-token is live). */
   readonly sessions?: Pick<SessionRepository, 'findLive' | 'isLive'>;
+  /** Verifies embed tokens (ES256 minted here, HS256 minted with an account's embed secret). */
+  readonly embedTokens?: EmbedTokens;
   /** Verifies OAuth access tokens and caches their clients' verdicts. */
   readonly accessTokens?: TokenAuthenticator;
   /** How long a verdict is trusted without asking the store (default 1,000 ms). */
@@ -153,6 +156,34 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
           rateLimitBucket: `session:${live.session.accountId}`,
           origin: 'api',
           credential: 'session',
+        };
+      }
+      if (!credential.startsWith('qry_') && options.embedTokens && isEmbedToken(credential)) {
+        const claims = await options.embedTokens.verify(credential);
+        if (claims === null) {
+          throw unauthenticated('The embed token is invalid or expired, or its secret was revoked.');
+        }
+        if (claims.mintedByKey !== undefined && !(await keyIsLive(claims.accountId, claims.mintedByKey))) {
+          throw unauthenticated('The key that minted this embed token is revoked or expired.');
+        }
+        return {
+          accountId: claims.accountId,
+          keyId: claims.signedBy,
+          scopes: ['query'],
+          plan: claims.plan,
+          // The account pays and its plan's limit applies; a token's own limit is spent besides
+          // (query/query-call.ts).
+          rateLimit: options.policies.resolve(claims.plan, null),
+          rateLimitBucket: `account:${claims.accountId}`,
+          origin: 'api',
+          credential: 'embed_token',
+          embed: {
+            tokenId: claims.tokenId,
+            analytics: claims.analytics,
+            origins: claims.origins,
+            rateLimit: claims.rateLimit,
+            expiresAt: claims.expiresAt,
+          },
         };
       }
       if (!credential.startsWith('qry_') && options.accessTokens && isAccessToken(credential)) {

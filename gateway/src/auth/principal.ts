@@ -2,6 +2,7 @@
 // try-token, console session) turns a credential into, and the scopes a credential may carry.
 import { ApiError } from '../errors/api-error.js';
 import type { ResolvedRateLimit } from '../rate-limit/plan-policies.js';
+import type { EmbedGrant } from './embed-tokens.js';
 
 /** What an API key (or OAuth token) may do. */
 export type Scope = 'query' | 'keys' | 'owner' | 'account';
@@ -26,11 +27,14 @@ export interface Principal {
   /**
    * The kind of credential presented. `session`: the web console's sign-in cookie (the account
    * holder, every scope), accepted on management routes only, after the CSRF check
-   * (http/middleware/session-credential.ts).
+   * (http/middleware/session-credential.ts). `embed_token`: a browser-safe token
+   * (auth/embed-tokens.ts), accepted by the query routes only.
    */
-  readonly credential: 'api_key' | 'oauth' | 'try_token' | 'session';
+  readonly credential: 'api_key' | 'oauth' | 'try_token' | 'session' | 'embed_token';
   /** For a try-token (origin `marketplace`): the one analytic it may preview. */
   readonly previewOf?: string;
+  /** For an embed token: the analytics, fixed params, origins and rate limit it allows. */
+  readonly embed?: EmbedGrant;
 }
 
 /**

@@ -57,6 +57,7 @@ for (const { backend, available } of backends) {
     describe('a rotation', () => {
       let sql: SqlClient;
       let ownerId: string;
+      let embedSecret: { readonly record: { readonly id: string }; readonly secret: string };
       beforeAll(async () => {
         sql = await backend.fresh();
         await migrate(sql);
@@ -71,6 +72,7 @@ for (const { backend, available } of backends) {
           secrets: { password: 'sealed-before' },
         });
         await first.signingKeys.createFirst(await generateSigningKey());
+        embedSecret = await first.embed.createSecret(ownerId, 'site');
       });
 
       it('follows the four steps, refusing each one taken too early', async () => {
@@ -95,23 +97,31 @@ for (const { backend, available } of backends) {
         });
         // Step 4 before step 3: the old key still seals a connection and the signing key.
         expect(await start(sql, step4)).toMatch(
-          /^k1: QUARRY_SECRET_KEY: 1 connection secret\(s\) and 1 OAuth signing key\(s\) are sealed with key "k1", which this instance does not have/,
+          /^k1: QUARRY_SECRET_KEY: 1 connection secret\(s\) and 1 OAuth signing key\(s\) and 1 embed secret\(s\) are sealed with key "k1", which this instance does not have/,
         );
         const resealed = await switched.sealedSecrets.reseal();
         expect(resealed).toEqual({
           currentKeyId: 'k2',
           connections: 1,
           signingKeys: 1,
+          embedSecrets: 1,
           webhookSecrets: 0,
           unreadable: [],
         });
         expect([...(await switched.sealedSecrets.countByKey())]).toEqual([
-          ['k2', { connections: 2, signingKeys: 1, webhookSecrets: 0 }],
+          ['k2', { connections: 2, signingKeys: 1, embedSecrets: 1, webhookSecrets: 0 }],
         ]);
-        expect(await switched.sealedSecrets.reseal()).toMatchObject({ connections: 0, signingKeys: 0 });
+        expect(await switched.sealedSecrets.reseal()).toMatchObject({
+          connections: 0,
+          signingKeys: 0,
+          embedSecrets: 0,
+        });
         expect(await start(sql, step4)).toBe('started');
         // Everything opens with the new key alone.
         const after = instance(sql, step4);
+        expect((await after.embed.findLiveSecret(ownerId, embedSecret.record.id))?.secret).toBe(
+          embedSecret.secret,
+        );
         const [kid] = (await after.signingKeys.listLive()).map((k) => k.kid);
         expect(await after.signingKeys.readPrivateJwk(kid as string)).toHaveProperty('d');
         const before = (await after.connections.list(ownerId)).find((c) => c.name === 'before');

@@ -33,6 +33,7 @@ function describe(count: SealedCount): string {
   if (count.connections > 0) parts.push(`${count.connections} connection secret(s)`);
   if (count.signingKeys > 0) parts.push(`${count.signingKeys} OAuth signing key(s)`);
   if (count.webhookSecrets > 0) parts.push(`${count.webhookSecrets} webhook signing secret(s)`);
+  if (count.embedSecrets > 0) parts.push(`${count.embedSecrets} embed secret(s)`);
   return parts.join(' and ');
 }
 

@@ -19,6 +19,12 @@ function admitted(principal: Principal): Principal {
       'A try-token previews one analytic over /v1/query; connect with an API key or an OAuth access token.',
     );
   }
+  if (principal.credential === 'embed_token') {
+    throw new ApiError(
+      'FORBIDDEN',
+      'An embed token calls POST /v1/query and GET /v1/analytics/{name} only; connect with an API key or an OAuth access token.',
+    );
+  }
   return principal;
 }
 

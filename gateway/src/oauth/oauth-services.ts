@@ -3,6 +3,7 @@
 // token authenticator the bearer authenticator delegates access tokens to.
 
 import { createTokenAuthenticator, type TokenAuthenticator } from '../auth/access-token-authenticator.js';
+import { EMBED_MAX_TTL_S } from '../auth/embed-tokens.js';
 import type { PlanPolicies } from '../rate-limit/plan-policies.js';
 import type { RateLimiter } from '../rate-limit/rate-limiter.js';
 import type { ControlPlaneStore } from '../store/control-plane-store.js';
@@ -46,7 +47,8 @@ export function retireAfterMs(tokenTtlSeconds: number): number {
 export function createOAuthServices(options: OAuthServicesOptions): OAuthServices {
   const keyRing = createSigningKeyRing({
     keys: options.store.signingKeys,
-    retireAfterMs: retireAfterMs(options.tokenTtlSeconds),
+    // The ring also signs embed tokens (auth/embed-tokens.ts), which live up to 24 h.
+    retireAfterMs: retireAfterMs(Math.max(options.tokenTtlSeconds, EMBED_MAX_TTL_S)),
     refreshMs: KEY_REFRESH_MS,
   });
   const tokens = createAccessTokens({

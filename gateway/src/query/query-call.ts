@@ -23,6 +23,14 @@ import {
   spendPreview,
   spendRateLimit,
 } from './admission.js';
+import {
+  asQueryValue,
+  corsFor,
+  crossOrigin,
+  embedAnalytic,
+  type QueryCors,
+  withFixedParams,
+} from './embed-call.js';
 import { type IdempotencyClaimed, withIdempotency } from './idempotency.js';
 import { deprecationHeaders, type PinnedCalls, refuseSunset } from './pinned-version.js';
 import type { PreviewListings } from './preview-listings.js';
@@ -59,6 +67,8 @@ export interface QueryCallDeps extends AdmissionDeps, RunQueryDeps {
   readonly previews: PreviewLimits;
   /** Where calls of a pinned version (`name@3`) are remembered, so the version is kept; absent: nowhere. */
   readonly pinnedCalls?: PinnedCalls;
+  /** The query routes' CORS (query/embed-call.ts); without it, every cross-origin page is refused. */
+  readonly embed?: QueryCors;
   /** Test-only: hold each served call this long after its charge is durable (see config.ts). */
   readonly pauseAfterChargeMs?: number;
   readonly logger: ErrorLogger & { child(bindings: object): ErrorLogger };
@@ -72,6 +82,9 @@ export interface QueryCallHeaders {
   readonly 'cache-control'?: string | undefined;
   readonly pragma?: string | undefined;
   readonly 'idempotency-key'?: string | undefined;
+  /** A browser's `Origin`, and the `Host` it was sent to (same-origin pages are not CORS). */
+  readonly origin?: string | undefined;
+  readonly host?: string | undefined;
 }
 
 /** A query call as it arrived: a JSON body (POST) or an analytic name and query string (GET). */
@@ -225,22 +238,28 @@ export function createQueryCallHandler(deps: QueryCallDeps): QueryCallHandler {
     const text = bodyText(body);
     // Keyed by origin too: the same body is a full call with a key and a preview with a try-token.
     // And by flatness: MCP arguments read `max_credits` among the params, a REST body does not.
+    // Not for an embed token: the same bytes mean other params under another token's fixed ones.
     const memo =
-      text.length <= MAX_REMEMBERED_BODY
+      text.length <= MAX_REMEMBERED_BODY && principal.embed === undefined
         ? `${flat ? 'mcp ' : ''}${principal.origin} ${principal.accountId}\n${text}`
         : undefined;
     const known = memo === undefined ? undefined : decided.get(memo);
     if (known !== undefined && queries.peek(principal, known.source) === known.entry) return known;
     const request = validateBody(QueryRequestSchema, parseJsonBody(headers['content-type'], text));
+    // Before the lookup: a token is refused an analytic it does not name, whether it exists or not.
+    const granted = embedAnalytic(principal, request.source);
     const entry =
       queries.peek(principal, request.source) ?? (await queries.resolve(principal, request.source));
     const limit = flat ? flatLimit(entry, request.params) : undefined;
-    const params = queries.params(entry, limit === undefined ? request.params : withoutLimit(request.params));
+    const sent = limit === undefined ? request.params : withoutLimit(request.params);
+    const { params, scope } = withFixedParams(granted?.fixedParams ?? {}, sent, (values) =>
+      queries.params(entry, values),
+    );
     const call: Decided = {
       source: request.source,
       entry,
       params,
-      cacheKey: resultCacheKey(entry, params, isPreview(principal)),
+      cacheKey: resultCacheKey(entry, params, isPreview(principal), scope),
       maxCredits: request.max_credits ?? limit,
     };
     if (memo !== undefined) {
@@ -255,14 +274,21 @@ export function createQueryCallHandler(deps: QueryCallDeps): QueryCallHandler {
     name: string,
     query: Readonly<Record<string, string | readonly string[]>>,
   ): Promise<Decided> {
+    const granted = embedAnalytic(principal, name);
     const entry = await queries.resolve(principal, name);
     const maxCredits = flatLimit(entry, query);
-    const params = queries.queryStringParams(entry, maxCredits === undefined ? query : withoutLimit(query));
+    const sent = maxCredits === undefined ? query : withoutLimit(query);
+    const fixed: Record<string, string | readonly string[]> = {};
+    for (const [key, value] of Object.entries(granted?.fixedParams ?? {}))
+      fixed[key] = asQueryValue(key, value);
+    const { params, scope } = withFixedParams(fixed, sent, (values) =>
+      queries.queryStringParams(entry, values),
+    );
     return {
       source: name,
       entry,
       params,
-      cacheKey: resultCacheKey(entry, params, isPreview(principal)),
+      cacheKey: resultCacheKey(entry, params, isPreview(principal), scope),
       maxCredits,
     };
   }
@@ -349,7 +375,20 @@ export function createQueryCallHandler(deps: QueryCallDeps): QueryCallHandler {
     };
   }
 
+  /** The headers every answer of the query routes carries: `Vary: Origin`, and CORS once allowed. */
+  function withCors(reply: QueryReply, cors: Record<string, string> | undefined): QueryReply {
+    const { headers } = reply;
+    headers.vary = headers.vary === undefined ? 'Origin' : `${headers.vary}, Origin`;
+    if (cors !== undefined) for (const name in cors) headers[name] = cors[name] as string;
+    return reply;
+  }
+
   return async function handleQueryCall(call) {
+    const cors: { headers?: Record<string, string> } = {};
+    return withCors(await handle(call, cors), cors.headers);
+  };
+
+  async function handle(call: QueryCall, cors: { headers?: Record<string, string> }): Promise<QueryReply> {
     let principal: Principal | undefined;
     let limits: LimitHeaders;
     let entry: CatalogEntry | undefined;
@@ -358,8 +397,25 @@ export function createQueryCallHandler(deps: QueryCallDeps): QueryCallHandler {
     try {
       const authorized = call.admitted ?? authorize(deps, call.headers.authorization, 'query', call.address);
       principal = authorized instanceof Promise ? await authorized : authorized;
+      // Before any limit is spent: a page of a refused origin costs nothing.
+      const origin = crossOrigin(call.headers.origin, call.headers.host, deps.embed?.publicOrigin);
+      if (origin !== undefined) {
+        const allowed = corsFor(deps.embed, principal, origin);
+        cors.headers = allowed instanceof Promise ? await allowed : allowed;
+      }
       const spent = spendRateLimit(deps.rateLimiter, principal);
       limits = spent instanceof Promise ? await spent : spent;
+      const own = principal.embed?.rateLimit;
+      if (own !== undefined) {
+        // The token's own limit, besides its account's (the account's headers are the ones sent).
+        // The whole limit may be spent at once, then it refills evenly over the window.
+        const policy = { limit: own.limit, windowSeconds: own.windowSeconds, burst: own.limit };
+        await spendRateLimit(
+          deps.rateLimiter,
+          { ...principal, rateLimit: { unlimited: false, policy } },
+          `embed:${principal.accountId}:${principal.embed?.tokenId ?? ''}`,
+        );
+      }
       if (isPreview(principal)) await spendPreview(deps.rateLimiter, principal, deps.previews.perDay);
       if (stage !== undefined) {
         stage.setAttribute('quarry.account_id', principal.accountId);
@@ -381,7 +437,11 @@ export function createQueryCallHandler(deps: QueryCallDeps): QueryCallHandler {
       if (key === undefined || request.method !== 'POST')
         return await serve(call, principal, limits, decision);
       const who = principal;
-      const outcome = await withIdempotency(deps.idempotency, who.accountId, key, request.body, (claimed) =>
+      // An embed token's answer is its own (its fixed params): the same key and body sent with
+      // another token of the account is another request, never a replay of this one.
+      const fingerprinted =
+        who.embed === undefined ? request.body : `embed ${who.embed.tokenId}\n${bodyText(request.body)}`;
+      const outcome = await withIdempotency(deps.idempotency, who.accountId, key, fingerprinted, (claimed) =>
         serve(call, who, limits, decision, claimed),
       );
       if ('reply' in outcome) return outcome.reply;
@@ -399,5 +459,5 @@ export function createQueryCallHandler(deps: QueryCallDeps): QueryCallHandler {
       failSpan(stage, error);
       return errorReply(call, error, principal, limits, entry);
     }
-  };
+  }
 }

@@ -72,6 +72,7 @@ export function resultCacheKey(
   entry: CatalogEntry,
   params: ParamValues,
   preview = false,
+  scope?: string,
 ): string | undefined {
   const cache = entry.definition.cache;
   return cache !== undefined && ((cache.ttl ?? 0) > 0 || (cache.stale ?? 0) > 0)
@@ -79,7 +80,8 @@ export function resultCacheKey(
         analyticId: entry.analyticId,
         version: entry.version,
         params,
-        ...(preview ? { scope: 'preview' } : {}),
+        // A preview's rows are capped; an embed token's fixed params are its own (query/embed-call.ts).
+        ...(preview ? { scope: 'preview' } : scope === undefined ? {} : { scope }),
       })
     : undefined;
 }

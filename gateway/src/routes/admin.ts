@@ -70,6 +70,7 @@ const signingKeyJson = (k: SigningKeyRecord) => ({
 const SealedCountSchema = z.object({
   connections: z.number().int(),
   signing_keys: z.number().int(),
+  embed_secrets: z.number().int(),
   webhook_secrets: z.number().int(),
 });
 
@@ -311,7 +312,7 @@ export function registerAdminRoutes(app: OpenAPIHono<AppEnv>): void {
       tags: ['Operator'],
       summary: 'Rotate the OAuth signing key, without downtime',
       description:
-        'A new key signs every token from now on (other instances switch within about a second). The previous key stays in the JWKS and keeps verifying until every token it signed has expired (token lifetime + clock leeway + reload interval), then retires.',
+        'A new key signs every token from now on (other instances switch within about a second). The previous key stays in the JWKS and keeps verifying until every token it signed has expired (the longest token lifetime, 24 h for embed tokens, + clock leeway + reload interval), then retires.',
       security: ADMIN_SECURITY,
       responses: {
         200: {
@@ -343,7 +344,7 @@ export function registerAdminRoutes(app: OpenAPIHono<AppEnv>): void {
       tags: ['Operator'],
       summary: 'Re-seal every stored secret with the current secret key',
       description:
-        "Step 3 of rotating QUARRY_SECRET_KEY (docs/deploy.md): once every instance seals with the new key and can still read the old one, this opens each connection's secrets, each OAuth signing key and each webhook signing secret sealed with another key and seals it again with the answering instance's current key. `sealed_with` then counts what each key id still seals: the old key may be dropped when only the current one is left. Safe to repeat, and to run while instances serve.",
+        "Step 3 of rotating QUARRY_SECRET_KEY (docs/deploy.md): once every instance seals with the new key and can still read the old one, this opens each connection's secrets, each embed secret, each OAuth signing key and each webhook signing secret sealed with another key and seals it again with the answering instance's current key. `sealed_with` then counts what each key id still seals: the old key may be dropped when only the current one is left. Safe to repeat, and to run while instances serve.",
       security: ADMIN_SECURITY,
       responses: {
         200: {
@@ -363,6 +364,7 @@ export function registerAdminRoutes(app: OpenAPIHono<AppEnv>): void {
           current_key: result.currentKeyId,
           connections: result.connections,
           signing_keys: result.signingKeys,
+          embed_secrets: result.embedSecrets,
         },
         'secrets re-sealed with the current key',
       );
@@ -371,13 +373,14 @@ export function registerAdminRoutes(app: OpenAPIHono<AppEnv>): void {
         resealed: {
           connections: result.connections,
           signing_keys: result.signingKeys,
+          embed_secrets: result.embedSecrets,
           webhook_secrets: result.webhookSecrets,
         },
         unreadable: result.unreadable.map((u) => ({ what: u.what, key_id: u.keyId })),
         sealed_with: Object.fromEntries(
           [...counts].map(([id, n]) => [
             id,
-            { connections: n.connections, signing_keys: n.signingKeys, webhook_secrets: n.webhookSecrets },
+            { connections: n.connections, signing_keys: n.signingKeys, embed_secrets: n.embedSecrets, webhook_secrets: n.webhookSecrets },
           ]),
         ),
       });

@@ -409,8 +409,11 @@ describe('signing key rotation', () => {
     const oldKid = decodeProtectedHeader(before).kid;
     expect(rotated.json.retiring.map((k: { kid: string }) => k.kid)).toEqual([oldKid]);
     const retiresAt = Date.parse(rotated.json.retiring[0].retires_at);
-    // Token lifetime + leeway + the instances' reload interval.
-    expect(retiresAt - Date.parse(rotated.json.retiring[0].superseded_at)).toBe((900 + 30) * 1000 + 60_000);
+    // The longest token it signed (an embed token's 24 h, beyond the 900 s access tokens) +
+    // leeway + the instances' reload interval.
+    expect(retiresAt - Date.parse(rotated.json.retiring[0].superseded_at)).toBe(
+      (86_400 + 30) * 1000 + 60_000,
+    );
     const newKid = rotated.json.active.kid;
     expect(newKid).not.toBe(oldKid);
 

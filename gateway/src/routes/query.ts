@@ -115,6 +115,26 @@ const notModified = {
   headers: ANSWER_HEADERS,
 };
 
+/** What every answer of the query routes may carry about CORS (query/embed-call.ts). */
+const CORS_HEADERS: Record<string, HeaderDoc> = {
+  Vary: header('`Origin`: the CORS headers depend on the page that sent the request'),
+  'Access-Control-Allow-Origin': header(
+    "On a request from a web page of another origin that the credential allows (an embed token's `origins`; a key only where the account allows keys from browsers): that origin, exactly. Absent on a refusal, which the browser then hides from the page.",
+  ),
+  'Access-Control-Expose-Headers': header('The headers such a page may read'),
+};
+
+type Responses = Record<string, { readonly headers?: Record<string, HeaderDoc> }>;
+
+/** Every response of a query route, with the CORS headers declared. */
+function withCors<R extends Responses>(responses: R): R {
+  const out: Responses = {};
+  for (const [status, response] of Object.entries(responses)) {
+    out[status] = { ...response, headers: { ...response.headers, ...CORS_HEADERS } };
+  }
+  return out as R;
+}
+
 /** The request headers both query routes read. */
 const QueryHeaders = z.object({
   'if-none-match': z.string().optional().openapi({
@@ -143,7 +163,7 @@ export const QUERY_ROUTE = createRoute({
     }),
     body: { required: true, content: { 'application/json': { schema: QueryRequestDoc } } },
   },
-  responses: {
+  responses: withCors({
     200: ok,
     304: notModified,
     ...AUTHED_ERRORS,
@@ -154,7 +174,7 @@ export const QUERY_ROUTE = createRoute({
       'PRICE_ABOVE_LIMIT: the call would cost more than `max_credits` (nothing run or charged); or CONFLICT: a request with this Idempotency-Key is still running',
       RATE_LIMIT_HEADERS,
     ),
-  },
+  }),
 });
 
 /** GET /v1/analytics/{name} (served by adapters/hono-query.ts). */
@@ -182,7 +202,7 @@ export const ANALYTIC_ROUTE = createRoute({
     }),
     headers: QueryHeaders,
   },
-  responses: {
+  responses: withCors({
     200: ok,
     304: notModified,
     ...AUTHED_ERRORS,
@@ -192,5 +212,5 @@ export const ANALYTIC_ROUTE = createRoute({
       'PRICE_ABOVE_LIMIT: the call would cost more than `max_credits`; nothing run or charged',
       RATE_LIMIT_HEADERS,
     ),
-  },
+  }),
 });

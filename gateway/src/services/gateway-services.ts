@@ -34,6 +34,7 @@ import type { ControlPlaneStore } from '../store/control-plane-store.js';
 import type { AccountService } from './account-service.js';
 import type { AnalyticsService } from './analytics-service.js';
 import type { ConnectionService } from './connection-service.js';
+import type { EmbedService } from './embed-service.js';
 import type { MarketplaceService } from './marketplace-service.js';
 import type { SessionService } from './session-service.js';
 import type { WebhookService } from './webhook-service.js';
@@ -124,4 +125,6 @@ export interface GatewayServices {
    * listings at once (other instances learn it from the change log).
    */
   readonly onAccountClosed?: (closure: AccountClosure) => void;
+  /** Embed tokens, embed secrets and the query routes' CORS (docs/embedding.md). */
+  readonly embed: EmbedService;
 }

@@ -55,6 +55,7 @@ for (const { backend, available } of backends) {
             WHERE t.table_schema = current_schema() AND NOT c.relispartition ORDER BY 1`,
         );
         expect(tables.map((t) => t.table_name)).toEqual([
+          'account_cors_settings',
           'account_mcp_settings',
           'account_passwords',
           'account_tools',
@@ -70,6 +71,7 @@ for (const { backend, available } of backends) {
           'closed_periods',
           'connections',
           'console_sessions',
+          'embed_secrets',
           'failed_calls',
           'idempotency_keys',
           'listings',

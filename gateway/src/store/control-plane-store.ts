@@ -19,6 +19,7 @@ import {
 import { type ApiKeyRepository, createApiKeyRepository } from './api-key-repository.js';
 import { type ChangeLogRepository, createChangeLogRepository } from './change-log-repository.js';
 import { type ConnectionRepository, createConnectionRepository } from './connection-repository.js';
+import { createEmbedRepository, type EmbedRepository } from './embed-repository.js';
 import { createFailedCallRepository, type FailedCallRepository } from './failed-call-repository.js';
 import { createIdempotencyRepository, type IdempotencyRepository } from './idempotency-repository.js';
 import { createListingRepository, type ListingRepository } from './listing-repository.js';
@@ -54,6 +55,8 @@ export interface ControlPlaneStore {
   readonly failedCalls: FailedCallRepository;
   readonly changes: ChangeLogRepository;
   readonly idempotency: IdempotencyRepository;
+  /** Embed secrets, the versions embed tokens pin, the account's CORS setting. */
+  readonly embed: EmbedRepository;
   /** Marketplace listings. */
   readonly listings: ListingRepository;
   readonly oauthClients: OAuthClientRepository;
@@ -89,6 +92,7 @@ export function createControlPlaneStore(
     changes: createChangeLogRepository(sql),
     idempotency: createIdempotencyRepository(sql),
     listings: createListingRepository(sql),
+    embed: createEmbedRepository(sql, options.secretBox),
     oauthClients: createOAuthClientRepository(sql, options.limits),
     signingKeys: createOAuthSigningKeyRepository(sql, options.secretBox),
     sealedSecrets: createSealedSecretsRepository(sql, options.secretBox),

@@ -1,6 +1,7 @@
 // Everything the secret box sealed, seen across tables: owners' connection secrets
-// (connections.secrets), the OAuth signing keys' private keys (oauth_signing_keys.private_key) and
-// webhook endpoints' signing secrets (webhook_endpoints.secrets),
+// (connections.secrets), accounts' embed secrets (embed_secrets.secret), the OAuth signing keys'
+// private keys (oauth_signing_keys.private_key) and webhook endpoints' signing secrets
+// (webhook_endpoints.secrets),
 // each stored with the id of the key that sealed it, and one check value per key id
 // (secret_key_checks). Used at start, to prove this instance's key ring opens what the fleet
 // sealed (security/secret-key-verification.ts), and by the operator's re-seal after a rotation.
@@ -11,6 +12,7 @@ import type { SqlExecutor } from './sql-client.js';
 export interface SealedCount {
   readonly connections: number;
   readonly signingKeys: number;
+  readonly embedSecrets: number;
   readonly webhookSecrets: number;
 }
 
@@ -26,6 +28,7 @@ export interface ResealResult {
   readonly currentKeyId: string;
   readonly connections: number;
   readonly signingKeys: number;
+  readonly embedSecrets: number;
   readonly webhookSecrets: number;
   /** Rows whose seal this instance could not open (a key it lacks): left as they were. */
   readonly unreadable: readonly { readonly what: string; readonly keyId: string }[];
@@ -76,6 +79,13 @@ const WEBHOOK_SECRETS: Table = {
   keyId: 'secrets_key_id',
   label: 'webhook endpoint',
 };
+const EMBED_SECRETS: Table = {
+  table: 'embed_secrets',
+  id: 'id',
+  sealed: 'secret',
+  keyId: 'secret_key_id',
+  label: 'embed secret',
+};
 
 /** Builds the repository over `sql`; `box` re-seals (its current key) and opens (any of its keys). */
 export function createSealedSecretsRepository(sql: SqlExecutor, box: SecretBox): SealedSecretsRepository {
@@ -117,16 +127,20 @@ export function createSealedSecretsRepository(sql: SqlExecutor, box: SecretBox):
         key_id: string;
         connections: number;
         signing_keys: number;
+        embed_secrets: number;
         webhooks: number;
       }>(
         `SELECT key_id, sum(connections)::integer AS connections, sum(signing_keys)::integer AS signing_keys,
-                sum(webhooks)::integer AS webhooks FROM (
-           SELECT secrets_key_id AS key_id, count(*) AS connections, 0 AS signing_keys, 0 AS webhooks
+                sum(embed_secrets)::integer AS embed_secrets, sum(webhooks)::integer AS webhooks FROM (
+           SELECT secrets_key_id AS key_id, count(*) AS connections, 0 AS signing_keys, 0 AS embed_secrets,
+                  0 AS webhooks
              FROM connections WHERE secrets IS NOT NULL GROUP BY secrets_key_id
            UNION ALL
-           SELECT private_key_key_id, 0, count(*), 0 FROM oauth_signing_keys GROUP BY private_key_key_id
+           SELECT private_key_key_id, 0, count(*), 0, 0 FROM oauth_signing_keys GROUP BY private_key_key_id
            UNION ALL
-           SELECT secrets_key_id, 0, 0, count(*) FROM webhook_endpoints GROUP BY secrets_key_id
+           SELECT secret_key_id, 0, 0, count(*), 0 FROM embed_secrets GROUP BY secret_key_id
+           UNION ALL
+           SELECT secrets_key_id, 0, 0, 0, count(*) FROM webhook_endpoints GROUP BY secrets_key_id
          ) sealed GROUP BY key_id ORDER BY key_id`,
       );
       return new Map(
@@ -135,6 +149,7 @@ export function createSealedSecretsRepository(sql: SqlExecutor, box: SecretBox):
           {
             connections: Number(r.connections),
             signingKeys: Number(r.signing_keys),
+            embedSecrets: Number(r.embed_secrets),
             webhookSecrets: Number(r.webhooks),
           },
         ]),
@@ -156,10 +171,15 @@ export function createSealedSecretsRepository(sql: SqlExecutor, box: SecretBox):
           ORDER BY updated_at DESC, id LIMIT $2`,
         [keyId, limit],
       );
+      const embedSecrets = await sql.query<{ id: string; sealed: Buffer }>(
+        'SELECT id, secret AS sealed FROM embed_secrets WHERE secret_key_id = $1 ORDER BY created_at DESC, id LIMIT $2',
+        [keyId, limit],
+      );
       return [
         ...keys.map((r) => ({ what: `OAuth signing key ${r.id}`, sealed: r.sealed })),
         ...webhooks.map((r) => ({ what: `webhook endpoint ${r.id}`, sealed: r.sealed })),
         ...connections.map((r) => ({ what: `connection ${r.id}`, sealed: r.sealed })),
+        ...embedSecrets.map((r) => ({ what: `embed secret ${r.id}`, sealed: r.sealed })),
       ];
     },
 
@@ -181,8 +201,9 @@ export function createSealedSecretsRepository(sql: SqlExecutor, box: SecretBox):
       const unreadable: ResealResult['unreadable'][number][] = [];
       const connections = await resealTable(CONNECTIONS, box, unreadable);
       const signingKeys = await resealTable(SIGNING_KEYS, box, unreadable);
+      const embedSecrets = await resealTable(EMBED_SECRETS, box, unreadable);
       const webhookSecrets = await resealTable(WEBHOOK_SECRETS, box, unreadable);
-      return { currentKeyId: box.currentKeyId, connections, signingKeys, webhookSecrets, unreadable };
+      return { currentKeyId: box.currentKeyId, connections, signingKeys, embedSecrets, webhookSecrets, unreadable };
     },
   };
 }

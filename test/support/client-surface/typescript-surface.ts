@@ -55,6 +55,11 @@ const MODELS: Readonly<Record<string, string>> = {
   IssuedWebhookEndpoint: 'IssuedWebhookEndpoint',
   WebhookDelivery: 'WebhookDelivery',
   AlertSettings: 'AlertSettings',
+  EmbedToken: 'EmbedToken',
+  EmbedSecret: 'EmbedSecret',
+  IssuedEmbedSecret: 'IssuedEmbedSecret',
+  CorsSettings: 'CorsSettingsResponse',
+  'CorsSettings.cors': 'CorsSettings',
   'Error.error.details[]': 'QuarryErrorDetail',
 };
 

@@ -19,6 +19,9 @@ from .resources import (
     ListingsResource,
     MarketplaceResource,
     McpResource,
+    CorsResource,
+    EmbedSecretsResource,
+    EmbedTokensResource,
     OAuthClientsResource,
     OwnerAnalytics,
     PayoutsResource,
@@ -174,6 +177,12 @@ class QuarryClient:
         self.payouts = PayoutsResource(self._transport)
         #: OAuth clients of the account.
         self.oauth_clients = OAuthClientsResource(self._transport)
+        #: Embed tokens for web pages (mint them on your server).
+        self.embed_tokens = EmbedTokensResource(self._transport)
+        #: HS256 secrets to mint embed tokens offline.
+        self.embed_secrets = EmbedSecretsResource(self._transport)
+        #: Whether your keys may be used from other origins' web pages.
+        self.cors = CorsResource(self._transport)
         #: The warehouse types this gateway connects to.
         self.connectors = ConnectorsResource(self._transport)
         #: Your warehouse connections (owner).

@@ -22,6 +22,10 @@ from .api_models import (
     Connection,
     ConnectionRemoval,
     ConnectorTypes,
+    CorsSettingsCors,
+    EmbedSecret,
+    EmbedToken,
+    IssuedEmbedSecret,
     Listing,
     ListingDetail,
     McpDefaults,
@@ -50,6 +54,9 @@ __all__ = [
     "BillingResource",
     "PayoutsResource",
     "OAuthClientsResource",
+    "EmbedTokensResource",
+    "EmbedSecretsResource",
+    "CorsResource",
     "ConnectorsResource",
     "ConnectionsResource",
     "ListingsResource",
@@ -289,6 +296,73 @@ class OAuthClientsResource(_Resource):
     def revoke(self, client_id: str) -> None:
         """Revokes a client (by its record id, ``ocl_…``): its tokens stop working."""
         self._send("DELETE", f"/v1/oauth/clients/{_segment(client_id)}")
+
+
+class EmbedTokensResource(_Resource):
+    """Embed tokens for web pages (``client.embed_tokens``): mint them on your server, never in a page."""
+
+    def create(
+        self,
+        analytics: Sequence[Mapping[str, Any]],
+        *,
+        origins: Optional[Sequence[str]] = None,
+        expires_in: Optional[int] = None,
+        rate_limit: Optional[Mapping[str, int]] = None,
+    ) -> EmbedToken:
+        """A token calling ``analytics`` only (``[{"name": …, "fixed_params": {…}}]``), from ``origins`` only.
+
+        ``expires_in``: seconds, at most 86400 (default 3600); ``rate_limit``:
+        ``{"limit": n, "window_seconds": s}``, its own besides the account's. Needs the ``query`` scope.
+        """
+        body: Dict[str, Any] = {"analytics": [dict(a) for a in analytics]}
+        if origins is not None:
+            body["origins"] = list(origins)
+        if expires_in is not None:
+            body["expires_in"] = expires_in
+        if rate_limit is not None:
+            body["rate_limit"] = dict(rate_limit)
+        return EmbedToken.from_json(self._send("POST", "/v1/embed-tokens", body=body)["embed_token"])
+
+
+class EmbedSecretsResource(_Resource):
+    """HS256 secrets your backend mints embed tokens with offline (``client.embed_secrets``; ``keys`` scope)."""
+
+    def create(self, name: str) -> IssuedEmbedSecret:
+        """A new secret; its ``secret`` is shown this once (its ``id`` is the tokens' ``kid``)."""
+        answer = self._send("POST", "/v1/embed-secrets", body={"name": name}, idempotent=False)
+        return IssuedEmbedSecret.from_json(answer["embed_secret"])
+
+    def list(self) -> List[EmbedSecret]:
+        """The secrets that still verify tokens (never a secret)."""
+        return [EmbedSecret.from_json(s) for s in self._send("GET", "/v1/embed-secrets")["embed_secrets"]]
+
+    def rotate(self, secret_id: str, *, overlap_seconds: Optional[int] = None) -> Dict[str, Any]:
+        """A new secret; the old one verifies ``overlap_seconds`` more (default 86400).
+
+        Returns ``{"embed_secret": IssuedEmbedSecret, "previous": EmbedSecret}``.
+        """
+        body = {} if overlap_seconds is None else {"overlap_seconds": overlap_seconds}
+        answer = self._send("POST", f"/v1/embed-secrets/{_segment(secret_id)}/rotate", body=body, idempotent=False)
+        return {
+            "embed_secret": IssuedEmbedSecret.from_json(answer["embed_secret"]),
+            "previous": EmbedSecret.from_json(answer["previous"]),
+        }
+
+    def revoke(self, secret_id: str) -> EmbedSecret:
+        """Ends a secret: tokens it signed stop working within seconds."""
+        return EmbedSecret.from_json(self._send("DELETE", f"/v1/embed-secrets/{_segment(secret_id)}")["embed_secret"])
+
+
+class CorsResource(_Resource):
+    """Whether your keys may be used from other origins' web pages (``client.cors``; ``account`` scope)."""
+
+    def get(self) -> CorsSettingsCors:
+        return CorsSettingsCors.from_json(self._send("GET", "/v1/account/cors")["cors"])
+
+    def set(self, allow_keys_from_browsers: bool) -> CorsSettingsCors:
+        """Off by default: a key in a web page is a key anyone can copy; prefer embed tokens."""
+        body = {"allow_keys_from_browsers": allow_keys_from_browsers}
+        return CorsSettingsCors.from_json(self._send("PUT", "/v1/account/cors", body=body)["cors"])
 
 
 class ConnectorsResource(_Resource):

@@ -35,6 +35,92 @@ module Quarry
       end
     end
 
+    # EmbedToken: What the API answers as EmbedToken.
+    class EmbedToken < Model
+      SCHEMA = "EmbedToken"
+      FIELDS = %w[token token_id expires_at].freeze
+      attr_reader :token, :token_id, :expires_at
+
+      # Builds one from the gateway's decoded JSON (a Hash with String keys).
+      def self.from_json(body)
+        new(
+          token: body["token"],
+          token_id: body["token_id"],
+          expires_at: body["expires_at"],
+          raw: body
+        )
+      end
+    end
+
+    # IssuedEmbedSecret: What the API answers as IssuedEmbedSecret.
+    class IssuedEmbedSecret < Model
+      SCHEMA = "IssuedEmbedSecret"
+      FIELDS = %w[id name created_at expires_at revoked_at secret].freeze
+      attr_reader :id, :name, :created_at, :expires_at, :revoked_at, :secret
+
+      # Builds one from the gateway's decoded JSON (a Hash with String keys).
+      def self.from_json(body)
+        new(
+          id: body["id"],
+          name: body["name"],
+          created_at: body["created_at"],
+          expires_at: body["expires_at"],
+          revoked_at: body["revoked_at"],
+          secret: body["secret"],
+          raw: body
+        )
+      end
+    end
+
+    # EmbedSecret: What the API answers as EmbedSecret.
+    class EmbedSecret < Model
+      SCHEMA = "EmbedSecret"
+      FIELDS = %w[id name created_at expires_at revoked_at].freeze
+      attr_reader :id, :name, :created_at, :expires_at, :revoked_at
+
+      # Builds one from the gateway's decoded JSON (a Hash with String keys).
+      def self.from_json(body)
+        new(
+          id: body["id"],
+          name: body["name"],
+          created_at: body["created_at"],
+          expires_at: body["expires_at"],
+          revoked_at: body["revoked_at"],
+          raw: body
+        )
+      end
+    end
+
+    # CorsSettings: What the API answers as CorsSettings.
+    class CorsSettings < Model
+      SCHEMA = "CorsSettings"
+      FIELDS = %w[cors].freeze
+      attr_reader :cors
+
+      # Builds one from the gateway's decoded JSON (a Hash with String keys).
+      def self.from_json(body)
+        new(
+          cors: body["cors"].nil? ? nil : CorsSettingsCors.from_json(body["cors"]),
+          raw: body
+        )
+      end
+    end
+
+    # CorsSettings.cors: `cors` of CorsSettings.
+    class CorsSettingsCors < Model
+      SCHEMA = "CorsSettings.cors"
+      FIELDS = %w[allow_keys_from_browsers].freeze
+      attr_reader :allow_keys_from_browsers
+
+      # Builds one from the gateway's decoded JSON (a Hash with String keys).
+      def self.from_json(body)
+        new(
+          allow_keys_from_browsers: body["allow_keys_from_browsers"],
+          raw: body
+        )
+      end
+    end
+
     # Account: What the API answers as Account.
     class Account < Model
       SCHEMA = "Account"

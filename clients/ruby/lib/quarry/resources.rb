@@ -28,6 +28,12 @@ module Quarry
     def payouts = @payouts ||= PayoutsResource.new(@transport)
     # OAuth clients of the account (OAuthClientsResource).
     def oauth_clients = @oauth_clients ||= OAuthClientsResource.new(@transport)
+    # Embed tokens for web pages, minted on your server (EmbedTokensResource).
+    def embed_tokens = @embed_tokens ||= EmbedTokensResource.new(@transport)
+    # HS256 secrets to mint embed tokens offline (EmbedSecretsResource).
+    def embed_secrets = @embed_secrets ||= EmbedSecretsResource.new(@transport)
+    # Whether your keys may be used from other origins' web pages (CorsResource).
+    def cors = @cors ||= CorsResource.new(@transport)
     # The warehouse types this gateway connects to (ConnectorsResource).
     def connectors = @connectors ||= ConnectorsResource.new(@transport)
     # Your warehouse connections as an owner (ConnectionsResource).
@@ -246,6 +252,54 @@ module Quarry
     def revoke(id)
       @transport.send_request("DELETE", "/v1/oauth/clients/#{segment(id)}")
       nil
+    end
+  end
+
+  # Embed tokens for web pages (Client#embed_tokens; query scope): mint them on your server.
+  class EmbedTokensResource < Resource
+    # A token (Models::EmbedToken) calling +analytics+ only ([{ name:, fixed_params: {} }]), from
+    # +origins+ only (none: servers only), for +expires_in+ seconds (default 3600, at most 86400),
+    # with an optional +rate_limit+ of its own ({ limit:, window_seconds: }).
+    def create(analytics:, origins: nil, expires_in: nil, rate_limit: nil)
+      body = { analytics: analytics, origins: origins, expires_in: expires_in, rate_limit: rate_limit }.compact
+      Models::EmbedToken.from_json(@transport.send_request("POST", "/v1/embed-tokens", body: body)["embed_token"])
+    end
+  end
+
+  # HS256 secrets your backend mints embed tokens with offline (Client#embed_secrets; keys scope).
+  class EmbedSecretsResource < Resource
+    # A new secret (Models::IssuedEmbedSecret): its secret is shown this once, its id is the tokens' kid.
+    def create(name:)
+      answer = @transport.send_request("POST", "/v1/embed-secrets", body: { name: name }, idempotent: false)
+      Models::IssuedEmbedSecret.from_json(answer["embed_secret"])
+    end
+
+    # The secrets that still verify tokens (Array of Models::EmbedSecret), never a secret.
+    def list = @transport.send_request("GET", "/v1/embed-secrets")["embed_secrets"].map { |s| Models::EmbedSecret.from_json(s) }
+
+    # A new secret; the old one verifies +overlap_seconds+ more (default 86400). Returns
+    # { "embed_secret" => Models::IssuedEmbedSecret, "previous" => Models::EmbedSecret }.
+    def rotate(id, overlap_seconds: nil)
+      answer = @transport.send_request("POST", "/v1/embed-secrets/#{segment(id)}/rotate",
+                                       body: { overlap_seconds: overlap_seconds }.compact, idempotent: false)
+      { "embed_secret" => Models::IssuedEmbedSecret.from_json(answer["embed_secret"]),
+        "previous" => Models::EmbedSecret.from_json(answer["previous"]) }
+    end
+
+    # Ends a secret (Models::EmbedSecret): tokens it signed stop working within seconds.
+    def revoke(id)
+      Models::EmbedSecret.from_json(@transport.send_request("DELETE", "/v1/embed-secrets/#{segment(id)}")["embed_secret"])
+    end
+  end
+
+  # Whether your keys may be used from other origins' web pages (Client#cors; account scope).
+  class CorsResource < Resource
+    def get = Models::CorsSettingsCors.from_json(@transport.send_request("GET", "/v1/account/cors")["cors"])
+
+    # Off by default: a key in a web page is a key anyone can copy; prefer embed tokens.
+    def set(allow_keys_from_browsers:)
+      Models::CorsSettingsCors.from_json(@transport.send_request("PUT", "/v1/account/cors",
+                                                                 body: { allow_keys_from_browsers: allow_keys_from_browsers })["cors"])
     end
   end
 

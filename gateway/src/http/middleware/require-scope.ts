@@ -15,6 +15,13 @@ import { credentialOf } from '../session-cookie.js';
 export function requireScope(scope: Scope): MiddlewareHandler<AppEnv> {
   return async function requireScopeMiddleware(c, next) {
     const principal = await authorize(c.var.services, credentialOf(c), scope, requestAddress(c));
+    // A token a web page holds calls the query routes and nothing else (docs/embedding.md).
+    if (principal.credential === 'embed_token') {
+      throw new ApiError(
+        'FORBIDDEN',
+        'An embed token calls POST /v1/query and GET /v1/analytics/{name} only.',
+      );
+    }
     c.set('principal', principal);
     try {
       const bucket = scope === 'query' ? principal.rateLimitBucket : manageBucket(principal);
