@@ -55,11 +55,13 @@ for (const { backend, available } of backends) {
             WHERE t.table_schema = current_schema() AND NOT c.relispartition ORDER BY 1`,
         );
         expect(tables.map((t) => t.table_name)).toEqual([
+          'account_alerts',
           'account_cors_settings',
           'account_mcp_settings',
           'account_passwords',
           'account_tools',
           'accounts',
+          'analytic_health',
           'analytic_names',
           'analytic_version_calls',
           'analytic_version_pins',
@@ -94,6 +96,10 @@ for (const { backend, available } of backends) {
           'usage_counters',
           'usage_events',
           'usage_owner_days',
+          'webhook_attempts',
+          'webhook_deliveries',
+          'webhook_endpoints',
+          'webhook_events',
         ]);
         // The ledger's months (migration 017): this month and the next two, and the default.
         const months = await db.query<{ name: string }>(
