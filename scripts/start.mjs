@@ -1,10 +1,9 @@
 // `npm start` (development: TypeScript sources under tsx, the console rebuilt when its sources
 // changed; `npm run dev` also restarts the gateway when a file it loaded changes) and
 // `npm run start:prod` (`--compiled`: the output of `npm run build` under plain `node`, no tsx
-// or TypeScript at run time, the console as built). Either way it seeds the DuckDB demo warehouse
-// and starts the gateway at the same time (the embedded store takes longer to open than the
-// seeding takes, so the demo is ready sooner than running them one after the other). Signals go
-// to the gateway; its exit code is ours.
+// or TypeScript at run time, the console as built). Either way it starts the gateway, which
+// prepares the DuckDB demo warehouse itself (a copy of the template `npm ci` made) while its store
+// opens, and answers /readyz once it has. Signals go to the gateway; its exit code is ours.
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { gatewayHeapFlags, gatewayMallocEnv, gatewayThreadpoolEnv } from './gateway-heap-flags.mjs';
@@ -13,9 +12,7 @@ const compiled = process.argv.includes('--compiled');
 const watch = process.argv.includes('--watch');
 
 if (compiled) {
-  const missing = ['gateway/dist/server.js', 'examples/dist/seed-demo-cli.js'].filter(
-    (file) => !existsSync(file),
-  );
+  const missing = ['gateway/dist/server.js', 'examples/dist/index.js'].filter((file) => !existsSync(file));
   if (missing.length > 0) {
     console.error(`not built (${missing.join(', ')} missing): run \`npm run build\` first`);
     process.exit(1);
@@ -45,27 +42,17 @@ const run = (script, flags = [], env = {}) =>
   });
 const file = (name) => (compiled ? name.replace('/src/', '/dist/').replace(/\.ts$/, '.js') : name);
 
-const seed = run(file('examples/src/seed-demo-cli.ts'));
 const gateway = run(
   file('gateway/src/server.ts'),
   [...gatewayHeapFlags(process.env), ...(watch ? ['--watch', '--watch-preserve-output'] : [])],
   { ...gatewayMallocEnv(process.env), ...gatewayThreadpoolEnv(process.env) },
 );
 
-seed.on('exit', (code) => {
-  if (code !== 0) {
-    console.error(`seeding the demo warehouse failed (exit ${code}); stopping`);
-    gateway.kill('SIGTERM');
-    process.exitCode = 1;
-  }
-});
 for (const signal of ['SIGINT', 'SIGTERM']) {
   process.on(signal, () => {
-    seed.kill(signal);
     gateway.kill(signal);
   });
 }
 gateway.on('exit', (code, signal) => {
-  seed.kill('SIGTERM');
-  process.exit(process.exitCode || (code ?? (signal ? 1 : 0)));
+  process.exit(code ?? (signal ? 1 : 0));
 });
