@@ -1,5 +1,6 @@
-// `npm start` (development: TypeScript sources under tsx, the console rebuilt when its sources
-// changed; `npm run dev` also restarts the gateway when a file it loaded changes) and
+// `npm start` (development: the TypeScript sources bundled into one module run by plain node,
+// rebuilt with the console when their sources changed, scripts/start-bundle.mjs; `npm run dev`
+// runs them under tsx instead and restarts the gateway when a file it loaded changes) and
 // `npm run start:prod` (`--compiled`: the output of `npm run build` under plain `node`, no tsx
 // or TypeScript at run time, the console as built). Either way it starts the gateway, which
 // prepares the DuckDB demo warehouse itself (a copy of the template `npm ci` made) while its store
@@ -22,30 +23,58 @@ if (compiled) {
       'console: not built (console/dist), / will answer 404: run `npm run build -w @quarry/console`',
     );
   }
-} else {
-  try {
-    // Imported here, not at the top: a compiled start never loads the console's bundler.
-    const { buildConsole } = await import('../console/build.mjs');
-    const built = await buildConsole();
-    if (built.built) console.error(`console: rebuilt in ${Math.round(built.ms)} ms`);
-  } catch (error) {
-    // The API works without the console: say why / answers 404, and start anyway.
-    console.error(`console: the build failed, / will answer 404 until it is fixed: ${error.message}`);
-  }
 }
 
-const loader = compiled ? [] : ['--import', 'tsx', '--conditions=@quarry/source'];
-const run = (script, flags = [], env = {}) =>
-  spawn(process.execPath, [...flags, ...loader, script], {
-    stdio: 'inherit',
-    env: { ...process.env, ...env },
-  });
-const file = (name) => (compiled ? name.replace('/src/', '/dist/').replace(/\.ts$/, '.js') : name);
+/** The console (and, for `npm start`, the gateway's bundle) rebuilt when their sources changed. */
+async function prepare() {
+  // Imported here, not at the top: a compiled start never loads a bundler.
+  const consoleBuild = import('../console/build.mjs')
+    .then(({ buildConsole }) => buildConsole())
+    .then(
+      (built) => {
+        if (built.built) console.error(`console: rebuilt in ${Math.round(built.ms)} ms`);
+      },
+      // The API works without the console: say why / answers 404, and start anyway.
+      (error) =>
+        console.error(`console: the build failed, / will answer 404 until it is fixed: ${error.message}`),
+    );
+  const bundle = watch
+    ? Promise.resolve(undefined)
+    : import('./start-bundle.mjs')
+        .then(({ buildGatewayBundle }) => buildGatewayBundle())
+        .then(
+          (built) => {
+            if (built.built) console.error(`gateway: bundled in ${Math.round(built.ms)} ms`);
+            return built.file;
+          },
+          (error) => {
+            console.error(`gateway: the bundle failed (${error.message}); running the sources under tsx`);
+            return undefined;
+          },
+        );
+  const [, file] = await Promise.all([consoleBuild, bundle]);
+  return file;
+}
 
-const gateway = run(
-  file('gateway/src/server.ts'),
-  [...gatewayHeapFlags(process.env), ...(watch ? ['--watch', '--watch-preserve-output'] : [])],
-  { ...gatewayMallocEnv(process.env), ...gatewayThreadpoolEnv(process.env) },
+const bundle = compiled ? undefined : await prepare();
+const [entry, loader] = compiled
+  ? ['gateway/dist/server.js', []]
+  : bundle !== undefined
+    ? [bundle, ['--enable-source-maps']]
+    : ['gateway/src/server.ts', ['--import', 'tsx', '--conditions=@quarry/source']];
+
+const gateway = spawn(
+  process.execPath,
+  [
+    ...gatewayHeapFlags(process.env),
+    ...(watch ? ['--watch', '--watch-preserve-output'] : []),
+    ...loader,
+    entry,
+  ],
+  {
+    stdio: 'inherit',
+    env: { ...process.env, ...gatewayMallocEnv(process.env), ...gatewayThreadpoolEnv(process.env) },
+  },
 );
 
 for (const signal of ['SIGINT', 'SIGTERM']) {
