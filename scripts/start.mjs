@@ -60,7 +60,7 @@ const bundle = compiled ? undefined : await prepare();
 const [entry, loader] = compiled
   ? ['gateway/dist/server.js', []]
   : bundle !== undefined
-    ? [bundle, ['--enable-source-maps']]
+    ? [bundle, []]
     : ['gateway/src/server.ts', ['--import', 'tsx', '--conditions=@quarry/source']];
 
 const gateway = spawn(

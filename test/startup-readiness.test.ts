@@ -1,11 +1,12 @@
 // Ready means ready (issue 35): a gateway whose start-up work is still pending (the demo
-// warehouse being prepared, held back here by QUARRY_TEST_STARTUP_DELAY_MS) answers /readyz 503
+// warehouse being prepared, held back here by QUARRY_TEST_STARTUP_GATE until the test creates
+// the gate file) answers /readyz 503
 // `starting`, and the demo calls made in that window wait for the warehouse instead of getting
 // 503 SOURCE_UNAVAILABLE; more of them than the breaker's threshold leave the demo connection's
 // circuit closed. On the embedded store and on a PostgreSQL store, each a real gateway process
 // on an empty data directory.
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -15,8 +16,6 @@ import { pgAvailable, serviceUp, uniqueSuffix } from './support/test-services.js
 
 const pgUp = serviceUp(await pgAvailable());
 const ADMIN = `admin-${randomBytes(8).toString('hex')}`;
-/** Counted from the gateway's start: longer than its start takes, so the calls below are made while the work is pending. */
-const DELAY_MS = 15_000;
 /** More calls than the breaker's default threshold (5 failures open it). */
 const CALLS = 8;
 
@@ -39,15 +38,26 @@ async function demoCall(url: string, key: string) {
   return { status: response.status, body: (await response.json()) as Record<string, unknown> };
 }
 
-/** Starts a gateway on an empty data dir, calls it while its start-up work is pending, then after. */
-async function checkReadiness(gateway: GatewayProcess, dataDir: string): Promise<void> {
+/** Calls a gateway while its start-up work is held by `gate`, then lets the work finish. */
+async function checkReadiness(gateway: GatewayProcess, dataDir: string, gate: string): Promise<void> {
   const key = (await readFile(join(dataDir, 'demo-key'), 'utf8')).trim();
   const before = await readyz(gateway.url);
   expect(before.status, JSON.stringify(before.body)).toBe(503);
   expect(before.body.status).toBe('starting');
   expect(before.body.checks?.['startup:demo_warehouse']?.ok).toBe(false);
 
-  const calls = await Promise.all(Array.from({ length: CALLS }, () => demoCall(gateway.url, key)));
+  let answered = 0;
+  const pending = Array.from({ length: CALLS }, () =>
+    demoCall(gateway.url, key).finally(() => {
+      answered++;
+    }),
+  );
+  // The calls wait: none is answered (let alone refused) while the work is held.
+  await new Promise((resolve) => setTimeout(resolve, 1_500));
+  expect(answered).toBe(0);
+  expect((await readyz(gateway.url)).body.status).toBe('starting');
+  await writeFile(gate, '');
+  const calls = await Promise.all(pending);
   for (const call of calls) {
     expect(call.status, JSON.stringify(call.body)).toBe(200);
     expect(call.body.results).toHaveLength(6);
@@ -80,12 +90,12 @@ describe('start-up work and readiness', () => {
       env: {
         QUARRY_DATA_DIR: dataDir,
         QUARRY_ADMIN_TOKEN: ADMIN,
-        QUARRY_TEST_STARTUP_DELAY_MS: String(DELAY_MS),
+        QUARRY_TEST_STARTUP_GATE: join(dataDir, 'gate'),
       },
       readyTimeoutMs: 90_000,
     });
     gateways.push(gateway);
-    await checkReadiness(gateway, dataDir);
+    await checkReadiness(gateway, dataDir, join(dataDir, 'gate'));
   }, 150_000);
 
   it.runIf(pgUp)(
@@ -100,12 +110,12 @@ describe('start-up work and readiness', () => {
           QUARRY_DEMO: 'true',
           QUARRY_DATA_DIR: dataDir,
           QUARRY_ADMIN_TOKEN: ADMIN,
-          QUARRY_TEST_STARTUP_DELAY_MS: String(DELAY_MS),
+          QUARRY_TEST_STARTUP_GATE: join(dataDir, 'gate'),
         },
         readyTimeoutMs: 90_000,
       });
       gateways.push(gateway);
-      await checkReadiness(gateway, dataDir);
+      await checkReadiness(gateway, dataDir, join(dataDir, 'gate'));
     },
     150_000,
   );

@@ -92,7 +92,10 @@ function cpuMs(pid: number, reaped: boolean): number {
 function gatewayPid(root: number): number | undefined {
   return processTree(root).find((pid) => {
     try {
-      return /gateway\/(src|dist)\/server\.(ts|js)/.test(readFileSync(`/proc/${pid}/cmdline`, 'utf8'));
+      // The sources under tsx, the compiled build, or npm start's bundle (scripts/start-bundle.mjs).
+      return /gateway\/(src|dist)\/server\.(ts|js)|gateway-server\.mjs/.test(
+        readFileSync(`/proc/${pid}/cmdline`, 'utf8'),
+      );
     } catch {
       return false;
     }
@@ -231,6 +234,14 @@ async function main(): Promise<void> {
     buildConsole: () => Promise<{ built: boolean }>;
   };
   await buildConsole();
+  // Likewise `npm start`'s bundle of the gateway (where this checkout has one: scripts/start-bundle.mjs).
+  const bundleScript = join(REPO_ROOT, 'scripts/start-bundle.mjs');
+  if (existsSync(bundleScript)) {
+    const { buildGatewayBundle } = (await import(new URL(`file://${bundleScript}`).href)) as {
+      buildGatewayBundle: () => Promise<{ built: boolean }>;
+    };
+    await buildGatewayBundle();
+  }
   const built = existsSync(join(REPO_ROOT, 'gateway/dist/server.js'));
   const modes = args.modes.filter((mode) => mode === 'tsx' || built);
   if (modes.length < args.modes.length)

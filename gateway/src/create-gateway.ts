@@ -181,8 +181,9 @@ export async function createGateway(
     startup.add(
       DEMO_WAREHOUSE_TASK,
       async () => {
-        if (config.testStartupDelayMs > 0)
-          await new Promise((resolve) => setTimeout(resolve, config.testStartupDelayMs));
+        const gate = config.testStartupGate;
+        while (gate !== undefined && !existsSync(gate))
+          await new Promise((resolve) => setTimeout(resolve, 50));
         const started = performance.now();
         const prepared = await prepareDemoWarehouse(config.dataDir);
         logger.info(
