@@ -1,10 +1,10 @@
-// `npm start` (development: TypeScript sources under tsx, the console rebuilt when its sources
-// changed; `npm run dev` also restarts the gateway when a file it loaded changes) and
+// `npm start` (development: the TypeScript sources bundled into one module run by plain node,
+// rebuilt with the console when their sources changed, scripts/start-bundle.mjs; `npm run dev`
+// runs them under tsx instead and restarts the gateway when a file it loaded changes) and
 // `npm run start:prod` (`--compiled`: the output of `npm run build` under plain `node`, no tsx
-// or TypeScript at run time, the console as built). Either way it seeds the DuckDB demo warehouse
-// and starts the gateway at the same time (the embedded store takes longer to open than the
-// seeding takes, so the demo is ready sooner than running them one after the other). Signals go
-// to the gateway; its exit code is ours.
+// or TypeScript at run time, the console as built). Either way it starts the gateway, which
+// prepares the DuckDB demo warehouse itself (a copy of the template `npm ci` made) while its store
+// opens, and answers /readyz once it has. Signals go to the gateway; its exit code is ours.
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { gatewayHeapFlags, gatewayMallocEnv, gatewayThreadpoolEnv } from './gateway-heap-flags.mjs';
@@ -13,9 +13,7 @@ const compiled = process.argv.includes('--compiled');
 const watch = process.argv.includes('--watch');
 
 if (compiled) {
-  const missing = ['gateway/dist/server.js', 'examples/dist/seed-demo-cli.js'].filter(
-    (file) => !existsSync(file),
-  );
+  const missing = ['gateway/dist/server.js', 'examples/dist/index.js'].filter((file) => !existsSync(file));
   if (missing.length > 0) {
     console.error(`not built (${missing.join(', ')} missing): run \`npm run build\` first`);
     process.exit(1);
@@ -25,47 +23,65 @@ if (compiled) {
       'console: not built (console/dist), / will answer 404: run `npm run build -w @quarry/console`',
     );
   }
-} else {
-  try {
-    // Imported here, not at the top: a compiled start never loads the console's bundler.
-    const { buildConsole } = await import('../console/build.mjs');
-    const built = await buildConsole();
-    if (built.built) console.error(`console: rebuilt in ${Math.round(built.ms)} ms`);
-  } catch (error) {
-    // The API works without the console: say why / answers 404, and start anyway.
-    console.error(`console: the build failed, / will answer 404 until it is fixed: ${error.message}`);
-  }
 }
 
-const loader = compiled ? [] : ['--import', 'tsx', '--conditions=@quarry/source'];
-const run = (script, flags = [], env = {}) =>
-  spawn(process.execPath, [...flags, ...loader, script], {
-    stdio: 'inherit',
-    env: { ...process.env, ...env },
-  });
-const file = (name) => (compiled ? name.replace('/src/', '/dist/').replace(/\.ts$/, '.js') : name);
+/** The console (and, for `npm start`, the gateway's bundle) rebuilt when their sources changed. */
+async function prepare() {
+  // Imported here, not at the top: a compiled start never loads a bundler.
+  const consoleBuild = import('../console/build.mjs')
+    .then(({ buildConsole }) => buildConsole())
+    .then(
+      (built) => {
+        if (built.built) console.error(`console: rebuilt in ${Math.round(built.ms)} ms`);
+      },
+      // The API works without the console: say why / answers 404, and start anyway.
+      (error) =>
+        console.error(`console: the build failed, / will answer 404 until it is fixed: ${error.message}`),
+    );
+  const bundle = watch
+    ? Promise.resolve(undefined)
+    : import('./start-bundle.mjs')
+        .then(({ buildGatewayBundle }) => buildGatewayBundle())
+        .then(
+          (built) => {
+            if (built.built) console.error(`gateway: bundled in ${Math.round(built.ms)} ms`);
+            return built.file;
+          },
+          (error) => {
+            console.error(`gateway: the bundle failed (${error.message}); running the sources under tsx`);
+            return undefined;
+          },
+        );
+  const [, file] = await Promise.all([consoleBuild, bundle]);
+  return file;
+}
 
-const seed = run(file('examples/src/seed-demo-cli.ts'));
-const gateway = run(
-  file('gateway/src/server.ts'),
-  [...gatewayHeapFlags(process.env), ...(watch ? ['--watch', '--watch-preserve-output'] : [])],
-  { ...gatewayMallocEnv(process.env), ...gatewayThreadpoolEnv(process.env) },
+const bundle = compiled ? undefined : await prepare();
+const [entry, loader] = compiled
+  ? ['gateway/dist/server.js', []]
+  : bundle !== undefined
+    ? [bundle, []]
+    : ['gateway/src/server.ts', ['--import', 'tsx', '--conditions=@quarry/source']];
+
+const gateway = spawn(
+  process.execPath,
+  [
+    ...gatewayHeapFlags(process.env),
+    ...(watch ? ['--watch', '--watch-preserve-output'] : []),
+    ...loader,
+    entry,
+  ],
+  {
+    stdio: 'inherit',
+    env: { ...process.env, ...gatewayMallocEnv(process.env), ...gatewayThreadpoolEnv(process.env) },
+  },
 );
 
-seed.on('exit', (code) => {
-  if (code !== 0) {
-    console.error(`seeding the demo warehouse failed (exit ${code}); stopping`);
-    gateway.kill('SIGTERM');
-    process.exitCode = 1;
-  }
-});
 for (const signal of ['SIGINT', 'SIGTERM']) {
   process.on(signal, () => {
-    seed.kill(signal);
     gateway.kill(signal);
   });
 }
 gateway.on('exit', (code, signal) => {
-  seed.kill('SIGTERM');
-  process.exit(process.exitCode || (code ?? (signal ? 1 : 0)));
+  process.exit(code ?? (signal ? 1 : 0));
 });

@@ -24,6 +24,9 @@ export {
 export {
   DEFAULT_DEMO_ROWS,
   DEMO_DATASET_VERSION,
+  DEMO_TEMPLATE_DIR,
+  demoTemplateFile,
+  ensureDemoTemplate,
   type SeedDemoWarehouseOptions,
   type SeedDemoWarehouseResult,
   seedDemoWarehouse,

@@ -61,7 +61,11 @@ async function tempLeftovers(inDir: string): Promise<string[]> {
 describe('seedDemoWarehouse', () => {
   it('writes typed sales and products tables holding exactly the generated data', async () => {
     const file = join(dir, 'typed', 'demo.duckdb');
-    expect(await seedDemoWarehouse(file, { rows: 10_000 })).toEqual({ created: true, rows: 10_000 });
+    expect(await seedDemoWarehouse(file, { rows: 10_000 })).toEqual({
+      created: true,
+      rows: 10_000,
+      how: 'generated',
+    });
 
     const columns = await query(
       file,
@@ -100,17 +104,58 @@ describe('seedDemoWarehouse', () => {
     await seedDemoWarehouse(file, { rows: 2_000 });
     const before = await fingerprint(file);
 
-    expect(await seedDemoWarehouse(file, { rows: 2_000 })).toEqual({ created: false, rows: 2_000 });
+    expect(await seedDemoWarehouse(file, { rows: 2_000 })).toEqual({
+      created: false,
+      rows: 2_000,
+      how: 'kept',
+    });
     expect(await fingerprint(file)).toBe(before);
 
-    expect(await seedDemoWarehouse(file, { rows: 3_000 })).toEqual({ created: true, rows: 3_000 });
+    expect(await seedDemoWarehouse(file, { rows: 3_000 })).toEqual({
+      created: true,
+      rows: 3_000,
+      how: 'generated',
+    });
     expect((await query(file, 'SELECT count(*)::INTEGER AS n FROM sales'))[0]?.n).toBe(3_000);
 
     await execute(file, "UPDATE quarry_demo_meta SET dataset_version = 'sales-v0'");
-    expect(await seedDemoWarehouse(file, { rows: 3_000 })).toEqual({ created: true, rows: 3_000 });
+    expect(await seedDemoWarehouse(file, { rows: 3_000 })).toEqual({
+      created: true,
+      rows: 3_000,
+      how: 'generated',
+    });
     expect((await query(file, 'SELECT dataset_version FROM quarry_demo_meta'))[0]?.dataset_version).toBe(
       DEMO_DATASET_VERSION,
     );
+  });
+
+  it('copies a template holding the rows, and keeps a current file of any size when asked', async () => {
+    const template = join(dir, 'template', 'demo-template.duckdb');
+    expect(await seedDemoWarehouse(template, { rows: 1_500, template: null })).toMatchObject({
+      how: 'generated',
+    });
+    const file = join(dir, 'from-template', 'demo.duckdb');
+    expect(await seedDemoWarehouse(file, { rows: 1_500, template })).toEqual({
+      created: true,
+      rows: 1_500,
+      how: 'template',
+    });
+    const sums = 'SELECT count(*)::INTEGER AS n, sum(amount)::VARCHAR AS revenue FROM sales';
+    expect(await query(file, sums)).toEqual(await query(template, sums));
+    // A template that is not there: generated instead.
+    const other = join(dir, 'from-template', 'other.duckdb');
+    expect(
+      await seedDemoWarehouse(other, { rows: 1_500, template: join(dir, 'template', 'missing.duckdb') }),
+    ).toMatchObject({ how: 'generated' });
+    expect(await query(other, sums)).toEqual(await query(template, sums));
+
+    const before = await fingerprint(file);
+    expect(await seedDemoWarehouse(file, { rows: 120_000, keepAnySize: true })).toEqual({
+      created: false,
+      rows: 1_500,
+      how: 'kept',
+    });
+    expect(await fingerprint(file)).toBe(before);
   });
 
   it('refuses to replace a file that is not a Quarry demo warehouse', async () => {
@@ -167,7 +212,11 @@ describe('seedDemoWarehouse', () => {
     await expect(stat(file)).rejects.toMatchObject({ code: 'ENOENT' });
 
     // The next start builds the file and sweeps the dead seeder's temp file away.
-    expect(await seedDemoWarehouse(file, { rows: 500 })).toEqual({ created: true, rows: 500 });
+    expect(await seedDemoWarehouse(file, { rows: 500 })).toEqual({
+      created: true,
+      rows: 500,
+      how: 'generated',
+    });
     expect((await query(file, 'SELECT count(*)::INTEGER AS n FROM sales'))[0]?.n).toBe(500);
     expect(await tempLeftovers(crashDir)).toEqual([]);
   });

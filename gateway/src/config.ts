@@ -186,6 +186,9 @@ const EnvSchema = z.object({
   // Test-only: holds every served query call this long after its charge is durable and before
   // it answers, so an end-to-end test can kill the process in that window. Never set it in use.
   QUARRY_TEST_PAUSE_AFTER_CHARGE_MS: z.coerce.number().int().min(0).max(600_000).default(0),
+  // Test-only: start-up work (the demo warehouse) waits until this file exists, so an end-to-end
+  // test can call the gateway while it is pending, and then let it finish. Never set it in use.
+  QUARRY_TEST_STARTUP_GATE: z.string().min(1).optional(),
   QUARRY_PREVIEWS_PER_DAY: z.coerce.number().int().min(0).max(1_000_000).default(20),
   QUARRY_FAILED_WAREHOUSE_SECONDS: z.coerce.number().min(0).max(86_400).default(60),
   QUARRY_FAILED_WINDOW_SECONDS: z.coerce.number().min(1).max(86_400).default(600),
@@ -379,6 +382,8 @@ export interface GatewayConfig {
   readonly budgets: { readonly defaultMicroUsd: number; readonly maxMicroUsd: number };
   /** Test-only (QUARRY_TEST_PAUSE_AFTER_CHARGE_MS): pause between a call's charge and its answer. */
   readonly testPauseAfterChargeMs: number;
+  /** Test-only (QUARRY_TEST_STARTUP_GATE): start-up work waits until this file exists. */
+  readonly testStartupGate: string | undefined;
   /** Free previews an account may make a day, across its keys (QUARRY_PREVIEWS_PER_DAY; 0: none). */
   readonly previewsPerDay: number;
   /**
@@ -622,6 +627,7 @@ export function loadConfig(
       maxMicroUsd: e.QUARRY_MAX_BUDGET_USD * 1_000_000,
     },
     testPauseAfterChargeMs: e.QUARRY_TEST_PAUSE_AFTER_CHARGE_MS,
+    testStartupGate: e.QUARRY_TEST_STARTUP_GATE,
     previewsPerDay: e.QUARRY_PREVIEWS_PER_DAY,
     failedCalls: {
       budgetMs: Math.round(e.QUARRY_FAILED_WAREHOUSE_SECONDS * 1000),

@@ -5,6 +5,7 @@
 
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { createApp } from './app.js';
@@ -14,8 +15,9 @@ import { createKeyUsage } from './auth/key-usage.js';
 import { createKnownCredentials } from './auth/known-credentials.js';
 import { createTryTokens } from './auth/try-token.js';
 import { loadAnalyticsDir } from './bootstrap/analytics-dir.js';
-import { bootstrapDemo, DEMO_WAREHOUSE_FILE, type DemoInfo } from './bootstrap/demo.js';
+import { bootstrapDemo, DEMO_WAREHOUSE_FILE, type DemoInfo, prepareDemoWarehouse } from './bootstrap/demo.js';
 import { checkSecretKeys } from './bootstrap/secret-key-check.js';
+import { createStartupWork } from './bootstrap/startup-work.js';
 import { cacheKeyPrefix } from './cache/cache-key.js';
 import { createResultCache } from './cache/result-cache.js';
 import { createStoreCatalog } from './catalog/store-catalog.js';
@@ -75,23 +77,37 @@ import { createWebhookDeliverer } from './services/webhook-delivery.js';
 import { createWebhookService } from './services/webhook-service.js';
 import { createChangeFeed } from './store/change-feed.js';
 import { createControlPlaneStore } from './store/control-plane-store.js';
-import { type MigrateResult, migrate } from './store/migrate.js';
-import { pgliteTemplateFile } from './store/pglite-template.js';
+import { loadMigrations, type MigrateResult, type Migration, migrate } from './store/migrate.js';
+import { migratedPgliteTemplateFile, pgliteTemplateFile } from './store/pglite-template.js';
 import { pruneStore } from './store/retention.js';
 import type { SqlClient } from './store/sql-client.js';
 
 const REAP_INTERVAL_MS = 60_000;
 
+/** The start-up task that prepares the demo warehouse (reported by /readyz). */
+const DEMO_WAREHOUSE_TASK = 'demo_warehouse';
+/**
+ * How long a call on the demo connection waits for its warehouse being prepared: a copy of the
+ * template takes milliseconds, generating it seconds (minutes on a machine many times
+ * oversubscribed). Past it the call goes on and fails as it would have (503, not counted by the
+ * breaker: the connector is not opened).
+ */
+const DEMO_WAREHOUSE_WAIT_MS = 60_000;
+
 /**
  * Migrations run on a connection of their own without the store's per-call time bound: one may
  * rewrite a large table. PGlite (no URL) migrates on its one connection.
  */
-async function migrateStore(sql: SqlClient, databaseUrl: string | undefined): Promise<MigrateResult> {
-  if (databaseUrl === undefined) return migrate(sql);
+async function migrateStore(
+  sql: SqlClient,
+  databaseUrl: string | undefined,
+  migrations: readonly Migration[],
+): Promise<MigrateResult> {
+  if (databaseUrl === undefined) return migrate(sql, { migrations });
   const { createPgClient } = await import('./store/pg-client.js');
   const unbounded = createPgClient(databaseUrl, { max: 1 });
   try {
-    return await migrate(unbounded);
+    return await migrate(unbounded, { migrations });
   } finally {
     await unbounded.close();
   }
@@ -166,9 +182,35 @@ export async function createGateway(
   // Plugins first: a mistyped QUARRY_CONNECTORS entry fails at once, before the store is created
   // or opened (creating an embedded store takes seconds and leaves files behind).
   const plugins = options.plugins ?? (await loadPlugins(config.connectors));
+  // Start-up work runs beside the rest of the start and after it: the demo warehouse is prepared
+  // while the store opens; until it is, /readyz says `starting` and demo calls wait for it.
+  const startup = createStartupWork();
+  const demoWarehouse = join(config.dataDir, DEMO_WAREHOUSE_FILE);
+  if (config.demo) {
+    startup.add(
+      DEMO_WAREHOUSE_TASK,
+      async () => {
+        const gate = config.testStartupGate;
+        while (gate !== undefined && !existsSync(gate))
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        const started = performance.now();
+        const prepared = await prepareDemoWarehouse(config.dataDir);
+        logger.info(
+          { ...prepared, ms: Math.round(performance.now() - started) },
+          prepared.how === 'kept' ? 'demo warehouse ready' : 'demo warehouse created',
+        );
+      },
+      (error) =>
+        logger.error({ err: error, path: demoWarehouse }, 'the demo warehouse could not be prepared'),
+    );
+  }
   const build = buildInfo(config.buildCommit);
   const metrics = createMetrics({ build });
   metrics.setRateLimiterSource(() => ({ backend: 'memory', fallback: false, fallbacks: 0 }));
+  const migrations = await loadMigrations();
+  // A new embedded store is unpacked from the template already holding these migrations when
+  // there is one (npm ci and npm run build make it), else from initdb's template, else by initdb.
+  const migratedTemplate = migratedPgliteTemplateFile(migrations);
   // Each store's driver is imported only when it is the one configured: the embedded default
   // never loads pg, a PostgreSQL store never loads PGlite.
   const sql: SqlClient = config.databaseUrl
@@ -177,7 +219,7 @@ export async function createGateway(
         timeoutMs: config.timeouts.storeMs,
       })
     : await (await import('./store/pglite-client.js')).createPgliteClient(join(config.dataDir, 'pglite'), {
-        template: pgliteTemplateFile(),
+        template: existsSync(migratedTemplate) ? migratedTemplate : pgliteTemplateFile(),
         onTemplateError: (error) =>
           logger.warn(
             { err: error },
@@ -187,7 +229,7 @@ export async function createGateway(
   const storeStats = sql.stats;
   if (storeStats !== undefined) metrics.setStoreSource(() => storeStats());
   try {
-    const { applied, newer } = await migrateStore(sql, config.databaseUrl);
+    const { applied, newer } = await migrateStore(sql, config.databaseUrl, migrations);
     if (applied.length > 0) logger.info({ applied }, 'store migrated');
     // A rollback: the store was migrated by a newer release. Migrations only add (docs/deploy.md,
     // "Upgrades and rollbacks"), so this build runs on it; said once, so the operator knows.
@@ -207,7 +249,6 @@ export async function createGateway(
     // The demo's DuckDB file is the operator's own (bootstrapDemo writes it and its connection
     // through the store): it opens trusted while every QUARRY_ALLOW_* switch is off.
     let demoOwnerId: string | undefined;
-    const demoWarehouse = join(config.dataDir, DEMO_WAREHOUSE_FILE);
     const connections = createConnectionService({
       repository: store.connections,
       plugins,
@@ -220,6 +261,12 @@ export async function createGateway(
         c.config.path === demoWarehouse,
       maxLivePools: config.maxLivePools,
       connectTimeoutMs: config.timeouts.warehouseConnectMs,
+      // Any connection to the demo's file (the demo's own, or an owner's made from the README)
+      // waits while the file is being prepared.
+      beforeOpen: (c) =>
+        c.type === 'duckdb' && c.config.path === demoWarehouse
+          ? startup.settled(DEMO_WAREHOUSE_TASK, DEMO_WAREHOUSE_WAIT_MS)
+          : Promise.resolve(),
     });
     const breakers = createConnectionBreakers({
       failures: config.breaker.failures,
@@ -542,8 +589,18 @@ export async function createGateway(
           inFlight = count;
         },
         phase: () => phase,
+        starting: () => startup.pending(),
         async check() {
           const checks: Record<string, HealthCheck> = {};
+          for (const task of startup.tasks()) {
+            // A failed task does not make the gateway unready: everything else serves (logged).
+            checks[`startup:${task.name}`] =
+              task.state === 'pending'
+                ? { ok: false, message: 'starting: in progress; calls that need it wait for it' }
+                : task.state === 'failed'
+                  ? { ok: true, degraded: true, message: `failed: ${task.error ?? 'unknown error'}` }
+                  : { ok: true };
+          }
           if (phase === 'stopping')
             checks.shutdown = { ok: false, message: 'stopping: the instance is shutting down' };
           else if (phase === 'draining') {
@@ -702,6 +759,8 @@ export async function createGateway(
           clearInterval(pruner);
           clearInterval(billingTick);
           await deliverer.close();
+          // A demo warehouse being written finishes (or its temp file is swept at the next start).
+          await startup.idle();
           await feed.stop();
           await mcp.close();
           await connections.close(graceMs);
@@ -719,6 +778,7 @@ export async function createGateway(
       },
     };
   } catch (error) {
+    await startup.idle();
     await sql.close().catch(() => {});
     throw error;
   }

@@ -105,10 +105,15 @@ function parsedBody(text: string): unknown {
 /** The driver's view of an answer: the body, and an ApiError-shaped error for a failed one. */
 function answerOf(status: number, statusText: string, headers: Headers, text: string) {
   const body = parsedBody(text);
+  // forEach, not entries(): the same in every typing of Headers (Node's and the DOM's).
+  const headerValues: Record<string, string> = {};
+  headers.forEach((value, name) => {
+    headerValues[name] = value;
+  });
   const response: DriverResponse = {
     statusCode: status,
     statusMessage: statusText,
-    headers: Object.fromEntries(headers.entries()),
+    headers: headerValues,
     body,
   };
   const failure = isRecord(body) && isRecord(body.error) ? body.error : undefined;

@@ -110,17 +110,35 @@ async function publishExamples(
   }
 }
 
+/** What {@link prepareDemoWarehouse} did, for the log. */
+export interface DemoWarehouseResult {
+  readonly path: string;
+  readonly rows: number;
+  /** `kept` (already there), `template` (copied from the install-time template) or `generated`. */
+  readonly how: 'kept' | 'template' | 'generated';
+}
+
+/**
+ * Makes sure the demo DuckDB warehouse is in the data directory: a current demo file (of any
+ * size: `npm run seed -w @quarry/examples -- --rows N` makes smaller ones) is kept; a missing or
+ * outdated one is copied from the template `npm ci` / `npm run build` made, or generated when
+ * there is none. A file that is not a demo warehouse is never replaced (this rejects). DuckDB
+ * is loaded only when the file has to be generated or read.
+ */
+export async function prepareDemoWarehouse(dataDir: string): Promise<DemoWarehouseResult> {
+  const path = join(dataDir, DEMO_WAREHOUSE_FILE);
+  // Imported here: the examples package is the demo's, loaded only in demo mode.
+  const { seedDemoWarehouse } = await import('@quarry/examples');
+  const { rows, how } = await seedDemoWarehouse(path, { keepAnySize: true });
+  return { path, rows, how };
+}
+
 export async function bootstrapDemo(deps: DemoDeps): Promise<DemoInfo> {
   const { config, store, logger } = deps;
   // A generous plan, so the quota does not stop a newcomer exploring.
   const owner = await ensureAccount(store, DEMO_ACCOUNT_EMAIL, 'Quarry demo', 'enterprise');
+  // The file itself is prepared beside the start (prepareDemoWarehouse, a start-up task).
   const warehouse = join(config.dataDir, DEMO_WAREHOUSE_FILE);
-  if (!existsSync(warehouse)) {
-    logger.info(
-      { path: warehouse },
-      'demo warehouse not there yet: npm start seeds it alongside (or run `npm run seed -w @quarry/examples`)',
-    );
-  }
   if (!(await store.connections.findByName(owner.id, 'demo'))) {
     await store.connections.create({
       accountId: owner.id,

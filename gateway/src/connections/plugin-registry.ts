@@ -89,12 +89,26 @@ function exportNames(mod: Record<string, unknown>): string {
  * PluginLoadError naming the module when it cannot be imported, exports neither (listing what it
  * does export), or exports something that is not a plugin.
  */
+/**
+ * The built-in connectors, each imported by name here so a bundler sees them (`npm start` runs a
+ * bundle of the sources: scripts/start-bundle.mjs); any other module is imported by its specifier.
+ */
+const BUILTIN_MODULES: Readonly<Record<string, () => Promise<unknown>>> = {
+  '@quarry/connector-postgres': () => import('@quarry/connector-postgres'),
+  '@quarry/connector-mysql': () => import('@quarry/connector-mysql'),
+  '@quarry/connector-duckdb': () => import('@quarry/connector-duckdb'),
+  '@quarry/connector-bigquery': () => import('@quarry/connector-bigquery'),
+  '@quarry/connector-snowflake': () => import('@quarry/connector-snowflake'),
+  '@quarry/connector-trino': () => import('@quarry/connector-trino'),
+};
+
 export async function loadPlugins(specifiers: readonly string[]): Promise<PluginRegistry> {
   const plugins: ConnectorPlugin[] = [];
   for (const specifier of specifiers) {
     let mod: Record<string, unknown>;
     try {
-      mod = (await import(specifier)) as Record<string, unknown>;
+      const builtin = Object.hasOwn(BUILTIN_MODULES, specifier) ? BUILTIN_MODULES[specifier] : undefined;
+      mod = (await (builtin === undefined ? import(specifier) : builtin())) as Record<string, unknown>;
     } catch (error) {
       throw new PluginLoadError(`Cannot load connector module "${specifier}": ${(error as Error).message}`, {
         cause: error,

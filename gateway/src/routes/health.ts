@@ -8,9 +8,9 @@ import { constantTimeEqual } from '../security/api-key.js';
 
 const ReadySchema = z
   .object({
-    status: z.enum(['ok', 'degraded', 'unavailable', 'draining']).openapi({
+    status: z.enum(['ok', 'degraded', 'starting', 'unavailable', 'draining']).openapi({
       description:
-        '`degraded`: ready (200), but something runs on its fallback, e.g. rate limits counted per instance while Redis does not answer; `draining`: the instance is stopping and lets the requests in flight finish',
+        '`degraded`: ready (200), but something runs on its fallback, e.g. rate limits counted per instance while Redis does not answer; `starting`: start-up work (the demo warehouse) is still under way, and calls that need it wait for it; `draining`: the instance is stopping and lets the requests in flight finish',
     }),
     checks: z
       .record(
@@ -54,7 +54,7 @@ export function registerHealthRoutes(app: OpenAPIHono<AppEnv>): void {
       tags: ['Operations'],
       summary: 'Readiness: the store and the connections answer (each check: operator only)',
       description:
-        'Fails (503) while the control-plane store does not answer or the instance is stopping; `degraded` (200) while the rate limiter runs on its per-instance fallback.',
+        'Fails (503) while start-up work is pending (`starting`: the demo warehouse being prepared), the control-plane store does not answer, or the instance is stopping; `degraded` (200) while the rate limiter runs on its per-instance fallback.',
       responses: {
         200: { description: 'Ready', content: { 'application/json': { schema: ReadySchema } } },
         503: { description: 'Not ready', content: { 'application/json': { schema: ReadySchema } } },
@@ -71,7 +71,9 @@ export function registerHealthRoutes(app: OpenAPIHono<AppEnv>): void {
           : ('ok' as const)
         : health.phase() === 'draining'
           ? ('draining' as const)
-          : ('unavailable' as const);
+          : health.starting() && checks.store?.ok === true
+            ? ('starting' as const)
+            : ('unavailable' as const);
       // Anyone may ask whether the gateway is ready; which owners' connections it holds, and how
       // they are doing, is for the operator.
       const detail = isOperator(c.req.header('authorization'), config.adminToken) ? { checks } : {};

@@ -122,6 +122,13 @@ export interface ConnectionServiceOptions {
   readonly maxLivePools?: number;
   /** Opening one warehouse session may take this long at most (QUARRY_WAREHOUSE_CONNECT_TIMEOUT_MS). */
   readonly connectTimeoutMs?: number;
+  /**
+   * Awaited before a connector is opened for `connection` (not on calls that find it open): the
+   * start-up work its warehouse needs (the demo file being prepared), so the calls made meanwhile
+   * wait for it instead of failing. Resolves (never rejects) when the work is done or the wait's
+   * bound has passed.
+   */
+  readonly beforeOpen?: (connection: Connection) => Promise<void>;
 }
 
 /**
@@ -289,6 +296,7 @@ export function createConnectionService(options: ConnectionServiceOptions): Conn
         undefined,
       );
     }
+    if (options.beforeOpen !== undefined) await options.beforeOpen(connection);
     const config = await fullConfig(accountId, connection);
     const trusted = options.isOperatorConnection?.(connection) ?? false;
     try {

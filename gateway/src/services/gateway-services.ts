@@ -60,6 +60,8 @@ export interface HealthService {
   draining(inFlight: () => number): void;
   /** `serving`, `stopping` (the delay) or `draining` (the grace period). */
   phase(): 'serving' | 'stopping' | 'draining';
+  /** True while start-up work (the demo warehouse being prepared) is pending: /readyz answers 503 `starting`. */
+  starting(): boolean;
 }
 
 export interface GatewayServices {

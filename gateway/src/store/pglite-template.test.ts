@@ -3,9 +3,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { migrate } from './migrate.js';
+import { loadMigrations, migrate } from './migrate.js';
 import { createPgliteClient } from './pglite-client.js';
-import { ensurePgliteTemplate, pgliteTemplateFile, pgliteVersion } from './pglite-template.js';
+import {
+  ensurePgliteTemplate,
+  migratedPgliteTemplateFile,
+  pgliteTemplateFile,
+  pgliteVersion,
+} from './pglite-template.js';
 import type { SqlClient } from './sql-client.js';
 
 /** What a new database is like, whichever way it was made. */
@@ -25,6 +30,7 @@ async function character(sql: SqlClient) {
 describe('embedded store template', () => {
   let dir: string;
   let template: string;
+  let migratedTemplate: string;
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'quarry-pglite-template-'));
@@ -33,7 +39,9 @@ describe('embedded store template', () => {
     await writeFile(join(dir, 'templates', 'pglite-0.0.1.tar.gz'), 'stale');
     const made = await ensurePgliteTemplate(join(dir, 'templates'));
     expect(made.created).toBe(true);
+    expect(made.migrated.created).toBe(true);
     template = made.file;
+    migratedTemplate = made.migrated.file;
   }, 120_000);
 
   afterAll(async () => {
@@ -43,9 +51,48 @@ describe('embedded store template', () => {
   it("is named after the installed PGlite, made once, and replaces other versions' templates", async () => {
     expect(template).toBe(pgliteTemplateFile(join(dir, 'templates')));
     expect(template.endsWith(`pglite-${pgliteVersion()}.tar.gz`)).toBe(true);
-    expect(await readdir(join(dir, 'templates'))).toEqual([`pglite-${pgliteVersion()}.tar.gz`]);
-    expect(await ensurePgliteTemplate(join(dir, 'templates'))).toEqual({ file: template, created: false });
+    expect(migratedTemplate).toBe(migratedPgliteTemplateFile(await loadMigrations(), join(dir, 'templates')));
+    expect((await readdir(join(dir, 'templates'))).sort()).toEqual(
+      [`pglite-${pgliteVersion()}.tar.gz`, migratedTemplate.slice(join(dir, 'templates').length + 1)].sort(),
+    );
+    expect(await ensurePgliteTemplate(join(dir, 'templates'))).toEqual({
+      file: template,
+      created: false,
+      migrated: { file: migratedTemplate, created: false },
+    });
   });
+
+  it('names the migrated template after the migrations it holds', async () => {
+    const migrations = await loadMigrations();
+    const changed = migrations.map((m, i) => (i === migrations.length - 1 ? { ...m, sql: `${m.sql}\n` } : m));
+    expect(migratedPgliteTemplateFile(changed)).not.toBe(migratedPgliteTemplateFile(migrations));
+    expect(migratedPgliteTemplateFile(migrations.slice(0, -1))).not.toBe(
+      migratedPgliteTemplateFile(migrations),
+    );
+  });
+
+  it('makes a new store from the migrated template with nothing left to migrate, like one migrated at start', async () => {
+    const fromMigrated = await createPgliteClient(join(dir, 'from-migrated'), { template: migratedTemplate });
+    const fromBase = await createPgliteClient(join(dir, 'from-base'), { template });
+    try {
+      expect((await migrate(fromMigrated)).applied).toEqual([]);
+      expect((await migrate(fromBase)).applied.length).toBeGreaterThan(0);
+      const schemaOf = (sql: SqlClient) =>
+        sql.query(
+          `SELECT table_name, column_name, data_type, is_nullable, column_default
+             FROM information_schema.columns WHERE table_schema = 'public'
+            ORDER BY table_name, column_name`,
+        );
+      expect(await schemaOf(fromMigrated)).toEqual(await schemaOf(fromBase));
+      const names = (sql: SqlClient) =>
+        sql.query('SELECT name, checksum FROM schema_migrations ORDER BY name');
+      expect(await names(fromMigrated)).toEqual(await names(fromBase));
+      expect(await character(fromMigrated)).toEqual(await character(fromBase));
+    } finally {
+      await fromMigrated.close();
+      await fromBase.close();
+    }
+  }, 120_000);
 
   it('makes a new store that is migrated, kept across a restart, and like one made by initdb', async () => {
     const store = join(dir, 'from-template');

@@ -5,13 +5,19 @@
 // that finds none for the installed PGlite runs initdb as before. The template holds initdb's
 // output only, not our migrations, so it depends on the PGlite version alone: its file name
 // carries that version, and a PGlite upgrade simply misses the old file until it is remade.
+// Beside it, a second template is migrated as well (migrating a new store is most of what is left
+// of its creation: ~0.5 s quiet, 4 s loaded): its name carries a digest of the migrations it holds
+// (their names and contents), so a new or changed migration misses it and the store is made from
+// the first template and migrated at start, as before, until `npm ci` or `npm run build` remakes it.
 // This is the same tarball PGlite itself unpacks after its own initdb (dumpDataDir), and what
 // @electric-sql/pglite-prepopulatedfs ships for the PGlite versions it follows.
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { loadMigrations, type Migration, migrate } from './migrate.js';
 
 /** Where templates live (same path from src/ and dist/); `npm run build` ships it with the gateway. */
 export const PGLITE_TEMPLATE_DIR = fileURLToPath(new URL('../../pglite-template/', import.meta.url));
@@ -31,43 +37,89 @@ export function pgliteTemplateFile(dir: string = PGLITE_TEMPLATE_DIR): string {
   return join(dir, `pglite-${pgliteVersion()}.tar.gz`);
 }
 
+/** A digest of the migrations (names and contents), naming the migrated template. */
+function migrationsDigest(migrations: readonly Migration[]): string {
+  const hash = createHash('sha256');
+  for (const m of migrations) hash.update(m.name).update('\0').update(m.sql).update('\0');
+  return hash.digest('hex').slice(0, 16);
+}
+
+/** The migrated template holding exactly `migrations` for the installed PGlite (it may not exist). */
+export function migratedPgliteTemplateFile(
+  migrations: readonly Migration[],
+  dir: string = PGLITE_TEMPLATE_DIR,
+): string {
+  return join(dir, `pglite-${pgliteVersion()}-schema-${migrationsDigest(migrations)}.tar.gz`);
+}
+
 /** What {@link ensurePgliteTemplate} did. */
 export interface EnsureTemplateResult {
   readonly file: string;
   /** False when the template was already there. */
   readonly created: boolean;
+  /** The migrated template (made from `file`, then migrated). */
+  readonly migrated: { readonly file: string; readonly created: boolean };
 }
 
-/**
- * Makes the template for the installed PGlite unless it exists: initdb in an in-memory
- * instance, a checkpoint (so opening a copy replays no WAL), then the data directory as a
- * gzipped tarball, written under a temporary name and renamed into place. Templates of other
- * PGlite versions in `dir` are removed.
- */
-export async function ensurePgliteTemplate(dir: string = PGLITE_TEMPLATE_DIR): Promise<EnsureTemplateResult> {
-  const file = pgliteTemplateFile(dir);
-  const exists = await stat(file).then(
+const exists = (file: string) =>
+  stat(file).then(
     () => true,
     () => false,
   );
-  if (!exists) {
+
+async function writeAtomically(file: string, bytes: Blob): Promise<void> {
+  const temp = `${file}.tmp-${process.pid}`;
+  await writeFile(temp, Buffer.from(await bytes.arrayBuffer()));
+  await rename(temp, file);
+}
+
+/**
+ * Makes the templates for the installed PGlite unless they exist: initdb in an in-memory
+ * instance, a checkpoint (so opening a copy replays no WAL), then the data directory as a
+ * gzipped tarball, written under a temporary name and renamed into place; then the same
+ * unpacked into another in-memory instance, migrated (`migrations`, default the shipped ones),
+ * checkpointed and dumped as the migrated template. Other templates in `dir` (other PGlite
+ * versions, other migrations) are removed.
+ */
+export async function ensurePgliteTemplate(
+  dir: string = PGLITE_TEMPLATE_DIR,
+  options: { readonly migrations?: readonly Migration[] } = {},
+): Promise<EnsureTemplateResult> {
+  const migrations = options.migrations ?? (await loadMigrations());
+  const file = pgliteTemplateFile(dir);
+  const migratedFile = migratedPgliteTemplateFile(migrations, dir);
+  const baseExisted = await exists(file);
+  const migratedExisted = await exists(migratedFile);
+  if (!baseExisted || !migratedExisted) {
     await mkdir(dir, { recursive: true });
     // Imported here: the gateway reads the template's name at every start, PGlite only if embedded.
     const { PGlite } = await import('@electric-sql/pglite');
-    const db = await PGlite.create();
-    try {
-      await db.exec('CHECKPOINT');
-      const tarball = await db.dumpDataDir('gzip');
-      const temp = `${file}.tmp-${process.pid}`;
-      await writeFile(temp, Buffer.from(await tarball.arrayBuffer()));
-      await rename(temp, file);
-    } finally {
-      await db.close();
+    if (!baseExisted) {
+      const db = await PGlite.create();
+      try {
+        await db.exec('CHECKPOINT');
+        await writeAtomically(file, await db.dumpDataDir('gzip'));
+      } finally {
+        await db.close();
+      }
+    }
+    if (!migratedExisted) {
+      const db = await PGlite.create({ loadDataDir: new Blob([await readFile(file)]) });
+      const { createPgliteClient } = await import('./pglite-client.js');
+      const sql = await createPgliteClient(db);
+      try {
+        await migrate(sql, { migrations });
+        await db.exec('CHECKPOINT');
+        await writeAtomically(migratedFile, await db.dumpDataDir('gzip'));
+      } finally {
+        await sql.close();
+      }
     }
   }
+  const keep = new Set([file, migratedFile]);
   for (const name of await readdir(dir)) {
-    if (/^pglite-.+\.tar\.gz$/.test(name) && join(dir, name) !== file)
+    if (/^pglite-.+\.tar\.gz$/.test(name) && !keep.has(join(dir, name)))
       await rm(join(dir, name), { force: true });
   }
-  return { file, created: !exists };
+  return { file, created: !baseExisted, migrated: { file: migratedFile, created: !migratedExisted } };
 }

@@ -1,0 +1,138 @@
+// What `npm start` runs: the gateway's TypeScript sources (and the workspace packages it uses:
+// the SDK, the connectors, the examples) bundled by esbuild into one ES module under plain node,
+// instead of every module transformed and resolved through tsx's loader at each start (which took
+// most of a restart's time before the gateway logged "starting"). Third-party packages stay
+// imports from node_modules. Each module keeps its own `import.meta.url` (its source file's), so
+// paths it resolves from its place (migrations, templates, the console, the example analytics)
+// are what they are under tsx. Rebuilt only when an input changed (a hash of every input is kept
+// beside the bundle, like the console's build), in ~0.5 s; `npm ci` (the root's `prepare`) makes
+// it. `node scripts/start-bundle.mjs` builds it and says so. `npm run dev` keeps tsx (its
+// --watch follows the source files).
+import { createHash } from 'node:crypto';
+import { mkdir, readdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { join, relative } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const ROOT = fileURLToPath(new URL('../', import.meta.url));
+const OUT_DIR = join(ROOT, 'node_modules', '.cache', 'quarry');
+/** The bundle `npm start` runs. */
+export const GATEWAY_BUNDLE = join(OUT_DIR, 'gateway-server.mjs');
+const HASH_FILE = `${GATEWAY_BUNDLE}.inputs`;
+/** The workspaces whose sources the gateway's bundle holds. */
+const SOURCE_DIRS = ['gateway/src', 'sdk-connector/src', 'examples/src'];
+
+async function sourceFiles(dir) {
+  const out = [];
+  let entries;
+  try {
+    entries = await readdir(dir, { withFileTypes: true });
+  } catch {
+    return out;
+  }
+  for (const entry of entries) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) out.push(...(await sourceFiles(path)));
+    else if (/\.(ts|mts|json)$/.test(entry.name) && !/\.test\.ts$/.test(entry.name)) out.push(path);
+  }
+  return out.sort();
+}
+
+async function inputDirs() {
+  const connectors = (await readdir(join(ROOT, 'connectors'), { withFileTypes: true }))
+    .filter((e) => e.isDirectory())
+    .map((e) => `connectors/${e.name}/src`);
+  return [...SOURCE_DIRS, ...connectors.sort()];
+}
+
+/** A hash of every input: the sources, this script, the lockfile (installed versions). */
+async function inputsHash() {
+  const hash = createHash('sha256');
+  const files = [fileURLToPath(import.meta.url), join(ROOT, 'package-lock.json')];
+  for (const dir of await inputDirs()) files.push(...(await sourceFiles(join(ROOT, dir))));
+  for (const file of files) {
+    hash.update(relative(ROOT, file)).update('\0');
+    hash.update(await readFile(file).catch(() => Buffer.alloc(0))).update('\0');
+  }
+  return hash.digest('hex');
+}
+
+/** Bare imports of third-party packages stay imports; the workspace's own (`@quarry/…`) are bundled. */
+const externals = {
+  name: 'quarry-externals',
+  setup(build) {
+    build.onResolve({ filter: /^[^./]/ }, (args) =>
+      args.path.startsWith('@quarry/') ? undefined : { path: args.path, external: true },
+    );
+  },
+};
+
+/** Each source module's `import.meta.url` stays its own file's URL inside the bundle. */
+const ownUrl = {
+  name: 'quarry-own-import-meta-url',
+  setup(build) {
+    build.onLoad({ filter: /\.(ts|mts)$/ }, async (args) => {
+      if (args.path.includes('/node_modules/')) return undefined;
+      const source = await readFile(args.path, 'utf8');
+      return {
+        contents: source.replaceAll('import.meta.url', JSON.stringify(pathToFileURL(args.path).href)),
+        loader: 'ts',
+      };
+    });
+  },
+};
+
+/**
+ * Builds the bundle unless it matches its inputs. Resolves with its path, whether it was built,
+ * and the time taken.
+ * @param {{ force?: boolean }} [options]
+ */
+export async function buildGatewayBundle(options = {}) {
+  const started = performance.now();
+  const hash = await inputsHash();
+  if (!options.force && (await readFile(HASH_FILE, 'utf8').catch(() => '')) === hash) {
+    return { file: GATEWAY_BUNDLE, built: false, ms: performance.now() - started };
+  }
+  const { build } = await import('esbuild');
+  const result = await build({
+    entryPoints: [join(ROOT, 'gateway/src/server.ts')],
+    outfile: GATEWAY_BUNDLE,
+    write: false,
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    conditions: ['@quarry/source'],
+    // A map beside it for debuggers (`node --enable-source-maps` names the sources in stack
+    // traces, but keeps the map in the heap: ~10 MiB more used, so npm start does not set it).
+    sourcemap: 'linked',
+    plugins: [externals, ownUrl],
+    logLevel: 'warning',
+  });
+  await mkdir(OUT_DIR, { recursive: true });
+  // Each file written aside and renamed into place, the map first: a start never reads half a bundle.
+  const files = [...result.outputFiles].sort(
+    (a, b) => Number(b.path.endsWith('.map')) - Number(a.path.endsWith('.map')),
+  );
+  for (const file of files) {
+    const temp = `${file.path}.tmp-${process.pid}`;
+    await writeFile(temp, file.contents);
+    await rename(temp, file.path);
+  }
+  await writeFile(HASH_FILE, hash);
+  return { file: GATEWAY_BUNDLE, built: true, ms: performance.now() - started };
+}
+
+if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) {
+  try {
+    const result = await buildGatewayBundle();
+    const shown = relative(process.cwd(), result.file);
+    console.log(
+      result.built
+        ? `gateway bundle: built ${shown} in ${Math.round(result.ms)} ms`
+        : `gateway bundle: ${shown} is current`,
+    );
+  } catch (error) {
+    // Not fatal: `npm start` builds it, or falls back to tsx.
+    console.error(`gateway bundle: not built (${error instanceof Error ? error.message : String(error)})`);
+  }
+}
