@@ -27,6 +27,7 @@ export type { OAuthCredentials } from './oauth-token-source.js';
 export {
   type CallOptions,
   createQuarryClient,
+  type PagesOptions,
   type PeriodOptions,
   type QuarryClient,
   type QuarryClientConfig,
@@ -65,6 +66,8 @@ export type {
   DeployResult,
   DescribedColumn,
   DryRunResult,
+  ExportedResult,
+  ExportFormat,
   IssuedApiKey,
   IssuedOAuthClient,
   Listing,

@@ -46,6 +46,7 @@ async function serve(
       'cache-control': headers['cache-control'],
       pragma: headers.pragma as string | undefined,
       'idempotency-key': headers['idempotency-key'] as string | undefined,
+      accept: headers.accept,
     },
     request: { method: 'POST', body },
     signal: lazyAbortSignal(res),
@@ -56,7 +57,8 @@ async function serve(
   if (trace !== undefined) endRequestSpan(trace, reply, aborted);
   beforeWrite(res);
   res.writeHead(reply.status, reply.headers);
-  res.end(reply.body);
+  if (reply.stream === undefined) res.end(reply.body);
+  else await writeStreamed(reply, res);
   const logged = services.requests.logs(ROUTE);
   const length = logged ? reply.headers['content-length'] : undefined;
   services.requests.record({
@@ -79,6 +81,16 @@ async function serve(
         }
       : {}),
   });
+}
+
+/** Writes an export's body; a cut answer (the client gone, a failed write) destroys the response. */
+async function writeStreamed(reply: QueryReply, res: ServerResponse): Promise<void> {
+  try {
+    await reply.stream?.(res);
+    res.end();
+  } catch {
+    res.destroy();
+  }
 }
 
 /** Ends a query's request span with its outcome, and answers with its `traceparent`. */

@@ -17,12 +17,28 @@ export type ErrorCode =
   | 'QUOTA_EXCEEDED'
   | 'FAILED_CALLS_THROTTLED'
   | 'RESULT_TOO_LARGE'
+  | 'CURSOR_EXPIRED'
   | 'UPSTREAM_ERROR'
   | 'SOURCE_UNAVAILABLE'
   | 'QUERY_TIMEOUT'
   | 'INTERNAL';
 
-export type ErrorStatus = 400 | 401 | 403 | 404 | 405 | 409 | 413 | 415 | 422 | 429 | 500 | 502 | 503 | 504;
+export type ErrorStatus =
+  | 400
+  | 401
+  | 403
+  | 404
+  | 405
+  | 409
+  | 410
+  | 413
+  | 415
+  | 422
+  | 429
+  | 500
+  | 502
+  | 503
+  | 504;
 
 export const ERROR_STATUS: Readonly<Record<ErrorCode, ErrorStatus>> = {
   INVALID_REQUEST: 400,
@@ -40,6 +56,7 @@ export const ERROR_STATUS: Readonly<Record<ErrorCode, ErrorStatus>> = {
   QUOTA_EXCEEDED: 429,
   FAILED_CALLS_THROTTLED: 429,
   RESULT_TOO_LARGE: 422,
+  CURSOR_EXPIRED: 410,
   UPSTREAM_ERROR: 502,
   SOURCE_UNAVAILABLE: 503,
   QUERY_TIMEOUT: 504,
