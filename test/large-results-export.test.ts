@@ -5,18 +5,20 @@
 // exported as Parquet is read back by DuckDB's read_parquet with identical rows and types, as
 // Arrow by apache-arrow, as CSV and NDJSON; the gateway's peak RSS stays bounded throughout.
 // Cursors are bound to their account and end with the snapshot (410 CURSOR_EXPIRED).
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
+import { createQuarryClient } from '@quarry/client';
 import { tableFromIPC } from 'apache-arrow';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gatewayHeapFlags } from '../scripts/gateway-heap-flags.mjs';
 import { type ControlPlaneSchema, createControlPlaneSchema } from './support/control-plane.js';
 import { expectErrorEnvelope } from './support/error-envelope.js';
-import { type GatewayProcess, postgresStoreEnv, startGateway } from './support/gateway-process.js';
+import { type GatewayProcess, postgresStoreEnv, REPO_ROOT, startGateway } from './support/gateway-process.js';
 import { createHttpClient } from './support/http-client.js';
 import { pgAvailable, serviceUp, TEST_PG_URL, uniqueSuffix } from './support/test-services.js';
 
@@ -196,14 +198,14 @@ describe.runIf(pgUp)('results in pages and export formats', () => {
     });
     expect(await settledScans(warehouse, scansBefore)).toBe(scansBefore + 1);
     expect(await calls(callerKey)).toBe(callsBefore + 1);
-  }, 300_000);
+  }, 600_000);
 
   it('pages 2,000,000 DuckDB rows by 10,000 with one charge', async () => {
     const callsBefore = await calls(callerKey);
     const { pages } = await readAllPages(`rows-duck-${suffix}`);
     expect(pages).toBe(200);
     expect(await calls(callerKey)).toBe(callsBefore + 1);
-  }, 300_000);
+  }, 600_000);
 
   it('binds a cursor to its account, refuses a forged one, and answers 410 once the snapshot is gone', async () => {
     const first = await http.request(gateway.url, 'POST', '/v1/query', {
@@ -308,7 +310,65 @@ describe.runIf(pgUp)('results in pages and export formats', () => {
     // outside it; the result itself (~170 MB as JSON lines) never entered the heap.
     console.log(`gateway peak RSS after the Parquet export: ${peak.toFixed(0)} MiB`);
     expect(peak).toBeLessThan(160 + 160);
-  }, 300_000);
+  }, 600_000);
+
+  it('pages and exports through @quarry/client and `quarry query --format csv`', async () => {
+    const client = createQuarryClient({ baseUrl: gateway.url, apiKey: callerKey });
+    const ids: number[] = [];
+    const credits: number[] = [];
+    for await (const page of client.pages<{ id: number }>(`rows-small-${suffix}`, {}, { pageSize: 10 })) {
+      ids.push(...page.results.map((r) => r.id));
+      credits.push(page.meta.credits);
+    }
+    expect(ids).toEqual(Array.from({ length: 25 }, (_, i) => i));
+    expect(credits).toEqual([1, 0, 0]);
+    const ndjson = await client.export(`rows-small-${suffix}`, {}, 'ndjson');
+    expect(ndjson).toMatchObject({
+      contentType: 'application/x-ndjson',
+      rowCount: 25,
+      truncated: false,
+      credits: 1,
+    });
+    expect((await new Response(ndjson.body).text()).trimEnd().split('\n')).toHaveLength(25);
+    const cli = await new Promise<{ code: number | null; stdout: string; stderr: string }>(
+      (resolve, reject) => {
+        const child = spawn(
+          process.execPath,
+          [
+            join(REPO_ROOT, 'client', 'bin', 'quarry.mjs'),
+            'query',
+            `rows-small-${suffix}`,
+            '--format',
+            'csv',
+          ],
+          {
+            cwd: REPO_ROOT,
+            env: {
+              PATH: process.env.PATH ?? '',
+              HOME: dataDir,
+              QUARRY_URL: gateway.url,
+              QUARRY_API_KEY: callerKey,
+            },
+            stdio: ['ignore', 'pipe', 'pipe'],
+          },
+        );
+        let stdout = '';
+        let stderr = '';
+        child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+          stdout += chunk;
+        });
+        child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+          stderr += chunk;
+        });
+        child.on('error', reject);
+        child.on('close', (code) => resolve({ code, stdout, stderr }));
+      },
+    );
+    expect(cli.code, cli.stderr).toBe(0);
+    expect(cli.stdout.split('\r\n')[0]).toBe('id,name,amount,flag,day,at');
+    expect(cli.stdout.trimEnd().split('\r\n')).toHaveLength(26);
+    expect(cli.stderr).toMatch(new RegExp(`rows-small-${suffix}: 25 rows · [0-9.]+ KB · 1 credit · req_`));
+  }, 120_000);
 
   it('exports an Arrow stream that apache-arrow reads, and CSV and NDJSON', async () => {
     const arrow = await fetch(`${gateway.url}/v1/query`, {
@@ -367,5 +427,5 @@ describe.runIf(pgUp)('results in pages and export formats', () => {
       400,
       'INVALID_REQUEST',
     );
-  }, 300_000);
+  }, 600_000);
 });

@@ -2,6 +2,8 @@
 // a result come once each and in order, from one charged call; a cursor outlives nothing it
 // should not; exports answer the right media types, with refusals before the first byte as the
 // JSON envelope (uncharged). test/large-results-export.test.ts runs 2,000,000 rows end to end.
+import { readdir } from 'node:fs/promises';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestGateway, type TestGateway } from '../testing/test-gateway.js';
 
@@ -31,6 +33,14 @@ const callsOf = async (key: string) => {
   expect(usage.status, usage.text).toBe(200);
   return (usage.json as { totals: { calls: number } }).totals.calls;
 };
+
+/** Results files in the gateway's result store. */
+async function snapshotFiles(): Promise<number> {
+  const root = join(tg.dataDir, 'results');
+  let count = 0;
+  for (const folder of await readdir(root)) count += (await readdir(join(root, folder))).length;
+  return count;
+}
 
 interface Page {
   results: { id: number }[];
@@ -94,6 +104,7 @@ describe('pages', () => {
 describe('exports', () => {
   it('answers CSV (quoted where needed), NDJSON, and each charged once', async () => {
     const before = await callsOf(tg.demoKey);
+    const kept = await snapshotFiles();
     const csv = await tg.call('GET', '/v1/analytics/numbered-rows?format=csv', { key: tg.demoKey });
     expect(csv.status).toBe(200);
     expect(csv.headers.get('content-type')).toBe('text/csv');
@@ -120,6 +131,8 @@ describe('exports', () => {
       day: '2024-01-08',
     });
     expect(await callsOf(tg.demoKey)).toBe(before + 2);
+    // An export's result (its analytic caches nothing) leaves the result store once sent.
+    expect(await snapshotFiles()).toBe(kept);
   });
 
   it('answers a refusal before the first byte as the JSON envelope, uncharged', async () => {

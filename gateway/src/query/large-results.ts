@@ -74,6 +74,8 @@ export interface LargeResults {
 interface Ready {
   readonly snapshot: Snapshot;
   readonly cached: boolean;
+  /** Whether later calls may reuse it (kept under its cache key). */
+  readonly shared: boolean;
   charge(completion?: IdempotentCompletion): Promise<Charge>;
   release(): Promise<void>;
   readonly credits: number;
@@ -100,6 +102,7 @@ export function createLargeResults(deps: LargeResultsDeps): LargeResults {
       return {
         snapshot: hit,
         cached: true,
+        shared: true,
         credits: metering.creditsOf(principal, entry),
         charge: (completion) =>
           metering.chargeServed(principal, entry, requestId, performance.now() - started, completion),
@@ -122,13 +125,15 @@ export function createLargeResults(deps: LargeResultsDeps): LargeResults {
       throw error;
     }
     const ttl = entry.definition.cache?.ttl ?? 0;
-    if (call.cacheKey !== undefined && ttl > 0) {
+    const shared = call.cacheKey !== undefined && ttl > 0;
+    if (call.cacheKey !== undefined && shared) {
       if (byCacheKey.size >= 10_000) byCacheKey.clear();
       byCacheKey.set(call.cacheKey, { id: snapshot.id, until: Date.now() + ttl * 1000 });
     }
     return {
       snapshot,
       cached: false,
+      shared,
       credits: pending.credits,
       charge: (completion) => pending.commit(performance.now() - started, completion),
       release: () => pending.release(),
@@ -274,6 +279,9 @@ export function createLargeResults(deps: LargeResultsDeps): LargeResults {
           } catch (error) {
             await prepared.release();
             throw error;
+          } finally {
+            // An export's own snapshot has no other reader: its disk is free at once.
+            if (!prepared.shared) await store.delete(snapshot.id);
           }
           await prepared.charge();
         },

@@ -64,6 +64,8 @@ export interface ResultStore {
   ): Promise<{ lines: string[]; end: number } | undefined>;
   /** The snapshot's file from its first byte, to stream out (undefined when gone). */
   open(snapshot: Snapshot): Readable | undefined;
+  /** Drops a snapshot now (an export's, once sent, when nothing else will read it). */
+  delete(id: string): Promise<void>;
   /** Bytes held (finished snapshots and results being written). */
   bytes(): number;
   /** Deletes every snapshot of this process. */
@@ -110,15 +112,15 @@ export async function createResultStore(options: ResultStoreOptions): Promise<Re
       `The result is larger than this gateway's result store holds (${options.maxBytes} bytes). Narrow the params, or ask the analytic's owner to lower its max_rows.`,
     );
 
-  function drop(snapshot: Snapshot): void {
-    if (!snapshots.delete(snapshot.id)) return;
+  function drop(snapshot: Snapshot): Promise<void> {
+    if (!snapshots.delete(snapshot.id)) return Promise.resolve();
     finishedBytes -= snapshot.bytes;
-    void rm(snapshot.file, { force: true });
+    return rm(snapshot.file, { force: true }).catch(() => {});
   }
 
   function expire(): void {
     const at = now();
-    for (const snapshot of snapshots.values()) if (snapshot.expiresAt <= at) drop(snapshot);
+    for (const snapshot of snapshots.values()) if (snapshot.expiresAt <= at) void drop(snapshot);
   }
 
   /** Makes room for `more` bytes by evicting least recently used snapshots; false if it cannot. */
@@ -126,7 +128,7 @@ export async function createResultStore(options: ResultStoreOptions): Promise<Re
     expire();
     for (const snapshot of snapshots.values()) {
       if (finishedBytes + writingBytes + more <= options.maxBytes) break;
-      drop(snapshot);
+      void drop(snapshot);
     }
     return finishedBytes + writingBytes + more <= options.maxBytes;
   }
@@ -205,7 +207,7 @@ export async function createResultStore(options: ResultStoreOptions): Promise<Re
       const snapshot = snapshots.get(id);
       if (snapshot === undefined) return undefined;
       if (snapshot.expiresAt <= now()) {
-        drop(snapshot);
+        void drop(snapshot);
         return undefined;
       }
       snapshots.delete(id);
@@ -256,6 +258,11 @@ export async function createResultStore(options: ResultStoreOptions): Promise<Re
     open(snapshot) {
       if (!snapshots.has(snapshot.id)) return undefined;
       return createReadStream(snapshot.file, { highWaterMark: READ_CHUNK });
+    },
+
+    async delete(id) {
+      const snapshot = snapshots.get(id);
+      if (snapshot !== undefined) await drop(snapshot);
     },
 
     bytes: () => finishedBytes + writingBytes,
