@@ -79,6 +79,15 @@ module.exports = {
       to: { path: ['node_modules/(hono|@hono)/', '^http$', '^node:http$'] },
     },
     {
+      name: 'results-under-the-query-module',
+      severity: 'error',
+      comment:
+        "results/ (the data dir's result store, page cursors, export formats) sits under the query " +
+        'module: of the gateway it imports only errors/ and itself.',
+      from: { path: '^gateway/src/results/', pathNot: '\\.test\\.ts$' },
+      to: { path: '^gateway/src/', pathNot: '^gateway/src/(results|errors)/' },
+    },
+    {
       name: 'gateway-never-imports-a-driver',
       severity: 'error',
       comment: 'The gateway knows warehouses only through @quarry/sdk-connector (docs/design.md §1).',

@@ -44,8 +44,11 @@ export interface ApiRequest {
   readonly headers?: Readonly<Record<string, string>>;
   /** Safe to send more than once (GET, PUT, DELETE, a query with its Idempotency-Key). */
   readonly idempotent: boolean;
-  /** `json` (default) parses the answer; `text` returns it as sent (CSV). */
-  readonly responseType?: 'json' | 'text';
+  /**
+   * `json` (default) parses the answer; `text` returns it as sent (CSV); `response` returns the
+   * successful Response unread, to stream its body (exports); errors are thrown as usual.
+   */
+  readonly responseType?: 'json' | 'text' | 'response';
   readonly signal?: AbortSignal | undefined;
 }
 
@@ -98,6 +101,7 @@ export function createTransport(options: TransportOptions): Transport {
           signal,
           ...(body === undefined ? {} : { body }),
         });
+        if (request.responseType === 'response' && response.ok) return response as T;
         text = await response.text();
       } catch (error) {
         if (signal.aborted) throw signal.reason;

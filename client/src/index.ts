@@ -29,6 +29,7 @@ export type { OAuthCredentials } from './oauth-token-source.js';
 export {
   type CallOptions,
   createQuarryClient,
+  type PagesOptions,
   type PeriodOptions,
   type QuarryClient,
   type QuarryClientConfig,
@@ -74,6 +75,8 @@ export type {
   EmbedAnalytic,
   EmbedSecret,
   EmbedToken,
+  ExportedResult,
+  ExportFormat,
   IssuedApiKey,
   IssuedEmbedSecret,
   IssuedOAuthClient,

@@ -28,6 +28,8 @@ import type {
   DryRunResult,
   EmbedSecret,
   EmbedToken,
+  ExportedResult,
+  ExportFormat,
   IssuedApiKey,
   IssuedEmbedSecret,
   IssuedOAuthClient,
@@ -94,6 +96,33 @@ export interface CallOptions {
   readonly signal?: AbortSignal;
 }
 
+/** The media type of each export format. */
+const EXPORT_MEDIA_TYPES: Readonly<Record<ExportFormat, string>> = {
+  csv: 'text/csv',
+  ndjson: 'application/x-ndjson',
+  arrow: 'application/vnd.apache.arrow.stream',
+  parquet: 'application/vnd.apache.parquet',
+};
+
+/** An export's Response as the client hands it over. */
+function exported(response: Response, format: ExportFormat): ExportedResult {
+  if (response.body === null) throw new TypeError('the gateway answered an export without a body');
+  return {
+    body: response.body,
+    contentType: response.headers.get('content-type') ?? EXPORT_MEDIA_TYPES[format],
+    rowCount: Number(response.headers.get('x-row-count') ?? 0),
+    truncated: response.headers.get('x-truncated') === 'true',
+    credits: Number(response.headers.get('x-credits') ?? 0),
+    requestId: response.headers.get('x-request-id') ?? undefined,
+  };
+}
+
+/** Options of a paged query. */
+export interface PagesOptions extends Omit<QueryOptions, 'idempotencyKey'> {
+  /** Rows a page (1–10,000; default 10,000). */
+  readonly pageSize?: number;
+}
+
 export interface QueryOptions extends CallOptions {
   /** Bypass the gateway's result cache (`Cache-Control: no-cache`); the call is still charged. */
   readonly noCache?: boolean;
@@ -126,6 +155,26 @@ export interface QuarryClient {
     params?: QueryParams,
     options?: QueryOptions,
   ): Promise<QueryResult<Row, Insights>>;
+  /**
+   * Runs an analytic once and yields its result page by page (`page_size`, then `meta.next`): one
+   * warehouse query and one charge, the following pages read from the gateway's snapshot, free.
+   * A snapshot gone midway throws CURSOR_EXPIRED (410): rerun to start over.
+   */
+  pages<Row = Record<string, unknown>>(
+    source: string,
+    params?: QueryParams,
+    options?: PagesOptions,
+  ): AsyncIterable<QueryResult<Row>>;
+  /**
+   * Streams the whole result in `format` (`POST /v1/query` with its `Accept`), charged once its
+   * last byte is sent. Refusals (params, quota, the warehouse) throw before any byte, as for JSON.
+   */
+  export(
+    source: string,
+    params: QueryParams,
+    format: ExportFormat,
+    options?: Omit<QueryOptions, 'idempotencyKey'>,
+  ): Promise<ExportedResult>;
   readonly analytics: {
     /** Runs an analytic with query-string params (`GET /v1/analytics/:name`), coerced by the gateway. */
     get<Row = Record<string, unknown>, Insights = unknown>(
@@ -133,6 +182,13 @@ export interface QuarryClient {
       params?: QueryStringParams,
       options?: Omit<QueryOptions, 'idempotencyKey'>,
     ): Promise<QueryResult<Row, Insights>>;
+    /** Streams the whole result in `format` with query-string params (`GET /v1/analytics/:name?format=`). */
+    export(
+      name: string,
+      params: QueryStringParams,
+      format: ExportFormat,
+      options?: Omit<QueryOptions, 'idempotencyKey'>,
+    ): Promise<ExportedResult>;
     /** Your analytics at their current versions (owner scope). */
     list(options?: CallOptions): Promise<readonly Analytic[]>;
     /** Creates the analytic, adds a version when its definition changed, or changes nothing. */
@@ -572,6 +628,48 @@ export function createQuarryClient(
         signal: o.signal,
       });
     },
+    async *pages<Row>(source: string, params: QueryParams = {}, o: PagesOptions = {}) {
+      let body: Record<string, unknown> = {
+        source,
+        params,
+        page_size: o.pageSize ?? 10_000,
+        ...(o.maxCredits === undefined ? {} : { max_credits: o.maxCredits }),
+      };
+      for (;;) {
+        const page: QueryResult<Row> = await transport.send<QueryResult<Row>>({
+          method: 'POST',
+          path: '/v1/query',
+          body,
+          headers: {
+            // Only the first page is charged; its retries must not be charged twice.
+            'idempotency-key': randomIdempotencyKey(),
+            ...(o.noCache && body.cursor === undefined ? { 'cache-control': 'no-cache' } : {}),
+          },
+          idempotent: true,
+          signal: o.signal,
+        });
+        yield page;
+        const next = page.meta.next;
+        if (next === undefined || next === null) return;
+        body = { source, cursor: next };
+      }
+    },
+    async export(source: string, params: QueryParams, format: ExportFormat, o = {}) {
+      const response = await transport.send<Response>({
+        method: 'POST',
+        path: '/v1/query',
+        body: o.maxCredits === undefined ? { source, params } : { source, params, max_credits: o.maxCredits },
+        headers: {
+          accept: EXPORT_MEDIA_TYPES[format],
+          ...(o.noCache ? { 'cache-control': 'no-cache' } : {}),
+        },
+        // Charged only when whole: a retry after a cut is not a second charge.
+        idempotent: true,
+        responseType: 'response',
+        signal: o.signal,
+      });
+      return exported(response, format);
+    },
     analytics: {
       get<Row, Insights>(
         name: string,
@@ -587,6 +685,25 @@ export function createQuarryClient(
           idempotent: true,
           signal: o.signal,
         });
+      },
+      async export(name, params, format, o = {}) {
+        const response = await transport.send<Response>({
+          method: 'GET',
+          path: `/v1/analytics/${segment(name)}`,
+          query: {
+            ...params,
+            format,
+            ...(o.maxCredits === undefined ? {} : { max_credits: String(o.maxCredits) }),
+          },
+          headers: {
+            accept: EXPORT_MEDIA_TYPES[format],
+            ...(o.noCache ? { 'cache-control': 'no-cache' } : {}),
+          },
+          idempotent: true,
+          responseType: 'response',
+          signal: o.signal,
+        });
+        return exported(response, format);
       },
       async list(o = {}) {
         const body = await transport.send<{ analytics: Analytic[] }>({

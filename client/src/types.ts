@@ -26,6 +26,27 @@ export interface QueryMeta {
   readonly next_price_at?: string;
   /** A marketplace preview (a try-token call): free, at most the gateway's preview rows. */
   readonly preview?: true;
+  /** Pages only: rows in the whole result (`row_count` is this page's). */
+  readonly total_rows?: number;
+  /** Pages only: the index of this page's first row. */
+  readonly offset?: number;
+  /** Pages only: the cursor of the next page, or null on the last one. */
+  readonly next?: string | null;
+}
+
+/** The formats an export streams a whole result in (docs/large-results.md). */
+export type ExportFormat = 'csv' | 'ndjson' | 'arrow' | 'parquet';
+
+/** A streamed export: its body and what the gateway said of it. */
+export interface ExportedResult {
+  /** The bytes, as they arrive; a transfer the gateway cut errors the stream (and was not charged). */
+  readonly body: ReadableStream<Uint8Array>;
+  readonly contentType: string;
+  readonly rowCount: number;
+  readonly truncated: boolean;
+  /** What the export costs once its last byte is sent. */
+  readonly credits: number;
+  readonly requestId: string | undefined;
 }
 
 /**

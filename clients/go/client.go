@@ -126,6 +126,33 @@ func (c *Client) Query(ctx context.Context, source string, params Params, opts .
 	return QueryInto[Row](ctx, c, source, params, opts...)
 }
 
+// Pages runs an analytic once and hands its result to page, a page of pageSize rows (1–10,000)
+// at a time (page_size, then meta.next): one warehouse query and one charge, the following pages
+// read from the gateway's snapshot for free. It stops at the last page, or when page returns an
+// error (which it returns). A snapshot gone midway is an *Error with code CURSOR_EXPIRED (410):
+// rerun to start over.
+func (c *Client) Pages(ctx context.Context, source string, params Params, pageSize int, page func(*Result) error) error {
+	if params == nil {
+		params = Params{}
+	}
+	body := map[string]any{"source": source, "params": params, "page_size": pageSize}
+	for {
+		var out Result
+		headers := map[string]string{"Idempotency-Key": randomKey()}
+		if err := c.do(ctx, apiRequest{method: http.MethodPost, path: "/v1/query", idempotent: true, headers: headers,
+			body: body}, &out); err != nil {
+			return err
+		}
+		if err := page(&out); err != nil {
+			return err
+		}
+		if out.Meta.Next == nil || *out.Meta.Next == "" {
+			return nil
+		}
+		body = map[string]any{"source": source, "cursor": *out.Meta.Next}
+	}
+}
+
 // QueryInto runs an analytic like Client.Query and decodes each row into a T (a struct with
 // json tags, usually): an integer column into an int64, a decimal into a float64 or, exactly,
 // a json.Number, which also takes the 64-bit integers and wide decimals the gateway sends as

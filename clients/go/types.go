@@ -25,6 +25,12 @@ type Meta struct {
 	NextPriceAt string `json:"next_price_at,omitempty"`
 	// Preview: a marketplace preview (a try-token call), free, at most the gateway's preview rows.
 	Preview bool `json:"preview,omitempty"`
+	// TotalRows (pages only): rows in the whole result; RowCount is this page's.
+	TotalRows *int `json:"total_rows,omitempty"`
+	// Offset (pages only): the index of this page's first row.
+	Offset *int `json:"offset,omitempty"`
+	// Next (pages only): the cursor of the next page, nil on the last one.
+	Next *string `json:"next,omitempty"`
 }
 
 // Row is one result row as decoded from JSON: numbers are json.Number (the digits as sent:

@@ -109,6 +109,18 @@ const EnvSchema = z.object({
     .min(1024)
     .max(1024 * 1024 * 1024)
     .default(8 * 1024 * 1024),
+  QUARRY_RESULT_STORE_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024 * 1024)
+    .max(Number.MAX_SAFE_INTEGER)
+    .default(1024 * 1024 * 1024),
+  QUARRY_RESULT_TTL_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(10)
+    .max(7 * 24 * 3600)
+    .default(3600),
   QUARRY_RESULT_BYTES_IN_FLIGHT: z.coerce
     .number()
     .int()
@@ -338,6 +350,12 @@ export interface GatewayConfig {
    * the result cache, and at least one result of `maxResultBytes`.
    */
   readonly resultBytesInFlight: number;
+  /**
+   * The data dir's result store (pages' snapshots, exports): its bound on disk in bytes
+   * (QUARRY_RESULT_STORE_MAX_BYTES, least recently used results evicted first) and how long a
+   * result stays for its pages (QUARRY_RESULT_TTL_SECONDS).
+   */
+  readonly resultStore: { readonly maxBytes: number; readonly ttlSeconds: number };
   /**
    * Time bounds on I/O outside the process: opening a warehouse session (whatever the
    * connection's own connect timeout says); each control-plane store call (connect, and each
@@ -654,6 +672,7 @@ export function loadConfig(
     reserveMargin: e.QUARRY_RESERVE_MARGIN,
     cacheMaxBytes: e.QUARRY_CACHE_MAX_BYTES,
     maxResultBytes: e.QUARRY_MAX_RESULT_BYTES,
+    resultStore: { maxBytes: e.QUARRY_RESULT_STORE_MAX_BYTES, ttlSeconds: e.QUARRY_RESULT_TTL_SECONDS },
     resultBytesInFlight:
       e.QUARRY_RESULT_BYTES_IN_FLIGHT ??
       Math.max(e.QUARRY_MAX_RESULT_BYTES, Math.floor((heapLimitBytes - e.QUARRY_CACHE_MAX_BYTES) / 3)),

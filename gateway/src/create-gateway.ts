@@ -4,8 +4,8 @@
 // server.ts and the end-to-end tests both build gateways here; only server.ts listens.
 
 import { randomBytes } from 'node:crypto';
-import { hostname } from 'node:os';
 import { existsSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { createApp } from './app.js';
@@ -45,6 +45,7 @@ import { createLogger, type Logger } from './observability/logger.js';
 import { createMetrics } from './observability/metrics.js';
 import { createTracing } from './observability/tracing.js';
 import { createFailedCalls } from './query/failed-calls.js';
+import { createLargeResults } from './query/large-results.js';
 import { createPinnedCalls } from './query/pinned-version.js';
 import { createPreviewListings } from './query/preview-listings.js';
 import { createQueryCallHandler } from './query/query-call.js';
@@ -54,6 +55,8 @@ import { createFailedCallWindow, createRateLimiter } from './rate-limit/create-r
 import { createFailureThrottle } from './rate-limit/failure-throttle.js';
 import { createMemoryRateLimiter } from './rate-limit/memory-rate-limiter.js';
 import { createPlanPolicies } from './rate-limit/plan-policies.js';
+import { createResultCursors } from './results/result-cursor.js';
+import { createResultStore } from './results/result-store.js';
 import { loadOrCreateDemoSecretKey } from './security/demo-secret-key.js';
 import { createHashLimiter } from './security/hash-limiter.js';
 import type { Keyring } from './security/keyring.js';
@@ -481,6 +484,28 @@ export async function createGateway(
     const credentialFailures = createFailureThrottle(createMemoryRateLimiter(), CREDENTIAL_FAILURE_POLICY);
     const knownCredentials = createKnownCredentials();
     const previewListings = createPreviewListings(store.listings);
+    const failedCalls =
+      failedCallWindow === undefined
+        ? undefined
+        : createFailedCalls({
+            window: failedCallWindow,
+            records: store.failedCalls,
+            budgetSeconds: config.failedCalls.budgetMs / 1000,
+            windowSeconds: config.failedCalls.windowMs / 1000,
+            logger,
+          });
+    const resultStore = await createResultStore({
+      dir: join(config.dataDir, 'results'),
+      maxBytes: config.resultStore.maxBytes,
+      ttlMs: config.resultStore.ttlSeconds * 1000,
+    });
+    const large = createLargeResults({
+      queries,
+      metering,
+      ...(failedCalls === undefined ? {} : { failedCalls }),
+      store: resultStore,
+      cursors: createResultCursors(resultStore.instance),
+    });
     const queryCall = createQueryCallHandler({
       auth,
       embed,
@@ -497,17 +522,8 @@ export async function createGateway(
       pinnedCalls: createPinnedCalls(store.analyticVersions, (error) =>
         logger.warn({ err: error }, 'recording a pinned call failed'),
       ),
-      ...(failedCallWindow === undefined
-        ? {}
-        : {
-            failedCalls: createFailedCalls({
-              window: failedCallWindow,
-              records: store.failedCalls,
-              budgetSeconds: config.failedCalls.budgetMs / 1000,
-              windowSeconds: config.failedCalls.windowMs / 1000,
-              logger,
-            }),
-          }),
+      ...(failedCalls === undefined ? {} : { failedCalls }),
+      large,
       pauseAfterChargeMs: config.testPauseAfterChargeMs,
     });
     const mcpTools = createMcpTools(
@@ -767,6 +783,7 @@ export async function createGateway(
           await rateLimiter.close();
           await failedCallWindow?.close();
           await keyUsage.close();
+          await resultStore.close();
           // Usage writes still queued belong to calls that are waiting to answer.
           await metering.drain();
           await sql.close();

@@ -148,6 +148,21 @@ export interface RawResult {
   readonly rows: readonly (readonly unknown[])[];
 }
 
+/**
+ * Where a streaming session hands its rows (see {@link ConnectorSession.stream}): the columns
+ * once, then the rows in batches as they come off the wire.
+ */
+export interface RawRowSink {
+  /** The result's columns, exactly once, before any rows. */
+  columns(columns: readonly ColumnInfo[]): void;
+  /**
+   * A batch of rows, each its values in column order. A returned promise asks the session to
+   * stop reading from the warehouse until it settles (backpressure); a throw or rejection stops
+   * the query, and the session's `stream` rejects with that very error.
+   */
+  rows(batch: readonly (readonly unknown[])[]): void | Promise<void>;
+}
+
 /** What {@link ConnectorSession.describe} is given besides the statement. */
 export interface DescribeOptions {
   /** The time limit; the runtime also stops waiting (and destroys the session) when it passes. */
@@ -174,6 +189,13 @@ export interface StatementDescription {
 export interface ConnectorSession {
   /** Executes a compiled query in a read-only context with the given limits. */
   execute(query: CompiledQuery, options: ExecuteOptions): Promise<RawResult>;
+  /**
+   * Optional: executes like {@link execute}, but hands the rows to `sink` in batches as they
+   * arrive instead of keeping them, waiting while a batch's promise is pending, so a result
+   * larger than memory can flow to disk. Stops after `options.rowLimit` rows. The runtime falls
+   * back to `execute` (and hands its rows over at once) for sessions without it.
+   */
+  stream?(query: CompiledQuery, options: ExecuteOptions, sink: RawRowSink): Promise<void>;
   /**
    * Cheap liveness check run on borrow; false (or a throw, or a rejection) destroys the session.
    *

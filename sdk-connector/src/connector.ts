@@ -73,6 +73,29 @@ export interface QueryResult {
   readonly durationMs: number;
 }
 
+/** A row as the runtime hands it: JSON-safe values keyed by column name. */
+export type ResultRow = Readonly<Record<string, JsonValue>>;
+
+/** Where {@link Connector.stream} hands a result. */
+export interface RowSink {
+  /** The result's columns, exactly once, before any rows. */
+  columns(columns: readonly ColumnInfo[]): void;
+  /**
+   * A batch of JSON-safe rows. A returned promise holds the warehouse until it settles
+   * (backpressure); a throw or rejection stops the query, which fails with that very error.
+   */
+  rows(batch: readonly ResultRow[]): void | Promise<void>;
+}
+
+/** A streamed query's outcome: everything but the rows, which went to the sink. */
+export interface StreamSummary {
+  readonly columns: readonly ColumnInfo[];
+  readonly rowCount: number;
+  /** True exactly when the query produced more than `maxRows` rows. */
+  readonly truncated: boolean;
+  readonly durationMs: number;
+}
+
 /** Options for createConnector. */
 export interface ConnectorOptions {
   readonly logger?: ConnectorLogger;
@@ -98,6 +121,14 @@ export interface Connector {
   readonly dialect: SqlDialect;
   /** Runs a query. Throws ConnectorError only. */
   query(request: QueryRequest): Promise<QueryResult>;
+  /**
+   * Runs a query and hands its rows to `sink` in batches instead of holding them: with a session
+   * that streams (Postgres, DuckDB), a result larger than memory flows through at the sink's
+   * pace; other sessions' results are fetched whole (bounded by `maxResultBytes`) and handed
+   * over in batches. `maxResultBytes` bounds only what a non-streaming session holds. Throws
+   * ConnectorError, or the sink's own error.
+   */
+  stream(request: QueryRequest, sink: RowSink): Promise<StreamSummary>;
   /**
    * Checks a statement against the warehouse without running it: the columns it would produce
    * and whether it only reads. Resolves `undefined` when the plugin's sessions cannot describe

@@ -10,6 +10,8 @@ import type {
   JsonValue,
   QueryRequest,
   QueryResult,
+  RowSink,
+  StreamSummary,
 } from './connector.js';
 import { ConnectorError, isConnectorError, redactSecrets } from './connector-error.js';
 import type {
@@ -19,7 +21,7 @@ import type {
   ConnectorPlugin,
   ConnectorSession,
   ExecuteOptions,
-  RawResult,
+  RawRowSink,
   StatementDescription,
 } from './connector-plugin.js';
 import type { PoolOptions } from './connector-pool.js';
@@ -47,6 +49,18 @@ const DEFAULT_CLOSE_GRACE_MS = 5_000;
 const STOP_SETTLE_MS = 500;
 
 type Row = Record<string, JsonValue>;
+
+/** Rows per batch when a non-streaming session's whole result is handed to a sink. */
+const STREAM_BATCH_ROWS = 4_096;
+
+/** A sink's own error on its way through a session (see `stream`): rethrown as it was. */
+class SinkFailure extends Error {
+  override readonly cause: unknown;
+  constructor(cause: unknown) {
+    super('the result sink failed');
+    this.cause = cause;
+  }
+}
 
 function definedOnly(options: Partial<PoolOptions> | undefined): Partial<PoolOptions> {
   if (!options) return {};
@@ -312,7 +326,23 @@ export async function createConnector<C>(
   /** The running queries' time limits, and AbortControllers kept for reuse (see query-stop.ts). */
   const deadlines = new QueryDeadlines();
 
-  async function run(request: QueryRequest): Promise<QueryResult> {
+  /** What one execution on a borrowed session needs to know of its request. */
+  interface Execution {
+    readonly maxRows: number;
+    readonly maxResultBytes: number | undefined;
+    readonly started: number;
+  }
+
+  /**
+   * Runs one request on a pooled session: compiles it, borrows a session (retrying once on a
+   * dead idle one), runs `exec` under the time limit and the caller's signal (cancelling on the
+   * server when either fires) and hands its outcome to `finish`.
+   */
+  async function onSession<T, R>(
+    request: QueryRequest,
+    exec: (session: ConnectorSession, compiled: CompiledQuery, options: ExecuteOptions) => Promise<T>,
+    finish: (outcome: T, execution: Execution) => R,
+  ): Promise<R> {
     if (closing) throw new ConnectorError('CLOSED', 'the connector is closed');
     inFlight++;
     let stop: QueryStop | undefined;
@@ -349,8 +379,8 @@ export async function createConnector<C>(
           throw isConnectorError(error) ? error : mapDriverError(error);
         }
         const reused = pool.wasIdle(session);
-        let pending: Promise<RawResult> | undefined;
-        let raw: RawResult;
+        let pending: Promise<T> | undefined;
+        let raw: T;
         try {
           if (currentStop.reason !== undefined) throw STOPPED;
           const options: ExecuteOptions = {
@@ -362,7 +392,7 @@ export async function createConnector<C>(
               return currentStop.signal;
             },
           };
-          pending = session.execute(compiled, options);
+          pending = exec(session, compiled, options);
           raw = await raceStop(pending, currentStop);
         } catch (error) {
           if (currentStop.reason !== undefined) {
@@ -370,6 +400,12 @@ export async function createConnector<C>(
             const failure = currentStop.error();
             pool.release(session, failure);
             throw failure;
+          }
+          if (error instanceof SinkFailure) {
+            // The sink refused (a full disk store, a client gone): the query was stopped by the
+            // session; its state is unknown, so the session is not reused.
+            pool.release(session, mapDriverError(error.cause));
+            throw error.cause;
           }
           const failure = mapDriverError(error);
           pool.release(session, sessionSurvives(error, failure) ? undefined : failure);
@@ -381,6 +417,20 @@ export async function createConnector<C>(
           throw failure;
         }
         pool.release(session);
+        return finish(raw, { maxRows, maxResultBytes, started });
+      }
+    } finally {
+      stop?.finish();
+      inFlight--;
+      if (inFlight === 0 && idleWaiters.length > 0) notifyIdle();
+    }
+  }
+
+  function run(request: QueryRequest): Promise<QueryResult> {
+    return onSession(
+      request,
+      (session, compiled, options) => session.execute(compiled, options),
+      (raw, { maxRows, maxResultBytes, started }) => {
         const truncated = raw.rows.length > maxRows;
         const rows = toRows(raw.columns, raw.rows, truncated ? maxRows : raw.rows.length, maxResultBytes);
         return {
@@ -390,12 +440,70 @@ export async function createConnector<C>(
           truncated,
           durationMs: performance.now() - started,
         };
-      }
-    } finally {
-      stop?.finish();
-      inFlight--;
-      if (inFlight === 0 && idleWaiters.length > 0) notifyIdle();
-    }
+      },
+    );
+  }
+
+  /**
+   * Runs a query into `sink`: the session's own stream when it has one (rows converted batch by
+   * batch, at most `maxRows`), else its whole result handed over in batches. A sink's error is
+   * wrapped in SinkFailure on its way through the session, so it comes out as itself.
+   */
+  function stream(request: QueryRequest, sink: RowSink): Promise<StreamSummary> {
+    let columns: readonly ColumnInfo[] = [];
+    let delivered = 0;
+    let truncated = false;
+    let convert: ((rows: readonly (readonly unknown[])[], count: number) => Row[]) | undefined;
+    const toSink: RawRowSink = {
+      columns(described) {
+        columns = described;
+        convert = (rows, count) => toRows(described, rows, count);
+        sink.columns(described);
+      },
+      rows(batch) {
+        if (truncated || convert === undefined) return;
+        const maxRows = request.maxRows ?? defaultMaxRows;
+        let count = batch.length;
+        if (delivered + count > maxRows) {
+          truncated = true;
+          count = maxRows - delivered;
+        }
+        if (count <= 0) return;
+        delivered += count;
+        let handed: void | Promise<void>;
+        try {
+          handed = sink.rows(convert(batch, count));
+        } catch (error) {
+          throw new SinkFailure(error);
+        }
+        return handed instanceof Promise
+          ? handed.catch((error: unknown) => {
+              throw new SinkFailure(error);
+            })
+          : undefined;
+      },
+    };
+    return onSession(
+      request,
+      async (session, compiled, options) => {
+        if (session.stream !== undefined) {
+          await session.stream(compiled, options, toSink);
+          return;
+        }
+        const raw = await session.execute(compiled, options);
+        toSink.columns(raw.columns);
+        for (let at = 0; at < raw.rows.length && !truncated; at += STREAM_BATCH_ROWS) {
+          const handed = toSink.rows(raw.rows.slice(at, at + STREAM_BATCH_ROWS));
+          if (handed instanceof Promise) await handed;
+        }
+      },
+      (_, { started }) => ({
+        columns,
+        rowCount: delivered,
+        truncated,
+        durationMs: performance.now() - started,
+      }),
+    );
   }
 
   /**
@@ -489,6 +597,8 @@ export async function createConnector<C>(
     dialect: plugin.dialect,
 
     query: run,
+
+    stream,
 
     describe,
 

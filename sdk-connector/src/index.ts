@@ -15,6 +15,9 @@ export type {
   JsonValue,
   QueryRequest,
   QueryResult,
+  ResultRow,
+  RowSink,
+  StreamSummary,
 } from './connector.js';
 export { checkDestinations, type Destination } from './connector-destinations.js';
 export {
@@ -40,6 +43,7 @@ export type {
   HostAccess,
   PlaceholderStyle,
   RawResult,
+  RawRowSink,
   ResourceCaps,
   SqlDialect,
   StatementDescription,

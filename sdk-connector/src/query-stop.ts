@@ -167,8 +167,8 @@ export class QueryStop {
 }
 
 /** Settles with the session's answer, or rejects with STOPPED as soon as the query must stop. */
-export function raceStop(pending: Promise<RawResult>, stop: QueryStop): Promise<RawResult> {
-  return new Promise<RawResult>((resolve, reject) => {
+export function raceStop<T = RawResult>(pending: Promise<T>, stop: QueryStop): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
     stop.onStop = reject;
     pending.then(resolve, reject);
   });

@@ -4,7 +4,9 @@
 
 /** A stream the CLI writes to. */
 export interface CliOutput {
-  write(text: string): unknown;
+  /** Text, or bytes (an export's); false: wait for `drain` where the stream has one. */
+  write(chunk: string | Uint8Array): unknown;
+  once?(event: 'drain', listener: () => void): unknown;
   /** True on a terminal: tables and progress there, plain data otherwise. */
   readonly isTTY?: boolean;
 }

@@ -163,4 +163,30 @@ final class Client implements ClientInterface
         }
         return QueryResult::fromArray($this->transport->send('POST', '/v1/query', body: $body, headers: $headers));
     }
+
+    /**
+     * Runs an analytic once and yields its result page by page ($pageSize rows, 1–10,000): one
+     * warehouse query and one charge, the following pages read from the gateway's snapshot with
+     * meta.next, free. A snapshot gone midway throws a QuarryException with code CURSOR_EXPIRED
+     * (410): rerun to start over.
+     *
+     * @param array<string, mixed> $params
+     * @return \Generator<int, QueryResult>
+     */
+    public function pages(string $source, array $params = [], int $pageSize = 10000, ?int $maxCredits = null): \Generator
+    {
+        $body = ['source' => $source, 'params' => $params === [] ? new \stdClass() : $params, 'page_size' => $pageSize];
+        if ($maxCredits !== null) {
+            $body['max_credits'] = $maxCredits;
+        }
+        while (true) {
+            $headers = ['Idempotency-Key' => 'qc-' . bin2hex(random_bytes(16))];
+            $page = QueryResult::fromArray($this->transport->send('POST', '/v1/query', body: $body, headers: $headers));
+            yield $page;
+            if ($page->meta->next === null || $page->meta->next === '') {
+                return;
+            }
+            $body = ['source' => $source, 'cursor' => $page->meta->next];
+        }
+    }
 }

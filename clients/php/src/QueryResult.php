@@ -50,6 +50,9 @@ final class QueryResult
                 isset($meta['next_price']) ? (int) $meta['next_price'] : null,
                 isset($meta['next_price_at']) ? (string) $meta['next_price_at'] : null,
                 isset($meta['preview']) ? (bool) $meta['preview'] : null,
+                isset($meta['total_rows']) ? (int) $meta['total_rows'] : null,
+                isset($meta['offset']) ? (int) $meta['offset'] : null,
+                isset($meta['next']) ? (string) $meta['next'] : null,
             ),
         );
     }

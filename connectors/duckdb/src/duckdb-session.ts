@@ -14,6 +14,7 @@ import {
   type ExecuteOptions,
   leadingKeyword,
   type RawResult,
+  type RawRowSink,
   READ_ONLY_KEYWORDS,
   type StatementDescription,
 } from '@quarry/sdk-connector';
@@ -75,7 +76,8 @@ export function createDuckdbSession(
     return statement;
   }
 
-  async function executeOnce(query: CompiledQuery, rowLimit: number): Promise<RawResult> {
+  /** Runs the query; with `sink`, each chunk's rows go to it (awaited) instead of being kept. */
+  async function executeOnce(query: CompiledQuery, rowLimit: number, sink?: RawRowSink): Promise<RawResult> {
     const statement = await preparedFor(query.sql);
     bindParams(statement, query.params);
     // A streaming result computes chunks on demand, so a huge result is never materialised.
@@ -92,11 +94,13 @@ export function createDuckdbSession(
         nativeType: type.alias ?? type.toString(),
       });
     }
-    const rows: unknown[][] = [];
-    while (rows.length < rowLimit) {
+    sink?.columns(columns);
+    let rows: unknown[][] = [];
+    let handed = 0;
+    while (handed + rows.length < rowLimit) {
       const chunk = await result.fetchChunk();
       if (chunk === null || chunk.rowCount === 0) break;
-      const take = Math.min(chunk.rowCount, rowLimit - rows.length);
+      const take = Math.min(chunk.rowCount, rowLimit - handed - rows.length);
       const start = rows.length;
       for (let r = 0; r < take; r++) rows.push(new Array<unknown>(count));
       for (let c = 0; c < count; c++) {
@@ -104,6 +108,13 @@ export function createDuckdbSession(
         const type = types[c] as DuckDBType;
         for (let r = 0; r < take; r++)
           (rows[start + r] as unknown[])[c] = toRawValue(values[r] ?? null, type);
+      }
+      if (sink !== undefined) {
+        // The next chunk is computed only once the sink took this one: DuckDB waits at its pace.
+        const batch = rows;
+        rows = [];
+        handed += batch.length;
+        await sink.rows(batch);
       }
     }
     // The rest of a cut result is dropped with `result`: the next query on this connection
@@ -117,6 +128,28 @@ export function createDuckdbSession(
       try {
         return await executeOnce(query, rowLimit);
       } catch (error) {
+        throw mapDuckdbError(error);
+      }
+    },
+
+    async stream(query: CompiledQuery, { rowLimit }: ExecuteOptions, sink: RawRowSink): Promise<void> {
+      if (closed) throw new ConnectorError('CLOSED', 'the DuckDB session is closed');
+      let sinkFailed: { error: unknown } | undefined;
+      const guarded: RawRowSink = {
+        columns: (columns) => sink.columns(columns),
+        rows: async (batch) => {
+          try {
+            await sink.rows(batch);
+          } catch (error) {
+            sinkFailed = { error };
+            throw error;
+          }
+        },
+      };
+      try {
+        await executeOnce(query, rowLimit, guarded);
+      } catch (error) {
+        if (sinkFailed !== undefined) throw sinkFailed.error;
         throw mapDuckdbError(error);
       }
     },

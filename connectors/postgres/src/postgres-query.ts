@@ -50,6 +50,15 @@ export interface PgQuerySpec {
    * the outcome has the columns it would produce and no rows.
    */
   readonly describeOnly?: boolean;
+  /**
+   * Stream instead of keeping rows: the columns once, then rows in batches of `batchRows` as
+   * they are parsed (the last batch at the end). `keepRows` still caps how many are handed over.
+   */
+  readonly stream?: {
+    readonly batchRows: number;
+    columns(columns: readonly ColumnInfo[]): void;
+    rows(batch: unknown[][]): void;
+  };
 }
 
 type Callback = (error: unknown, outcome?: PgQueryOutcome) => void;
@@ -77,6 +86,8 @@ export class PostgresQuery {
   /** Row text seen so far, counted only under `spec.maxBytes`. */
   private bytes = 0;
   private tooLarge = false;
+  /** Rows handed to the stream so far (streaming only). */
+  private handed = 0;
 
   constructor(spec: PgQuerySpec, callback: Callback) {
     this.spec = spec;
@@ -118,10 +129,11 @@ export class PostgresQuery {
     }
     this.columns = columns;
     this.parsers = parsers;
+    this.spec.stream?.columns(columns);
   }
 
   handleDataRow(message: DataRow): void {
-    if (this.rows.length >= this.spec.keepRows) {
+    if (this.rows.length >= this.spec.keepRows || this.handed >= this.spec.keepRows) {
       this.suspended = true;
       return;
     }
@@ -152,6 +164,24 @@ export class PostgresQuery {
       return;
     }
     this.rows.push(row);
+    const stream = this.spec.stream;
+    if (stream !== undefined) {
+      this.handed++;
+      if (this.rows.length >= stream.batchRows) this.flush();
+    }
+  }
+
+  /** Hands the rows parsed so far to the stream (streaming only). */
+  private flush(): void {
+    if (this.rows.length === 0 || this.spec.stream === undefined) return;
+    const batch = this.rows;
+    this.rows = [];
+    try {
+      this.spec.stream.rows(batch);
+    } catch (error) {
+      // Reported at ReadyForQuery, like a parse error: the connection must stay in step.
+      this.parseError ??= error;
+    }
   }
 
   handlePortalSuspended(): void {
@@ -173,6 +203,7 @@ export class PostgresQuery {
   }
 
   handleReadyForQuery(): void {
+    if (this.parseError === undefined && !this.tooLarge) this.flush();
     if (this.parseError !== undefined) {
       this.finish(this.parseError);
       return;

@@ -91,6 +91,54 @@ describe('postgres session', () => {
     expect(fits.rows).toHaveLength(2000);
   });
 
+  it("streams rows in batches at the sink's pace, stops at the row limit, and stops for a failed sink", async (context) => {
+    requirePg(availability, context.skip);
+    const session = await open();
+    const query: CompiledQuery = { sql: 'SELECT i FROM generate_series(1, 100000) i', params: [] };
+    const options = { timeoutMs: 20_000, rowLimit: 60_001, signal: new AbortController().signal };
+    let columns: unknown;
+    const seen: number[] = [];
+    let batches = 0;
+    await session.stream(query, options, {
+      columns(described) {
+        columns = described.map((c) => c.name);
+      },
+      async rows(batch) {
+        batches++;
+        // A slow sink: the session waits for it rather than piling rows up.
+        if (batches % 10 === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+        for (const row of batch) seen.push(row[0] as number);
+      },
+    });
+    expect(columns).toEqual(['i']);
+    expect(seen).toHaveLength(60_001);
+    expect(seen.every((value, index) => value === index + 1)).toBe(true);
+    expect(batches).toBeGreaterThan(20);
+    const full = new Error('disk full');
+    const stopping = performance.now();
+    const refused = await session
+      .stream(
+        { sql: 'SELECT i, pg_sleep(0.0001) FROM generate_series(1, 1000000) i', params: [] },
+        { ...options, rowLimit: 0 },
+        {
+          columns() {},
+          rows() {
+            throw full;
+          },
+        },
+      )
+      .then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+    expect(refused).toBe(full);
+    // Read to its end, the query would sleep 100 s (a million rows, 0.1 ms each).
+    expect(performance.now() - stopping).toBeLessThan(10_000);
+    // The query was cancelled on the server, not read to its end, and the session still answers.
+    const next = await run(session, 'SELECT 1 AS one');
+    expect(next.rows).toEqual([[1]]);
+  });
+
   it('returns typed raw values in column order', async (context) => {
     requirePg(availability, context.skip);
     const session = await open();

@@ -11,6 +11,7 @@ import {
   type ExecuteOptions,
   leadingKeyword,
   type RawResult,
+  type RawRowSink,
   READ_ONLY_KEYWORDS,
   type StatementDescription,
 } from '@quarry/sdk-connector';
@@ -20,6 +21,17 @@ import type { PostgresSettings, PostgresSsl } from './postgres-config.js';
 import { mapPostgresError } from './postgres-errors.js';
 import { type PgQueryOutcome, type PgQuerySpec, PostgresQuery } from './postgres-query.js';
 import { toPostgresValues } from './postgres-values.js';
+
+/** Rows per batch a streaming query hands to its sink. */
+const STREAM_BATCH_ROWS = 2_048;
+/** Batches waiting on the sink at which the socket is paused. */
+const PAUSE_AT_BATCHES = 2;
+
+/** The socket under pg's connection. */
+interface PausableStream {
+  pause(): void;
+  resume(): void;
+}
 
 /** The statement_timeout a query asks for, in whole ms; 0 (no limit) for a non-positive value. */
 function timeoutSetting(timeoutMs: number): number {
@@ -89,7 +101,59 @@ export class PostgresSession implements ConnectorSession {
     };
   }
 
-  async execute(query: CompiledQuery, options: ExecuteOptions): Promise<RawResult> {
+  execute(query: CompiledQuery, options: ExecuteOptions): Promise<RawResult> {
+    return this.run(query, options, undefined);
+  }
+
+  /**
+   * Streams the rows to `sink` in batches as they are parsed. While two batches wait on the
+   * sink, the socket is paused, so the server's rows wait in its send buffer and TCP's window
+   * rather than in this process. A sink that fails gets the query cancelled on the server and
+   * `stream` rejects with its error.
+   */
+  async stream(query: CompiledQuery, options: ExecuteOptions, sink: RawRowSink): Promise<void> {
+    const socket = (this.client as unknown as { connection: { stream: PausableStream } }).connection.stream;
+    let waiting = 0;
+    let chain: Promise<void> = Promise.resolve();
+    let failure: { error: unknown } | undefined;
+    const settle = () => {
+      waiting--;
+      if (waiting < PAUSE_AT_BATCHES) socket.resume();
+    };
+    const fail = (error: unknown) => {
+      failure ??= { error };
+      void this.cancel();
+    };
+    await this.run(query, options, {
+      batchRows: STREAM_BATCH_ROWS,
+      columns: (columns) => sink.columns(columns),
+      rows: (batch) => {
+        if (failure !== undefined) throw failure.error;
+        waiting++;
+        if (waiting >= PAUSE_AT_BATCHES) socket.pause();
+        chain = chain.then(async () => {
+          if (failure !== undefined) return settle();
+          try {
+            await sink.rows(batch);
+          } catch (error) {
+            fail(error);
+          }
+          settle();
+        });
+      },
+    }).catch((error: unknown) => {
+      if (failure === undefined) throw error;
+    });
+    await chain;
+    socket.resume();
+    if (failure !== undefined) throw failure.error;
+  }
+
+  private async run(
+    query: CompiledQuery,
+    options: ExecuteOptions,
+    stream: PgQuerySpec['stream'],
+  ): Promise<RawResult> {
     if (this.closing !== undefined) throw new ConnectorError('CLOSED', 'the Postgres session is closed');
     // CONNECT_FAILED (not QUERY_FAILED) so the runtime destroys this session instead of keeping it.
     if (!this.alive || this.tainted)
@@ -109,7 +173,7 @@ export class PostgresSession implements ConnectorSession {
           fetchLimit: this.settings.portalRowLimit ? rowLimit : 0,
           keepRows: rowLimit === 0 ? Number.POSITIVE_INFINITY : rowLimit,
           setStatementTimeoutMs: newTimeout,
-          maxBytes: options.maxResultBytes,
+          ...(stream === undefined ? { maxBytes: options.maxResultBytes } : { stream }),
         },
         (error, outcome) => (outcome === undefined ? reject(error) : resolve(outcome)),
       );

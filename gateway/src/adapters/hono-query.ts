@@ -2,6 +2,7 @@
 // the app (documented by routes/query.ts), each handing the request to the one query-call
 // handler as plain data and turning its QueryReply into the response. Requests served on
 // node:http come through adapters/node-query.ts instead; both answer alike.
+import { PassThrough, Readable } from 'node:stream';
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { ApiError } from '../errors/api-error.js';
@@ -9,6 +10,7 @@ import type { AppEnv } from '../http/app-env.js';
 import { requestAddress } from '../http/request-address.js';
 import { describedRoute, pathParam } from '../http/route.js';
 import type { QueryCallRequest } from '../query/query-call.js';
+import type { QueryReply } from '../query/query-reply.js';
 import { ANALYTIC_ROUTE, QUERY_ROUTE } from '../routes/query.js';
 
 async function serve(c: Context<AppEnv>, request: QueryCallRequest): Promise<Response> {
@@ -26,6 +28,7 @@ async function serve(c: Context<AppEnv>, request: QueryCallRequest): Promise<Res
       'idempotency-key': req.header('idempotency-key'),
       origin: req.header('origin'),
       host: req.header('host'),
+      accept: req.header('accept'),
     },
     request,
     signal: () => req.raw.signal,
@@ -36,7 +39,25 @@ async function serve(c: Context<AppEnv>, request: QueryCallRequest): Promise<Res
     c.set('errorCode', reply.errorCode);
     c.set('limitReason', reply.limitReason);
   }
+  if (reply.stream !== undefined) return streamedResponse(reply, reply.stream);
   return new Response(reply.body ?? null, { status: reply.status, headers: reply.headers });
+}
+
+/**
+ * An export as a fetch Response: the query module writes into a PassThrough read by the
+ * response's body at the client's pace; a cut answer errors the body, so the client sees the
+ * transfer fail rather than a short file.
+ */
+function streamedResponse(reply: QueryReply, write: NonNullable<QueryReply['stream']>): Response {
+  const pass = new PassThrough({ highWaterMark: 256 * 1024 });
+  write(pass).then(
+    () => pass.end(),
+    (error: unknown) => pass.destroy(error instanceof Error ? error : new Error('the export was cut')),
+  );
+  return new Response(Readable.toWeb(pass) as ReadableStream<Uint8Array>, {
+    status: reply.status,
+    headers: reply.headers,
+  });
 }
 
 export function registerQueryRoutes(app: OpenAPIHono<AppEnv>): void {

@@ -93,6 +93,7 @@ async function serve(
       'idempotency-key': headers['idempotency-key'] as string | undefined,
       origin: headers.origin,
       host: headers.host,
+      accept: headers.accept,
     },
     request,
     signal: lazyAbortSignal(res),
@@ -103,7 +104,8 @@ async function serve(
   if (trace !== undefined) endRequestSpan(trace, route, reply, aborted);
   beforeWrite(res);
   res.writeHead(reply.status, reply.headers);
-  res.end(reply.body);
+  if (reply.stream === undefined) res.end(reply.body);
+  else await writeStreamed(reply, res);
   const logged = services.requests.logs(route);
   const length = logged ? reply.headers['content-length'] : undefined;
   services.requests.record({
@@ -126,6 +128,16 @@ async function serve(
         }
       : {}),
   });
+}
+
+/** Writes an export's body; a cut answer (the client gone, a failed write) destroys the response. */
+async function writeStreamed(reply: QueryReply, res: ServerResponse): Promise<void> {
+  try {
+    await reply.stream?.(res);
+    res.end();
+  } catch {
+    res.destroy();
+  }
 }
 
 /** Ends a query's request span with its outcome, and answers with its `traceparent`. */

@@ -42,7 +42,7 @@ export const AnalyticDefinitionSchema = z
     limits: z
       .object({
         timeout_ms: z.number().int().min(100).max(600_000).default(30_000),
-        max_rows: z.number().int().min(1).max(1_000_000).default(10_000),
+        max_rows: z.number().int().min(1).max(10_000_000).default(10_000),
         // The owner's cost guard on engines that bill by bytes scanned (BigQuery: the job's
         // maximumBytesBilled, never above the connection's own); other engines ignore it.
         max_bytes_billed: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER).optional(),

@@ -13,6 +13,7 @@ import type { CatalogEntry } from '../catalog/catalog.js';
 import { ApiError } from '../errors/api-error.js';
 import { asApiError, type ErrorLogger, errorPayload } from '../errors/error-payload.js';
 import { failSpan, type TraceSpan } from '../observability/tracing.js';
+import { FORMAT_MEDIA_TYPES, type ResultFormat, requestedFormat } from '../results/result-formats.js';
 import type { AgentChoice } from '../store/agent-tool-repository.js';
 import type { IdempotencyRepository } from '../store/idempotency-repository.js';
 import { parseJsonBody, requireJsonContentType, validateBody } from '../validation/json-body.js';
@@ -32,6 +33,7 @@ import {
   withFixedParams,
 } from './embed-call.js';
 import { type IdempotencyClaimed, withIdempotency } from './idempotency.js';
+import { type LargeReply, type LargeResults, MAX_PAGE_SIZE } from './large-results.js';
 import { deprecationHeaders, type PinnedCalls, refuseSunset } from './pinned-version.js';
 import type { PreviewListings } from './preview-listings.js';
 import { checkPriceLimit, MAX_CREDITS, parseMaxCredits } from './price-limit.js';
@@ -48,6 +50,10 @@ export const QueryRequestSchema = z
     params: z.record(z.string(), z.unknown()).default({}),
     // The caller's price limit: refused with PRICE_ABOVE_LIMIT when the call would cost more.
     max_credits: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER).optional(),
+    // Pages (query/large-results.ts): the first call asks for a page size, the next ones send
+    // the previous answer's `meta.next`.
+    page_size: z.number().int().min(1).max(MAX_PAGE_SIZE).optional(),
+    cursor: z.string().min(1).max(1000).optional(),
   })
   .strict();
 
@@ -69,6 +75,8 @@ export interface QueryCallDeps extends AdmissionDeps, RunQueryDeps {
   readonly pinnedCalls?: PinnedCalls;
   /** The query routes' CORS (query/embed-call.ts); without it, every cross-origin page is refused. */
   readonly embed?: QueryCors;
+  /** Pages and exports (absent: `page_size`, cursors and formats are refused). */
+  readonly large?: LargeResults;
   /** Test-only: hold each served call this long after its charge is durable (see config.ts). */
   readonly pauseAfterChargeMs?: number;
   readonly logger: ErrorLogger & { child(bindings: object): ErrorLogger };
@@ -85,6 +93,8 @@ export interface QueryCallHeaders {
   /** A browser's `Origin`, and the `Host` it was sent to (same-origin pages are not CORS). */
   readonly origin?: string | undefined;
   readonly host?: string | undefined;
+  /** The format of the answer: JSON unless it names CSV, NDJSON, Arrow or Parquet. */
+  readonly accept?: string | undefined;
 }
 
 /** A query call as it arrived: a JSON body (POST) or an analytic name and query string (GET). */
@@ -136,6 +146,11 @@ interface Decided {
   readonly cacheKey: string | undefined;
   /** The caller's max_credits, if sent. */
   readonly maxCredits: number | undefined;
+  /** Pages: the page size of a first call, or the cursor of a following one. */
+  readonly pageSize?: number | undefined;
+  readonly cursor?: string | undefined;
+  /** GET's `format=`, if sent. */
+  readonly format?: string | undefined;
 }
 
 /** Bodies up to this size are remembered with their decision. */
@@ -167,10 +182,54 @@ function flatLimit(entry: CatalogEntry, values: Readonly<Record<string, unknown>
 }
 
 /** `values` without the limit: a null-prototype copy, as the adapters hand over (`?__proto__=…` stays a param). */
-function withoutLimit<T>(values: Readonly<Record<string, T>>): Record<string, T> {
+function withoutLimit<T>(
+  values: Readonly<Record<string, T>>,
+  also: readonly string[] = [],
+): Record<string, T> {
   const rest: Record<string, T> = Object.create(null);
-  for (const key of Object.keys(values)) if (key !== MAX_CREDITS) rest[key] = values[key] as T;
+  for (const key of Object.keys(values))
+    if (key !== MAX_CREDITS && !also.includes(key)) rest[key] = values[key] as T;
   return rest;
+}
+
+/** Names a GET's query string reserves beside `max_credits` (pages and formats), unless the analytic declares them. */
+const PAGE_NAMES = ['page_size', 'cursor', 'format'] as const;
+
+/** A GET's page size, cursor and format, each undefined when not sent or when the analytic declares a param of that name. */
+function flatPaging(
+  entry: CatalogEntry,
+  query: Readonly<Record<string, string | readonly string[]>>,
+): { pageSize?: number; cursor?: string; format?: string; names: string[] } {
+  const names: string[] = [];
+  const one = (name: (typeof PAGE_NAMES)[number]): string | undefined => {
+    if (!Object.hasOwn(query, name) || Object.hasOwn(entry.definition.params, name)) return undefined;
+    names.push(name);
+    const value = query[name];
+    if (typeof value !== 'string') {
+      throw new ApiError('INVALID_REQUEST', `${name} may be given once.`, {
+        details: [{ param: name, message: 'repeated' }],
+      });
+    }
+    return value;
+  };
+  const size = one('page_size');
+  const cursor = one('cursor');
+  const format = one('format');
+  let pageSize: number | undefined;
+  if (size !== undefined) {
+    pageSize = /^[0-9]{1,6}$/.test(size) ? Number(size) : Number.NaN;
+    if (!(pageSize >= 1 && pageSize <= MAX_PAGE_SIZE)) {
+      throw new ApiError('INVALID_REQUEST', `page_size must be a whole number from 1 to ${MAX_PAGE_SIZE}.`, {
+        details: [{ param: 'page_size', message: `not a whole number from 1 to ${MAX_PAGE_SIZE}` }],
+      });
+    }
+  }
+  return {
+    ...(pageSize === undefined ? {} : { pageSize }),
+    ...(cursor === undefined ? {} : { cursor }),
+    ...(format === undefined ? {} : { format }),
+    names,
+  };
 }
 
 /** A call with a marketplace try-token: a free, capped preview. */
@@ -261,6 +320,8 @@ export function createQueryCallHandler(deps: QueryCallDeps): QueryCallHandler {
       params,
       cacheKey: resultCacheKey(entry, params, isPreview(principal), scope),
       maxCredits: request.max_credits ?? limit,
+      pageSize: request.page_size,
+      cursor: request.cursor,
     };
     if (memo !== undefined) {
       if (decided.size >= MAX_REMEMBERED) decided.clear();
@@ -277,7 +338,9 @@ export function createQueryCallHandler(deps: QueryCallDeps): QueryCallHandler {
     const granted = embedAnalytic(principal, name);
     const entry = await queries.resolve(principal, name);
     const maxCredits = flatLimit(entry, query);
-    const sent = maxCredits === undefined ? query : withoutLimit(query);
+    const paging = flatPaging(entry, query);
+    const sent =
+      maxCredits === undefined && paging.names.length === 0 ? query : withoutLimit(query, paging.names);
     const fixed: Record<string, string | readonly string[]> = {};
     for (const [key, value] of Object.entries(granted?.fixedParams ?? {}))
       fixed[key] = asQueryValue(key, value);
@@ -290,6 +353,9 @@ export function createQueryCallHandler(deps: QueryCallDeps): QueryCallHandler {
       params,
       cacheKey: resultCacheKey(entry, params, isPreview(principal), scope),
       maxCredits,
+      pageSize: paging.pageSize,
+      cursor: paging.cursor,
+      format: paging.format,
     };
   }
 
@@ -383,6 +449,112 @@ export function createQueryCallHandler(deps: QueryCallDeps): QueryCallHandler {
     return reply;
   }
 
+  /** What a call asks beyond one JSON answer (a page, a cursor, a format); undefined for a plain call. */
+  function largeCall(
+    call: QueryCall,
+    principal: Principal,
+    decision: Decided,
+  ): { format: ResultFormat } | undefined {
+    const format = requestedFormat(call.headers.accept, decision.format);
+    if (format === undefined) {
+      throw new ApiError(
+        'INVALID_REQUEST',
+        `format must be one of json, ${Object.keys(FORMAT_MEDIA_TYPES).join(', ')}.`,
+        { details: [{ param: 'format', message: 'unknown format' }] },
+      );
+    }
+    if (decision.pageSize === undefined && decision.cursor === undefined && format === 'json')
+      return undefined;
+    if (deps.large === undefined) {
+      throw new ApiError('INVALID_REQUEST', 'This gateway answers JSON only, without pages.');
+    }
+    if (isPreview(principal)) {
+      throw new ApiError(
+        'INVALID_REQUEST',
+        `A preview answers at most ${deps.previews.rows} rows as JSON; pages and export formats need an API key.`,
+      );
+    }
+    if (format !== 'json' && (decision.pageSize !== undefined || decision.cursor !== undefined)) {
+      throw new ApiError(
+        'INVALID_REQUEST',
+        'Pages are JSON; an export in another format answers the whole result in one stream.',
+      );
+    }
+    if (decision.pageSize !== undefined && decision.cursor !== undefined) {
+      throw new ApiError(
+        'INVALID_REQUEST',
+        'A cursor keeps the page size it was made with; send one or the other.',
+      );
+    }
+    return { format };
+  }
+
+  /** Serves a page or an export (query/large-results.ts); its reply carries the rate-limit and quota headers. */
+  async function serveLarge(
+    call: QueryCall,
+    principal: Principal,
+    limits: LimitHeaders,
+    decision: Decided,
+    large: { format: ResultFormat },
+  ): Promise<QueryReply | undefined> {
+    const results = deps.large as LargeResults;
+    const pipeline = {
+      principal,
+      entry: decision.entry,
+      params: decision.params,
+      cacheKey: decision.cacheKey,
+      bypassCache: bypassesCache(call.headers['cache-control'], call.headers.pragma),
+      requestId: call.requestId,
+      started: call.started,
+      signal: call.signal,
+    };
+    const finish = (reply: LargeReply): QueryReply => {
+      const headers = reply.headers;
+      const { entry } = decision;
+      if (entry.deprecation !== undefined) deprecationHeaders(entry, headers);
+      if (decision.source !== entry.name) deps.pinnedCalls?.record(entry, principal.accountId);
+      const limitHeaders =
+        reply.charge === undefined ? limits : quotaHeaders(deps, principal, limits, reply.charge);
+      if (limitHeaders !== undefined)
+        for (const name in limitHeaders) headers[name] = limitHeaders[name] as string;
+      return {
+        status: reply.status,
+        headers,
+        body: reply.body,
+        principal,
+        ...(reply.stream === undefined ? {} : { stream: reply.stream }),
+      };
+    };
+    if (decision.cursor !== undefined) {
+      return finish(
+        await results.nextPage(principal, decision.entry, decision.cursor, call.requestId, call.started),
+      );
+    }
+    if (large.format !== 'json') return finish(await results.exportResult(pipeline, large.format));
+    const pageSize = decision.pageSize as number;
+    const { request } = call;
+    const key = request.method === 'POST' ? call.headers['idempotency-key'] : undefined;
+    if (key === undefined || request.method !== 'POST')
+      return finish(await results.firstPage(pipeline, pageSize));
+    const outcome = await withIdempotency(
+      deps.idempotency,
+      principal.accountId,
+      key,
+      idempotencyBody(principal, request.body),
+      async (claimed) => finish(await results.firstPage({ ...pipeline, idempotency: claimed }, pageSize)),
+    );
+    if ('reply' in outcome) return outcome.reply;
+    return undefined;
+  }
+
+  /**
+   * What an Idempotency-Key is bound to. An embed token's answer is its own (its fixed params): the
+   * same key and body sent with another token of the account is another request, never a replay.
+   */
+  function idempotencyBody(who: Principal, body: string | Uint8Array): string | Uint8Array {
+    return who.embed === undefined ? body : `embed ${who.embed.tokenId}\n${bodyText(body)}`;
+  }
+
   return async function handleQueryCall(call) {
     const cors: { headers?: Record<string, string> } = {};
     return withCors(await handle(call, cors), cors.headers);
@@ -433,14 +605,16 @@ export function createQueryCallHandler(deps: QueryCallDeps): QueryCallHandler {
       if (maxCredits !== undefined)
         checkPriceLimit(decision.source, deps.metering.creditsOf(principal, entry), maxCredits);
       const { request } = call;
+      const large = largeCall(call, principal, decision);
+      if (large !== undefined) {
+        const reply = await serveLarge(call, principal, limits, decision, large);
+        if (reply !== undefined) return reply;
+      }
       const key = request.method === 'POST' ? call.headers['idempotency-key'] : undefined;
       if (key === undefined || request.method !== 'POST')
         return await serve(call, principal, limits, decision);
       const who = principal;
-      // An embed token's answer is its own (its fixed params): the same key and body sent with
-      // another token of the account is another request, never a replay of this one.
-      const fingerprinted =
-        who.embed === undefined ? request.body : `embed ${who.embed.tokenId}\n${bodyText(request.body)}`;
+      const fingerprinted = idempotencyBody(who, request.body);
       const outcome = await withIdempotency(deps.idempotency, who.accountId, key, fingerprinted, (claimed) =>
         serve(call, who, limits, decision, claimed),
       );

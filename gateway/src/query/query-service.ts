@@ -8,6 +8,8 @@ import {
   isConnectorError,
   type JsonValue,
   type ParamValues,
+  type RowSink,
+  type StreamSummary,
   validateParams,
 } from '@quarry/sdk-connector';
 import { ANALYTIC_NAME } from '../catalog/analytic-definition.js';
@@ -63,6 +65,16 @@ export interface QueryService {
     signal?: AbortSignal,
     maxRows?: number,
   ): Promise<QueryResult>;
+  /**
+   * Runs the analytic and hands its rows to `sink` as they come (pages and exports: the sink
+   * writes them to the result store), within the analytic's time limit and `max_rows`.
+   */
+  stream(
+    entry: CatalogEntry,
+    params: ParamValues,
+    sink: RowSink,
+    signal?: AbortSignal,
+  ): Promise<StreamSummary>;
 }
 
 export interface QueryServiceDeps {
@@ -108,6 +120,12 @@ function pinOf(source: string, at: number): number {
     ? version
     : -1;
 }
+
+/**
+ * What a streamed query takes from the result-bytes budget while it runs: its batches in flight
+ * (the connector's batch, the store's write buffer), not the result, which goes to disk.
+ */
+const STREAM_IN_FLIGHT_BYTES = 2 * 1024 * 1024;
 
 const DEFAULT_TIMEOUT_MS = 30_000;
 const DEFAULT_MAX_ROWS = 10_000;
@@ -196,6 +214,51 @@ export function createQueryService(deps: QueryServiceDeps): QueryService {
 
     queryStringParams(entry, query) {
       return validated(entry, coerceQueryParams(entry.definition.params, query));
+    },
+
+    async stream(entry, params, sink, signal) {
+      const connector = await deps.connectors.connectorFor(entry.ownerId, entry.connectionId);
+      const limits = entry.definition.limits;
+      const started = performance.now();
+      let outcome = 'ok';
+      const run = () =>
+        connector.stream(
+          {
+            template: entry.template,
+            params,
+            timeoutMs: Math.min(
+              limits?.timeout_ms ?? DEFAULT_TIMEOUT_MS,
+              deps.maxTimeoutMs ?? Number.POSITIVE_INFINITY,
+            ),
+            maxRows: limits?.max_rows ?? DEFAULT_MAX_ROWS,
+            ...(limits?.max_bytes_billed === undefined ? {} : { maxBytesBilled: limits.max_bytes_billed }),
+            // Only what a session that cannot stream holds at once.
+            ...(deps.maxResultBytes === undefined ? {} : { maxResultBytes: deps.maxResultBytes }),
+            ...(signal ? { signal } : {}),
+          },
+          sink,
+        );
+      const guarded = () =>
+        deps.breakers === undefined ? run() : deps.breakers.run(entry.connectionId, run);
+      try {
+        if (deps.budget === undefined) return await guarded();
+        const taken = deps.budget.take(STREAM_IN_FLIGHT_BYTES, signal);
+        const release = typeof taken === 'function' ? taken : await taken;
+        try {
+          return await guarded();
+        } finally {
+          release();
+        }
+      } catch (error) {
+        outcome = (error as { code?: string }).code ?? 'error';
+        if (isConnectorError(error) && error.code === 'RESULT_TOO_LARGE') throw tooLarge(deps.maxResultBytes);
+        throw error;
+      } finally {
+        deps.metrics?.connectorDuration.observe(
+          { type: entry.connectionType, outcome },
+          (performance.now() - started) / 1000,
+        );
+      }
     },
 
     async execute(entry, params, signal, maxRows) {

@@ -380,7 +380,12 @@ export function registerAdminRoutes(app: OpenAPIHono<AppEnv>): void {
         sealed_with: Object.fromEntries(
           [...counts].map(([id, n]) => [
             id,
-            { connections: n.connections, signing_keys: n.signingKeys, embed_secrets: n.embedSecrets, webhook_secrets: n.webhookSecrets },
+            {
+              connections: n.connections,
+              signing_keys: n.signingKeys,
+              embed_secrets: n.embedSecrets,
+              webhook_secrets: n.webhookSecrets,
+            },
           ]),
         ),
       });

@@ -35,6 +35,15 @@ export const QueryRequestDoc = QueryRequestSchema.extend({
     description:
       'The most credits this call may cost: a call whose price in force is above it is refused with 409 PRICE_ABOVE_LIMIT, nothing run or charged',
   }),
+  page_size: QueryRequestSchema.shape.page_size.meta({
+    example: 10000,
+    description:
+      'Answer the result in pages of this many rows (1–10,000): the query runs once, its whole result is kept for `QUARRY_RESULT_TTL_SECONDS`, and `meta.next` is the cursor of the next page. Pages are JSON; insights are left out',
+  }),
+  cursor: QueryRequestSchema.shape.cursor.meta({
+    description:
+      "The previous page's `meta.next`, with the same `source`: the next page of the same result, read from the kept snapshot with no warehouse query and no charge. Bound to the account; 410 CURSOR_EXPIRED once the snapshot is gone",
+  }),
 }).meta({
   id: 'QueryRequest',
   // The whole body's example: "Try it out" in /docs sends it as is, and it answers 200 on the demo.
@@ -64,6 +73,16 @@ export const QueryResponseSchema = z
       }),
       next_price_at: z.string().optional().openapi({
         description: 'When `next_price` takes effect (ISO 8601); until then calls cost `credits`',
+      }),
+      total_rows: z.number().int().optional().openapi({
+        description: 'Pages only: the rows of the whole result (`row_count` is the rows of this page)',
+      }),
+      offset: z.number().int().optional().openapi({
+        description: "Pages only: the index of this page's first row in the whole result",
+      }),
+      next: z.string().nullable().optional().openapi({
+        description:
+          'Pages only: the cursor of the next page (send it as `cursor`), or null on the last page',
       }),
       preview: z.literal(true).optional().openapi({
         description:
@@ -95,18 +114,32 @@ const ANSWER_HEADERS: Record<string, HeaderDoc> = {
   ),
 };
 
-/** A pinned version whose sunset has passed. */
-const SUNSET_ERROR = {
-  410: errorResponse(
-    'VERSION_SUNSET: the pinned version (`name@N`) was retired by its owner on its sunset date; the message and `details` name the current version. Nothing run or charged',
-    RATE_LIMIT_HEADERS,
-  ),
-};
+/** An export's body: the whole result in the format `Accept` (or `format=`) named. */
+const exportBody = (description: string) => ({
+  schema: z.string().openapi({ format: 'binary', description }),
+});
 
 const ok = {
-  description: 'Results',
+  description:
+    'Results: JSON (a page of them with `page_size` or `cursor`), or the whole result streamed in the format `Accept` (or `format=` on GET) asks for. An export is charged once its last byte is sent; one cut midway is not charged. Exports carry `X-Row-Count`, `X-Truncated` and `X-Credits` and no `Content-Length`',
   headers: ANSWER_HEADERS,
-  content: { 'application/json': { schema: QueryResponseSchema } },
+  content: {
+    'application/json': { schema: QueryResponseSchema },
+    'text/csv': exportBody('RFC 4180 CSV with a header row; null is an empty field'),
+    'application/x-ndjson': exportBody('One JSON object a row, as in `results`'),
+    'application/vnd.apache.arrow.stream': exportBody(
+      "An Arrow IPC stream, typed from the analytic's columns",
+    ),
+    'application/vnd.apache.parquet': exportBody("A Parquet file, typed from the analytic's columns"),
+  },
+};
+
+/** 410: a pinned version past its sunset, or a cursor whose result is no longer kept. */
+const GONE_ERROR = {
+  410: errorResponse(
+    "VERSION_SUNSET: the pinned version (`name@N`) was retired by its owner on its sunset date; the message and `details` name the current version; nothing run or charged. CURSOR_EXPIRED: the cursor's result is no longer kept (expired, evicted, or held by another instance or before a restart); rerun the query",
+    RATE_LIMIT_HEADERS,
+  ),
 };
 
 const notModified = {
@@ -137,6 +170,10 @@ function withCors<R extends Responses>(responses: R): R {
 
 /** The request headers both query routes read. */
 const QueryHeaders = z.object({
+  accept: z.string().optional().openapi({
+    description:
+      '`text/csv`, `application/x-ndjson`, `application/vnd.apache.arrow.stream` or `application/vnd.apache.parquet` streams the whole result in that format; anything else answers JSON',
+  }),
   'if-none-match': z.string().optional().openapi({
     description:
       'An ETag from an earlier answer (or a list of them, or `*`): a match answers `304 Not Modified`',
@@ -169,7 +206,7 @@ export const QUERY_ROUTE = createRoute({
     ...AUTHED_ERRORS,
     ...BODY_ERRORS,
     ...QUERY_ERRORS,
-    ...SUNSET_ERROR,
+    ...GONE_ERROR,
     409: errorResponse(
       'PRICE_ABOVE_LIMIT: the call would cost more than `max_credits` (nothing run or charged); or CONFLICT: a request with this Idempotency-Key is still running',
       RATE_LIMIT_HEADERS,
@@ -199,6 +236,17 @@ export const ANALYTIC_ROUTE = createRoute({
         description:
           'The most credits this call may cost (a positive integer): a dearer call is refused with 409 PRICE_ABOVE_LIMIT, nothing run or charged',
       }),
+      page_size: z.string().optional().openapi({
+        example: '10000',
+        description: 'Pages of this many rows (1–10,000), as in POST /v1/query (reserved like `max_credits`)',
+      }),
+      cursor: z.string().optional().openapi({
+        description: "The previous page's `meta.next`: the next page, uncharged",
+      }),
+      format: z.enum(['json', 'csv', 'ndjson', 'arrow', 'parquet']).optional().openapi({
+        description:
+          "The answer's format (wins over `Accept`): `json` (default), or an export of the whole result",
+      }),
     }),
     headers: QueryHeaders,
   },
@@ -207,7 +255,7 @@ export const ANALYTIC_ROUTE = createRoute({
     304: notModified,
     ...AUTHED_ERRORS,
     ...QUERY_ERRORS,
-    ...SUNSET_ERROR,
+    ...GONE_ERROR,
     409: errorResponse(
       'PRICE_ABOVE_LIMIT: the call would cost more than `max_credits`; nothing run or charged',
       RATE_LIMIT_HEADERS,

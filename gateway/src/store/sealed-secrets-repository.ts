@@ -203,7 +203,14 @@ export function createSealedSecretsRepository(sql: SqlExecutor, box: SecretBox):
       const signingKeys = await resealTable(SIGNING_KEYS, box, unreadable);
       const embedSecrets = await resealTable(EMBED_SECRETS, box, unreadable);
       const webhookSecrets = await resealTable(WEBHOOK_SECRETS, box, unreadable);
-      return { currentKeyId: box.currentKeyId, connections, signingKeys, embedSecrets, webhookSecrets, unreadable };
+      return {
+        currentKeyId: box.currentKeyId,
+        connections,
+        signingKeys,
+        embedSecrets,
+        webhookSecrets,
+        unreadable,
+      };
     },
   };
 }

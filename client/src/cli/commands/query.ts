@@ -2,8 +2,9 @@
 // the gateway coerces each value by the analytic's param schema exactly as for any URL
 // (`year=2024` is the integer 2024; a repeated param is a list). A table on a terminal, JSON
 // otherwise.
-import type { QueryResult, QueryStringParams } from '../../types.js';
+import type { ExportedResult, ExportFormat, QueryResult, QueryStringParams } from '../../types.js';
 import { EXIT, UsageError } from '../cli-errors.js';
+import type { CliIo } from '../cli-io.js';
 import { booleanFlag, CONNECTION_HELP, CONNECTION_OPTIONS, type Command, listFlag } from '../command.js';
 import { connect } from '../connection.js';
 import { createProgress } from '../progress.js';
@@ -33,6 +34,51 @@ function maxCreditsFlag(value: unknown): number | undefined {
       'query',
     );
   return Number(value);
+}
+
+const FORMATS: readonly ExportFormat[] = ['csv', 'ndjson', 'arrow', 'parquet'];
+
+/** `--format F`: one of the export formats, checked before anything is sent. */
+function formatFlag(value: unknown): ExportFormat | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string' || !FORMATS.includes(value as ExportFormat))
+    throw new UsageError(`--format takes one of ${FORMATS.join(', ')}, got "${String(value)}".`, 'query');
+  return value as ExportFormat;
+}
+
+/** 1536 → `1.5 KB`. */
+function sizeOf(bytes: number): string {
+  if (bytes >= 1e9) return `${(bytes / 1e9).toFixed(1)} GB`;
+  if (bytes >= 1e6) return `${(bytes / 1e6).toFixed(1)} MB`;
+  if (bytes >= 1e3) return `${(bytes / 1e3).toFixed(1)} KB`;
+  return `${bytes} B`;
+}
+
+/**
+ * Streams an export to stdout, with a progress line on stderr (redrawn on a terminal) and a
+ * summary line at the end. A cut transfer fails the command (the gateway did not charge it).
+ */
+async function streamExport(result: ExportedResult, source: string, io: CliIo): Promise<void> {
+  const progress = createProgress(io.stderr);
+  const rows = `${result.rowCount.toLocaleString('en-US')} rows${result.truncated ? ' (truncated)' : ''}`;
+  let bytes = 0;
+  const reader = result.body.getReader();
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      bytes += value.byteLength;
+      const once = io.stdout.once?.bind(io.stdout);
+      if (io.stdout.write(value) === false && once !== undefined)
+        await new Promise<void>((resolve) => once('drain', resolve));
+      progress.update(`exporting ${source}: ${sizeOf(bytes)} of ${rows}`);
+    }
+  } finally {
+    progress.stop();
+  }
+  io.stderr.write(
+    `${source}: ${rows} · ${sizeOf(bytes)} · ${result.credits} credit${result.credits === 1 ? '' : 's'}${result.requestId === undefined ? '' : ` · ${result.requestId}`}\n`,
+  );
 }
 
 /** The answer as an aligned table plus a one-line summary. */
@@ -65,6 +111,7 @@ export const queryCommand: Command = {
   name: 'query',
   summary: 'run an analytic and print its rows',
   help: `Usage: quarry query <source> [--param NAME=VALUE]... [--json] [--no-cache] [--max-credits N]
+       quarry query <source> [--param NAME=VALUE]... --format csv|ndjson|arrow|parquet > FILE
 
 Runs an analytic. Values are coerced by the analytic's param schema (year=2024 is an integer);
 repeat a param for a list (--param regions=EU --param regions=NA). Prints an aligned table on a
@@ -76,25 +123,38 @@ Options:
   --no-cache               bypass the gateway's result cache (still charged)
   --max-credits N          refuse the call if it would cost more than N credits (exit 1,
                            PRICE_ABOVE_LIMIT, nothing charged)
+  --format F               stream the whole result to stdout as csv, ndjson, arrow or
+                           parquet, with progress on stderr (charged once it is all sent)
 ${CONNECTION_HELP}
   -h, --help               this help
 
 Example:
   quarry query sales-by-region --param year=2024 --param region=EU
+  quarry query sales-by-region --param year=2024 --format csv > sales.csv
 `,
   options: {
     param: { type: 'string', multiple: true, short: 'p' },
     json: { type: 'boolean' },
     'no-cache': { type: 'boolean' },
     'max-credits': { type: 'string' },
+    format: { type: 'string' },
     ...CONNECTION_OPTIONS,
   },
   positionals: { min: 1, max: 1 },
   async run({ flags, positionals }, io) {
     const params = parseParams(listFlag(flags, 'param'));
     const maxCredits = maxCreditsFlag(flags['max-credits']);
+    const format = formatFlag(flags.format);
     const client = await connect(flags, io);
     const source = positionals[0] as string;
+    if (format !== undefined) {
+      const result = await client.analytics.export(source, params, format, {
+        noCache: booleanFlag(flags, 'no-cache'),
+        ...(maxCredits === undefined ? {} : { maxCredits }),
+      });
+      await streamExport(result, source, io);
+      return EXIT.ok;
+    }
     const progress = createProgress(io.stderr);
     progress.update(`running ${source}`);
     let result: QueryResult;

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import secrets
 import urllib.parse
-from typing import Any, Dict, List, Mapping, Optional, Sequence
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence
 
 from . import api_models
 from .api_models import Account
@@ -218,6 +218,38 @@ class QuarryClient:
             request["max_credits"] = max_credits
         body = self._transport.send(ApiRequest("POST", "/v1/query", body=request, headers=headers))
         return QueryResult.from_json(body)
+
+
+    def pages(
+        self,
+        source: str,
+        params: Optional[Mapping[str, Any]] = None,
+        *,
+        page_size: int = 10_000,
+        no_cache: bool = False,
+        max_credits: Optional[int] = None,
+    ) -> Iterator[QueryResult]:
+        """Runs an analytic once and yields its result page by page (``page_size`` rows, 1–10,000).
+
+        One warehouse query and one charge: the first page is charged, the following ones are read
+        from the gateway's snapshot with ``meta.next`` and are free. A snapshot gone midway raises
+        a ``QuarryError`` with code ``CURSOR_EXPIRED`` (410): rerun to start over.
+        """
+        request: Dict[str, Any] = {"source": source, "params": dict(params or {}), "page_size": page_size}
+        if max_credits is not None:
+            request["max_credits"] = max_credits
+        first = True
+        while True:
+            headers = {"Idempotency-Key": f"qc-{secrets.token_hex(16)}"}
+            if no_cache and first:
+                headers["Cache-Control"] = "no-cache"
+            body = self._transport.send(ApiRequest("POST", "/v1/query", body=request, headers=headers))
+            page = QueryResult.from_json(body)
+            yield page
+            first = False
+            if not page.meta.next:
+                return
+            request = {"source": source, "cursor": page.meta.next}
 
 
 def sign_up(

@@ -44,6 +44,12 @@ class QueryMeta:
     next_price_at: Optional[str] = None
     #: A marketplace preview (a try-token call): free, at most the gateway's preview rows.
     preview: Optional[bool] = None
+    #: Pages only: rows in the whole result (``row_count`` is this page's).
+    total_rows: Optional[int] = None
+    #: Pages only: the index of this page's first row.
+    offset: Optional[int] = None
+    #: Pages only: the cursor of the next page, or None on the last one.
+    next: Optional[str] = None
     #: Every field as sent, including ones this client does not know yet.
     raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
@@ -80,6 +86,9 @@ class QueryResult:
                 next_price=meta.get("next_price"),
                 next_price_at=meta.get("next_price_at"),
                 preview=meta.get("preview"),
+                total_rows=meta.get("total_rows"),
+                offset=meta.get("offset"),
+                next=meta.get("next"),
                 raw=dict(meta),
             ),
         )

@@ -70,6 +70,25 @@ module Quarry
       body = @transport.send_request("POST", "/v1/query", body: request, headers: headers)
       QueryResult.from_json(body)
     end
+
+    # Runs +source+ once and yields its result page by page (+page_size+ rows, 1–10,000): one
+    # warehouse query and one charge, the following pages read from the gateway's snapshot with
+    # meta.next, free. Without a block, returns an Enumerator. A snapshot gone midway raises an
+    # Error with code CURSOR_EXPIRED (410): rerun to start over.
+    def pages(source, params = {}, page_size: 10_000, max_credits: nil)
+      return enum_for(:pages, source, params, page_size: page_size, max_credits: max_credits) unless block_given?
+
+      request = { source: source, params: params, page_size: page_size }
+      request[:max_credits] = max_credits unless max_credits.nil?
+      loop do
+        headers = { "Idempotency-Key" => "qc-#{SecureRandom.hex(16)}" }
+        page = QueryResult.from_json(@transport.send_request("POST", "/v1/query", body: request, headers: headers))
+        yield page
+        break if page.meta.next.nil? || page.meta.next.empty?
+
+        request = { source: source, cursor: page.meta.next }
+      end
+    end
   end
 
   # Runs analytics with query-string params (Client#analytics).

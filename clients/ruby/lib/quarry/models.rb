@@ -7,9 +7,11 @@ module Quarry
   # What the gateway says about one served call: request_id, cached, duration_ms, row_count,
   # truncated (rows past max_rows were cut), credits spent, and the analytic version.
   # While the owner has a price rise scheduled, next_price is what a call will cost from
-  # next_price_at; preview is true on a marketplace preview (a try-token call).
+  # next_price_at; preview is true on a marketplace preview (a try-token call). Pages only:
+  # total_rows (the whole result's; row_count is the page's), offset (the page's first row) and
+  # next (the next page's cursor, nil on the last one).
   Meta = Struct.new(:request_id, :cached, :duration_ms, :row_count, :truncated, :credits, :version,
-                    :next_price, :next_price_at, :preview, keyword_init: true)
+                    :next_price, :next_price_at, :preview, :total_rows, :offset, :next, keyword_init: true)
 
   # A query's answer: results (rows as Hashes with String keys), insights (the owner-defined
   # shape, nil when none), columns and meta. Values keep their JSON types: a 64-bit integer or a
