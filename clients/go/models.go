@@ -182,8 +182,9 @@ type ConnectorTypes struct {
 
 // ConnectorType is the ConnectorTypes.connectors[] schema: `connectors[]` of ConnectorTypes.
 type ConnectorType struct {
-	Type         string   `json:"type"`
-	DisplayName  string   `json:"display_name"`
+	Type        string `json:"type"`
+	DisplayName string `json:"display_name"`
+	// ConfigSchema: The connection config's JSON Schema (input side). Each field may carry `ui`, form hints its connector declares: `label`, `help`, `placeholder`, `secret` (mask it), `advanced`, `order`, `input` (text, textarea, number, checkbox, select, list, map, url, json) and `options` ({value, label}) for a select; on a union, each variant's `ui.label` names that way of configuring.
 	ConfigSchema any      `json:"config_schema,omitempty"`
 	SecretFields []string `json:"secret_fields"`
 }

@@ -9,7 +9,126 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Dict, List, Mapping, Optional
 
-__all__ = ["Account", "Plan", "Connection", "Circuit", "ConnectionRemoval", "Analytic", "AnalyticDefinition", "CacheSettings", "Limits", "AnalyticVersion", "VersionDeprecation", "ConnectorTypes", "ConnectorType", "Usage", "UsageTotals", "CallsByOrigin", "BudgetState", "UsageByAnalytic", "UsageByDay", "DeprecatedVersion", "Budget", "BudgetSettings", "AgentTool", "McpSettings", "McpDefaults", "Billing", "BillingPlan", "PaygInvoice", "PaygInvoiceLine", "Checkout", "Portal", "Onboarding", "PayoutAccount", "Payouts", "OwnerPayout", "Payout", "OwnerStatement", "StatementAnalytic", "StatementTotals", "StatementDay", "StatementPayout", "StatementAdjustment", "StatementFailedCalls", "OwnerListing", "Listing", "ListingOwner", "ListingDetail", "ExampleRequest", "ExampleRequestBody", "TryToken", "OAuthClient"]
+__all__ = ["EmbedToken", "IssuedEmbedSecret", "EmbedSecret", "CorsSettings", "CorsSettingsCors", "Account", "Plan", "Connection", "Circuit", "ConnectionRemoval", "Analytic", "AnalyticDefinition", "CacheSettings", "Limits", "AnalyticVersion", "VersionDeprecation", "ConnectorTypes", "ConnectorType", "Usage", "UsageTotals", "CallsByOrigin", "BudgetState", "UsageByAnalytic", "UsageByDay", "DeprecatedVersion", "Budget", "BudgetSettings", "IssuedWebhookEndpoint", "WebhookEndpoint", "WebhookDelivery", "AlertSettings", "AgentTool", "McpSettings", "McpDefaults", "Billing", "BillingPlan", "PaygInvoice", "PaygInvoiceLine", "Checkout", "Portal", "Onboarding", "PayoutAccount", "Payouts", "OwnerPayout", "Payout", "OwnerStatement", "StatementAnalytic", "StatementTotals", "StatementDay", "StatementPayout", "StatementAdjustment", "StatementFailedCalls", "OwnerListing", "Listing", "ListingOwner", "ListingDetail", "ExampleRequest", "ExampleRequestBody", "TryToken", "OAuthClient"]
+
+
+@dataclass(frozen=True)
+class EmbedToken:
+    """What the API answers as EmbedToken."""
+
+    __quarry_schema__: ClassVar[str] = "EmbedToken"
+
+    #: The JWT a page sends as `Authorization: Bearer <token>`
+    token: str
+    token_id: str
+    expires_at: str
+    raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> "EmbedToken":
+        """Builds one from the gateway's decoded JSON."""
+        return cls(
+            token=body.get("token"),
+            token_id=body.get("token_id"),
+            expires_at=body.get("expires_at"),
+            raw=dict(body),
+        )
+
+
+@dataclass(frozen=True)
+class IssuedEmbedSecret:
+    """What the API answers as IssuedEmbedSecret."""
+
+    __quarry_schema__: ClassVar[str] = "IssuedEmbedSecret"
+
+    #: The `kid` of the tokens it signs
+    id: str
+    name: str
+    created_at: str
+    #: The HS256 key (its UTF-8 bytes), shown this once
+    secret: str
+    #: Set by a rotation: it verifies tokens until then
+    expires_at: Optional[str] = None
+    revoked_at: Optional[str] = None
+    raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> "IssuedEmbedSecret":
+        """Builds one from the gateway's decoded JSON."""
+        return cls(
+            id=body.get("id"),
+            name=body.get("name"),
+            created_at=body.get("created_at"),
+            secret=body.get("secret"),
+            expires_at=body.get("expires_at"),
+            revoked_at=body.get("revoked_at"),
+            raw=dict(body),
+        )
+
+
+@dataclass(frozen=True)
+class EmbedSecret:
+    """What the API answers as EmbedSecret."""
+
+    __quarry_schema__: ClassVar[str] = "EmbedSecret"
+
+    #: The `kid` of the tokens it signs
+    id: str
+    name: str
+    created_at: str
+    #: Set by a rotation: it verifies tokens until then
+    expires_at: Optional[str] = None
+    revoked_at: Optional[str] = None
+    raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> "EmbedSecret":
+        """Builds one from the gateway's decoded JSON."""
+        return cls(
+            id=body.get("id"),
+            name=body.get("name"),
+            created_at=body.get("created_at"),
+            expires_at=body.get("expires_at"),
+            revoked_at=body.get("revoked_at"),
+            raw=dict(body),
+        )
+
+
+@dataclass(frozen=True)
+class CorsSettings:
+    """What the API answers as CorsSettings."""
+
+    __quarry_schema__: ClassVar[str] = "CorsSettings"
+
+    cors: "CorsSettingsCors"
+    raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> "CorsSettings":
+        """Builds one from the gateway's decoded JSON."""
+        return cls(
+            cors=None if body.get("cors") is None else CorsSettingsCors.from_json(body.get("cors")),
+            raw=dict(body),
+        )
+
+
+@dataclass(frozen=True)
+class CorsSettingsCors:
+    """`cors` of CorsSettings."""
+
+    __quarry_schema__: ClassVar[str] = "CorsSettings.cors"
+
+    #: Whether the account's API keys and OAuth tokens are accepted from web pages of other origins (off: only embed tokens are)
+    allow_keys_from_browsers: bool
+    raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> "CorsSettingsCors":
+        """Builds one from the gateway's decoded JSON."""
+        return cls(
+            allow_keys_from_browsers=body.get("allow_keys_from_browsers"),
+            raw=dict(body),
+        )
 
 
 @dataclass(frozen=True)
@@ -367,6 +486,7 @@ class ConnectorType:
     type: str
     display_name: str
     secret_fields: List[str]
+    #: The connection config's JSON Schema (input side). Each field may carry `ui`, form hints its connector declares: `label`, `help`, `placeholder`, `secret` (mask it), `advanced`, `order`, `input` (text, textarea, number, checkbox, select, list, map, url, json) and `options` ({value, label}) for a select; on a union, each variant's `ui.label` names that way of configuring.
     config_schema: Optional[Any] = None
     raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
