@@ -190,6 +190,37 @@ describe.runIf(up)('deleting an account (two instances, real Postgres, Stripe th
     expectStatus(await query(g2, owner.key), 200, 'owner still calls');
   });
 
+  it('throttles wrong passwords like failed logins, so a stolen key cannot guess the password', async () => {
+    const email = `guessed-${suffix}@deletion.quarry.test`;
+    const victim = expectStatus(
+      await http.request(g1.url, 'POST', '/v1/accounts', {
+        json: { email, name: 'Guessed', password: PASSWORD },
+        headers: { origin: g1.url },
+      }),
+      201,
+      'sign-up',
+    ).body;
+    const key = victim.key.secret as string;
+    // Ten wrong guesses (LOGIN_FAILURES_PER_ACCOUNT), through deletion and the email change alike.
+    for (let i = 0; i < 5; i++) {
+      expectStatus(await remove(g1, key, { confirm: email, password: `guess-${i}` }), 403, `guess ${i}`);
+      expectStatus(
+        await http.request(g1.url, 'PATCH', '/v1/account', {
+          key,
+          json: { email: `moved-${i}-${suffix}@deletion.quarry.test`, current_password: `other-${i}` },
+        }),
+        403,
+        `email guess ${i}`,
+      );
+    }
+    // Then even the right password waits: the guesses are over. (These gateways share no Redis, so
+    // the count is this instance's; with Redis it holds across the fleet, as failed logins do.)
+    const locked = expectStatus(await remove(g1, key, { confirm: email, password: PASSWORD }), 429, 'locked');
+    expect(locked.body.error.code).toBe('RATE_LIMIT_EXCEEDED');
+    expect(locked.body.error.retry_after).toBeGreaterThan(0);
+    expectStatus(await http.request(g1.url, 'GET', '/v1/account', { key }), 200, 'the account is whole');
+  });
+
   it('refuses while the owner has earnings its payouts could not reach, then deletes once onboarded', async () => {
     const refused = expectStatus(
       await remove(g1, owner.key, { confirm: OWNER_EMAIL.toUpperCase(), password: PASSWORD }),

@@ -212,9 +212,9 @@ export function registerAccountRoutes(app: OpenAPIHono<AppEnv>): void {
     requireScope('account'),
     async (c) => {
       const body = await readJson(c, AccountDeletionSchema);
-      const { store, passwords, payments, payouts, logger } = c.var.services;
+      const { store, sessions, payments, payouts, logger } = c.var.services;
       const closed = await closeAccount(
-        { store, passwords, payments, payouts, onClosed: c.var.services.onAccountClosed },
+        { store, sessions, payments, payouts, onClosed: c.var.services.onAccountClosed },
         c.var.principal,
         { confirm: body.confirm, ...(body.password === undefined ? {} : { password: body.password }) },
       );

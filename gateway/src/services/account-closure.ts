@@ -12,9 +12,9 @@ import { ApiError } from '../errors/api-error.js';
 import type { PaymentsService } from '../money/payments-service.js';
 import type { PayoutsService } from '../money/payouts.js';
 import { formatUsd, MICRO_USD_PER_CENT } from '../money/units.js';
-import type { PasswordHasher } from '../security/password-hash.js';
 import type { AccountClosure } from '../store/account-closure-repository.js';
 import type { ControlPlaneStore } from '../store/control-plane-store.js';
+import type { SessionService } from './session-service.js';
 
 export interface CloseAccountRequest {
   /** The account's email, typed back. */
@@ -31,7 +31,8 @@ export interface ClosedAccount extends AccountClosure {
 
 export interface AccountClosureDeps {
   readonly store: Pick<ControlPlaneStore, 'accounts' | 'sessions' | 'closures'>;
-  readonly passwords: Pick<PasswordHasher, 'verify'>;
+  /** Checks the password, its failures throttled like failed logins. */
+  readonly sessions: Pick<SessionService, 'confirmPassword'>;
   readonly payments: Pick<PaymentsService, 'endForClosure'>;
   readonly payouts: Pick<PayoutsService, 'unpaid'>;
   /** Told once the account is closed, to drop this instance's caches at once. */
@@ -53,7 +54,7 @@ export async function closeAccount(
   }
   const hash = await deps.store.sessions.passwordHash(account.id);
   if (hash !== null) {
-    if (request.password === undefined || !(await deps.passwords.verify(request.password, hash))) {
+    if (!(await deps.sessions.confirmPassword(account.id, request.password, hash))) {
       throw new ApiError(
         'FORBIDDEN',
         request.password === undefined

@@ -76,6 +76,13 @@ export interface SessionService {
     readonly email: string;
     readonly current?: string;
   }): Promise<Account>;
+  /**
+   * Whether `candidate` is the account's password (`hash`), for acts that ask for it again
+   * (changing the email or password, deleting the account). Failures count against the account
+   * like failed logins (LOGIN_FAILURES_PER_ACCOUNT), so a stolen key cannot guess the password
+   * through these routes: RATE_LIMIT_EXCEEDED once they are spent.
+   */
+  confirmPassword(accountId: string, candidate: string | undefined, hash: string): Promise<boolean>;
 }
 
 export interface SessionServiceOptions {
@@ -104,8 +111,8 @@ const BAD_RESET =
 
 const BAD_LOGIN = 'The email or password is wrong.';
 
-function throttled(wait: number): ApiError {
-  return new ApiError('RATE_LIMIT_EXCEEDED', `Too many failed logins; retry in ${Math.ceil(wait)} s.`, {
+function throttled(wait: number, what = 'Too many failed logins'): ApiError {
+  return new ApiError('RATE_LIMIT_EXCEEDED', `${what}; retry in ${Math.ceil(wait)} s.`, {
     retryAfter: wait,
   });
 }
@@ -121,8 +128,19 @@ export function createSessionService(options: SessionServiceOptions): SessionSer
     });
     return { account, session, token: generated.token };
   }
+  async function confirmPassword(accountId: string, candidate: string | undefined, hash: string) {
+    const key = `password-confirm-failures:account:${accountId}`;
+    const wait = await options.accountFailures.lockedFor(key);
+    if (wait > 0) throw throttled(wait, 'Too many wrong passwords');
+    // A missing password is not a guess: refused without counting.
+    if (candidate === undefined) return false;
+    if (await passwords.verify(candidate, hash)) return true;
+    await options.accountFailures.recordFailure(key);
+    return false;
+  }
   return {
     open,
+    confirmPassword,
     async logIn(email, password, address) {
       const addressKey = `login-failures:address:${address}`;
       const accountKey = `login-failures:account:${email.toLowerCase()}`;
@@ -153,7 +171,7 @@ export function createSessionService(options: SessionServiceOptions): SessionSer
     async setPassword({ accountId, password, current, sessionId }) {
       const existing = await store.sessions.passwordHash(accountId);
       if (sessionId !== undefined && existing !== null) {
-        if (current === undefined || !(await passwords.verify(current, existing))) {
+        if (!(await confirmPassword(accountId, current, existing))) {
           throw new ApiError('FORBIDDEN', 'The current password is wrong.', {
             details: [{ field: 'current_password', message: 'does not match' }],
           });
@@ -194,7 +212,7 @@ export function createSessionService(options: SessionServiceOptions): SessionSer
     },
     async changeEmail({ accountId, email, current }) {
       const existing = await store.sessions.passwordHash(accountId);
-      if (existing !== null && (current === undefined || !(await passwords.verify(current, existing)))) {
+      if (existing !== null && !(await confirmPassword(accountId, current, existing))) {
         throw new ApiError('FORBIDDEN', 'The current password is wrong.', {
           details: [{ field: 'current_password', message: 'does not match' }],
         });
