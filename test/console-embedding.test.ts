@@ -60,7 +60,9 @@ describe.skipIf(!up)('embedding in the web console', () => {
     return `${head}.${createHmac('sha256', secret).update(head).digest('base64url')}`;
   }
 
-  const regionsOf = (body: { results: { region: string }[] }) => [...new Set(body.results.map((r) => r.region))];
+  const regionsOf = (body: { results: { region: string }[] }) => [
+    ...new Set(body.results.map((r) => r.region)),
+  ];
 
   beforeAll(async () => {
     dataDir = await mkdtemp(join(tmpdir(), 'quarry-e2e-console-embed-'));
@@ -103,7 +105,8 @@ describe.skipIf(!up)('embedding in the web console', () => {
     await page.getByLabel('Password').fill(PASSWORD);
     await page.getByRole('button', { name: 'Log in' }).click();
     await poll(() => page.getByTestId('signed-in-as').textContent()).toBe(email);
-    await page.getByRole('link', { name: 'Embedding' }).click();
+    await page.getByRole('link', { name: 'Keys' }).click();
+    await page.getByRole('link', { name: 'embed tokens' }).click();
     await page.getByRole('heading', { name: 'Embedding', level: 1 }).waitFor();
     return { page, errors };
   }
@@ -235,7 +238,7 @@ describe.skipIf(!up)('embedding in the web console', () => {
     expect(claims.analytics).toEqual([{ name: 'sales-by-region', fixed_params: { region: 'EU' } }]);
     const snippet = (await page.locator('.code-block code').textContent()) ?? '';
     expect(snippet).toContain(`token: '${token}'`);
-    expect(snippet).toContain("useQuarryQuery(");
+    expect(snippet).toContain('useQuarryQuery(');
     expect(snippet).toContain(`baseUrl: '${gateway.url}'`);
 
     // The token answers only the fixed region, from its origin and from a server; not another

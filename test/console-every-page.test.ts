@@ -54,7 +54,7 @@ const LOADED: Readonly<Record<string, string>> = {
   marketplace: 'main .card',
   listing: '[data-testid="price"]',
   keys: 'main table tbody tr',
-  embedding: '[data-testid="cors-state"]',
+  embedding: '[data-testid="embed-secret"]',
   usage: '[data-testid="plan"]',
   calls: 'main table tbody tr',
   statements: '[data-testid="statement-calls"]',
@@ -107,6 +107,8 @@ describe.runIf(up)('every console page, at 1280 and 390 px', () => {
       expect((await api('POST', '/v1/query', { source, params })).status).toBe(200);
     }
     expect((await api('POST', '/v1/query', { source: 'sales-by-region', params: {} })).status).toBe(400);
+    // An embed secret, so the embedding page lists one.
+    expect((await api('POST', '/v1/embed-secrets', { name: 'web backend' })).status).toBe(201);
     await mkdir(SHOTS, { recursive: true });
   }, 180_000);
 

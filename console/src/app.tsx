@@ -16,7 +16,16 @@ import { WebhooksPage } from './pages/webhooks.js';
 import { href, navigate, pathOf, useRoute } from './router.js';
 import { SessionProvider, useSession } from './session.js';
 
-const SIGNED_IN_ONLY = new Set(['keys', 'embedding', 'webhooks', 'usage', 'calls', 'studio', 'statements', 'account']);
+const SIGNED_IN_ONLY = new Set([
+  'keys',
+  'embedding',
+  'webhooks',
+  'usage',
+  'calls',
+  'studio',
+  'statements',
+  'account',
+]);
 
 function Page({ route }: { readonly route: string[] }): ReactNode {
   const [page, arg, sub] = route;
@@ -130,7 +139,6 @@ function Shell() {
             {session ? (
               <>
                 {link('keys', 'Keys')}
-                {link('embedding', 'Embedding')}
                 {link('webhooks', 'Webhooks')}
                 {link('usage', 'Usage')}
                 {link('calls', 'Calls')}

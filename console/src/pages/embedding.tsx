@@ -97,8 +97,8 @@ function SecretsSection() {
     <>
       <h2 id="secrets-title">Embed secrets</h2>
       <p className="hint">
-        Your backend signs embed tokens itself (HS256, the secret's id as <code>kid</code>) without a call
-        per token. At most 10 per account.
+        Your backend signs embed tokens itself (HS256, the secret's id as <code>kid</code>) without a call per
+        token. At most 10 per account.
       </p>
       {shown === undefined ? null : <SecretOnce label={shown.label} secret={shown.value} />}
       <ErrorNote error={error} />
@@ -213,7 +213,9 @@ function CorsSection() {
       )}
       {allow === undefined ? null : (
         <p role="status" data-testid="cors-state">
-          {allow ? 'Allowed: your keys work from any web page.' : 'Refused: only embed tokens work from web pages.'}
+          {allow
+            ? 'Allowed: your keys work from any web page.'
+            : 'Refused: only embed tokens work from web pages.'}
         </p>
       )}
     </section>
@@ -293,9 +295,7 @@ function MintSection() {
       </p>
       <form onSubmit={mint} className="panel" aria-labelledby="mint-title">
         <Field label="Analytic" hint="A name you may call, or name@version to pin a version.">
-          {(id, hint) => (
-            <input id={id} name="analytic" required maxLength={200} aria-describedby={hint} />
-          )}
+          {(id, hint) => <input id={id} name="analytic" required maxLength={200} aria-describedby={hint} />}
         </Field>
         <Field label="Fixed params (JSON, optional)" hint='For example {"region": "EU"}.'>
           {(id, hint) => <textarea id={id} name="fixed" rows={3} aria-describedby={hint} />}
