@@ -4,7 +4,7 @@
 // (both secrets verify), revokes the new one (its tokens are refused), turns "API keys from
 // browsers" on and off (the gateway's answer to a key sent from another origin follows), and mints
 // a test token fixing a param: the token works on POST /v1/query and returns only the fixed rows,
-// and the React snippet carries it.
+// and the React snippet carries it; logging out ends it.
 import { createHmac } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -257,6 +257,10 @@ describe.skipIf(!up)('embedding in the web console', () => {
     expect(other.status).toBe(403);
     expect(other.body.error.code).toBe('FORBIDDEN');
     expect((await ask({ year: 2024 }, 'https://evil.example.net')).status).toBe(403);
+    // A test token is tied to the console session that minted it: logging out ends it.
+    await page.getByRole('button', { name: 'Log out' }).click();
+    await poll(() => page.evaluate(() => window.location.hash)).toContain('login');
+    await poll(async () => (await ask({ year: 2024 })).status).toBe(401);
     expect(errors).toEqual([]);
   }, 120_000);
 });
