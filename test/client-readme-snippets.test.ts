@@ -8,7 +8,8 @@
 // INVALID_PARAMS with its request id) fails. A block marked ```sh install``` (Go's) is run first,
 // in the program's folder, with `/path/to/quarry` read as this checkout. A missing toolchain
 // skips its language with a loud message, except under CI=true, where it fails (as in
-// test/clients-conformance.test.ts).
+// test/clients-conformance.test.ts). docs/embedding.md's blocks marked the same way run too, one
+// per client: each mints an embed token fixing a region and queries with it.
 import { execFile, spawnSync } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -218,6 +219,28 @@ describe.each(languages.map(({ language, missing }) => [language.name, language,
         expect(printed.join('\n'), `${language.readme}: no INVALID_PARAMS with its request id`).toMatch(
           /INVALID_PARAMS[^\n]*req_[0-9a-z]+/,
         );
+      },
+      180_000,
+    );
+
+    // docs/embedding.md shows each client minting an embed token on a server and a page calling
+    // with it: its blocks marked as this README's run the same way, and the token sees EU only.
+    it.skipIf(missing.length > 0 && !CI)(
+      "runs docs/embedding.md's block for this client: a minted token sees its fixed region only",
+      async () => {
+        expect(missing, `${language.name}: toolchain missing under CI=true`).toEqual([]);
+        const blocks = fencedBlocks(await readFile(join(REPO_ROOT, 'docs/embedding.md'), 'utf8'));
+        const runnable = blocks.filter((b) => b.info === language.marker);
+        expect(runnable.length, `docs/embedding.md has no \`\`\`${language.marker} block`).toBe(1);
+        const install = fencedBlocks(await readFile(join(REPO_ROOT, language.readme), 'utf8'))
+          .filter((b) => b.info === 'sh install')
+          .flatMap((b) => b.code.split('\n').filter((line) => line.trim() !== '' && !line.startsWith('#')));
+        const programDir = join(dir, `${language.name}-embedding`);
+        await mkdir(programDir);
+        const out = await language.run((runnable[0] as Block).code, programDir, env, install);
+        console.log(`client-readme-snippets: docs/embedding.md (${language.name}) printed:\n${out}`);
+        expect(out).toMatch(/^token \S+, expires \S+$/m);
+        expect(out).toMatch(/^regions: EU$/m);
       },
       180_000,
     );

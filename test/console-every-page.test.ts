@@ -41,6 +41,7 @@ const PAGES: readonly { readonly route: string; readonly name: string; readonly 
   { route: 'reset?token=qpr_unknown', name: 'reset', signedIn: false },
   { route: 'no-such-page', name: 'not-found', signedIn: false },
   { route: 'keys', name: 'keys', signedIn: true },
+  { route: 'embedding', name: 'embedding', signedIn: true },
   { route: 'usage', name: 'usage', signedIn: true },
   { route: 'calls', name: 'calls', signedIn: true },
   { route: 'statements', name: 'statements', signedIn: true },
@@ -53,6 +54,7 @@ const LOADED: Readonly<Record<string, string>> = {
   marketplace: 'main .card',
   listing: '[data-testid="price"]',
   keys: 'main table tbody tr',
+  embedding: '[data-testid="embed-secret"]',
   usage: '[data-testid="plan"]',
   calls: 'main table tbody tr',
   statements: '[data-testid="statement-calls"]',
@@ -105,6 +107,8 @@ describe.runIf(up)('every console page, at 1280 and 390 px', () => {
       expect((await api('POST', '/v1/query', { source, params })).status).toBe(200);
     }
     expect((await api('POST', '/v1/query', { source: 'sales-by-region', params: {} })).status).toBe(400);
+    // An embed secret, so the embedding page lists one.
+    expect((await api('POST', '/v1/embed-secrets', { name: 'web backend' })).status).toBe(201);
     await mkdir(SHOTS, { recursive: true });
   }, 180_000);
 

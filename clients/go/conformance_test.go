@@ -218,6 +218,24 @@ func (r *caseRunner) perform(client *quarry.Client, s step, input map[string]any
 		return client.Payouts.Account(ctx)
 	case "payouts.list":
 		return client.Payouts.List(ctx)
+	case "embedTokens.create":
+		return client.EmbedTokens.Create(ctx, decodeInto[quarry.NewEmbedToken](input))
+	case "embedSecrets.create":
+		return client.EmbedSecrets.Create(ctx, input["name"].(string))
+	case "embedSecrets.list":
+		return client.EmbedSecrets.List(ctx)
+	case "embedSecrets.rotate":
+		var overlap *int
+		if n, ok := input["overlap_seconds"].(float64); ok {
+			overlap = quarry.Ptr(int(n))
+		}
+		return client.EmbedSecrets.Rotate(ctx, input["id"].(string), overlap)
+	case "embedSecrets.revoke":
+		return client.EmbedSecrets.Revoke(ctx, input["id"].(string))
+	case "cors.get":
+		return client.CORS.Get(ctx)
+	case "cors.set":
+		return client.CORS.Set(ctx, input["allow_keys_from_browsers"].(bool))
 	case "oauthClients.create":
 		return client.OAuthClients.Create(ctx, input["name"].(string), decodeInto[[]string](input["scopes"]))
 	case "oauthClients.list":

@@ -4,6 +4,7 @@ import { messageOf } from './api.js';
 import { AccountDeletedPage, AccountPage, ForgotPasswordPage, ResetPasswordPage } from './pages/account.js';
 import { LogInPage, SignUpPage } from './pages/auth.js';
 import { CallsPage } from './pages/calls.js';
+import { EmbeddingPage } from './pages/embedding.js';
 import { KeysPage } from './pages/keys.js';
 import { ListingPage } from './pages/listing.js';
 import { MarketplacePage } from './pages/marketplace.js';
@@ -15,7 +16,16 @@ import { WebhooksPage } from './pages/webhooks.js';
 import { href, navigate, pathOf, useRoute } from './router.js';
 import { SessionProvider, useSession } from './session.js';
 
-const SIGNED_IN_ONLY = new Set(['keys', 'webhooks', 'usage', 'calls', 'studio', 'statements', 'account']);
+const SIGNED_IN_ONLY = new Set([
+  'keys',
+  'embedding',
+  'webhooks',
+  'usage',
+  'calls',
+  'studio',
+  'statements',
+  'account',
+]);
 
 function Page({ route }: { readonly route: string[] }): ReactNode {
   const [page, arg, sub] = route;
@@ -33,6 +43,8 @@ function Page({ route }: { readonly route: string[] }): ReactNode {
       return <KeysPage />;
     case 'account':
       return <AccountPage />;
+    case 'embedding':
+      return <EmbeddingPage />;
     case 'webhooks':
       return <WebhooksPage />;
     case 'deleted':
@@ -65,6 +77,7 @@ const TITLES: Readonly<Record<string, string>> = {
   signup: 'Sign up',
   login: 'Log in',
   keys: 'API keys',
+  embedding: 'Embedding',
   webhooks: 'Webhooks',
   usage: 'Usage',
   calls: 'Recent calls',

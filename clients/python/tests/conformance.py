@@ -170,6 +170,22 @@ class CaseRunner:
             return client.payouts.account()
         if op == "payouts.list":
             return client.payouts.list()
+        if op == "embedTokens.create":
+            return client.embed_tokens.create(
+                args["analytics"], origins=args.get("origins"), expires_in=args.get("expires_in")
+            )
+        if op == "embedSecrets.create":
+            return client.embed_secrets.create(args["name"])
+        if op == "embedSecrets.list":
+            return client.embed_secrets.list()
+        if op == "embedSecrets.rotate":
+            return client.embed_secrets.rotate(args["id"], overlap_seconds=args.get("overlap_seconds"))
+        if op == "embedSecrets.revoke":
+            return client.embed_secrets.revoke(args["id"])
+        if op == "cors.get":
+            return client.cors.get()
+        if op == "cors.set":
+            return client.cors.set(args["allow_keys_from_browsers"])
         if op == "oauthClients.create":
             return client.oauth_clients.create(args["name"], scopes=args.get("scopes"))
         if op == "oauthClients.list":

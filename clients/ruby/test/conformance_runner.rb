@@ -135,6 +135,14 @@ module ConformanceRunner
       when "payouts.onboarding" then client.payouts.onboarding
       when "payouts.account" then client.payouts.account
       when "payouts.list" then client.payouts.list
+      when "embedTokens.create"
+        client.embed_tokens.create(analytics: args["analytics"], origins: args["origins"], expires_in: args["expires_in"])
+      when "embedSecrets.create" then client.embed_secrets.create(name: args["name"])
+      when "embedSecrets.list" then client.embed_secrets.list
+      when "embedSecrets.rotate" then client.embed_secrets.rotate(args["id"], overlap_seconds: args["overlap_seconds"])
+      when "embedSecrets.revoke" then client.embed_secrets.revoke(args["id"])
+      when "cors.get" then client.cors.get
+      when "cors.set" then client.cors.set(allow_keys_from_browsers: args["allow_keys_from_browsers"])
       when "oauthClients.create" then client.oauth_clients.create(name: args["name"], scopes: args["scopes"])
       when "oauthClients.list" then client.oauth_clients.list
       when "oauthClients.revoke" then client.oauth_clients.revoke(args["id"])

@@ -5,6 +5,7 @@ import type { ApiKey as Key, OAuthClient } from '@quarry/client';
 import { type FormEvent, useCallback, useEffect, useState } from 'react';
 import { api } from '../api.js';
 import { ErrorNote, Field, ScrollBox, SecretOnce } from '../components.js';
+import { href } from '../router.js';
 import { AgentToolsSection } from './agent-tools.js';
 
 const SCOPES = ['query', 'keys', 'owner', 'account'] as const;
@@ -91,6 +92,10 @@ export function KeysPage() {
   return (
     <section aria-labelledby="keys-title">
       <h1 id="keys-title">API keys</h1>
+      <p className="hint">
+        A key must never be in a web page: for analytics in your own site's pages, use{' '}
+        <a href={href('embedding')}>embed tokens</a>.
+      </p>
       {secret === undefined ? null : <SecretOnce label={secret.label} secret={secret.value} />}
       <ErrorNote error={error} />
       <form onSubmit={createKey} className="panel" aria-labelledby="new-key">

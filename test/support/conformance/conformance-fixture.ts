@@ -148,6 +148,15 @@ export async function deployFixtureAnalytics(
     price: 2,
     visibility: 'public',
   });
+  // Rows of three regions, one when `region` is given: an embed token fixing it sees only its own.
+  await call(base, 'PUT', '/v1/owner/analytics/conformance-regions', owner.key, {
+    name: 'conformance-regions',
+    connection: 'mem',
+    sql: "SELECT region, n FROM (VALUES ('EU', 1), ('NA', 2), ('AP', 3)) AS t(region, n) WHERE :region IS NULL OR region = :region ORDER BY n",
+    params: { region: { type: 'string', pattern: '^[A-Z]{2}$' } },
+    price: 1,
+    visibility: 'public',
+  });
   // One analytic per error family a warehouse can cause: the SQL fails (502), the result is
   // over QUARRY_MAX_RESULT_BYTES (422), the query outlives its time limit (504). The unreachable
   // warehouse (503) is one per runner: see createRunnerFixture.

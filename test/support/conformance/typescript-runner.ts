@@ -96,6 +96,24 @@ async function perform(client: quarry.QuarryClient, step: Step, baseUrl: string)
       return client.mcp.get();
     case 'mcp.set':
       return client.mcp.set({ maxCredits: input.max_credits });
+    case 'embedTokens.create':
+      return client.embedTokens.create({
+        analytics: input.analytics,
+        origins: input.origins,
+        expires_in: input.expires_in,
+      });
+    case 'embedSecrets.create':
+      return client.embedSecrets.create(input.name);
+    case 'embedSecrets.list':
+      return client.embedSecrets.list();
+    case 'embedSecrets.rotate':
+      return client.embedSecrets.rotate(input.id, { overlapSeconds: input.overlap_seconds });
+    case 'embedSecrets.revoke':
+      return client.embedSecrets.revoke(input.id);
+    case 'cors.get':
+      return client.cors.get();
+    case 'cors.set':
+      return client.cors.set(input.allow_keys_from_browsers);
     case 'account.get':
       return client.account.get();
     case 'account.setPassword':
