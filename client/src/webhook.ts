@@ -59,7 +59,7 @@ function sameText(a: string, b: string): boolean {
  * {@link WebhookVerificationError} otherwise. Pass the raw body exactly as received.
  *
  * @example
- * const event = await verifyWebhook(process.env.QUARRY_WEBHOOK_SECRET, rawBody, request.headers);
+ * const event = await verifyWebhook(WEBHOOK_SECRET, rawBody, request.headers);
  */
 export async function verifyWebhook<T = Record<string, unknown>>(
   secret: string,
