@@ -44,6 +44,7 @@ export type {
   AgentTool,
   AlertSettings,
   Analytic,
+  AnalyticHealth,
   AnalyticDefinition,
   AnalyticVersion,
   ApiKey,
