@@ -24,7 +24,7 @@ import {
   signUp,
   type TestAccount,
 } from './support/metering-fixture.js';
-import { paymentsFixture, stripeEnv, waitFor } from './support/payments-fixture.js';
+import { paymentsFixture, servedCalls, stripeEnv, waitFor } from './support/payments-fixture.js';
 import { pgAvailable, serviceUp, TEST_PG_URL, uniqueSuffix } from './support/test-services.js';
 
 const up = serviceUp(await pgAvailable()) && serviceUp(await chromiumAvailable());
@@ -74,6 +74,8 @@ describe.skipIf(!up)('alerts on the console pages they concern', () => {
         ...postgresStoreEnv(store.databaseUrl, randomBytes(32).toString('base64')),
         ...stripeEnv(stripe),
         QUARRY_ADMIN_TOKEN: ADMIN,
+        // No free credits: a call answered 200 was charged to the plan paid for.
+        QUARRY_FREE_CREDITS: '0',
         QUARRY_AUTO_CLOSE: 'false',
         // The fault proxy is on loopback.
         QUARRY_ALLOW_PRIVATE_NETWORKS: 'true',
@@ -185,6 +187,7 @@ describe.skipIf(!up)('alerts on the console pages they concern', () => {
       3_000,
     );
     stripe.setCardDeclines(customerOf(payer.id).id, true);
+    await servedCalls(store.schema, [payer.id], 1);
 
     // The call moves to last month, which the operator closes.
     const now = new Date();

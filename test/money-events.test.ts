@@ -26,7 +26,7 @@ import {
   startGateways,
   type TestAccount,
 } from './support/metering-fixture.js';
-import { paymentsFixture, sleep, stripeEnv, waitFor } from './support/payments-fixture.js';
+import { paymentsFixture, servedCalls, sleep, stripeEnv, waitFor } from './support/payments-fixture.js';
 import { pgAvailable, serviceUp, uniqueSuffix } from './support/test-services.js';
 import {
   type ReceivedDelivery,
@@ -117,6 +117,8 @@ describe.runIf(up)(
         ...postgresStoreEnv(store.databaseUrl, randomBytes(32).toString('base64')),
         ...stripeEnv(stripe),
         QUARRY_ADMIN_TOKEN: ADMIN,
+        // No free credits: a call answered 200 was charged to the plan paid for.
+        QUARRY_FREE_CREDITS: '0',
         // The months here are closed by the operator, when the test says.
         QUARRY_AUTO_CLOSE: 'false',
         QUARRY_BILLING_TICK_MS: '250',
@@ -185,10 +187,17 @@ describe.runIf(up)(
 
     it('closing a month sends invoice.paid|failed and payout.paid|failed|held once each, as documented', async () => {
       // Three owners: two onboarded with 50-credit analytics, one onboarded earning under the minimum.
-      // Payouts are transferred in owner id order; the fake refuses the first transfer, so the owner
-      // with the smaller id is the one whose payout fails.
+      // Payouts are transferred in owner id order (the store's); the fake refuses the first
+      // transfer, so the owner whose id sorts first is the one whose payout fails.
       const pair = await Promise.all(['owner-x', 'owner-y'].map((l) => signUp(http, g1, l, suffix)));
-      const [failing, paid] = [...pair].sort((a, b) => (a.id < b.id ? -1 : 1)) as [TestAccount, TestAccount];
+      const order = await withPg(async (c) => {
+        const { rows } = await c.query(
+          `SELECT id FROM ${store.schema}.accounts WHERE id = ANY ($1::text[]) ORDER BY id`,
+          [pair.map((a) => a.id)],
+        );
+        return rows.map((r) => r.id as string);
+      });
+      const [failing, paid] = order.map((id) => pair.find((a) => a.id === id)) as [TestAccount, TestAccount];
       const small = await signUp(http, g1, 'owner-small', suffix);
       const owners = [
         [paid, 'paid', `paid-${suffix}`, 50],
@@ -233,17 +242,20 @@ describe.runIf(up)(
           200,
           `call ${source}`,
         );
-      await waitFor(
-        () =>
-          http.request(g2.url, 'POST', '/v1/query', { key: payer.key, json: { source: `paid-${suffix}` } }),
-        (r) => r.status === 200,
-        3_000,
-      );
+      // Served (not 429) once this instance knows the account is on Pay as you Go.
+      const first = (key: string, source: string) =>
+        waitFor(
+          () => http.request(g2.url, 'POST', '/v1/query', { key, json: { source, params: {} } }),
+          (r) => r.status === 200,
+          5_000,
+        );
+      await first(payer.key, `paid-${suffix}`);
+      await first(declined.key, `small-${suffix}`);
       await call(payer.key, `failing-${suffix}`);
       await call(payer.key, `small-${suffix}`);
-      await call(declined.key, `small-${suffix}`);
       await call(declined.key, `failing-${suffix}`);
       stripe.setCardDeclines(customerOf(declined.id).id, true);
+      await servedCalls(store.schema, [payer.id, declined.id], 5);
 
       // The calls move to last month in the ledger, which the operator closes.
       const now = new Date();
