@@ -45,6 +45,7 @@ export type {
   AlertSettings,
   Analytic,
   AnalyticDefinition,
+  AnalyticHealth,
   AnalyticVersion,
   ApiKey,
   Billing,

@@ -158,6 +158,20 @@ export interface Analytic {
   readonly price_effective_at: string | null;
   readonly created_at: string;
   readonly updated_at: string;
+  /** On `owner.analytics.list()` and `.get()`: whether the analytic is failing. */
+  readonly health?: AnalyticHealth;
+}
+
+/**
+ * Whether an owner's analytic is failing: more than the owner's `error_rate_percent` of its
+ * warehouse queries failed over 5 minutes (the `analytic.failing` webhook), `ok` once it recovered.
+ */
+export interface AnalyticHealth {
+  readonly state: 'ok' | 'failing';
+  /** When it turned failing or recovered; null when it never failed. */
+  readonly since: string | null;
+  /** Its error rate over the 5 minutes when it changed state; null when it never failed. */
+  readonly error_rate_percent: number | null;
 }
 
 /** `created`: a new analytic; `updated`: a new version; `unchanged`: the same definition was there. */

@@ -118,9 +118,20 @@ type Analytic struct {
 	// ScheduledPrice: The price a deploy raised it to, not in force yet; null when none
 	ScheduledPrice *int64 `json:"scheduled_price"`
 	// PriceEffectiveAt: When `scheduled_price` takes effect (ISO 8601); null when none
-	PriceEffectiveAt *string `json:"price_effective_at"`
-	CreatedAt        string  `json:"created_at"`
-	UpdatedAt        string  `json:"updated_at"`
+	PriceEffectiveAt *string         `json:"price_effective_at"`
+	CreatedAt        string          `json:"created_at"`
+	UpdatedAt        string          `json:"updated_at"`
+	Health           *AnalyticHealth `json:"health,omitempty"`
+}
+
+// AnalyticHealth is the AnalyticHealth schema: Only on `GET /v1/owner/analytics` and `GET /v1/owner/analytics/{name}`: whether the analytic is failing
+type AnalyticHealth struct {
+	// State: `failing`: more than the owner's `error_rate_percent` (PUT /v1/account/alerts) of its warehouse queries failed over 5 minutes; `ok` again once it is back at or under it
+	State string `json:"state"`
+	// Since: When it turned failing or recovered (ISO 8601); null when it never failed
+	Since *string `json:"since"`
+	// ErrorRatePercent: Its error rate over the 5 minutes when it changed state; null when it never failed
+	ErrorRatePercent *float64 `json:"error_rate_percent"`
 }
 
 // AnalyticDefinition is the AnalyticDefinition schema: What the API answers as AnalyticDefinition.

@@ -15,6 +15,7 @@ var generatedModels = map[string]any{
 	"Circuit":                            Circuit{},
 	"ConnectionRemoval":                  ConnectionRemoval{},
 	"Analytic":                           Analytic{},
+	"AnalyticHealth":                     AnalyticHealth{},
 	"AnalyticDefinition":                 AnalyticDefinition{},
 	"AnalyticDefinition.cache":           CacheSettings{},
 	"AnalyticDefinition.limits":          Limits{},

@@ -2,6 +2,7 @@
 // Stripe protocol fake, and small readers of what a caller sees (billing, checkout) and of what
 // Stripe holds (an account's customer, subscription, connected account).
 import { expect } from 'vitest';
+import { withPg } from './control-plane.js';
 import type { FakeStripe } from './fake-stripe/fake-stripe.js';
 import type { GatewayProcess } from './gateway-process.js';
 import type { HttpClient } from './http-client.js';
@@ -43,6 +44,24 @@ export async function waitFor<T>(
     if (Date.now() > deadline) throw new Error(`still not there: ${JSON.stringify(value)}`);
     await sleep(100);
   }
+}
+
+/**
+ * Waits until the ledger of `schema` holds the `count` calls `accounts` were served: metering is
+ * written just behind the answer, and a test that moves calls to another month moves what is there.
+ */
+export async function servedCalls(schema: string, accounts: readonly string[], count: number): Promise<void> {
+  await waitFor(
+    () =>
+      withPg(async (c) => {
+        const { rows } = await c.query(
+          `SELECT count(*)::int AS n FROM ${schema}.usage_events WHERE account_id = ANY ($1::text[]) AND completed_at IS NOT NULL`,
+          [accounts],
+        );
+        return rows[0].n as number;
+      }),
+    (n) => n >= count,
+  );
 }
 
 /** Reads of the gateways and of the fake, for one test file. */

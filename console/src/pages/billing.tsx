@@ -286,6 +286,8 @@ function PlanAction({
 export function PlanSection({ billing, error }: { readonly billing?: Billing; readonly error: unknown }) {
   const pages = usePaymentPages();
   const status = billing === undefined ? undefined : statusText(billing);
+  // The latest invoice, when it could not be charged.
+  const failedInvoice = billing?.invoices[0]?.status === 'failed' ? billing.invoices[0] : undefined;
   const pending = billing?.pending_plan ?? null;
   const pendingName =
     pending === null ? undefined : (billing?.plans.find((p) => p.id === pending)?.name ?? pending);
@@ -304,7 +306,14 @@ export function PlanSection({ billing, error }: { readonly billing?: Billing; re
                 : ` Changes to ${pendingName}${billing.pending_at === null ? '' : ` on ${formatDate(billing.pending_at)}`}.`}
               {billing.card_on_file ? ' A card is on file.' : null}
             </p>
-            {billing.status === 'past_due' ? (
+            {failedInvoice !== undefined ? (
+              // The same alert as the invoice.failed webhook.
+              <p className="error" role="alert" data-testid="invoice-alert">
+                The Pay as you Go invoice for {failedInvoice.period} (
+                {formatCents(failedInvoice.amount_cents)}) could not be charged. Update the card in Manage
+                billing.
+              </p>
+            ) : billing.status === 'past_due' ? (
               <p className="error" role="alert">
                 The last payment failed.
               </p>

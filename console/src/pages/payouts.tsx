@@ -313,6 +313,29 @@ function PayoutTable({
   );
 }
 
+/** The notice of a latest payout that failed or was held: the same alert as payout.failed / payout.held. */
+function PayoutAlert({
+  latest,
+  minimumCents,
+}: {
+  readonly latest: Payout | undefined;
+  readonly minimumCents: number;
+}) {
+  if (latest === undefined || (latest.status !== 'failed' && latest.status !== 'held')) return null;
+  const why = reasonText(latest.reason, minimumCents).replace(/\.$/, '');
+  const amount = microUsd(latest.carried_out_micro_usd);
+  return latest.status === 'failed' ? (
+    <p className="notice warning" role="alert" data-testid="payout-alert">
+      Your payout for {latest.period} failed{why === '' ? '' : ` (${why})`}. Nothing was paid: the {amount} is
+      carried to the next month’s payout. Check your payout details with the provider.
+    </p>
+  ) : (
+    <p className="notice warning" role="status" data-testid="payout-alert">
+      Your payout for {latest.period} ({amount}) is held{why === '' ? '' : `: ${why}`}.
+    </p>
+  );
+}
+
 /** The Payouts section of the Statements page (the state read by the page: see usePayouts). */
 export function PayoutsSection({
   state: { account, setAccount, payouts, error, reload },
@@ -334,6 +357,7 @@ export function PayoutsSection({
               <dd data-testid="payout-balance">{microUsd(payouts.balance_micro_usd)}</dd>
             </div>
           </dl>
+          <PayoutAlert latest={payouts.payouts[0]} minimumCents={account?.minimum_payout_cents ?? 1_000} />
           {payouts.balance_micro_usd < 0 ? (
             <p className="hint">
               Refunds exceeded your earnings: the difference is taken from your next payouts.

@@ -20,6 +20,36 @@ interface Analytic {
   readonly visibility: string;
   readonly definition: Record<string, unknown>;
   readonly updated_at: string;
+  /** Whether it is failing (the analytic.failing alert); on the owner's list. */
+  readonly health?: {
+    readonly state: 'ok' | 'failing';
+    readonly since: string | null;
+    readonly error_rate_percent: number | null;
+  };
+}
+
+/** The notice of the owner's failing analytics: the same alert as the analytic.failing webhook. */
+function FailingNotice({ analytics }: { readonly analytics: readonly Analytic[] }) {
+  const failing = analytics.filter((a) => a.health?.state === 'failing');
+  if (failing.length === 0) return null;
+  return (
+    <div className="notice warning" role="status" data-testid="analytic-failing">
+      {failing.map((a) => (
+        <p key={a.name}>
+          <strong>{a.name}</strong> is failing:{' '}
+          {a.health?.error_rate_percent === null || a.health?.error_rate_percent === undefined
+            ? 'most'
+            : `${a.health.error_rate_percent}%`}{' '}
+          of its warehouse queries failed over 5 minutes
+          {a.health?.since ? ` (since ${new Date(a.health.since).toLocaleString()})` : ''}. Callers get errors
+          until its connection answers again; check the connection and its warehouse.
+        </p>
+      ))}
+      <p>
+        Alerts by webhook: <a href={href('webhooks')}>Webhooks</a>.
+      </p>
+    </div>
+  );
 }
 
 interface OwnListing {
@@ -590,6 +620,7 @@ function Analytics({
   return (
     <section aria-labelledby="analytics-title" ref={top}>
       <h2 id="analytics-title">Analytics</h2>
+      <FailingNotice analytics={analytics} />
       <form onSubmit={deploy} className="panel" aria-label="Analytic editor">
         <Field
           label="Connection"

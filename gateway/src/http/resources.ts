@@ -72,6 +72,22 @@ export function connectionJson(c: Connection) {
   };
 }
 
+export const AnalyticHealthSchema = z
+  .object({
+    state: z.enum(['ok', 'failing']).openapi({
+      description:
+        "`failing`: more than the owner's `error_rate_percent` (PUT /v1/account/alerts) of its warehouse queries failed over 5 minutes; `ok` again once it is back at or under it",
+    }),
+    since: z
+      .string()
+      .nullable()
+      .openapi({ description: 'When it turned failing or recovered (ISO 8601); null when it never failed' }),
+    error_rate_percent: z.number().nullable().openapi({
+      description: 'Its error rate over the 5 minutes when it changed state; null when it never failed',
+    }),
+  })
+  .openapi('AnalyticHealth');
+
 export const AnalyticSchema = z
   .object({
     id: z.string(),
@@ -96,8 +112,25 @@ export const AnalyticSchema = z
       .openapi({ description: 'When `scheduled_price` takes effect (ISO 8601); null when none' }),
     created_at: z.string(),
     updated_at: z.string(),
+    health: AnalyticHealthSchema.optional().openapi({
+      description:
+        'Only on `GET /v1/owner/analytics` and `GET /v1/owner/analytics/{name}`: whether the analytic is failing',
+    }),
   })
   .openapi('Analytic');
+
+/** The `health` of an owner's analytic: healthy unless recorded failing. */
+export function analyticHealthJson(
+  state:
+    | { readonly failing: boolean; readonly since: Date; readonly errorRatePercent: number | null }
+    | undefined,
+) {
+  return {
+    state: state?.failing ? ('failing' as const) : ('ok' as const),
+    since: state?.since.toISOString() ?? null,
+    error_rate_percent: state?.errorRatePercent ?? null,
+  };
+}
 
 export function analyticJson(a: Analytic) {
   return {

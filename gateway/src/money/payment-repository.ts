@@ -73,8 +73,17 @@ export interface PaymentRepository {
     provider: 'sandbox' | 'stripe',
     customerId: string,
   ): Promise<BillingAccount>;
-  /** Changes the standing; returns it, or null when the account has no billing row. */
-  update(accountId: string, change: StandingChange): Promise<BillingAccount | null>;
+  /**
+   * Changes the standing; returns it, or null when the account has no billing row. When the
+   * plan, the status, the plan at the period's end or the period's end changed, the account's
+   * `subscription.updated` event commits with it. `plan` is the account's plan before and after
+   * this change, when the caller moves it (without: the plan the subscription pays for).
+   */
+  update(
+    accountId: string,
+    change: StandingChange,
+    plan?: { readonly from: string; readonly to: string },
+  ): Promise<BillingAccount | null>;
   /** Accounts with a pending plan due by `now`, or past due since before `pastDueBefore`. */
   due(now: Date, pastDueBefore: Date): Promise<readonly BillingAccount[]>;
   /** Whether the provider event was applied already. */
@@ -175,6 +184,14 @@ const toInvoice = (r: InvoiceRow): PaygInvoice => ({
   status: r.status,
 });
 
+/** The data of `subscription.updated` for a standing (and the account's plan, when known). */
+const subscriptionEvent = (billing: BillingAccount, plan: string | undefined) => ({
+  plan: plan ?? billing.subscriptionPlan ?? 'free',
+  status: billing.status,
+  pending_plan: billing.pendingPlan,
+  period_end: billing.currentPeriodEnd?.toISOString() ?? null,
+});
+
 export function createPaymentRepository(sql: SqlExecutor): PaymentRepository {
   const oneBilling = async (query: string, params: readonly unknown[]) => {
     const [row] = await sql.query<BillingRow>(query, params);
@@ -205,7 +222,7 @@ export function createPaymentRepository(sql: SqlExecutor): PaymentRepository {
         ]))!
       );
     },
-    async update(accountId, change) {
+    async update(accountId, change, plan) {
       const sets: string[] = [];
       const params: unknown[] = [accountId];
       for (const [field, column] of Object.entries(CHANGE_COLUMNS) as [keyof StandingChange, string][]) {
@@ -214,24 +231,25 @@ export function createPaymentRepository(sql: SqlExecutor): PaymentRepository {
         sets.push(`${column} = $${params.length}`);
       }
       sets.push('updated_at = now()');
-      // `subscription.updated` commits with the change it reports.
+      // `subscription.updated` commits with the change it reports, and only with a change of what
+      // it reports: a card saved, a grace period's start or the same state told again send none.
       return sql.transaction(async (tx) => {
+        const [old] = await tx.query<BillingRow>(
+          `SELECT ${BILLING_COLUMNS} FROM billing_accounts WHERE account_id = $1 FOR UPDATE`,
+          [accountId],
+        );
+        if (old === undefined) return null;
         const [row] = await tx.query<BillingRow>(
           `UPDATE billing_accounts SET ${sets.join(', ')} WHERE account_id = $1 RETURNING ${BILLING_COLUMNS}`,
           params,
         );
         if (row === undefined) return null;
         const billing = toBilling(row);
-        await emitWebhookEvent(tx, {
-          accountId,
-          type: 'subscription.updated',
-          data: {
-            plan: billing.subscriptionPlan ?? 'free',
-            status: billing.status,
-            pending_plan: billing.pendingPlan,
-            period_end: billing.currentPeriodEnd?.toISOString() ?? null,
-          },
-        });
+        const before = subscriptionEvent(toBilling(old), plan?.from);
+        const after = subscriptionEvent(billing, plan?.to);
+        if (JSON.stringify(before) !== JSON.stringify(after)) {
+          await emitWebhookEvent(tx, { accountId, type: 'subscription.updated', data: after });
+        }
         return billing;
       });
     },

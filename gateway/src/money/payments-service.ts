@@ -175,7 +175,12 @@ export function createPaymentsService(options: PaymentsServiceOptions): Payments
 
   /** Records a verdict: the standing, then the plan (every instance forgets cached principals). */
   async function commit(billing: BillingAccount, accountPlan: string, verdict: Verdict): Promise<void> {
-    if (Object.keys(verdict.change).length > 0) await repo.update(billing.accountId, verdict.change);
+    if (Object.keys(verdict.change).length > 0) {
+      await repo.update(billing.accountId, verdict.change, {
+        from: accountPlan,
+        to: verdict.plan ?? accountPlan,
+      });
+    }
     if (verdict.plan !== undefined && verdict.plan !== accountPlan) {
       await accounts.setPlan(billing.accountId, verdict.plan);
       logger.info(

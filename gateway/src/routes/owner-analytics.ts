@@ -18,6 +18,7 @@ import { readJson, readJsonValue } from '../http/read-json.js';
 import {
   AnalyticSchema,
   AnalyticVersionSchema,
+  analyticHealthJson,
   analyticJson,
   DeprecatedVersionSchema,
   deprecatedVersionJson,
@@ -220,7 +221,7 @@ export function registerOwnerAnalyticsRoutes(app: OpenAPIHono<AppEnv>): void {
       method: 'get',
       path: '/v1/owner/analytics',
       tags: ['Owner'],
-      summary: 'List your analytics at their current versions',
+      summary: 'List your analytics at their current versions, with their health',
       security: BEARER,
       responses: {
         200: {
@@ -232,8 +233,15 @@ export function registerOwnerAnalyticsRoutes(app: OpenAPIHono<AppEnv>): void {
     }),
     requireScope('owner'),
     async (c) => {
-      const list = await c.var.services.analytics.list(c.var.principal.accountId);
-      return c.json({ analytics: list.map(analyticJson) });
+      const owner = c.var.principal.accountId;
+      const list = await c.var.services.analytics.list(owner);
+      const health = await c.var.services.webhooks.analyticHealth(
+        owner,
+        list.map((a) => a.id),
+      );
+      return c.json({
+        analytics: list.map((a) => ({ ...analyticJson(a), health: analyticHealthJson(health.get(a.id)) })),
+      });
     },
   );
   route(
@@ -256,7 +264,10 @@ export function registerOwnerAnalyticsRoutes(app: OpenAPIHono<AppEnv>): void {
         pathParam(c, 'name'),
         version !== undefined && Number.isSafeInteger(version) && version > 0 ? version : undefined,
       );
-      return c.json({ analytic: analyticJson(analytic) });
+      const health = await c.var.services.webhooks.analyticHealth(c.var.principal.accountId, [analytic.id]);
+      return c.json({
+        analytic: { ...analyticJson(analytic), health: analyticHealthJson(health.get(analytic.id)) },
+      });
     },
   );
   route(

@@ -11,6 +11,7 @@ import {
 import { ApiError } from '../errors/api-error.js';
 import type {
   AlertSettings,
+  AnalyticHealthState,
   DeliveryRecord,
   EndpointChange,
   WebhookEndpoint,
@@ -50,6 +51,11 @@ export interface WebhookService {
   deliveries(accountId: string, id: string, limit: number): Promise<readonly DeliveryRecord[]>;
   replay(accountId: string, id: string, deliveryId: string): Promise<DeliveryRecord>;
   alerts(accountId: string): Promise<AlertSettings>;
+  /** The health of the owner's analytics `analyticIds`: healthy unless recorded failing. */
+  analyticHealth(
+    ownerId: string,
+    analyticIds: readonly string[],
+  ): Promise<ReadonlyMap<string, AnalyticHealthState>>;
   setAlerts(accountId: string, settings: AlertSettings): Promise<AlertSettings>;
 }
 
@@ -174,6 +180,7 @@ export function createWebhookService(options: WebhookServiceOptions): WebhookSer
       return delivery;
     },
     alerts: (accountId) => repository.alerts(accountId),
+    analyticHealth: (ownerId, analyticIds) => repository.analyticHealth(ownerId, analyticIds),
     setAlerts: (accountId, settings) => repository.setAlerts(accountId, settings),
   };
 }

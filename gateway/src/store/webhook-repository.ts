@@ -141,7 +141,24 @@ export interface WebhookRepository {
   /** Sends a delivery again (same `webhook-id`), now. */
   replay(accountId: string, endpointId: string, deliveryId: string): Promise<DeliveryRecord | undefined>;
   alerts(accountId: string): Promise<AlertSettings>;
+  /**
+   * The health of the owner's analytics among `analyticIds` that ever turned failing (the others
+   * are healthy): whether each is failing now, since when, and its error rate at that change.
+   */
+  analyticHealth(
+    ownerId: string,
+    analyticIds: readonly string[],
+  ): Promise<ReadonlyMap<string, AnalyticHealthState>>;
   setAlerts(accountId: string, settings: AlertSettings): Promise<AlertSettings>;
+}
+
+/** Whether an owner's analytic is failing, as `analytic_health` records it. */
+export interface AnalyticHealthState {
+  readonly failing: boolean;
+  /** When it turned failing, or recovered. */
+  readonly since: Date;
+  /** Its error rate over the 5 minutes when it changed state (null when that event is gone). */
+  readonly errorRatePercent: number | null;
 }
 
 function newWebhookId(prefix: 'whe' | 'msg' | 'dlv'): string {
@@ -512,6 +529,36 @@ export function createWebhookRepository(sql: SqlExecutor, box: SecretBox): Webho
       return row === undefined ? undefined : deliveryOf(row);
     },
 
+    async analyticHealth(ownerId, analyticIds) {
+      if (analyticIds.length === 0) return new Map();
+      // The error rate is the one its analytic.failing / analytic.recovered event reported: the
+      // event is written in the transaction that changed the row.
+      const rows = await sql.query<{
+        analytic_id: string;
+        failing: boolean;
+        changed_at: Date;
+        error_rate: string | number | null;
+      }>(
+        `SELECT h.analytic_id, h.failing, h.changed_at,
+                (SELECT e.payload ->> 'error_rate_percent' FROM webhook_events e
+                  WHERE e.account_id = $1 AND e.payload ->> 'analytic' = a.name
+                    AND e.type = CASE WHEN h.failing THEN 'analytic.failing' ELSE 'analytic.recovered' END
+                  ORDER BY e.created_at DESC LIMIT 1) AS error_rate
+           FROM analytic_health h JOIN analytics a ON a.id = h.analytic_id
+          WHERE a.account_id = $1 AND h.analytic_id = ANY ($2::text[])`,
+        [ownerId, analyticIds],
+      );
+      return new Map(
+        rows.map((r) => [
+          r.analytic_id,
+          {
+            failing: r.failing,
+            since: new Date(r.changed_at),
+            errorRatePercent: r.error_rate === null ? null : Number(r.error_rate),
+          },
+        ]),
+      );
+    },
     async alerts(accountId) {
       const [row] = await sql.query<{ usage_thresholds: number[]; error_rate_percent: number }>(
         'SELECT usage_thresholds, error_rate_percent FROM account_alerts WHERE account_id = $1',

@@ -22,6 +22,7 @@ const MODELS: Readonly<Record<string, string>> = {
   Circuit: 'Circuit',
   ConnectionRemoval: 'ConnectionRemoval',
   Analytic: 'Analytic',
+  AnalyticHealth: 'AnalyticHealth',
   AnalyticDefinition: 'AnalyticDefinition',
   AnalyticVersion: 'AnalyticVersion',
   VersionDeprecation: 'VersionDeprecation',

@@ -30,6 +30,7 @@ final class Analytic implements \JsonSerializable
         public readonly string $updated_at,
         public readonly ?int $scheduled_price = null,
         public readonly ?string $price_effective_at = null,
+        public readonly ?AnalyticHealth $health = null,
         public readonly array $raw = [],
     ) {
     }
@@ -54,6 +55,7 @@ final class Analytic implements \JsonSerializable
             updated_at: $body['updated_at'] ?? '',
             scheduled_price: isset($body['scheduled_price']) ? $body['scheduled_price'] : null,
             price_effective_at: isset($body['price_effective_at']) ? $body['price_effective_at'] : null,
+            health: isset($body['health']) ? AnalyticHealth::fromArray($body['health']) : null,
             raw: $body,
         );
     }
@@ -61,6 +63,6 @@ final class Analytic implements \JsonSerializable
     /** @return array<string, mixed> The fields as sent. */
     public function jsonSerialize(): array
     {
-        return ['id' => $this->id, 'name' => $this->name, 'version' => $this->version, 'current_version' => $this->current_version, 'visibility' => $this->visibility, 'shared_with' => $this->shared_with, 'definition' => $this->definition, 'price' => $this->price, 'scheduled_price' => $this->scheduled_price, 'price_effective_at' => $this->price_effective_at, 'created_at' => $this->created_at, 'updated_at' => $this->updated_at];
+        return ['id' => $this->id, 'name' => $this->name, 'version' => $this->version, 'current_version' => $this->current_version, 'visibility' => $this->visibility, 'shared_with' => $this->shared_with, 'definition' => $this->definition, 'price' => $this->price, 'scheduled_price' => $this->scheduled_price, 'price_effective_at' => $this->price_effective_at, 'created_at' => $this->created_at, 'updated_at' => $this->updated_at, 'health' => $this->health];
     }
 }

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Dict, List, Mapping, Optional
 
-__all__ = ["EmbedToken", "IssuedEmbedSecret", "EmbedSecret", "CorsSettings", "CorsSettingsCors", "Account", "Plan", "Connection", "Circuit", "ConnectionRemoval", "Analytic", "AnalyticDefinition", "CacheSettings", "Limits", "AnalyticVersion", "VersionDeprecation", "ConnectorTypes", "ConnectorType", "Usage", "UsageTotals", "CallsByOrigin", "BudgetState", "UsageByAnalytic", "UsageByDay", "DeprecatedVersion", "Budget", "BudgetSettings", "IssuedWebhookEndpoint", "WebhookEndpoint", "WebhookDelivery", "AlertSettings", "AgentTool", "McpSettings", "McpDefaults", "Billing", "BillingPlan", "PaygInvoice", "PaygInvoiceLine", "Checkout", "Portal", "Onboarding", "PayoutAccount", "Payouts", "OwnerPayout", "Payout", "OwnerStatement", "StatementAnalytic", "StatementTotals", "StatementDay", "StatementPayout", "StatementAdjustment", "StatementFailedCalls", "OwnerListing", "Listing", "ListingOwner", "ListingDetail", "ExampleRequest", "ExampleRequestBody", "TryToken", "OAuthClient"]
+__all__ = ["EmbedToken", "IssuedEmbedSecret", "EmbedSecret", "CorsSettings", "CorsSettingsCors", "Account", "Plan", "Connection", "Circuit", "ConnectionRemoval", "Analytic", "AnalyticHealth", "AnalyticDefinition", "CacheSettings", "Limits", "AnalyticVersion", "VersionDeprecation", "ConnectorTypes", "ConnectorType", "Usage", "UsageTotals", "CallsByOrigin", "BudgetState", "UsageByAnalytic", "UsageByDay", "DeprecatedVersion", "Budget", "BudgetSettings", "IssuedWebhookEndpoint", "WebhookEndpoint", "WebhookDelivery", "AlertSettings", "AgentTool", "McpSettings", "McpDefaults", "Billing", "BillingPlan", "PaygInvoice", "PaygInvoiceLine", "Checkout", "Portal", "Onboarding", "PayoutAccount", "Payouts", "OwnerPayout", "Payout", "OwnerStatement", "StatementAnalytic", "StatementTotals", "StatementDay", "StatementPayout", "StatementAdjustment", "StatementFailedCalls", "OwnerListing", "Listing", "ListingOwner", "ListingDetail", "ExampleRequest", "ExampleRequestBody", "TryToken", "OAuthClient"]
 
 
 @dataclass(frozen=True)
@@ -296,6 +296,7 @@ class Analytic:
     scheduled_price: Optional[int] = None
     #: When `scheduled_price` takes effect (ISO 8601); null when none
     price_effective_at: Optional[str] = None
+    health: Optional["AnalyticHealth"] = None
     raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
@@ -314,6 +315,32 @@ class Analytic:
             updated_at=body.get("updated_at"),
             scheduled_price=body.get("scheduled_price"),
             price_effective_at=body.get("price_effective_at"),
+            health=None if body.get("health") is None else AnalyticHealth.from_json(body.get("health")),
+            raw=dict(body),
+        )
+
+
+@dataclass(frozen=True)
+class AnalyticHealth:
+    """Only on `GET /v1/owner/analytics` and `GET /v1/owner/analytics/{name}`: whether the analytic is failing"""
+
+    __quarry_schema__: ClassVar[str] = "AnalyticHealth"
+
+    #: `failing`: more than the owner's `error_rate_percent` (PUT /v1/account/alerts) of its warehouse queries failed over 5 minutes; `ok` again once it is back at or under it
+    state: str
+    #: When it turned failing or recovered (ISO 8601); null when it never failed
+    since: Optional[str] = None
+    #: Its error rate over the 5 minutes when it changed state; null when it never failed
+    error_rate_percent: Optional[float] = None
+    raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> "AnalyticHealth":
+        """Builds one from the gateway's decoded JSON."""
+        return cls(
+            state=body.get("state"),
+            since=body.get("since"),
+            error_rate_percent=body.get("error_rate_percent"),
             raw=dict(body),
         )
 

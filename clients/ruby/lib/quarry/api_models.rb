@@ -220,8 +220,8 @@ module Quarry
     # Analytic: What the API answers as Analytic.
     class Analytic < Model
       SCHEMA = "Analytic"
-      FIELDS = %w[id name version current_version visibility shared_with definition price scheduled_price price_effective_at created_at updated_at].freeze
-      attr_reader :id, :name, :version, :current_version, :visibility, :shared_with, :definition, :price, :scheduled_price, :price_effective_at, :created_at, :updated_at
+      FIELDS = %w[id name version current_version visibility shared_with definition price scheduled_price price_effective_at created_at updated_at health].freeze
+      attr_reader :id, :name, :version, :current_version, :visibility, :shared_with, :definition, :price, :scheduled_price, :price_effective_at, :created_at, :updated_at, :health
 
       # Builds one from the gateway's decoded JSON (a Hash with String keys).
       def self.from_json(body)
@@ -238,6 +238,24 @@ module Quarry
           price_effective_at: body["price_effective_at"],
           created_at: body["created_at"],
           updated_at: body["updated_at"],
+          health: body["health"].nil? ? nil : AnalyticHealth.from_json(body["health"]),
+          raw: body
+        )
+      end
+    end
+
+    # AnalyticHealth: Only on `GET /v1/owner/analytics` and `GET /v1/owner/analytics/{name}`: whether the analytic is failing
+    class AnalyticHealth < Model
+      SCHEMA = "AnalyticHealth"
+      FIELDS = %w[state since error_rate_percent].freeze
+      attr_reader :state, :since, :error_rate_percent
+
+      # Builds one from the gateway's decoded JSON (a Hash with String keys).
+      def self.from_json(body)
+        new(
+          state: body["state"],
+          since: body["since"],
+          error_rate_percent: body["error_rate_percent"],
           raw: body
         )
       end
