@@ -1,0 +1,288 @@
+// Asynchronous queries end to end (issue 33 item 3, docs/large-results.md "Asynchronous
+// queries"): real gateway processes on one control-plane schema on the real PostgreSQL, which is
+// also the warehouse. The synchronous time limit is 5 s (QUARRY_MAX_ANALYTIC_TIMEOUT_MS); the
+// 40 s job is submitted first and runs while the other assertions proceed:
+//   - the same analytic called synchronously fails with 504 QUERY_TIMEOUT; as a job it succeeds,
+//     its result read in pages and as CSV from the instance that ran it, charged exactly once;
+//   - it survives a restart of the other instance;
+//   - DELETE (served by another instance than the one running it) stops it on the warehouse
+//     within 1 s (pg_stat_activity), and a cancelled job is not charged;
+//   - a job that fails (its async time limit) is not charged;
+//   - another account gets 404 for the job;
+//   - a job whose instance is killed (`kill -9`) is marked failed by another instance, uncharged.
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ControlPlaneSchema, createControlPlaneSchema, withPg } from './support/control-plane.js';
+import { expectErrorEnvelope } from './support/error-envelope.js';
+import { type GatewayProcess, postgresStoreEnv, startGateway } from './support/gateway-process.js';
+import { createHttpClient, type HttpResponse } from './support/http-client.js';
+import {
+  connectTestPostgres,
+  deployAnalytic,
+  expectStatus,
+  ledgerOf,
+  signUp,
+  startGateways,
+  type TestAccount,
+} from './support/metering-fixture.js';
+import { pgAvailable, serviceUp, uniqueSuffix } from './support/test-services.js';
+
+const up = serviceUp(await pgAvailable());
+
+const suffix = uniqueSuffix();
+const LONG = `long-${suffix}`;
+const CANCEL = `cancel-${suffix}`;
+const BRIEF = `brief-${suffix}`;
+const VICTIM = `victim-${suffix}`;
+const CANCEL_MARKER = `cancel_marker_${suffix}`;
+const VICTIM_MARKER = `victim_marker_${suffix}`;
+const LONG_SLEEP_S = 40;
+const PRICE = 3;
+
+const http = createHttpClient();
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+let store: ControlPlaneSchema;
+let env: Record<string, string>;
+/** a runs the long job; b is restarted while it runs. */
+let a: GatewayProcess;
+let b: GatewayProcess;
+const others: GatewayProcess[] = [];
+let owner: TestAccount;
+let caller: TestAccount;
+let longJob: { id: string; request_id: string };
+let longSubmittedAt: number;
+
+function submit(gateway: GatewayProcess, key: string, source: string): Promise<HttpResponse> {
+  return http.request(gateway.url, 'POST', '/v1/query', {
+    key,
+    json: { source, params: {} },
+    headers: { prefer: 'respond-async' },
+  });
+}
+
+const getJob = (gateway: GatewayProcess, key: string, path: string) =>
+  http.request(gateway.url, 'GET', `/v1/jobs/${path}`, { key });
+
+/** Polls the job on `gateway` until `done(state)`, at most `ms`. */
+async function waitFor(
+  gateway: GatewayProcess,
+  id: string,
+  done: (state: string) => boolean,
+  ms: number,
+): Promise<HttpResponse> {
+  const until = Date.now() + ms;
+  for (;;) {
+    const response = expectStatus(await getJob(gateway, caller.key, id), 200, 'get job');
+    if (done(response.body.state) || Date.now() > until) return response;
+    await sleep(200);
+  }
+}
+
+/** Warehouse sessions running a query with `marker` in it (not this lookup itself). */
+function activeWith(marker: string): Promise<number> {
+  return withPg(async (c) => {
+    const result = await c.query<{ n: number }>(
+      `SELECT count(*)::integer AS n FROM pg_stat_activity
+        WHERE state = 'active' AND query LIKE '%' || $1 || '%' AND pid <> pg_backend_pid()`,
+      [marker],
+    );
+    return result.rows[0]?.n ?? 0;
+  });
+}
+
+async function eventsOf(requestId: string) {
+  return (await ledgerOf(store.schema, caller.id)).filter((e) => e.request_id === requestId);
+}
+
+describe.runIf(up)('asynchronous queries (real gateways, real PostgreSQL)', () => {
+  beforeAll(async () => {
+    store = await createControlPlaneSchema(`quarry_jobs_${suffix}`);
+    env = {
+      ...postgresStoreEnv(store.databaseUrl, randomBytes(32).toString('base64')),
+      // The synchronous bound: 5 s. A job has its analytic's async_timeout_ms instead.
+      QUARRY_MAX_ANALYTIC_TIMEOUT_MS: '5000',
+      QUARRY_JOB_LEASE_MS: '2000',
+    };
+    [a, b] = (await startGateways(2, env)) as [GatewayProcess, GatewayProcess];
+    owner = await signUp(http, a, 'owner', suffix);
+    caller = await signUp(http, a, 'caller', suffix);
+    await connectTestPostgres(http, a, owner.key, 'pg');
+    const deploy = (name: string, sql: string, limits: Record<string, number>) =>
+      deployAnalytic(http, a, owner.key, {
+        name,
+        connection: 'pg',
+        sql,
+        visibility: 'public',
+        price: PRICE,
+        limits,
+      });
+    await deploy(
+      LONG,
+      `SELECT n, 'row ' || n AS label FROM pg_sleep(${LONG_SLEEP_S}), generate_series(1, 5) AS n ORDER BY n`,
+      { timeout_ms: 5000, async_timeout_ms: 90_000 },
+    );
+    await deploy(CANCEL, `SELECT 1 AS ${CANCEL_MARKER} FROM pg_sleep(30)`, {
+      timeout_ms: 5000,
+      async_timeout_ms: 90_000,
+    });
+    await deploy(BRIEF, 'SELECT 1 AS one FROM pg_sleep(3)', { timeout_ms: 5000, async_timeout_ms: 1000 });
+    await deploy(VICTIM, `SELECT 1 AS ${VICTIM_MARKER} FROM pg_sleep(30)`, {
+      timeout_ms: 5000,
+      async_timeout_ms: 90_000,
+    });
+    // The 40 s job starts now, on a; the tests below run while it does.
+    longSubmittedAt = Date.now();
+    const submitted = expectStatus(await submit(a, caller.key, LONG), 202, 'submit the long job');
+    longJob = submitted.body;
+  }, 120_000);
+
+  afterAll(async () => {
+    await Promise.allSettled([a, b, ...others].map((g) => g?.stop()));
+    await store?.drop();
+  }, 60_000);
+
+  it('answers 202 with Location and the queued job; GET shows it running on any instance', async () => {
+    expect(longJob.id).toMatch(/^job_/);
+    const fromB = expectStatus(await getJob(b, caller.key, longJob.id), 200, 'job from b');
+    expect(['queued', 'running']).toContain(fromB.body.state);
+    expect(fromB.body).toMatchObject({ source: LONG, result_status: 'pending', result: null, credits: 0 });
+    expect(fromB.headers.get('retry-after')).toBe('1');
+    // `"async": true` in the body does the same, and the listing shows the account's jobs.
+    const listed = expectStatus(
+      await http.request(a.url, 'GET', '/v1/jobs?limit=10', { key: caller.key }),
+      200,
+      'list jobs',
+    );
+    expect(listed.body.items.map((j: { id: string }) => j.id)).toContain(longJob.id);
+  });
+
+  it('the same analytic called synchronously fails after its 5 s limit (504 QUERY_TIMEOUT)', async () => {
+    const started = Date.now();
+    const sync = await http.request(a.url, 'POST', '/v1/query', { key: caller.key, json: { source: LONG } });
+    expectErrorEnvelope(sync, 504, 'QUERY_TIMEOUT');
+    expect(Date.now() - started).toBeLessThan(15_000);
+  }, 30_000);
+
+  it('another account gets 404 for the job (GET and DELETE), and a made-up id is 404 too', async () => {
+    expectErrorEnvelope(await getJob(a, owner.key, longJob.id), 404, 'NOT_FOUND');
+    expectErrorEnvelope(
+      await http.request(b.url, 'DELETE', `/v1/jobs/${longJob.id}`, { key: owner.key }),
+      404,
+      'NOT_FOUND',
+    );
+    expectErrorEnvelope(await getJob(a, caller.key, 'job_0000000000000000000000'), 404, 'NOT_FOUND');
+    expectErrorEnvelope(await getJob(a, caller.key, '../v1/account'), 404, 'NOT_FOUND');
+  });
+
+  it('a job past its async time limit fails with the error envelope, not charged', async () => {
+    const submitted = expectStatus(
+      await http.request(b.url, 'POST', '/v1/query', {
+        key: caller.key,
+        json: { source: BRIEF, async: true },
+      }),
+      202,
+      'submit brief',
+    );
+    const done = await waitFor(b, submitted.body.id, (s) => s === 'failed' || s === 'succeeded', 10_000);
+    expect(done.body.state).toBe('failed');
+    expect(done.body.error).toMatchObject({ code: 'QUERY_TIMEOUT' });
+    expect(done.body.credits).toBe(0);
+    expect(await eventsOf(submitted.body.request_id)).toEqual([]);
+  }, 20_000);
+
+  it('DELETE served by another instance stops the job on the warehouse within 1 s, not charged', async () => {
+    const submitted = expectStatus(await submit(b, caller.key, CANCEL), 202, 'submit cancel');
+    const until = Date.now() + 10_000;
+    while ((await activeWith(CANCEL_MARKER)) === 0 && Date.now() < until) await sleep(100);
+    expect(await activeWith(CANCEL_MARKER)).toBe(1);
+    const cancelled = expectStatus(
+      await http.request(a.url, 'DELETE', `/v1/jobs/${submitted.body.id}`, { key: caller.key }),
+      200,
+      'cancel',
+    );
+    const at = performance.now();
+    expect(cancelled.body.state).toBe('cancelled');
+    while ((await activeWith(CANCEL_MARKER)) > 0 && performance.now() - at < 5_000) await sleep(25);
+    const stoppedMs = performance.now() - at;
+    console.log(`[jobs] cancelled job gone from pg_stat_activity ${Math.round(stoppedMs)} ms after DELETE`);
+    expect(stoppedMs).toBeLessThan(1000);
+    // Cancelling again answers the cancelled job; it stays cancelled and uncharged.
+    const again = await http.request(b.url, 'DELETE', `/v1/jobs/${submitted.body.id}`, { key: caller.key });
+    expect(again.status).toBe(200);
+    await sleep(500);
+    const after = expectStatus(await getJob(b, caller.key, submitted.body.id), 200, 'cancelled job');
+    expect(after.body).toMatchObject({ state: 'cancelled', credits: 0 });
+    expect(await eventsOf(submitted.body.request_id)).toEqual([]);
+  }, 30_000);
+
+  it('a job whose instance is killed (kill -9) is marked failed by another instance, not charged', async () => {
+    const c = await startGateway({ env });
+    others.push(c);
+    const submitted = expectStatus(await submit(c, caller.key, VICTIM), 202, 'submit victim');
+    const until = Date.now() + 10_000;
+    while ((await activeWith(VICTIM_MARKER)) === 0 && Date.now() < until) await sleep(100);
+    c.child.kill('SIGKILL');
+    await c.exited;
+    const failed = await waitFor(a, submitted.body.id, (s) => s === 'failed', 10_000);
+    expect(failed.body.state).toBe('failed');
+    expect(failed.body.error).toMatchObject({ code: 'SOURCE_UNAVAILABLE' });
+    expect(failed.body.credits).toBe(0);
+    expect(await eventsOf(submitted.body.request_id)).toEqual([]);
+  }, 60_000);
+
+  it('survives a restart of the instance that did not run it', async () => {
+    await b.stop();
+    b = await startGateway({ env });
+    const fromNewB = expectStatus(await getJob(b, caller.key, longJob.id), 200, 'job after restart');
+    expect(fromNewB.body.state).toBe('running');
+  }, 60_000);
+
+  it('the 40 s job succeeds, its result read in pages and as CSV, charged once', async () => {
+    const done = await waitFor(a, longJob.id, (s) => s !== 'queued' && s !== 'running', 80_000);
+    expect(done.body.state, JSON.stringify(done.body)).toBe('succeeded');
+    expect(Date.now() - longSubmittedAt).toBeGreaterThanOrEqual(LONG_SLEEP_S * 1000);
+    expect(done.body).toMatchObject({
+      row_count: 5,
+      truncated: false,
+      credits: PRICE,
+      result_status: 'ready',
+    });
+    expect(done.body.result.results).toHaveLength(5);
+
+    // Pages of 2: every row once, in order, from the instance that ran it.
+    const rows: unknown[] = [];
+    let page = expectStatus(await getJob(a, caller.key, `${longJob.id}?page_size=2`), 200, 'first page');
+    rows.push(...page.body.result.results);
+    while (page.body.result.meta.next !== null) {
+      const cursor = encodeURIComponent(page.body.result.meta.next);
+      page = expectStatus(await getJob(a, caller.key, `${longJob.id}?cursor=${cursor}`), 200, 'next page');
+      rows.push(...page.body.result.results);
+    }
+    expect(rows).toEqual([1, 2, 3, 4, 5].map((n) => ({ n, label: `row ${n}` })));
+
+    const csv = await http.request(a.url, 'GET', `/v1/jobs/${longJob.id}?format=csv`, { key: caller.key });
+    expect(csv.status).toBe(200);
+    expect(csv.headers.get('content-type')).toContain('text/csv');
+    expect(csv.text).toBe('n,label\r\n1,row 1\r\n2,row 2\r\n3,row 3\r\n4,row 4\r\n5,row 5\r\n');
+
+    // Another instance serves the state, not the result.
+    const elsewhere = expectStatus(await getJob(b, caller.key, longJob.id), 200, 'from b');
+    expect(elsewhere.body).toMatchObject({ state: 'succeeded', result_status: 'unavailable', result: null });
+    expectErrorEnvelope(
+      await http.request(b.url, 'GET', `/v1/jobs/${longJob.id}?format=csv`, { key: caller.key }),
+      410,
+      'CURSOR_EXPIRED',
+    );
+    // A finished job cannot be cancelled.
+    expectErrorEnvelope(
+      await http.request(a.url, 'DELETE', `/v1/jobs/${longJob.id}`, { key: caller.key }),
+      409,
+      'CONFLICT',
+    );
+
+    // Charged once, however many times the result was read.
+    const events = await eventsOf(longJob.request_id);
+    expect(events).toHaveLength(1);
+    expect(events[0]).toMatchObject({ status: 'ok', millicredits: PRICE * 1000 });
+  }, 120_000);
+});
