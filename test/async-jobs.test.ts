@@ -10,11 +10,14 @@
 //   - a job that fails (its async time limit) is not charged;
 //   - another account gets 404 for the job;
 //   - a job whose instance is killed (`kill -9`) is marked failed by another instance, uncharged.
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import { ConflictError, createQuarryClient } from '@quarry/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ControlPlaneSchema, createControlPlaneSchema, withPg } from './support/control-plane.js';
 import { expectErrorEnvelope } from './support/error-envelope.js';
-import { type GatewayProcess, postgresStoreEnv, startGateway } from './support/gateway-process.js';
+import { type GatewayProcess, postgresStoreEnv, REPO_ROOT, startGateway } from './support/gateway-process.js';
 import { createHttpClient, type HttpResponse } from './support/http-client.js';
 import {
   connectTestPostgres,
@@ -34,6 +37,7 @@ const LONG = `long-${suffix}`;
 const CANCEL = `cancel-${suffix}`;
 const BRIEF = `brief-${suffix}`;
 const VICTIM = `victim-${suffix}`;
+const QUICK = `quick-${suffix}`;
 const CANCEL_MARKER = `cancel_marker_${suffix}`;
 const VICTIM_MARKER = `victim_marker_${suffix}`;
 const LONG_SLEEP_S = 40;
@@ -125,6 +129,7 @@ describe.runIf(up)('asynchronous queries (real gateways, real PostgreSQL)', () =
       timeout_ms: 5000,
       async_timeout_ms: 90_000,
     });
+    await deploy(QUICK, 'SELECT n FROM generate_series(1, 3) AS n ORDER BY n', { timeout_ms: 5000 });
     await deploy(BRIEF, 'SELECT 1 AS one FROM pg_sleep(3)', { timeout_ms: 5000, async_timeout_ms: 1000 });
     await deploy(VICTIM, `SELECT 1 AS ${VICTIM_MARKER} FROM pg_sleep(30)`, {
       timeout_ms: 5000,
@@ -228,6 +233,66 @@ describe.runIf(up)('asynchronous queries (real gateways, real PostgreSQL)', () =
     expect(failed.body.error).toMatchObject({ code: 'SOURCE_UNAVAILABLE' });
     expect(failed.body.credits).toBe(0);
     expect(await eventsOf(submitted.body.request_id)).toEqual([]);
+  }, 60_000);
+
+  it('the TypeScript client and the CLI submit, wait for, list and cancel jobs', async () => {
+    const client = createQuarryClient({ baseUrl: a.url, apiKey: caller.key });
+    const submitted = await client.jobs.submit(QUICK);
+    expect(submitted.state).toBe('queued');
+    const done = await client.jobs.wait<{ n: number }>(submitted.id, { intervalMs: 100, timeoutMs: 10_000 });
+    expect(done).toMatchObject({ state: 'succeeded', row_count: 3, credits: PRICE });
+    expect(done.result?.results).toEqual([{ n: 1 }, { n: 2 }, { n: 3 }]);
+    const paged = await client.jobs.get<{ n: number }>(submitted.id, { pageSize: 2 });
+    const rest = await client.jobs.get<{ n: number }>(submitted.id, {
+      cursor: paged.result?.meta.next as string,
+    });
+    expect([...(paged.result?.results ?? []), ...(rest.result?.results ?? [])]).toEqual([
+      { n: 1 },
+      { n: 2 },
+      { n: 3 },
+    ]);
+    expect((await client.jobs.list({ state: 'succeeded' })).map((j) => j.id)).toContain(submitted.id);
+    await expect(client.jobs.cancel(submitted.id)).rejects.toBeInstanceOf(ConflictError);
+
+    const cli = (args: readonly string[]) =>
+      new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
+        const child = spawn(process.execPath, [join(REPO_ROOT, 'client', 'bin', 'quarry.mjs'), ...args], {
+          cwd: REPO_ROOT,
+          env: {
+            PATH: process.env.PATH ?? '',
+            HOME: '/nonexistent',
+            QUARRY_URL: a.url,
+            QUARRY_API_KEY: caller.key,
+          },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
+        let stdout = '';
+        let stderr = '';
+        child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+          stdout += chunk;
+        });
+        child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+          stderr += chunk;
+        });
+        child.on('error', reject);
+        child.on('close', (code) => resolve({ code, stdout, stderr }));
+      });
+    const viaCli = await cli(['query', QUICK, '--async', '--wait']);
+    expect(viaCli.code, viaCli.stderr).toBe(0);
+    const job = JSON.parse(viaCli.stdout);
+    expect(job).toMatchObject({ state: 'succeeded', row_count: 3 });
+    const got = await cli(['jobs', 'get', job.id]);
+    expect(got.code, got.stderr).toBe(0);
+    expect(JSON.parse(got.stdout).id).toBe(job.id);
+    const listed = await cli(['jobs', 'list', '--limit', '5']);
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(JSON.parse(listed.stdout).map((j: { id: string }) => j.id)).toContain(job.id);
+    const slow = await client.jobs.submit(CANCEL);
+    const cancelled = await cli(['jobs', 'cancel', slow.id]);
+    expect(cancelled.code, cancelled.stderr).toBe(0);
+    expect(JSON.parse(cancelled.stdout).state).toBe('cancelled');
+    const missing = await cli(['jobs', 'get', 'job_0000000000000000000000']);
+    expect(missing.code).toBe(1);
   }, 60_000);
 
   it('survives a restart of the instance that did not run it', async () => {

@@ -81,6 +81,8 @@ export type {
   IssuedEmbedSecret,
   IssuedOAuthClient,
   IssuedWebhookEndpoint,
+  Job,
+  JobState,
   Listing,
   ListingDetail,
   ListingInput,

@@ -806,3 +806,41 @@ export interface CorsSettings {
 export interface CorsSettingsResponse {
   readonly cors: CorsSettings;
 }
+
+/** The state of an asynchronous query. */
+export type JobState = 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
+
+/** An asynchronous query (`POST /v1/query` with `Prefer: respond-async`, `GET /v1/jobs/{id}`). */
+export interface Job<Row = Record<string, unknown>> {
+  readonly id: string;
+  readonly state: JobState;
+  readonly source: string;
+  readonly version: number;
+  readonly request_id: string;
+  readonly created_at: string;
+  readonly started_at: string | null;
+  readonly finished_at: string | null;
+  /** A failed job's error, as the envelope says it. */
+  readonly error: {
+    readonly code: string;
+    readonly message: string;
+    readonly details: readonly unknown[];
+  } | null;
+  readonly row_count: number | null;
+  readonly truncated: boolean | null;
+  /** Credits charged: the price once succeeded, else 0. */
+  readonly credits: number;
+  /** `ready` with `result`; `unavailable` when the instance answering does not hold the result. */
+  readonly result_status?: 'pending' | 'ready' | 'unavailable';
+  /** A page of the result, once succeeded (read from the instance that ran the job). */
+  readonly result?: {
+    readonly results: readonly Row[];
+    readonly columns: readonly { readonly name: string; readonly type: string }[];
+    readonly meta: {
+      readonly row_count: number;
+      readonly total_rows: number;
+      readonly offset: number;
+      readonly next: string | null;
+    };
+  } | null;
+}
