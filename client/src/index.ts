@@ -82,6 +82,7 @@ export type {
   IssuedOAuthClient,
   IssuedWebhookEndpoint,
   Job,
+  JobList,
   JobState,
   Listing,
   ListingDetail,

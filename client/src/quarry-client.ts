@@ -35,6 +35,7 @@ import type {
   IssuedOAuthClient,
   IssuedWebhookEndpoint,
   Job,
+  JobList,
   JobState,
   Listing,
   ListingDetail,
@@ -750,7 +751,7 @@ export function createQuarryClient(
         });
       },
       async list(o = {}) {
-        const body = await transport.send<{ items: Job[] }>({
+        const body = await transport.send<JobList>({
           method: 'GET',
           path: '/v1/jobs',
           query: { state: o.state, limit: o.limit === undefined ? undefined : String(o.limit) },

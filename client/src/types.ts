@@ -131,6 +131,8 @@ export interface AnalyticDefinition {
   readonly cache?: { readonly ttl?: number; readonly stale?: number };
   readonly limits?: {
     readonly timeout_ms?: number;
+    /** An asynchronous call's time limit (up to 30 minutes); unset: `timeout_ms`. */
+    readonly async_timeout_ms?: number;
     readonly max_rows?: number;
     readonly max_bytes_billed?: number;
   };
@@ -843,4 +845,9 @@ export interface Job<Row = Record<string, unknown>> {
       readonly next: string | null;
     };
   } | null;
+}
+
+/** A page of the account's jobs (`GET /v1/jobs`). */
+export interface JobList {
+  readonly items: readonly Job[];
 }
