@@ -55,6 +55,7 @@ let owner: TestAccount;
 let caller: TestAccount;
 let longJob: { id: string; request_id: string };
 let longSubmittedAt: number;
+let cancelledJobId: string;
 
 function submit(gateway: GatewayProcess, key: string, source: string): Promise<HttpResponse> {
   return http.request(gateway.url, 'POST', '/v1/query', {
@@ -91,6 +92,17 @@ function activeWith(marker: string): Promise<number> {
       [marker],
     );
     return result.rows[0]?.n ?? 0;
+  });
+}
+
+/** The webhook outbox's events about `jobId` (job.succeeded, job.failed). */
+function jobEvents(jobId: string): Promise<{ type: string; payload: Record<string, unknown> }[]> {
+  return withPg(async (c) => {
+    const result = await c.query<{ type: string; payload: Record<string, unknown> }>(
+      `SELECT type, payload FROM ${store.schema}.webhook_events WHERE payload->>'job_id' = $1`,
+      [jobId],
+    );
+    return result.rows;
   });
 }
 
@@ -193,6 +205,9 @@ describe.runIf(up)('asynchronous queries (real gateways, real PostgreSQL)', () =
     expect(done.body.error).toMatchObject({ code: 'QUERY_TIMEOUT' });
     expect(done.body.credits).toBe(0);
     expect(await eventsOf(submitted.body.request_id)).toEqual([]);
+    const events = await jobEvents(submitted.body.id);
+    expect(events.map((e) => e.type)).toEqual(['job.failed']);
+    expect(events[0]?.payload).toMatchObject({ state: 'failed', error: { code: 'QUERY_TIMEOUT' } });
   }, 20_000);
 
   it('DELETE served by another instance stops the job on the warehouse within 1 s, not charged', async () => {
@@ -200,6 +215,7 @@ describe.runIf(up)('asynchronous queries (real gateways, real PostgreSQL)', () =
     const until = Date.now() + 10_000;
     while ((await activeWith(CANCEL_MARKER)) === 0 && Date.now() < until) await sleep(100);
     expect(await activeWith(CANCEL_MARKER)).toBe(1);
+    cancelledJobId = submitted.body.id;
     const cancelled = expectStatus(
       await http.request(a.url, 'DELETE', `/v1/jobs/${submitted.body.id}`, { key: caller.key }),
       200,
@@ -233,6 +249,7 @@ describe.runIf(up)('asynchronous queries (real gateways, real PostgreSQL)', () =
     expect(failed.body.error).toMatchObject({ code: 'SOURCE_UNAVAILABLE' });
     expect(failed.body.credits).toBe(0);
     expect(await eventsOf(submitted.body.request_id)).toEqual([]);
+    expect((await jobEvents(submitted.body.id)).map((e) => e.type)).toEqual(['job.failed']);
   }, 60_000);
 
   it('the TypeScript client and the CLI submit, wait for, list and cancel jobs', async () => {
@@ -349,5 +366,11 @@ describe.runIf(up)('asynchronous queries (real gateways, real PostgreSQL)', () =
     const events = await eventsOf(longJob.request_id);
     expect(events).toHaveLength(1);
     expect(events[0]).toMatchObject({ status: 'ok', millicredits: PRICE * 1000 });
+    // And its end is one webhook event in the outbox.
+    const outbox = await jobEvents(longJob.id);
+    expect(outbox.map((e) => e.type)).toEqual(['job.succeeded']);
+    expect(outbox[0]?.payload).toMatchObject({ job_id: longJob.id, row_count: 5, credits: PRICE });
+    // A cancelled job sends nothing.
+    expect(await jobEvents(cancelledJobId)).toEqual([]);
   }, 120_000);
 });

@@ -56,6 +56,7 @@ export interface JobsDeps extends Pick<AdmissionDeps, 'auth' | 'credentialFailur
     accountId: string;
     type: string;
     data: Readonly<Record<string, unknown>>;
+    dedupeKey?: string;
   }) => Promise<unknown>;
   readonly failedCalls?: FailedCalls;
   readonly logger: ErrorLogger & { warn(obj: object, msg: string): void };
@@ -175,6 +176,8 @@ export function createJobs(deps: JobsDeps): Jobs {
       await deps.emit({
         accountId: job.accountId,
         type: job.state === 'succeeded' ? 'job.succeeded' : 'job.failed',
+        // One event a job, whichever instance ends it.
+        dedupeKey: `job:${job.id}`,
         data: {
           job_id: job.id,
           source: job.source,
@@ -434,7 +437,11 @@ export function createJobs(deps: JobsDeps): Jobs {
       }
       const mine = { controller: new AbortController(), cancelled: false };
       local.set(job.id, mine);
-      void run(job, principal, entry, params, pending, mine).finally(() => local.delete(job.id));
+      void run(job, principal, entry, params, pending, mine)
+        .catch((error: unknown) =>
+          deps.logger.warn({ err: error, job_id: job.id }, 'a job could not be finished'),
+        )
+        .finally(() => local.delete(job.id));
       return jobJson(job);
     },
 
