@@ -24,6 +24,7 @@ import {
   deployAnalytic,
   expectStatus,
   ledgerOf,
+  quotaCounter,
   signUp,
   startGateways,
   type TestAccount,
@@ -118,6 +119,9 @@ describe.runIf(up)('asynchronous queries (real gateways, real PostgreSQL)', () =
       // The synchronous bound: 5 s. A job has its analytic's async_timeout_ms instead.
       QUARRY_MAX_ANALYTIC_TIMEOUT_MS: '5000',
       QUARRY_JOB_LEASE_MS: '2000',
+      // A small Free quota: every call of the caller reserves its credits before the warehouse
+      // runs (money.md), so jobs go through reserve → commit, or → release when they fail.
+      QUARRY_FREE_CALLS: '60',
     };
     [a, b] = (await startGateways(2, env)) as [GatewayProcess, GatewayProcess];
     owner = await signUp(http, a, 'owner', suffix);
@@ -372,5 +376,12 @@ describe.runIf(up)('asynchronous queries (real gateways, real PostgreSQL)', () =
     expect(outbox[0]?.payload).toMatchObject({ job_id: longJob.id, row_count: 5, credits: PRICE });
     // A cancelled job sends nothing.
     expect(await jobEvents(cancelledJobId)).toEqual([]);
+
+    // The quota counts exactly the jobs that succeeded (this one, the client's and the CLI's):
+    // every reservation of a failed, cancelled or orphaned job was given back, none is pending.
+    const ledger = await ledgerOf(store.schema, caller.id);
+    expect(ledger.filter((e) => e.status !== 'ok')).toEqual([]);
+    expect(ledger).toHaveLength(3);
+    expect(await quotaCounter(store.schema, caller.id)).toBe(3 * PRICE * 1000);
   }, 120_000);
 });
