@@ -9,6 +9,8 @@
 //     within 1 s (pg_stat_activity), and a cancelled job is not charged;
 //   - a job that fails (its async time limit) is not charged;
 //   - another account gets 404 for the job;
+//   - an embed token's rules apply at submission, and its jobs are its own;
+//   - a job's end is one webhook event (job.succeeded, job.failed) in the outbox;
 //   - a job whose instance is killed (`kill -9`) is marked failed by another instance, uncharged.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -195,6 +197,37 @@ describe.runIf(up)('asynchronous queries (real gateways, real PostgreSQL)', () =
     expectErrorEnvelope(await getJob(a, caller.key, '../v1/account'), 404, 'NOT_FOUND');
   });
 
+  it("an embed token's rules apply at submission, and its jobs are its own", async () => {
+    const mint = async () => {
+      const res = await http.request(a.url, 'POST', '/v1/embed-tokens', {
+        key: caller.key,
+        json: { analytics: [{ name: QUICK }] },
+      });
+      expect(res.status, res.text).toBe(201);
+      return res.body.embed_token.token as string;
+    };
+    const [token, other] = [await mint(), await mint()];
+    // An analytic the token does not name is refused at submission, no job made.
+    const refused = await submit(a, token, LONG);
+    expect(refused.status).toBe(403);
+    expect(refused.body.error.code).toBe('FORBIDDEN');
+    expect(refused.headers.get('location')).toBeNull();
+    const submitted = expectStatus(await submit(a, token, QUICK), 202, 'token submits');
+    const id = submitted.body.id as string;
+    const until = Date.now() + 10_000;
+    let job = await getJob(a, token, id);
+    while (job.body.state !== 'succeeded' && Date.now() < until) {
+      await sleep(100);
+      job = await getJob(a, token, id);
+    }
+    expect(job.body).toMatchObject({ state: 'succeeded', row_count: 3 });
+    // Another token of the same account, and the account's key, do not see it.
+    expectErrorEnvelope(await getJob(a, other, id), 404, 'NOT_FOUND');
+    expectErrorEnvelope(await getJob(a, caller.key, id), 404, 'NOT_FOUND');
+    const listed = expectStatus(await http.request(a.url, 'GET', '/v1/jobs', { key: other }), 200, 'list');
+    expect(listed.body.items).toEqual([]);
+  }, 30_000);
+
   it('a job past its async time limit fails with the error envelope, not charged', async () => {
     const submitted = expectStatus(
       await http.request(b.url, 'POST', '/v1/query', {
@@ -377,11 +410,12 @@ describe.runIf(up)('asynchronous queries (real gateways, real PostgreSQL)', () =
     // A cancelled job sends nothing.
     expect(await jobEvents(cancelledJobId)).toEqual([]);
 
-    // The quota counts exactly the jobs that succeeded (this one, the client's and the CLI's):
+    // The quota counts exactly the jobs that succeeded (this one, the embed token's, the client's
+    // and the CLI's):
     // every reservation of a failed, cancelled or orphaned job was given back, none is pending.
     const ledger = await ledgerOf(store.schema, caller.id);
     expect(ledger.filter((e) => e.status !== 'ok')).toEqual([]);
-    expect(ledger).toHaveLength(3);
-    expect(await quotaCounter(store.schema, caller.id)).toBe(3 * PRICE * 1000);
+    expect(ledger).toHaveLength(4);
+    expect(await quotaCounter(store.schema, caller.id)).toBe(4 * PRICE * 1000);
   }, 120_000);
 });
