@@ -122,7 +122,7 @@ describe.runIf(up)('asynchronous queries (real gateways, real PostgreSQL)', () =
       QUARRY_MAX_ANALYTIC_TIMEOUT_MS: '5000',
       QUARRY_JOB_LEASE_MS: '2000',
       // A small Free quota: every call of the caller reserves its credits before the warehouse
-      // runs (money.md), so jobs go through reserve → commit, or → release when they fail.
+      // runs (docs/money.md), so jobs go through reserve → commit, or → release when they fail.
       QUARRY_FREE_CALLS: '60',
     };
     [a, b] = (await startGateways(2, env)) as [GatewayProcess, GatewayProcess];
