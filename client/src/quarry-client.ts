@@ -34,6 +34,9 @@ import type {
   IssuedEmbedSecret,
   IssuedOAuthClient,
   IssuedWebhookEndpoint,
+  Job,
+  JobList,
+  JobState,
   Listing,
   ListingDetail,
   ListingInput,
@@ -175,6 +178,46 @@ export interface QuarryClient {
     format: ExportFormat,
     options?: Omit<QueryOptions, 'idempotencyKey'>,
   ): Promise<ExportedResult>;
+  /**
+   * Asynchronous queries (docs/large-results.md): a job runs past the synchronous time limit, is
+   * charged once when it succeeds, and its result is read in pages (`get` with `pageSize`, then
+   * `cursor`) from the gateway instance that ran it.
+   */
+  readonly jobs: {
+    /**
+     * Submits a query as a job (`Prefer: respond-async`): the queued job, once admitted. With
+     * `queryString: true` the params are query-string values coerced by the gateway, as in
+     * `analytics.get` (`GET /v1/analytics/:name`).
+     */
+    submit(
+      source: string,
+      params?: QueryParams | QueryStringParams,
+      options?: Omit<QueryOptions, 'idempotencyKey'> & { readonly queryString?: boolean },
+    ): Promise<Job>;
+    /** The job's state, and once succeeded a page of its result. */
+    get<Row = Record<string, unknown>>(
+      id: string,
+      options?: CallOptions & { readonly pageSize?: number; readonly cursor?: string },
+    ): Promise<Job<Row>>;
+    /** The account's recent jobs, newest first. */
+    list(
+      options?: CallOptions & { readonly state?: JobState; readonly limit?: number },
+    ): Promise<readonly Job[]>;
+    /** Cancels the job: its warehouse query stops, and it is not charged. */
+    cancel(id: string, options?: CallOptions): Promise<Job>;
+    /**
+     * Polls the job every `intervalMs` (default 1 s) until it succeeded, failed or was cancelled,
+     * and resolves with it; rejects with an AbortError past `timeoutMs` or when `signal` aborts.
+     */
+    wait<Row = Record<string, unknown>>(
+      id: string,
+      options?: CallOptions & {
+        readonly intervalMs?: number;
+        readonly timeoutMs?: number;
+        readonly pageSize?: number;
+      },
+    ): Promise<Job<Row>>;
+  };
   readonly analytics: {
     /** Runs an analytic with query-string params (`GET /v1/analytics/:name`), coerced by the gateway. */
     get<Row = Record<string, unknown>, Insights = unknown>(
@@ -669,6 +712,102 @@ export function createQuarryClient(
         signal: o.signal,
       });
       return exported(response, format);
+    },
+    jobs: {
+      submit(source, params = {}, o = {}) {
+        const headers = { prefer: 'respond-async', ...(o.noCache ? { 'cache-control': 'no-cache' } : {}) };
+        if (o.queryString === true) {
+          const query = params as QueryStringParams;
+          return transport.send<Job>({
+            method: 'GET',
+            path: `/v1/analytics/${segment(source)}`,
+            query: o.maxCredits === undefined ? query : { ...query, max_credits: String(o.maxCredits) },
+            headers,
+            idempotent: false,
+            signal: o.signal,
+          });
+        }
+        return transport.send<Job>({
+          method: 'POST',
+          path: '/v1/query',
+          body:
+            o.maxCredits === undefined ? { source, params } : { source, params, max_credits: o.maxCredits },
+          headers,
+          // A repeat would be a second job: only a refused submission is retried.
+          idempotent: false,
+          signal: o.signal,
+        });
+      },
+      get<Row>(id: string, o: CallOptions & { readonly pageSize?: number; readonly cursor?: string } = {}) {
+        return transport.send<Job<Row>>({
+          method: 'GET',
+          path: `/v1/jobs/${segment(id)}`,
+          query: {
+            page_size: o.pageSize === undefined ? undefined : String(o.pageSize),
+            cursor: o.cursor,
+          },
+          idempotent: true,
+          signal: o.signal,
+        });
+      },
+      async list(o = {}) {
+        const body = await transport.send<JobList>({
+          method: 'GET',
+          path: '/v1/jobs',
+          query: { state: o.state, limit: o.limit === undefined ? undefined : String(o.limit) },
+          idempotent: true,
+          signal: o.signal,
+        });
+        return body.items;
+      },
+      cancel(id, o = {}) {
+        return transport.send<Job>({
+          method: 'DELETE',
+          path: `/v1/jobs/${segment(id)}`,
+          idempotent: true,
+          signal: o.signal,
+        });
+      },
+      async wait<Row>(
+        id: string,
+        o: CallOptions & {
+          readonly intervalMs?: number;
+          readonly timeoutMs?: number;
+          readonly pageSize?: number;
+        } = {},
+      ) {
+        const until = o.timeoutMs === undefined ? Number.POSITIVE_INFINITY : Date.now() + o.timeoutMs;
+        for (;;) {
+          const job = await transport.send<Job<Row>>({
+            method: 'GET',
+            path: `/v1/jobs/${segment(id)}`,
+            query: { page_size: o.pageSize === undefined ? undefined : String(o.pageSize) },
+            idempotent: true,
+            signal: o.signal,
+          });
+          if (job.state !== 'queued' && job.state !== 'running') return job;
+          if (Date.now() >= until) {
+            throw new DOMException(
+              `The job ${id} is still ${job.state} after ${o.timeoutMs} ms.`,
+              'AbortError',
+            );
+          }
+          await new Promise<void>((resolve, reject) => {
+            const timer = setTimeout(
+              resolve,
+              Math.min(o.intervalMs ?? 1000, Math.max(0, until - Date.now())),
+            );
+            o.signal?.addEventListener(
+              'abort',
+              () => {
+                clearTimeout(timer);
+                reject(o.signal?.reason ?? new DOMException('Aborted', 'AbortError'));
+              },
+              { once: true },
+            );
+          });
+        }
+      },
     },
     analytics: {
       get<Row, Insights>(

@@ -131,6 +131,8 @@ export interface AnalyticDefinition {
   readonly cache?: { readonly ttl?: number; readonly stale?: number };
   readonly limits?: {
     readonly timeout_ms?: number;
+    /** An asynchronous call's time limit (up to 30 minutes); unset: `timeout_ms`. */
+    readonly async_timeout_ms?: number;
     readonly max_rows?: number;
     readonly max_bytes_billed?: number;
   };
@@ -819,4 +821,47 @@ export interface CorsSettings {
 /** `GET|PUT /v1/account/cors`'s answer. */
 export interface CorsSettingsResponse {
   readonly cors: CorsSettings;
+}
+
+/** The state of an asynchronous query. */
+export type JobState = 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
+
+/** An asynchronous query (`POST /v1/query` with `Prefer: respond-async`, `GET /v1/jobs/{id}`). */
+export interface Job<Row = Record<string, unknown>> {
+  readonly id: string;
+  readonly state: JobState;
+  readonly source: string;
+  readonly version: number;
+  readonly request_id: string;
+  readonly created_at: string;
+  readonly started_at: string | null;
+  readonly finished_at: string | null;
+  /** A failed job's error, as the envelope says it. */
+  readonly error: {
+    readonly code: string;
+    readonly message: string;
+    readonly details: readonly unknown[];
+  } | null;
+  readonly row_count: number | null;
+  readonly truncated: boolean | null;
+  /** Credits charged: the price once succeeded, else 0. */
+  readonly credits: number;
+  /** `ready` with `result`; `unavailable` when the instance answering does not hold the result. */
+  readonly result_status?: 'pending' | 'ready' | 'unavailable';
+  /** A page of the result, once succeeded (read from the instance that ran the job). */
+  readonly result?: {
+    readonly results: readonly Row[];
+    readonly columns: readonly { readonly name: string; readonly type: string }[];
+    readonly meta: {
+      readonly row_count: number;
+      readonly total_rows: number;
+      readonly offset: number;
+      readonly next: string | null;
+    };
+  } | null;
+}
+
+/** A page of the account's jobs (`GET /v1/jobs`). */
+export interface JobList {
+  readonly items: readonly Job[];
 }

@@ -3,6 +3,63 @@
 
 package quarry
 
+// Job is the Job schema: What the API answers as Job.
+type Job struct {
+	ID      string `json:"id"`
+	State   string `json:"state"`
+	Source  string `json:"source"`
+	Version int64  `json:"version"`
+	// RequestID: The `X-Request-Id` of the submission
+	RequestID  string  `json:"request_id"`
+	CreatedAt  string  `json:"created_at"`
+	StartedAt  *string `json:"started_at"`
+	FinishedAt *string `json:"finished_at"`
+	// Error: A failed job's error, as the envelope's `error` would say it
+	Error     *JobError `json:"error"`
+	RowCount  *int64    `json:"row_count"`
+	Truncated *bool     `json:"truncated"`
+	// Credits: Credits charged: the price once succeeded, else 0
+	Credits int64 `json:"credits"`
+	// ResultStatus: `pending` until it succeeded; `ready` with `result`; `unavailable` when this instance does not hold the result (another instance ran the job, or the result expired)
+	ResultStatus *string `json:"result_status,omitempty"`
+	// Result: A page of the result (GET /v1/jobs/{id} of a succeeded job)
+	Result *JobResult `json:"result"`
+}
+
+// JobError is the Job.error schema: A failed job's error, as the envelope's `error` would say it
+type JobError struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	Details []any  `json:"details"`
+}
+
+// JobResult is the Job.result schema: A page of the result (GET /v1/jobs/{id} of a succeeded job)
+type JobResult struct {
+	Results []map[string]any   `json:"results"`
+	Columns []JobResultColumns `json:"columns"`
+	Meta    JobResultMeta      `json:"meta"`
+}
+
+// JobResultColumns is the Job.result.columns[] schema: `result.columns[]` of Job.
+type JobResultColumns struct {
+	Name string `json:"name"`
+	Type string `json:"type"`
+}
+
+// JobResultMeta is the Job.result.meta schema: `result.meta` of Job.
+type JobResultMeta struct {
+	RowCount  int64 `json:"row_count"`
+	TotalRows int64 `json:"total_rows"`
+	Offset    int64 `json:"offset"`
+	// Next: The cursor of the next page, or null
+	Next *string `json:"next"`
+}
+
+// Jobs is the Jobs schema: What the API answers as Jobs.
+type Jobs struct {
+	Items []Job `json:"items"`
+}
+
 // EmbedToken is the EmbedToken schema: What the API answers as EmbedToken.
 type EmbedToken struct {
 	// Token: The JWT a page sends as `Authorization: Bearer <token>`
@@ -162,6 +219,7 @@ type CacheSettings struct {
 // Limits is the AnalyticDefinition.limits schema: `limits` of AnalyticDefinition.
 type Limits struct {
 	TimeoutMS      *int64 `json:"timeout_ms,omitempty"`
+	AsyncTimeoutMS *int64 `json:"async_timeout_ms,omitempty"`
 	MaxRows        *int64 `json:"max_rows,omitempty"`
 	MaxBytesBilled *int64 `json:"max_bytes_billed,omitempty"`
 }

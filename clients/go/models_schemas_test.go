@@ -4,6 +4,12 @@ package quarry
 
 // generatedModels maps each OpenAPI schema to the struct that stands for it.
 var generatedModels = map[string]any{
+	"Job":                                Job{},
+	"Job.error":                          JobError{},
+	"Job.result":                         JobResult{},
+	"Job.result.columns[]":               JobResultColumns{},
+	"Job.result.meta":                    JobResultMeta{},
+	"Jobs":                               Jobs{},
 	"EmbedToken":                         EmbedToken{},
 	"IssuedEmbedSecret":                  IssuedEmbedSecret{},
 	"EmbedSecret":                        EmbedSecret{},

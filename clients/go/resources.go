@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"time"
 )
 
 // resources are the Client's fields for the rest of the API, beside Query, Analytics.Get, Keys
@@ -15,6 +16,8 @@ type resources struct {
 	Account *AccountService
 	// Budget reads and sets the Pay as you Go budget.
 	Budget *BudgetService
+	// Jobs submits, reads, lists, cancels and waits for asynchronous queries (docs/large-results.md).
+	Jobs *JobsService
 	// Webhooks manages the account's webhook endpoints and their delivery log (docs/webhooks.md).
 	Webhooks *WebhooksService
 	// Alerts reads and sets the account's alert thresholds.
@@ -52,7 +55,7 @@ type resources struct {
 func newResources(c *Client) resources {
 	return resources{
 		Account: &AccountService{c}, Budget: &BudgetService{c}, Plans: &PlansService{c},
-		Tools: &ToolsService{c}, MCP: &MCPService{c}, Webhooks: &WebhooksService{c}, Alerts: &AlertsService{c},
+		Tools: &ToolsService{c}, MCP: &MCPService{c}, Webhooks: &WebhooksService{c}, Jobs: &JobsService{c}, Alerts: &AlertsService{c},
 		Billing: &BillingService{c}, Payouts: &PayoutsService{c}, OAuthClients: &OAuthClientsService{c},
 		EmbedTokens: &EmbedTokensService{c}, EmbedSecrets: &EmbedSecretsService{c}, CORS: &CORSService{c},
 		Connectors: &ConnectorsService{c}, Connections: &ConnectionsService{c},
@@ -897,4 +900,79 @@ func (s *AlertsService) Set(ctx context.Context, settings AlertSettings) (*Alert
 		return nil, err
 	}
 	return &out.Alerts, nil
+}
+
+// JobsService is the account's asynchronous queries (Client.Jobs; docs/large-results.md): a job
+// runs past the synchronous time limit, is charged once when it succeeds, and its result is read
+// in pages from the gateway instance that ran it.
+type JobsService struct{ c *Client }
+
+// Submit runs a query as a job (Prefer: respond-async) and returns the queued job once admitted.
+// maxCredits 0: no price limit.
+func (s *JobsService) Submit(ctx context.Context, source string, params map[string]any, maxCredits int64) (*Job, error) {
+	if params == nil {
+		params = map[string]any{}
+	}
+	body := map[string]any{"source": source, "params": params}
+	if maxCredits > 0 {
+		body["max_credits"] = maxCredits
+	}
+	// Not idempotent: a repeat would be a second job, so only a refused submission is retried.
+	return call[Job](ctx, s.c, apiRequest{method: http.MethodPost, path: "/v1/query", body: body, headers: map[string]string{"Prefer": "respond-async"}})
+}
+
+// Get returns the job, and once it succeeded a page of its result: pageSize 0 is the default
+// (1,000 rows); cursor "" is the first page, else the previous page's Result.Meta.Next.
+func (s *JobsService) Get(ctx context.Context, id string, pageSize int, cursor string) (*Job, error) {
+	query := url.Values{}
+	if pageSize > 0 {
+		query.Set("page_size", fmt.Sprint(pageSize))
+	}
+	if cursor != "" {
+		query.Set("cursor", cursor)
+	}
+	return call[Job](ctx, s.c, apiRequest{method: http.MethodGet, path: "/v1/jobs/" + url.PathEscape(id), query: query, idempotent: true})
+}
+
+// List returns the account's recent jobs, newest first (state "": any; limit 0: 20).
+func (s *JobsService) List(ctx context.Context, state string, limit int) ([]Job, error) {
+	query := url.Values{}
+	if state != "" {
+		query.Set("state", state)
+	}
+	if limit > 0 {
+		query.Set("limit", fmt.Sprint(limit))
+	}
+	out, err := call[Jobs](ctx, s.c, apiRequest{method: http.MethodGet, path: "/v1/jobs", query: query, idempotent: true})
+	if err != nil {
+		return nil, err
+	}
+	return out.Items, nil
+}
+
+// Cancel cancels the job: its warehouse query stops, and it is not charged.
+func (s *JobsService) Cancel(ctx context.Context, id string) (*Job, error) {
+	return call[Job](ctx, s.c, apiRequest{method: http.MethodDelete, path: "/v1/jobs/" + url.PathEscape(id), idempotent: true})
+}
+
+// Wait polls the job every interval (0: 1 s) until it succeeded, failed or was cancelled, and
+// returns it; it stops with ctx's error when ctx ends first.
+func (s *JobsService) Wait(ctx context.Context, id string, interval time.Duration) (*Job, error) {
+	if interval <= 0 {
+		interval = time.Second
+	}
+	for {
+		job, err := s.Get(ctx, id, 0, "")
+		if err != nil {
+			return nil, err
+		}
+		if job.State != "queued" && job.State != "running" {
+			return job, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(interval):
+		}
+	}
 }

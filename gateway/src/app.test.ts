@@ -88,8 +88,14 @@ describe('OpenAPI', () => {
     const get = doc.paths['/v1/analytics/{name}'].get;
     const headerParams = (op: { parameters?: { in: string; name: string }[] }) =>
       (op.parameters ?? []).filter((p) => p.in === 'header').map((p) => p.name.toLowerCase());
-    expect(headerParams(post).sort()).toEqual(['accept', 'cache-control', 'idempotency-key', 'if-none-match']);
-    expect(headerParams(get).sort()).toEqual(['accept', 'cache-control', 'if-none-match']);
+    expect(headerParams(post).sort()).toEqual([
+      'accept',
+      'cache-control',
+      'idempotency-key',
+      'if-none-match',
+      'prefer',
+    ]);
+    expect(headerParams(get).sort()).toEqual(['accept', 'cache-control', 'if-none-match', 'prefer']);
     expect(post.responses['200'].headers['X-Cache'].schema.enum).toEqual(['HIT', 'STALE', 'MISS']);
 
     /** Fails on any header a real answer carries that the document does not declare for it. */

@@ -4,6 +4,7 @@
 import { OpenAPIHono, z } from '@hono/zod-openapi';
 import { bodyLimit } from 'hono/body-limit';
 import { routePath } from 'hono/route';
+import { registerJobRoutes } from './adapters/hono-jobs.js';
 import { registerMcpRoutes } from './adapters/hono-mcp.js';
 import { registerQueryRoutes } from './adapters/hono-query.js';
 import { ApiError } from './errors/api-error.js';
@@ -195,6 +196,7 @@ export function createApp(services: GatewayServices): OpenAPIHono<AppEnv> {
   app.use('/v1/query', corsPreflight('POST'));
   app.use('/v1/analytics/:name', corsPreflight('GET'));
   registerQueryRoutes(app);
+  registerJobRoutes(app);
   registerEmbedRoutes(app);
   registerAccountRoutes(app);
   registerSessionRoutes(app);

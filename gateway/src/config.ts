@@ -87,6 +87,8 @@ const EnvSchema = z.object({
   // Default: the longest analytic an owner may deploy, plus SHUTDOWN_MARGIN_MS (loadConfig).
   QUARRY_SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(900_000).optional(),
   QUARRY_MAX_ANALYTIC_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(60_000),
+  QUARRY_MAX_ASYNC_TIMEOUT_MS: z.coerce.number().int().min(100).max(1_800_000).default(1_800_000),
+  QUARRY_JOB_LEASE_MS: z.coerce.number().int().min(1_000).max(600_000).default(30_000),
   QUARRY_SHUTDOWN_DELAY_MS: z.coerce.number().int().min(0).max(600_000).default(0),
   QUARRY_REDIS_URL: z
     .string()
@@ -297,6 +299,13 @@ export interface GatewayConfig {
    * longer one is refused at deploy, and one deployed before is cut to it when it runs.
    */
   readonly maxAnalyticTimeoutMs: number;
+  /**
+   * Asynchronous queries (docs/large-results.md): the longest a job runs
+   * (QUARRY_MAX_ASYNC_TIMEOUT_MS, and less than QUARRY_REAP_AFTER_MS by a minute, so a running
+   * job's reservation is never reaped), and how long a job's heartbeat may lapse before any
+   * instance marks it failed (QUARRY_JOB_LEASE_MS).
+   */
+  readonly jobs: { readonly maxTimeoutMs: number; readonly leaseMs: number };
   /**
    * On SIGTERM, how long the instance keeps serving with `/readyz` failing before it stops
    * listening (QUARRY_SHUTDOWN_DELAY_MS; 0: at once): behind a proxy, long enough for its health
@@ -661,6 +670,10 @@ export function loadConfig(
     plans,
     rateLimits,
     reapAfterMs: e.QUARRY_REAP_AFTER_MS,
+    jobs: {
+      maxTimeoutMs: Math.max(100, Math.min(e.QUARRY_MAX_ASYNC_TIMEOUT_MS, e.QUARRY_REAP_AFTER_MS - 60_000)),
+      leaseMs: e.QUARRY_JOB_LEASE_MS,
+    },
     webhooks: {
       pollMs: e.QUARRY_WEBHOOK_POLL_MS,
       leaseMs: e.QUARRY_WEBHOOK_LEASE_MS,

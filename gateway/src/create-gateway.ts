@@ -45,6 +45,7 @@ import { createLogger, type Logger } from './observability/logger.js';
 import { createMetrics } from './observability/metrics.js';
 import { createTracing } from './observability/tracing.js';
 import { createFailedCalls } from './query/failed-calls.js';
+import { createJobs } from './query/jobs.js';
 import { createLargeResults } from './query/large-results.js';
 import { createPinnedCalls } from './query/pinned-version.js';
 import { createPreviewListings } from './query/preview-listings.js';
@@ -506,6 +507,25 @@ export async function createGateway(
       store: resultStore,
       cursors: createResultCursors(resultStore.instance),
     });
+    const jobs = createJobs({
+      auth,
+      rateLimiter,
+      credentialFailures,
+      knownCredentials,
+      repository: store.jobs,
+      queries,
+      metering,
+      store: resultStore,
+      cursors: createResultCursors(resultStore.instance),
+      maxTimeoutMs: config.jobs.maxTimeoutMs,
+      leaseMs: config.jobs.leaseMs,
+      releaseUsage: async (requestId) => {
+        await money.usage.release(requestId);
+      },
+      emit: (event) => store.webhooks.emit(event),
+      ...(failedCalls === undefined ? {} : { failedCalls }),
+      logger: logger.child({ component: 'jobs' }),
+    });
     const queryCall = createQueryCallHandler({
       auth,
       embed,
@@ -524,6 +544,7 @@ export async function createGateway(
       ),
       ...(failedCalls === undefined ? {} : { failedCalls }),
       large,
+      jobs,
       pauseAfterChargeMs: config.testPauseAfterChargeMs,
     });
     const mcpTools = createMcpTools(
@@ -567,6 +588,7 @@ export async function createGateway(
       catalog,
       queries,
       queryCall,
+      jobs,
       previewListings,
       mcp,
       mcpTools,
@@ -779,6 +801,7 @@ export async function createGateway(
           await startup.idle();
           await feed.stop();
           await mcp.close();
+          await jobs.close();
           await connections.close(graceMs);
           await rateLimiter.close();
           await failedCallWindow?.close();

@@ -21,6 +21,7 @@ import {
   connectionsTestCommand,
   connectionsUpdateCommand,
 } from './commands/connections.js';
+import { jobsCancelCommand, jobsGetCommand, jobsListCommand } from './commands/jobs.js';
 import { keysCreateCommand, keysListCommand, keysRevokeCommand } from './commands/keys.js';
 import {
   listingsPublishCommand,
@@ -53,6 +54,9 @@ const COMMANDS: readonly Command[] = [
   loginCommand,
   logoutCommand,
   queryCommand,
+  jobsListCommand,
+  jobsGetCommand,
+  jobsCancelCommand,
   keysCreateCommand,
   keysListCommand,
   keysRevokeCommand,
@@ -91,6 +95,7 @@ const COMMANDS: readonly Command[] = [
 
 /** Commands with subcommands, and what they are for. */
 const GROUPS: Readonly<Record<string, string>> = {
+  jobs: 'your asynchronous queries',
   keys: 'manage API keys',
   tools: "choose your agent's tools on /mcp",
   webhooks: 'send signed events to your endpoints',

@@ -24,6 +24,8 @@ final class Client implements ClientInterface
     public readonly Resource\Budget $budget;
     /** Webhook endpoints: signed events out, their delivery log. */
     public readonly Resource\Webhooks $webhooks;
+    /** Asynchronous queries: submit, read in pages, list, cancel, wait. */
+    public readonly Resource\Jobs $jobs;
     /** The account's alert thresholds. */
     public readonly Resource\Alerts $alerts;
     /** The account's agent tools: what its agents may call on /mcp. */
@@ -98,6 +100,7 @@ final class Client implements ClientInterface
         $this->account = new Resource\Account($transport);
         $this->budget = new Resource\Budget($transport);
         $this->webhooks = new Resource\Webhooks($transport);
+        $this->jobs = new Resource\Jobs($transport);
         $this->alerts = new Resource\Alerts($transport);
         $this->tools = new Resource\Tools($transport);
         $this->mcp = new Resource\Mcp($transport);

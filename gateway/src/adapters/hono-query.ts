@@ -29,6 +29,7 @@ async function serve(c: Context<AppEnv>, request: QueryCallRequest): Promise<Res
       origin: req.header('origin'),
       host: req.header('host'),
       accept: req.header('accept'),
+      prefer: req.header('prefer'),
     },
     request,
     signal: () => req.raw.signal,
@@ -48,7 +49,7 @@ async function serve(c: Context<AppEnv>, request: QueryCallRequest): Promise<Res
  * response's body at the client's pace; a cut answer errors the body, so the client sees the
  * transfer fail rather than a short file.
  */
-function streamedResponse(reply: QueryReply, write: NonNullable<QueryReply['stream']>): Response {
+export function streamedResponse(reply: QueryReply, write: NonNullable<QueryReply['stream']>): Response {
   const pass = new PassThrough({ highWaterMark: 256 * 1024 });
   write(pass).then(
     () => pass.end(),

@@ -94,6 +94,7 @@ async function serve(
       origin: headers.origin,
       host: headers.host,
       accept: headers.accept,
+      prefer: headers.prefer as string | undefined,
     },
     request,
     signal: lazyAbortSignal(res),

@@ -42,6 +42,9 @@ export const AnalyticDefinitionSchema = z
     limits: z
       .object({
         timeout_ms: z.number().int().min(100).max(600_000).default(30_000),
+        // An asynchronous call's time limit (docs/large-results.md), apart from the synchronous
+        // one: up to 30 minutes; unset, a job has `timeout_ms` too.
+        async_timeout_ms: z.number().int().min(100).max(1_800_000).optional(),
         max_rows: z.number().int().min(1).max(10_000_000).default(10_000),
         // The owner's cost guard on engines that bill by bytes scanned (BigQuery: the job's
         // maximumBytesBilled, never above the connection's own); other engines ignore it.

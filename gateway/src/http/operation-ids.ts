@@ -6,6 +6,9 @@
 export const OPERATION_IDS: Readonly<Record<string, string>> = {
   'POST /v1/query': 'query',
   'GET /v1/analytics/{name}': 'getAnalytic',
+  'GET /v1/jobs': 'listJobs',
+  'GET /v1/jobs/{id}': 'getJob',
+  'DELETE /v1/jobs/{id}': 'cancelJob',
   'POST /v1/accounts': 'signUp',
   'GET /v1/account': 'getAccount',
   'PATCH /v1/account': 'updateAccount',

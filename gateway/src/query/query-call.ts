@@ -33,6 +33,7 @@ import {
   withFixedParams,
 } from './embed-call.js';
 import { type IdempotencyClaimed, withIdempotency } from './idempotency.js';
+import type { Jobs } from './jobs.js';
 import { type LargeReply, type LargeResults, MAX_PAGE_SIZE } from './large-results.js';
 import { deprecationHeaders, type PinnedCalls, refuseSunset } from './pinned-version.js';
 import type { PreviewListings } from './preview-listings.js';
@@ -54,6 +55,8 @@ export const QueryRequestSchema = z
     // the previous answer's `meta.next`.
     page_size: z.number().int().min(1).max(MAX_PAGE_SIZE).optional(),
     cursor: z.string().min(1).max(1000).optional(),
+    // An asynchronous call (query/jobs.ts), as `Prefer: respond-async` asks.
+    async: z.boolean().optional(),
   })
   .strict();
 
@@ -77,6 +80,8 @@ export interface QueryCallDeps extends AdmissionDeps, RunQueryDeps {
   readonly embed?: QueryCors;
   /** Pages and exports (absent: `page_size`, cursors and formats are refused). */
   readonly large?: LargeResults;
+  /** Asynchronous queries (absent: `Prefer: respond-async` is ignored and `async: true` refused). */
+  readonly jobs?: Jobs;
   /** Test-only: hold each served call this long after its charge is durable (see config.ts). */
   readonly pauseAfterChargeMs?: number;
   readonly logger: ErrorLogger & { child(bindings: object): ErrorLogger };
@@ -95,6 +100,8 @@ export interface QueryCallHeaders {
   readonly host?: string | undefined;
   /** The format of the answer: JSON unless it names CSV, NDJSON, Arrow or Parquet. */
   readonly accept?: string | undefined;
+  /** `respond-async` makes the call a job (RFC 7240). */
+  readonly prefer?: string | undefined;
 }
 
 /** A query call as it arrived: a JSON body (POST) or an analytic name and query string (GET). */
@@ -151,6 +158,8 @@ interface Decided {
   readonly cursor?: string | undefined;
   /** GET's `format=`, if sent. */
   readonly format?: string | undefined;
+  /** The body's `async`, if sent. */
+  readonly async?: boolean | undefined;
 }
 
 /** Bodies up to this size are remembered with their decision. */
@@ -230,6 +239,14 @@ function flatPaging(
     ...(format === undefined ? {} : { format }),
     names,
   };
+}
+
+/** Whether a `Prefer` header asks for `respond-async` (RFC 7240: comma-separated preferences). */
+export function prefersAsync(prefer: string | undefined): boolean {
+  if (prefer === undefined) return false;
+  return prefer
+    .split(',')
+    .some((item) => (item.split(';')[0] ?? '').trim().toLowerCase() === 'respond-async');
 }
 
 /** A call with a marketplace try-token: a free, capped preview. */
@@ -322,6 +339,7 @@ export function createQueryCallHandler(deps: QueryCallDeps): QueryCallHandler {
       maxCredits: request.max_credits ?? limit,
       pageSize: request.page_size,
       cursor: request.cursor,
+      async: request.async,
     };
     if (memo !== undefined) {
       if (decided.size >= MAX_REMEMBERED) decided.clear();
@@ -547,6 +565,54 @@ export function createQueryCallHandler(deps: QueryCallDeps): QueryCallHandler {
     return undefined;
   }
 
+  /** A call made a job: 202 with its Location (query/jobs.ts). Admission already happened, as for any call. */
+  async function submitJob(
+    call: QueryCall,
+    principal: Principal,
+    limits: LimitHeaders,
+    decision: Decided,
+  ): Promise<QueryReply> {
+    const jobs = deps.jobs;
+    if (jobs === undefined || call.agent !== undefined) {
+      throw new ApiError('INVALID_REQUEST', 'This endpoint answers synchronously only.');
+    }
+    if (isPreview(principal)) {
+      throw new ApiError('INVALID_REQUEST', 'A preview answers at once; asynchronous calls need an API key.');
+    }
+    if (decision.pageSize !== undefined || decision.cursor !== undefined) {
+      throw new ApiError(
+        'INVALID_REQUEST',
+        "An asynchronous call takes no page_size or cursor: read the job's result in pages from GET /v1/jobs/{id}.",
+      );
+    }
+    if (call.headers['idempotency-key'] !== undefined) {
+      throw new ApiError(
+        'INVALID_REQUEST',
+        'Idempotency-Key is not supported on asynchronous calls: a retried submission would be a second job. List your jobs with GET /v1/jobs instead.',
+      );
+    }
+    const job = await jobs.submit({
+      principal,
+      entry: decision.entry,
+      params: decision.params,
+      requestId: call.requestId,
+    });
+    const { entry } = decision;
+    if (decision.source !== entry.name) deps.pinnedCalls?.record(entry, principal.accountId);
+    const body = JSON.stringify(job);
+    const headers: Record<string, string> = {
+      'content-type': 'application/json',
+      'content-length': String(Buffer.byteLength(body)),
+      location: `/v1/jobs/${job.id as string}`,
+      'preference-applied': 'respond-async',
+      'x-request-id': call.requestId,
+      'cache-control': 'private, no-store',
+      ...limits,
+    };
+    if (entry.deprecation !== undefined) deprecationHeaders(entry, headers);
+    return { status: 202, headers, body, principal };
+  }
+
   /**
    * What an Idempotency-Key is bound to. An embed token's answer is its own (its fixed params): the
    * same key and body sent with another token of the account is another request, never a replay.
@@ -605,6 +671,9 @@ export function createQueryCallHandler(deps: QueryCallDeps): QueryCallHandler {
       if (maxCredits !== undefined)
         checkPriceLimit(decision.source, deps.metering.creditsOf(principal, entry), maxCredits);
       const { request } = call;
+      if (decision.async === true || (decision.async === undefined && prefersAsync(call.headers.prefer))) {
+        return await submitJob(call, principal, limits, decision);
+      }
       const large = largeCall(call, principal, decision);
       if (large !== undefined) {
         const reply = await serveLarge(call, principal, limits, decision, large);

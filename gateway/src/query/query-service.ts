@@ -74,6 +74,8 @@ export interface QueryService {
     params: ParamValues,
     sink: RowSink,
     signal?: AbortSignal,
+    /** An asynchronous job's own time limit (query/jobs.ts), instead of the analytic's `timeout_ms`. */
+    timeoutMs?: number,
   ): Promise<StreamSummary>;
 }
 
@@ -216,7 +218,7 @@ export function createQueryService(deps: QueryServiceDeps): QueryService {
       return validated(entry, coerceQueryParams(entry.definition.params, query));
     },
 
-    async stream(entry, params, sink, signal) {
+    async stream(entry, params, sink, signal, jobTimeoutMs) {
       const connector = await deps.connectors.connectorFor(entry.ownerId, entry.connectionId);
       const limits = entry.definition.limits;
       const started = performance.now();
@@ -226,10 +228,12 @@ export function createQueryService(deps: QueryServiceDeps): QueryService {
           {
             template: entry.template,
             params,
-            timeoutMs: Math.min(
-              limits?.timeout_ms ?? DEFAULT_TIMEOUT_MS,
-              deps.maxTimeoutMs ?? Number.POSITIVE_INFINITY,
-            ),
+            timeoutMs:
+              jobTimeoutMs ??
+              Math.min(
+                limits?.timeout_ms ?? DEFAULT_TIMEOUT_MS,
+                deps.maxTimeoutMs ?? Number.POSITIVE_INFINITY,
+              ),
             maxRows: limits?.max_rows ?? DEFAULT_MAX_ROWS,
             ...(limits?.max_bytes_billed === undefined ? {} : { maxBytesBilled: limits.max_bytes_billed }),
             // Only what a session that cannot stream holds at once.

@@ -15,6 +15,7 @@ import {
 } from '../http/common-schemas.js';
 import { IdempotencyKeySchema } from '../query/idempotency.js';
 import { QueryRequestSchema } from '../query/query-call.js';
+import { JobSchema } from './jobs.js';
 
 /**
  * The body the query module validates (query/query-call.ts), documented with zod's own `.meta()`
@@ -39,6 +40,10 @@ export const QueryRequestDoc = QueryRequestSchema.extend({
     example: 10000,
     description:
       'Answer the result in pages of this many rows (1–10,000): the query runs once, its whole result is kept for `QUARRY_RESULT_TTL_SECONDS`, and `meta.next` is the cursor of the next page. Pages are JSON; insights are left out',
+  }),
+  async: QueryRequestSchema.shape.async.meta({
+    description:
+      'true: run the call as an asynchronous job, as `Prefer: respond-async` asks (`false` answers synchronously whatever `Prefer` says). Admission and price are those of the call; it is charged once, when the job succeeds',
   }),
   cursor: QueryRequestSchema.shape.cursor.meta({
     description:
@@ -134,6 +139,21 @@ const ok = {
   },
 };
 
+/** 202: the call was admitted as an asynchronous job (query/jobs.ts). */
+const ACCEPTED = {
+  202: {
+    description:
+      'Admitted as an asynchronous job (`Prefer: respond-async` or `"async": true`): follow `Location` for its state and, once it succeeded, its result',
+    headers: {
+      ...EVERY_RESPONSE_HEADERS,
+      ...RATE_LIMIT_HEADERS,
+      Location: header('`/v1/jobs/{id}`: the job'),
+      'Preference-Applied': header('`respond-async`'),
+    },
+    content: { 'application/json': { schema: JobSchema } },
+  },
+};
+
 /** 410: a pinned version past its sunset, or a cursor whose result is no longer kept. */
 const GONE_ERROR = {
   410: errorResponse(
@@ -182,6 +202,10 @@ const QueryHeaders = z.object({
     description:
       '`no-cache` (or `no-store`; also `Pragma: no-cache`) skips any cached answer: the warehouse runs the query and the fresh answer replaces the cached one',
   }),
+  prefer: z.string().optional().openapi({
+    description:
+      '`respond-async` (RFC 7240): run the call as an asynchronous job; it answers `202` with `Location: /v1/jobs/{id}` once admitted (docs/large-results.md)',
+  }),
 });
 
 /** POST /v1/query (served by adapters/hono-query.ts and adapters/node-query.ts). */
@@ -202,6 +226,7 @@ export const QUERY_ROUTE = createRoute({
   },
   responses: withCors({
     200: ok,
+    ...ACCEPTED,
     304: notModified,
     ...AUTHED_ERRORS,
     ...BODY_ERRORS,
@@ -252,6 +277,7 @@ export const ANALYTIC_ROUTE = createRoute({
   },
   responses: withCors({
     200: ok,
+    ...ACCEPTED,
     304: notModified,
     ...AUTHED_ERRORS,
     ...QUERY_ERRORS,

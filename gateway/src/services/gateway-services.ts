@@ -22,6 +22,7 @@ import type { BuildInfo } from '../observability/build-info.js';
 import type { Logger } from '../observability/logger.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
 import type { Tracing } from '../observability/tracing.js';
+import type { Jobs } from '../query/jobs.js';
 import type { PreviewListings } from '../query/preview-listings.js';
 import type { QueryCallHandler } from '../query/query-call.js';
 import type { QueryService } from '../query/query-service.js';
@@ -83,6 +84,8 @@ export interface GatewayServices {
   readonly queries: QueryService;
   /** The one query call (query/query-call.ts), served by both query adapters. */
   readonly queryCall: QueryCallHandler;
+  /** Asynchronous queries (query/jobs.ts): GET/DELETE /v1/jobs…; absent in a gateway without them. */
+  readonly jobs?: Jobs;
   /** The MCP endpoint's sessions (mcp/): the analytics as tools, calling queryCall. */
   readonly mcp: McpSessions;
   /** The MCP tools of each account (mcp/mcp-tools.ts): the account routes forget a changed choice. */

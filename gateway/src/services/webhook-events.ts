@@ -113,6 +113,30 @@ export const WEBHOOK_EVENTS = {
       failing_since: z.string().nullable(),
     }),
   },
+  'job.succeeded': {
+    summary:
+      'An asynchronous query of the account finished: its result can be read from `GET /v1/jobs/{id}`; the job was charged once.',
+    data: z.object({
+      job_id: z.string(),
+      source: z.string(),
+      version: z.number().int(),
+      state: z.literal('succeeded'),
+      row_count: z.number().int(),
+      truncated: z.boolean(),
+      credits: z.number().int().openapi({ description: 'Credits the job was charged' }),
+    }),
+  },
+  'job.failed': {
+    summary:
+      'An asynchronous query of the account failed (a warehouse error, its time limit, or the instance running it stopped); not charged.',
+    data: z.object({
+      job_id: z.string(),
+      source: z.string(),
+      version: z.number().int(),
+      state: z.literal('failed'),
+      error: z.object({ code: z.string(), message: z.string(), details: z.array(z.unknown()).optional() }),
+    }),
+  },
   'webhook.test': {
     summary: 'Sent on request to one endpoint (`POST /v1/webhooks/{id}/test`).',
     data: z.object({ message: z.string(), endpoint_id: z.string() }),

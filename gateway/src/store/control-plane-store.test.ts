@@ -88,6 +88,7 @@ for (const { backend, available } of backends) {
           'payment_events',
           'payout_accounts',
           'period_closes',
+          'query_jobs',
           'schema_migrations',
           'secret_key_checks',
           'usage_account_days',

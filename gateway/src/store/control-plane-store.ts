@@ -22,6 +22,7 @@ import { type ConnectionRepository, createConnectionRepository } from './connect
 import { createEmbedRepository, type EmbedRepository } from './embed-repository.js';
 import { createFailedCallRepository, type FailedCallRepository } from './failed-call-repository.js';
 import { createIdempotencyRepository, type IdempotencyRepository } from './idempotency-repository.js';
+import { createJobRepository, type JobRepository } from './job-repository.js';
 import { createListingRepository, type ListingRepository } from './listing-repository.js';
 import { createOAuthClientRepository, type OAuthClientRepository } from './oauth-client-repository.js';
 import {
@@ -68,6 +69,8 @@ export interface ControlPlaneStore {
   readonly sealedSecrets: SealedSecretsRepository;
   /** Webhook endpoints (secrets sealed), the event outbox and its deliveries; alert settings. */
   readonly webhooks: WebhookRepository;
+  /** Asynchronous query jobs (query/jobs.ts). */
+  readonly jobs: JobRepository;
   /** Runs `fn` with a store whose every call is part of one transaction. */
   transaction<T>(fn: (store: ControlPlaneStore) => Promise<T>): Promise<T>;
 }
@@ -98,6 +101,7 @@ export function createControlPlaneStore(
     sealedSecrets: createSealedSecretsRepository(sql, options.secretBox),
     sessions: createSessionRepository(sql),
     webhooks: createWebhookRepository(sql, options.secretBox),
+    jobs: createJobRepository(sql),
     transaction: (fn) => sql.transaction((tx) => fn(createControlPlaneStore(tx, options))),
   };
 }

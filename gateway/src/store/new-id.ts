@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { encodeBase62 } from '../security/base62.js';
 
 /** The kinds of record that get ids, by prefix. */
-export type IdPrefix = 'acc' | 'key' | 'con' | 'ana' | 'ses';
+export type IdPrefix = 'acc' | 'key' | 'con' | 'ana' | 'ses' | 'job';
 
 /** A fresh random id such as `acc_3kTMd9Qp…` (prefix, underscore, 22 base62 digits). */
 export function newId(prefix: IdPrefix): string {

@@ -14,6 +14,8 @@ const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../../..');
 /** The OpenAPI schema each exported type of @quarry/client stands for. */
 const MODELS: Readonly<Record<string, string>> = {
   QueryResponse: 'QueryResult',
+  Job: 'Job',
+  Jobs: 'JobList',
   Account: 'Account',
   ApiKey: 'ApiKey',
   IssuedApiKey: 'IssuedApiKey',

@@ -9,6 +9,7 @@ import { booleanFlag, CONNECTION_HELP, CONNECTION_OPTIONS, type Command, listFla
 import { connect } from '../connection.js';
 import { createProgress } from '../progress.js';
 import { formatTable, isNumericType } from '../table.js';
+import { jobLine } from './jobs.js';
 
 /** `k=v` pairs as query-string params; a repeated name makes a list. */
 function parseParams(pairs: readonly string[]): QueryStringParams {
@@ -112,6 +113,7 @@ export const queryCommand: Command = {
   summary: 'run an analytic and print its rows',
   help: `Usage: quarry query <source> [--param NAME=VALUE]... [--json] [--no-cache] [--max-credits N]
        quarry query <source> [--param NAME=VALUE]... --format csv|ndjson|arrow|parquet > FILE
+       quarry query <source> [--param NAME=VALUE]... --async [--wait]
 
 Runs an analytic. Values are coerced by the analytic's param schema (year=2024 is an integer);
 repeat a param for a list (--param regions=EU --param regions=NA). Prints an aligned table on a
@@ -125,6 +127,9 @@ Options:
                            PRICE_ABOVE_LIMIT, nothing charged)
   --format F               stream the whole result to stdout as csv, ndjson, arrow or
                            parquet, with progress on stderr (charged once it is all sent)
+  --async                  run it as an asynchronous job and print the job (see quarry jobs);
+                           charged once, when it succeeds
+  --wait                   with --async: wait for the job and print it with its first rows
 ${CONNECTION_HELP}
   -h, --help               this help
 
@@ -138,6 +143,8 @@ Example:
     'no-cache': { type: 'boolean' },
     'max-credits': { type: 'string' },
     format: { type: 'string' },
+    async: { type: 'boolean' },
+    wait: { type: 'boolean' },
     ...CONNECTION_OPTIONS,
   },
   positionals: { min: 1, max: 1 },
@@ -147,6 +154,28 @@ Example:
     const format = formatFlag(flags.format);
     const client = await connect(flags, io);
     const source = positionals[0] as string;
+    if (booleanFlag(flags, 'async')) {
+      if (format !== undefined) {
+        throw new UsageError('--async prints the job; read its result with quarry jobs get.', 'query');
+      }
+      let job = await client.jobs.submit(source, params, {
+        queryString: true,
+        noCache: booleanFlag(flags, 'no-cache'),
+        ...(maxCredits === undefined ? {} : { maxCredits }),
+      });
+      if (booleanFlag(flags, 'wait')) {
+        const progress = createProgress(io.stderr);
+        progress.update(`job ${job.id} of ${source} ${job.state}`);
+        try {
+          job = await client.jobs.wait(job.id);
+        } finally {
+          progress.stop();
+        }
+      }
+      const asJson = booleanFlag(flags, 'json') || !io.stdout.isTTY;
+      io.stdout.write(asJson ? `${JSON.stringify(job, null, 2)}\n` : jobLine(job));
+      return job.state === 'failed' ? EXIT.error : EXIT.ok;
+    }
     if (format !== undefined) {
       const result = await client.analytics.export(source, params, format, {
         noCache: booleanFlag(flags, 'no-cache'),

@@ -15,6 +15,7 @@ final class Limits implements \JsonSerializable
     /** @param array<string, mixed> $raw */
     public function __construct(
         public readonly ?int $timeout_ms = null,
+        public readonly ?int $async_timeout_ms = null,
         public readonly ?int $max_rows = null,
         public readonly ?int $max_bytes_billed = null,
         public readonly array $raw = [],
@@ -30,6 +31,7 @@ final class Limits implements \JsonSerializable
     {
         return new self(
             timeout_ms: isset($body['timeout_ms']) ? $body['timeout_ms'] : null,
+            async_timeout_ms: isset($body['async_timeout_ms']) ? $body['async_timeout_ms'] : null,
             max_rows: isset($body['max_rows']) ? $body['max_rows'] : null,
             max_bytes_billed: isset($body['max_bytes_billed']) ? $body['max_bytes_billed'] : null,
             raw: $body,
@@ -39,6 +41,6 @@ final class Limits implements \JsonSerializable
     /** @return array<string, mixed> The fields as sent. */
     public function jsonSerialize(): array
     {
-        return ['timeout_ms' => $this->timeout_ms, 'max_rows' => $this->max_rows, 'max_bytes_billed' => $this->max_bytes_billed];
+        return ['timeout_ms' => $this->timeout_ms, 'async_timeout_ms' => $this->async_timeout_ms, 'max_rows' => $this->max_rows, 'max_bytes_billed' => $this->max_bytes_billed];
     }
 }

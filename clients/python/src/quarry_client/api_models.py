@@ -418,6 +418,7 @@ class Limits:
     __quarry_schema__: ClassVar[str] = "AnalyticDefinition.limits"
 
     timeout_ms: Optional[int] = None
+    async_timeout_ms: Optional[int] = None
     max_rows: Optional[int] = None
     max_bytes_billed: Optional[int] = None
     raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
@@ -427,6 +428,7 @@ class Limits:
         """Builds one from the gateway's decoded JSON."""
         return cls(
             timeout_ms=body.get("timeout_ms"),
+            async_timeout_ms=body.get("async_timeout_ms"),
             max_rows=body.get("max_rows"),
             max_bytes_billed=body.get("max_bytes_billed"),
             raw=dict(body),

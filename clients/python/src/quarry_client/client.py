@@ -28,6 +28,7 @@ from .resources import (
     PlansResource,
     StatementsResource,
     ToolsResource,
+    JobsResource,
     WebhooksResource,
 )
 from .retry import RetryPolicy
@@ -162,6 +163,7 @@ class QuarryClient:
         #: Pay as you Go: the budget of a period.
         self.budget = BudgetResource(self._transport)
         #: Webhook endpoints: signed events out, their delivery log.
+        self.jobs = JobsResource(self._transport)
         self.webhooks = WebhooksResource(self._transport)
         #: The account's alert thresholds.
         self.alerts = AlertsResource(self._transport)

@@ -10,6 +10,7 @@ import urllib.parse
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence
 
 from .api_models import (
+    Job,
     Account,
     AlertSettings,
     AgentTool,
@@ -111,6 +112,59 @@ class BudgetResource(_Resource):
     def set(self, budget_usd: float) -> Budget:
         """Sets the budget (whole cents; at most the operator's cap)."""
         return Budget.from_json(self._send("PUT", "/v1/account/budget", body={"budget_usd": budget_usd}))
+
+
+class JobsResource(_Resource):
+    """Asynchronous queries (``client.jobs``; docs/large-results.md): a job runs past the
+    synchronous time limit, is charged once when it succeeds, and its result is read in pages from
+    the gateway instance that ran it."""
+
+    def submit(
+        self, source: str, params: Optional[Mapping[str, Any]] = None, *, max_credits: Optional[int] = None
+    ) -> Job:
+        """Submits a query as a job (``Prefer: respond-async``): the queued job, once admitted."""
+        body: Dict[str, Any] = {"source": source, "params": dict(params or {})}
+        if max_credits is not None:
+            body["max_credits"] = max_credits
+        return Job.from_json(
+            self._send("POST", "/v1/query", body=body, headers={"Prefer": "respond-async"}, idempotent=False)
+        )
+
+    def get(self, id: str, *, page_size: Optional[int] = None, cursor: Optional[str] = None) -> Job:
+        """The job's state, and once succeeded a page of its result (``result.meta.next``: the next cursor)."""
+        query: Dict[str, Any] = {}
+        if page_size is not None:
+            query["page_size"] = str(page_size)
+        if cursor is not None:
+            query["cursor"] = cursor
+        return Job.from_json(self._send("GET", f"/v1/jobs/{_segment(id)}", query=query))
+
+    def list(self, *, state: Optional[str] = None, limit: Optional[int] = None) -> List[Job]:
+        """The account's recent jobs, newest first."""
+        query: Dict[str, Any] = {}
+        if state is not None:
+            query["state"] = state
+        if limit is not None:
+            query["limit"] = str(limit)
+        return [Job.from_json(j) for j in self._send("GET", "/v1/jobs", query=query)["items"]]
+
+    def cancel(self, id: str) -> Job:
+        """Cancels the job: its warehouse query stops, and it is not charged."""
+        return Job.from_json(self._send("DELETE", f"/v1/jobs/{_segment(id)}"))
+
+    def wait(self, id: str, *, interval: float = 1.0, timeout: Optional[float] = None) -> Job:
+        """Polls the job every ``interval`` seconds until it succeeded, failed or was cancelled;
+        raises ``TimeoutError`` past ``timeout`` seconds."""
+        import time
+
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            job = self.get(id)
+            if job.state not in ("queued", "running"):
+                return job
+            if deadline is not None and time.monotonic() >= deadline:
+                raise TimeoutError(f"The job {id} is still {job.state} after {timeout} s.")
+            time.sleep(interval if deadline is None else max(0.0, min(interval, deadline - time.monotonic())))
 
 
 class WebhooksResource(_Resource):

@@ -35,6 +35,117 @@ module Quarry
       end
     end
 
+    # Job: What the API answers as Job.
+    class Job < Model
+      SCHEMA = "Job"
+      FIELDS = %w[id state source version request_id created_at started_at finished_at error row_count truncated credits result_status result].freeze
+      attr_reader :id, :state, :source, :version, :request_id, :created_at, :started_at, :finished_at, :error, :row_count, :truncated, :credits, :result_status, :result
+
+      # Builds one from the gateway's decoded JSON (a Hash with String keys).
+      def self.from_json(body)
+        new(
+          id: body["id"],
+          state: body["state"],
+          source: body["source"],
+          version: body["version"],
+          request_id: body["request_id"],
+          created_at: body["created_at"],
+          started_at: body["started_at"],
+          finished_at: body["finished_at"],
+          error: body["error"].nil? ? nil : JobError.from_json(body["error"]),
+          row_count: body["row_count"],
+          truncated: body["truncated"],
+          credits: body["credits"],
+          result_status: body["result_status"],
+          result: body["result"].nil? ? nil : JobResult.from_json(body["result"]),
+          raw: body
+        )
+      end
+    end
+
+    # Job.error: A failed job's error, as the envelope's `error` would say it
+    class JobError < Model
+      SCHEMA = "Job.error"
+      FIELDS = %w[code message details].freeze
+      attr_reader :code, :message, :details
+
+      # Builds one from the gateway's decoded JSON (a Hash with String keys).
+      def self.from_json(body)
+        new(
+          code: body["code"],
+          message: body["message"],
+          details: body["details"],
+          raw: body
+        )
+      end
+    end
+
+    # Job.result: A page of the result (GET /v1/jobs/{id} of a succeeded job)
+    class JobResult < Model
+      SCHEMA = "Job.result"
+      FIELDS = %w[results columns meta].freeze
+      attr_reader :results, :columns, :meta
+
+      # Builds one from the gateway's decoded JSON (a Hash with String keys).
+      def self.from_json(body)
+        new(
+          results: body["results"],
+          columns: body["columns"].nil? ? nil : body["columns"].map { |item| JobResultColumns.from_json(item) },
+          meta: body["meta"].nil? ? nil : JobResultMeta.from_json(body["meta"]),
+          raw: body
+        )
+      end
+    end
+
+    # Job.result.columns[]: `result.columns[]` of Job.
+    class JobResultColumns < Model
+      SCHEMA = "Job.result.columns[]"
+      FIELDS = %w[name type].freeze
+      attr_reader :name, :type
+
+      # Builds one from the gateway's decoded JSON (a Hash with String keys).
+      def self.from_json(body)
+        new(
+          name: body["name"],
+          type: body["type"],
+          raw: body
+        )
+      end
+    end
+
+    # Job.result.meta: `result.meta` of Job.
+    class JobResultMeta < Model
+      SCHEMA = "Job.result.meta"
+      FIELDS = %w[row_count total_rows offset next].freeze
+      attr_reader :row_count, :total_rows, :offset, :next
+
+      # Builds one from the gateway's decoded JSON (a Hash with String keys).
+      def self.from_json(body)
+        new(
+          row_count: body["row_count"],
+          total_rows: body["total_rows"],
+          offset: body["offset"],
+          next: body["next"],
+          raw: body
+        )
+      end
+    end
+
+    # Jobs: What the API answers as Jobs.
+    class Jobs < Model
+      SCHEMA = "Jobs"
+      FIELDS = %w[items].freeze
+      attr_reader :items
+
+      # Builds one from the gateway's decoded JSON (a Hash with String keys).
+      def self.from_json(body)
+        new(
+          items: body["items"].nil? ? nil : body["items"].map { |item| Job.from_json(item) },
+          raw: body
+        )
+      end
+    end
+
     # EmbedToken: What the API answers as EmbedToken.
     class EmbedToken < Model
       SCHEMA = "EmbedToken"
@@ -309,13 +420,14 @@ module Quarry
     # AnalyticDefinition.limits: `limits` of AnalyticDefinition.
     class Limits < Model
       SCHEMA = "AnalyticDefinition.limits"
-      FIELDS = %w[timeout_ms max_rows max_bytes_billed].freeze
-      attr_reader :timeout_ms, :max_rows, :max_bytes_billed
+      FIELDS = %w[timeout_ms async_timeout_ms max_rows max_bytes_billed].freeze
+      attr_reader :timeout_ms, :async_timeout_ms, :max_rows, :max_bytes_billed
 
       # Builds one from the gateway's decoded JSON (a Hash with String keys).
       def self.from_json(body)
         new(
           timeout_ms: body["timeout_ms"],
+          async_timeout_ms: body["async_timeout_ms"],
           max_rows: body["max_rows"],
           max_bytes_billed: body["max_bytes_billed"],
           raw: body

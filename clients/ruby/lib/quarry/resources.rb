@@ -1,5 +1,6 @@
 # frozen_string_literal: true
 
+require "timeout"
 require "uri"
 
 module Quarry
@@ -14,6 +15,9 @@ module Quarry
     def budget = @budget ||= BudgetResource.new(@transport)
     # Webhook endpoints: signed events out, their delivery log (WebhooksResource).
     def webhooks = @webhooks ||= WebhooksResource.new(@transport)
+
+    # Asynchronous queries: submit, read in pages, list, cancel, wait (JobsResource).
+    def jobs = @jobs ||= JobsResource.new(@transport)
     # The account's alert thresholds (AlertsResource).
     def alerts = @alerts ||= AlertsResource.new(@transport)
     # The account's agent tools: what its agents may call on /mcp (ToolsResource).
@@ -103,6 +107,45 @@ module Quarry
 
   # The account's webhook endpoints (Client#webhooks; needs the account scope): signed events out
   # (docs/webhooks.md). Check deliveries with Quarry::Webhook.verify.
+  # Asynchronous queries (docs/large-results.md): a job runs past the synchronous time limit, is
+  # charged once when it succeeds, and its result is read in pages from the instance that ran it.
+  class JobsResource < Resource
+    # Submits a query as a job (Prefer: respond-async): the queued Models::Job, once admitted.
+    def submit(source, params = {}, max_credits: nil)
+      body = { source: source, params: params, max_credits: max_credits }.compact
+      Models::Job.from_json(
+        @transport.send_request("POST", "/v1/query", body: body, headers: { "Prefer" => "respond-async" }, idempotent: false)
+      )
+    end
+
+    # The job's state, and once succeeded a page of its result (+result.meta.next+: the next cursor).
+    def get(id, page_size: nil, cursor: nil)
+      Models::Job.from_json(@transport.send_request("GET", "/v1/jobs/#{segment(id)}", query: { page_size: page_size, cursor: cursor }))
+    end
+
+    # The account's recent jobs, newest first (Array of Models::Job).
+    def list(state: nil, limit: nil)
+      @transport.send_request("GET", "/v1/jobs", query: { state: state, limit: limit })["items"].map { |j| Models::Job.from_json(j) }
+    end
+
+    # Cancels the job: its warehouse query stops, and it is not charged.
+    def cancel(id) = Models::Job.from_json(@transport.send_request("DELETE", "/v1/jobs/#{segment(id)}"))
+
+    # Polls the job every +interval+ seconds until it succeeded, failed or was cancelled; raises
+    # Timeout::Error past +timeout+ seconds.
+    def wait(id, interval: 1.0, timeout: nil)
+      deadline = timeout && (Process.clock_gettime(Process::CLOCK_MONOTONIC) + timeout)
+      loop do
+        job = get(id)
+        return job unless %w[queued running].include?(job.state)
+        now = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+        raise Timeout::Error, "The job #{id} is still #{job.state} after #{timeout} s." if deadline && now >= deadline
+
+        sleep(deadline ? [interval, deadline - now].min : interval)
+      end
+    end
+  end
+
   class WebhooksResource < Resource
     # Adds an endpoint (Models::IssuedWebhookEndpoint); its secret (whsec_…) is shown this once.
     # No +event_types+: every type.
