@@ -301,9 +301,9 @@ export interface GatewayConfig {
   readonly maxAnalyticTimeoutMs: number;
   /**
    * Asynchronous queries (docs/large-results.md): the longest a job runs
-   * (QUARRY_MAX_ASYNC_TIMEOUT_MS, and less than QUARRY_REAP_AFTER_MS by a minute, so a running
-   * job's reservation is never reaped), and how long a job's heartbeat may lapse before any
-   * instance marks it failed (QUARRY_JOB_LEASE_MS).
+   * (QUARRY_MAX_ASYNC_TIMEOUT_MS; the reaper leaves a live job's reservation alone, whatever
+   * QUARRY_REAP_AFTER_MS), and how long a job's heartbeat may lapse before any instance marks it
+   * failed and gives its reservation back (QUARRY_JOB_LEASE_MS).
    */
   readonly jobs: { readonly maxTimeoutMs: number; readonly leaseMs: number };
   /**
@@ -671,7 +671,7 @@ export function loadConfig(
     rateLimits,
     reapAfterMs: e.QUARRY_REAP_AFTER_MS,
     jobs: {
-      maxTimeoutMs: Math.max(100, Math.min(e.QUARRY_MAX_ASYNC_TIMEOUT_MS, e.QUARRY_REAP_AFTER_MS - 60_000)),
+      maxTimeoutMs: e.QUARRY_MAX_ASYNC_TIMEOUT_MS,
       leaseMs: e.QUARRY_JOB_LEASE_MS,
     },
     webhooks: {

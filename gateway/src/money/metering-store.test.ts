@@ -715,6 +715,26 @@ for (const { backend, available } of backends) {
       });
     });
 
+    describe('reapStale and asynchronous jobs', () => {
+      it('leaves the reservation of a job still queued or running to the jobs, however old', async () => {
+        const { caller, analytic } = await world();
+        const job = reservation(caller.id, analytic);
+        await counting(store.usage).reserve(job);
+        await backdate(job.requestId, 3_600_000);
+        await sql.query(
+          `INSERT INTO query_jobs (id, account_id, source, version, request_id, state, instance_id, timeout_ms)
+           VALUES ($1, $2, 'a', 1, $3, 'running', 'inst_test', 1800000)`,
+          [`job_${job.requestId}`, caller.id, job.requestId],
+        );
+        expect(await store.usage.reapStale(600_000)).toBe(0);
+        expect(await store.usage.counter(caller.id, PERIOD)).toBe(1);
+        // Once the job is over (its instance died and the sweep failed it), the reservation is fair game.
+        await sql.query(`UPDATE query_jobs SET state = 'failed' WHERE request_id = $1`, [job.requestId]);
+        expect(await store.usage.reapStale(600_000)).toBe(1);
+        expect(await store.usage.counter(caller.id, PERIOD)).toBe(0);
+      });
+    });
+
     describe('concurrency', () => {
       const racers = backend.name === 'postgres' ? 300 : 60;
       const limit = backend.name === 'postgres' ? 30 : 10;

@@ -725,9 +725,13 @@ export function createUsageRepository(sql: SqlExecutor): UsageRepository {
         // SKIP LOCKED: an event being committed or released right now is not stale.
         const [row] = await tx.query<{ reaped: number }>(
           `WITH doomed AS (
-             SELECT request_id FROM usage_events
+             SELECT request_id FROM usage_events e
               WHERE status = 'pending' AND reserved_at < now() - $1::double precision * interval '1 millisecond'
-              FOR UPDATE SKIP LOCKED
+                -- A job still queued or running holds its reservation (up to 30 minutes); the jobs'
+                -- own sweep gives it back once the job's heartbeat lapses (query/jobs.ts).
+                AND NOT EXISTS (SELECT 1 FROM query_jobs j
+                                 WHERE j.request_id = e.request_id AND j.state IN ('queued', 'running'))
+              FOR UPDATE OF e SKIP LOCKED
            ), gone AS (
              DELETE FROM usage_events e USING doomed d WHERE e.request_id = d.request_id
              RETURNING e.account_id, e.period, e.origin, e.millicredits, e.value_musd
