@@ -9,7 +9,163 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Dict, List, Mapping, Optional
 
-__all__ = ["EmbedToken", "IssuedEmbedSecret", "EmbedSecret", "CorsSettings", "CorsSettingsCors", "Account", "Plan", "Connection", "Circuit", "ConnectionRemoval", "Analytic", "AnalyticHealth", "AnalyticDefinition", "CacheSettings", "Limits", "AnalyticVersion", "VersionDeprecation", "ConnectorTypes", "ConnectorType", "Usage", "UsageTotals", "CallsByOrigin", "BudgetState", "UsageByAnalytic", "UsageByDay", "DeprecatedVersion", "Budget", "BudgetSettings", "IssuedWebhookEndpoint", "WebhookEndpoint", "WebhookDelivery", "AlertSettings", "AgentTool", "McpSettings", "McpDefaults", "Billing", "BillingPlan", "PaygInvoice", "PaygInvoiceLine", "Checkout", "Portal", "Onboarding", "PayoutAccount", "Payouts", "OwnerPayout", "Payout", "OwnerStatement", "StatementAnalytic", "StatementTotals", "StatementDay", "StatementPayout", "StatementAdjustment", "StatementFailedCalls", "OwnerListing", "Listing", "ListingOwner", "ListingDetail", "ExampleRequest", "ExampleRequestBody", "TryToken", "OAuthClient"]
+__all__ = ["Job", "JobError", "JobResult", "JobResultColumns", "JobResultMeta", "Jobs", "EmbedToken", "IssuedEmbedSecret", "EmbedSecret", "CorsSettings", "CorsSettingsCors", "Account", "Plan", "Connection", "Circuit", "ConnectionRemoval", "Analytic", "AnalyticHealth", "AnalyticDefinition", "CacheSettings", "Limits", "AnalyticVersion", "VersionDeprecation", "ConnectorTypes", "ConnectorType", "Usage", "UsageTotals", "CallsByOrigin", "BudgetState", "UsageByAnalytic", "UsageByDay", "DeprecatedVersion", "Budget", "BudgetSettings", "IssuedWebhookEndpoint", "WebhookEndpoint", "WebhookDelivery", "AlertSettings", "AgentTool", "McpSettings", "McpDefaults", "Billing", "BillingPlan", "PaygInvoice", "PaygInvoiceLine", "Checkout", "Portal", "Onboarding", "PayoutAccount", "Payouts", "OwnerPayout", "Payout", "OwnerStatement", "StatementAnalytic", "StatementTotals", "StatementDay", "StatementPayout", "StatementAdjustment", "StatementFailedCalls", "OwnerListing", "Listing", "ListingOwner", "ListingDetail", "ExampleRequest", "ExampleRequestBody", "TryToken", "OAuthClient"]
+
+
+@dataclass(frozen=True)
+class Job:
+    """What the API answers as Job."""
+
+    __quarry_schema__: ClassVar[str] = "Job"
+
+    id: str
+    state: str
+    source: str
+    version: int
+    #: The `X-Request-Id` of the submission
+    request_id: str
+    created_at: str
+    #: Credits charged: the price once succeeded, else 0
+    credits: int
+    started_at: Optional[str] = None
+    finished_at: Optional[str] = None
+    #: A failed job's error, as the envelope's `error` would say it
+    error: Optional["JobError"] = None
+    row_count: Optional[int] = None
+    truncated: Optional[bool] = None
+    #: `pending` until it succeeded; `ready` with `result`; `unavailable` when this instance does not hold the result (another instance ran the job, or the result expired)
+    result_status: Optional[str] = None
+    #: A page of the result (GET /v1/jobs/{id} of a succeeded job)
+    result: Optional["JobResult"] = None
+    raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> "Job":
+        """Builds one from the gateway's decoded JSON."""
+        return cls(
+            id=body.get("id"),
+            state=body.get("state"),
+            source=body.get("source"),
+            version=body.get("version"),
+            request_id=body.get("request_id"),
+            created_at=body.get("created_at"),
+            credits=body.get("credits"),
+            started_at=body.get("started_at"),
+            finished_at=body.get("finished_at"),
+            error=None if body.get("error") is None else JobError.from_json(body.get("error")),
+            row_count=body.get("row_count"),
+            truncated=body.get("truncated"),
+            result_status=body.get("result_status"),
+            result=None if body.get("result") is None else JobResult.from_json(body.get("result")),
+            raw=dict(body),
+        )
+
+
+@dataclass(frozen=True)
+class JobError:
+    """A failed job's error, as the envelope's `error` would say it"""
+
+    __quarry_schema__: ClassVar[str] = "Job.error"
+
+    code: str
+    message: str
+    details: List[Any]
+    raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> "JobError":
+        """Builds one from the gateway's decoded JSON."""
+        return cls(
+            code=body.get("code"),
+            message=body.get("message"),
+            details=None if body.get("details") is None else list(body.get("details")),
+            raw=dict(body),
+        )
+
+
+@dataclass(frozen=True)
+class JobResult:
+    """A page of the result (GET /v1/jobs/{id} of a succeeded job)"""
+
+    __quarry_schema__: ClassVar[str] = "Job.result"
+
+    results: List[Dict[str, Any]]
+    columns: List["JobResultColumns"]
+    meta: "JobResultMeta"
+    raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> "JobResult":
+        """Builds one from the gateway's decoded JSON."""
+        return cls(
+            results=None if body.get("results") is None else list(body.get("results")),
+            columns=None if body.get("columns") is None else [JobResultColumns.from_json(item) for item in body.get("columns")],
+            meta=None if body.get("meta") is None else JobResultMeta.from_json(body.get("meta")),
+            raw=dict(body),
+        )
+
+
+@dataclass(frozen=True)
+class JobResultColumns:
+    """`result.columns[]` of Job."""
+
+    __quarry_schema__: ClassVar[str] = "Job.result.columns[]"
+
+    name: str
+    type: str
+    raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> "JobResultColumns":
+        """Builds one from the gateway's decoded JSON."""
+        return cls(
+            name=body.get("name"),
+            type=body.get("type"),
+            raw=dict(body),
+        )
+
+
+@dataclass(frozen=True)
+class JobResultMeta:
+    """`result.meta` of Job."""
+
+    __quarry_schema__: ClassVar[str] = "Job.result.meta"
+
+    row_count: int
+    total_rows: int
+    offset: int
+    #: The cursor of the next page, or null
+    next: Optional[str] = None
+    raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> "JobResultMeta":
+        """Builds one from the gateway's decoded JSON."""
+        return cls(
+            row_count=body.get("row_count"),
+            total_rows=body.get("total_rows"),
+            offset=body.get("offset"),
+            next=body.get("next"),
+            raw=dict(body),
+        )
+
+
+@dataclass(frozen=True)
+class Jobs:
+    """What the API answers as Jobs."""
+
+    __quarry_schema__: ClassVar[str] = "Jobs"
+
+    items: List["Job"]
+    raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> "Jobs":
+        """Builds one from the gateway's decoded JSON."""
+        return cls(
+            items=None if body.get("items") is None else [Job.from_json(item) for item in body.get("items")],
+            raw=dict(body),
+        )
 
 
 @dataclass(frozen=True)
