@@ -146,6 +146,19 @@ describe.runIf(up)('every console page, at 1280 and 390 px', () => {
   const sideways = (page: Page) =>
     page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
 
+  /** How many rows the header's visible items take (by their distinct tops). */
+  const headerRows = (page: Page) =>
+    page.evaluate(() => {
+      const tops = new Set<number>();
+      for (const item of document.querySelectorAll('nav > a, nav > button, nav .links > *')) {
+        const box = item.getBoundingClientRect();
+        if (box.width > 0 && box.height > 0) tops.add(Math.round(box.top + box.height / 2));
+      }
+      // Items of one row differ a little in height: centres within 12 px are one row.
+      const sorted = [...tops].sort((a, b) => a - b);
+      return sorted.filter((top, i) => i === 0 || top - (sorted[i - 1] as number) > 12).length;
+    });
+
   async function axeViolations(page: Page): Promise<string[]> {
     await page.addScriptTag({ content: AXE_SOURCE });
     return page.evaluate(async () => {
@@ -162,7 +175,7 @@ describe.runIf(up)('every console page, at 1280 and 390 px', () => {
       const signedOut = await newPage(size);
       const signedIn = await newPage(size);
       await logIn(signedIn, demoEmail);
-      const found: Record<string, { violations: string[]; sideways: number }> = {};
+      const found: Record<string, { violations: string[]; sideways: number; headerRows: number }> = {};
       for (const { route, name, signedIn: needsSession } of PAGES) {
         const page = needsSession ? signedIn : signedOut;
         await page.goto(`${gateway.url}/#/${route}`);
@@ -171,9 +184,16 @@ describe.runIf(up)('every console page, at 1280 and 390 px', () => {
         const shows = LOADED[name];
         if (shows !== undefined) await poll(() => page.locator(shows).count()).toBeGreaterThan(0);
         await page.screenshot({ path: join(SHOTS, `${name}-${size}.png`), fullPage: size === 390 });
-        found[name] = { violations: await axeViolations(page), sideways: await sideways(page) };
+        found[name] = {
+          violations: await axeViolations(page),
+          sideways: await sideways(page),
+          headerRows: await headerRows(page),
+        };
       }
-      expect(found).toEqual(Object.fromEntries(PAGES.map((p) => [p.name, { violations: [], sideways: 0 }])));
+      // The header is one row at both sizes: every link on a wide screen, a Menu button on a phone.
+      expect(found).toEqual(
+        Object.fromEntries(PAGES.map((p) => [p.name, { violations: [], sideways: 0, headerRows: 1 }])),
+      );
     }, 300_000);
   }
 

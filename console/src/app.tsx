@@ -146,12 +146,18 @@ function Shell() {
                 {link('statements', 'Statements')}
               </>
             ) : null}
+            <a href="/docs">API docs</a>
             <span className="spacer" />
             {session ? (
               <>
-                <span className="meta" data-testid="signed-in-as">
+                <a
+                  className="meta who"
+                  href={href('account')}
+                  data-testid="signed-in-as"
+                  title={`${session.account.email}: your account`}
+                >
                   {session.account.email}
-                </span>
+                </a>
                 <button
                   type="button"
                   className="secondary"
@@ -171,7 +177,6 @@ function Shell() {
                 {link('signup', 'Sign up')}
               </>
             ) : null}
-            <a href="/docs">API docs</a>
           </div>
         </nav>
       </header>
