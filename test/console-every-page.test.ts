@@ -150,7 +150,7 @@ describe.runIf(up)('every console page, at 1280 and 390 px', () => {
   const headerRows = (page: Page) =>
     page.evaluate(() => {
       const tops = new Set<number>();
-      for (const item of document.querySelectorAll('nav > a, nav > button, nav .links > *')) {
+      for (const item of Array.from(document.querySelectorAll('nav > a, nav > button, nav .links > *'))) {
         const box = item.getBoundingClientRect();
         if (box.width > 0 && box.height > 0) tops.add(Math.round(box.top + box.height / 2));
       }
