@@ -153,7 +153,7 @@ describe.skipIf(!up)('alerts on the console pages they concern', () => {
       expect(listed.find((a: { name: string }) => a.name === name)?.health).toEqual(failing);
 
       const page = await loggedIn(owner, 'studio');
-      await page.getByRole('link', { name: 'Studio' }).click();
+      await page.getByRole('link', { name: 'Studio', exact: true }).click();
       const notice = page.getByTestId('analytic-failing');
       await poll(async () => (await notice.textContent()) ?? '').toContain(`${name} is failing`);
       expect(await notice.textContent()).toContain(`${failing.error_rate_percent}% of its warehouse queries`);
@@ -209,13 +209,13 @@ describe.skipIf(!up)('alerts on the console pages they concern', () => {
     expect(closed.payouts).toMatchObject({ held: 1 });
 
     const ownerPage = await loggedIn(owner, 'owner');
-    await ownerPage.getByRole('link', { name: 'Statements' }).click();
+    await ownerPage.getByRole('link', { name: 'Statements', exact: true }).click();
     await poll(async () => (await ownerPage.getByTestId('payout-alert').textContent()) ?? '').toMatch(
       new RegExp(`Your payout for ${period} \\(\\$?0\\.40( USD)?\\) is held: below the 10\\.00 USD minimum`),
     );
 
     const payerPage = await loggedIn(payer, 'payer');
-    await payerPage.getByRole('link', { name: 'Usage' }).click();
+    await payerPage.getByRole('link', { name: 'Usage', exact: true }).click();
     await poll(async () => (await payerPage.getByTestId('invoice-alert').textContent()) ?? '').toMatch(
       new RegExp(`invoice for ${period} \\(\\$?0\\.50( USD)?\\) could not be charged`),
     );

@@ -126,7 +126,7 @@ describe.skipIf(!up)('buying a plan in the web console (sandbox payments)', () =
     expect(refused.json.error.message).toMatch(/upgrad/i);
 
     // The usage page: the notice, and the plans side by side with the current one marked.
-    await page.getByRole('link', { name: 'Usage' }).click();
+    await page.getByRole('link', { name: 'Usage', exact: true }).click();
     await poll(() => page.getByTestId('credits-left').textContent()).toBe('0');
     const notice = page.getByTestId('quota-notice');
     await poll(() => notice.getByRole('heading').textContent()).toBe("You have used this month's credits");
@@ -205,7 +205,7 @@ describe.skipIf(!up)('buying a plan in the web console (sandbox payments)', () =
   it('Add a card moves a Free account to Pay as you Go once the sandbox saved the card', async () => {
     const { page, errors } = await newPage();
     const key = await signUp(page, gateway.url, `payg-${suffix}@example.com`);
-    await page.getByRole('link', { name: 'Usage' }).click();
+    await page.getByRole('link', { name: 'Usage', exact: true }).click();
     await page.getByRole('list', { name: 'Plans' }).getByRole('button', { name: 'Add a card' }).click();
     await page.waitForURL(/\/billing\/sandbox\/checkout\//);
     await page.getByRole('button', { name: 'Save card' }).click();
@@ -226,7 +226,7 @@ describe.skipIf(!up)('buying a plan in the web console (sandbox payments)', () =
     const noPayments = await startWithPayments('none');
     const { page, errors } = await newPage();
     const key = await signUp(page, noPayments.url, `operator-set-${suffix}@example.com`);
-    await page.getByRole('link', { name: 'Usage' }).click();
+    await page.getByRole('link', { name: 'Usage', exact: true }).click();
     await poll(() => page.getByTestId('billing-plan').textContent()).toBe('Forever Free');
     const section = page.getByRole('region', { name: 'Plan' });
     expect(await section.getByText('Plans are set by the operator of this gateway.').count()).toBe(1);

@@ -105,7 +105,7 @@ describe.skipIf(!up)('embedding in the web console', () => {
     await page.getByLabel('Password').fill(PASSWORD);
     await page.getByRole('button', { name: 'Log in' }).click();
     await poll(() => page.getByTestId('signed-in-as').textContent()).toBe(email);
-    await page.getByRole('link', { name: 'Keys' }).click();
+    await page.getByRole('link', { name: 'Keys', exact: true }).click();
     await page.getByRole('link', { name: 'embed tokens' }).click();
     await page.getByRole('heading', { name: 'Embedding', level: 1 }).waitFor();
     return { page, errors };

@@ -154,7 +154,7 @@ describe.skipIf(!up)('the owner studio in a browser', () => {
     await page.goto(`${gateway.url}/#/marketplace`);
     await page.waitForLoadState('networkidle');
     const beforeStudio = new Set(scripts);
-    await page.getByRole('link', { name: 'Studio' }).click();
+    await page.getByRole('link', { name: 'Studio', exact: true }).click();
     await page.getByRole('heading', { name: 'Owner studio' }).waitFor();
 
     // The form speaks the owner's language: labels, help and placeholders from the connector's

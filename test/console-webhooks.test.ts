@@ -82,7 +82,7 @@ describe.skipIf(!up)('webhooks in the web console', () => {
     await page.getByRole('button', { name: 'Log in' }).click();
     await poll(() => page.getByTestId('signed-in-as').textContent()).toBe(EMAIL);
 
-    await page.getByRole('link', { name: 'Webhooks' }).click();
+    await page.getByRole('link', { name: 'Webhooks', exact: true }).click();
     await page.getByLabel('URL').fill(receiver.hook('console'));
     await page.getByRole('button', { name: 'Add endpoint' }).click();
     const secret = await page.getByTestId('secret').inputValue();
@@ -118,7 +118,7 @@ describe.skipIf(!up)('webhooks in the web console', () => {
         'query',
       );
     }
-    await page.getByRole('link', { name: 'Usage' }).click();
+    await page.getByRole('link', { name: 'Usage', exact: true }).click();
     await poll(async () => (await page.getByTestId('usage-alert').textContent()) ?? '').toMatch(
       /past your 80% alert/,
     );

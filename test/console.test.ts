@@ -165,7 +165,7 @@ describe.skipIf(!up)('the web console in a browser', () => {
     await page.screenshot({ path: join(SCREENSHOTS, 'listing-try-it.png'), fullPage: true });
 
     // A second key: its secret shown once; the list shows prefixes only.
-    await page.getByRole('link', { name: 'Keys' }).click();
+    await page.getByRole('link', { name: 'Keys', exact: true }).click();
     await page.getByLabel('Key name').fill('reporting');
     await page.getByRole('button', { name: 'Create key' }).click();
     const secondKey = await page.getByTestId('secret').inputValue();
@@ -186,7 +186,7 @@ describe.skipIf(!up)('the web console in a browser', () => {
     expect(answer.json.meta.credits).toBe(1);
 
     // The usage page: the call's credit (Free plan: worth $0), what is left, the preview apart.
-    await page.getByRole('link', { name: 'Usage' }).click();
+    await page.getByRole('link', { name: 'Usage', exact: true }).click();
     await poll(() => page.getByTestId('credits-used').textContent()).toBe('1');
     expect(await page.getByTestId('plan').textContent()).toBe('Forever Free');
     expect(await page.getByTestId('credits-left').textContent()).toBe('29');
@@ -248,7 +248,7 @@ describe.skipIf(!up)('the web console in a browser', () => {
   it('an owner connects PostgreSQL, sees its warehouse error for a typo, deploys, publishes, and sees another account’s calls on its statement', async () => {
     const page = await newPage();
     await signUp(page, `owner-${suffix}@example.com`, 'Olga Owner');
-    await page.getByRole('link', { name: 'Studio' }).click();
+    await page.getByRole('link', { name: 'Studio', exact: true }).click();
 
     // A connection from the connector's config schema, then tested.
     await page.getByLabel('Connection name').fill('wh');
