@@ -5,6 +5,7 @@
 import { LRUCache } from 'lru-cache';
 import type { EmbedAnalytic, EmbedTokens } from '../auth/embed-tokens.js';
 import type { Principal } from '../auth/principal.js';
+import { parseSource } from '../query/pinned-version.js';
 import type { NewVersionPin } from '../store/analytic-version-repository.js';
 import type { EmbedRepository, EmbedSecret, IssuedEmbedSecret } from '../store/embed-repository.js';
 
@@ -53,13 +54,6 @@ export interface EmbedServiceOptions {
   readonly pinVersion?: (pin: NewVersionPin) => Promise<void>;
 }
 
-/** `name@3` → its name and version; undefined for an unpinned name. */
-export function pinOf(name: string): { readonly analytic: string; readonly version: number } | undefined {
-  const at = name.indexOf('@');
-  if (at < 0) return undefined;
-  return { analytic: name.slice(0, at), version: Number(name.slice(at + 1)) };
-}
-
 export function createEmbedService(options: EmbedServiceOptions): EmbedService {
   const { tokens, store } = options;
   const settings = new LRUCache<string, { readonly allow: boolean }>({
@@ -81,10 +75,10 @@ export function createEmbedService(options: EmbedServiceOptions): EmbedService {
       });
       // Versions it names are kept while it lives; a version that does not exist refuses the mint.
       for (const { name } of request.analytics) {
-        const pin = pinOf(name);
-        if (pin !== undefined && options.pinVersion !== undefined)
+        const pin = parseSource(name);
+        if (pin.version !== undefined && options.pinVersion !== undefined)
           await options.pinVersion({
-            name: pin.analytic,
+            name: pin.name,
             version: pin.version,
             ref: minted.tokenId,
             accountId: principal.accountId,
