@@ -15,12 +15,17 @@ export interface PinnedSource {
 
 const VERSION = /^[1-9][0-9]{0,8}$/;
 
+/** The version a pin's text names (`3` of `name@3`); undefined when it is not a version number. */
+export function pinnedVersion(text: string): number | undefined {
+  return VERSION.test(text) ? Number(text) : undefined;
+}
+
 /** Splits `source` at `@`; INVALID_REQUEST when what follows is not a version number. */
 export function parseSource(source: string): PinnedSource {
   const at = source.indexOf('@');
   if (at < 0) return { name: source, version: undefined };
-  const version = source.slice(at + 1);
-  if (!VERSION.test(version)) {
+  const version = pinnedVersion(source.slice(at + 1));
+  if (version === undefined) {
     const shown = source.length > 100 ? `${source.slice(0, 100)}…` : source;
     throw new ApiError(
       'INVALID_REQUEST',
@@ -28,7 +33,7 @@ export function parseSource(source: string): PinnedSource {
       { details: [{ field: 'source', message: 'expected name or name@version' }] },
     );
   }
-  return { name: source.slice(0, at), version: Number(version) };
+  return { name: source.slice(0, at), version };
 }
 
 /** VERSION_SUNSET once the version's sunset has passed; a call of it runs nothing and is not charged. */

@@ -19,7 +19,7 @@ import type { ConnectionBreakers } from '../connections/connection-breakers.js';
 import { ApiError } from '../errors/api-error.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
 import { mayCall } from '../store/analytic-repository.js';
-import { parseSource } from './pinned-version.js';
+import { parseSource, pinnedVersion } from './pinned-version.js';
 import type { ResultBudget } from './result-budget.js';
 
 export interface ConnectorSource {
@@ -115,14 +115,6 @@ function approximateBytes(rows: readonly Readonly<Record<string, JsonValue>>[]):
   return first === undefined ? 0 : rows.length * (JSON.stringify(first).length + 64);
 }
 
-/** The version after `@` for a peek (a malformed one peeks at nothing: resolve refuses it). */
-function pinOf(source: string, at: number): number {
-  const version = Number(source.slice(at + 1));
-  return Number.isSafeInteger(version) && version > 0 && String(version) === source.slice(at + 1)
-    ? version
-    : -1;
-}
-
 /**
  * What a streamed query takes from the result-bytes budget while it runs: its batches in flight
  * (the connector's batch, the store's write buffer), not the result, which goes to disk.
@@ -205,9 +197,12 @@ export function createQueryService(deps: QueryServiceDeps): QueryService {
     },
 
     peek(caller, source) {
+      // A malformed pin peeks at nothing (version -1): resolve refuses it.
       const at = source.indexOf('@');
       const entry =
-        at < 0 ? deps.catalog.peek(source) : deps.catalog.peek(source.slice(0, at), pinOf(source, at));
+        at < 0
+          ? deps.catalog.peek(source)
+          : deps.catalog.peek(source.slice(0, at), pinnedVersion(source.slice(at + 1)) ?? -1);
       if (entry === undefined) return undefined;
       return mayCall(entry.ownerId, entry.visibility, entry.sharedWith, caller.accountId) ? entry : undefined;
     },
