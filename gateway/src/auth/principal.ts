@@ -57,3 +57,13 @@ export function grantableScopes(
   }
   return scopes;
 }
+
+/**
+ * Whose answers a call's results are: the account's, or for an embed token that token's alone
+ * (its fixed params make its rows its own). Binds page cursors and Idempotency-Key replays.
+ */
+export function answerHolder(principal: Principal): string {
+  return principal.embed === undefined
+    ? principal.accountId
+    : `${principal.accountId} embed ${principal.embed.tokenId}`;
+}

@@ -9,7 +9,7 @@
 // like any cached call. docs/large-results.md is the user's side of it.
 import type { Writable } from 'node:stream';
 import type { ParamValues } from '@quarry/sdk-connector';
-import type { Principal } from '../auth/principal.js';
+import { answerHolder, type Principal } from '../auth/principal.js';
 import type { CatalogEntry } from '../catalog/catalog.js';
 import { ApiError } from '../errors/api-error.js';
 import type { Charge, IdempotentCompletion, Metering } from '../money/metering.js';
@@ -79,16 +79,6 @@ interface Ready {
   charge(completion?: IdempotentCompletion): Promise<Charge>;
   release(): Promise<void>;
   readonly credits: number;
-}
-
-/**
- * Who may follow a cursor: the account that made it, and for an embed token that token alone
- * (another token of the account has other fixed params, so other rows).
- */
-function cursorHolder(principal: Principal): string {
-  return principal.embed === undefined
-    ? principal.accountId
-    : `${principal.accountId} ${principal.embed.tokenId}`;
 }
 
 export function createLargeResults(deps: LargeResultsDeps): LargeResults {
@@ -206,7 +196,7 @@ export function createLargeResults(deps: LargeResultsDeps): LargeResults {
       const { snapshot } = prepared;
       let body: string;
       try {
-        const { lines, next } = await page(snapshot, cursorHolder(call.principal), 0, 0, pageSize);
+        const { lines, next } = await page(snapshot, answerHolder(call.principal), 0, 0, pageSize);
         body = pageBody(snapshot, lines, {
           requestId: call.requestId,
           cached: prepared.cached,
@@ -226,7 +216,7 @@ export function createLargeResults(deps: LargeResultsDeps): LargeResults {
     },
 
     async nextPage(principal, entry, cursor, requestId, started) {
-      const state = cursors.decode(cursor, cursorHolder(principal));
+      const state = cursors.decode(cursor, answerHolder(principal));
       const snapshot = store.get(state.snapshot);
       if (snapshot === undefined) {
         throw cursorExpired(
@@ -244,7 +234,7 @@ export function createLargeResults(deps: LargeResultsDeps): LargeResults {
       }
       const { lines, next } = await page(
         snapshot,
-        cursorHolder(principal),
+        answerHolder(principal),
         state.row,
         state.byte,
         state.pageSize,

@@ -8,7 +8,7 @@
 //   → the answer with its headers; any error → the envelope, with the headers it carries.
 import { isConnectorError, type ParamValues } from '@quarry/sdk-connector';
 import { z } from 'zod';
-import type { Principal } from '../auth/principal.js';
+import { answerHolder, type Principal } from '../auth/principal.js';
 import type { CatalogEntry } from '../catalog/catalog.js';
 import { ApiError } from '../errors/api-error.js';
 import { asApiError, type ErrorLogger, errorPayload } from '../errors/error-payload.js';
@@ -618,7 +618,7 @@ export function createQueryCallHandler(deps: QueryCallDeps): QueryCallHandler {
    * same key and body sent with another token of the account is another request, never a replay.
    */
   function idempotencyBody(who: Principal, body: string | Uint8Array): string | Uint8Array {
-    return who.embed === undefined ? body : `embed ${who.embed.tokenId}\n${bodyText(body)}`;
+    return who.embed === undefined ? body : `${answerHolder(who)}\n${bodyText(body)}`;
   }
 
   return async function handleQueryCall(call) {
