@@ -192,6 +192,23 @@ describe.runIf(up)('embed tokens and CORS against a real gateway (real Postgres)
     expect(byKey.body.results[0].ran_at).not.toBe(first.body.results[0].ran_at);
   });
 
+  it("never lets one token follow another token's page cursor", async () => {
+    const eu = await mint(app.key, { analytics: [{ name: SALES, fixed_params: { region: 'EU' } }] });
+    const apac = await mint(app.key, { analytics: [{ name: SALES, fixed_params: { region: 'APAC' } }] });
+    const page = (token: string, body: Record<string, unknown>) =>
+      http.request(g.url, 'POST', '/v1/query', { key: token, json: { source: SALES, ...body } });
+    const first = await page(eu, { params: {}, page_size: 1 });
+    expect(first.status, first.text).toBe(200);
+    expect(regions(first)).toEqual(['EU']);
+    const cursor = first.body.meta.next as string;
+    expect(typeof cursor).toBe('string');
+    // The other token's fixed params are other rows: the cursor is not its to follow.
+    expectErrorEnvelope(await page(apac, { cursor }), 400, 'INVALID_REQUEST');
+    const second = await page(eu, { cursor });
+    expect(second.status, second.text).toBe(200);
+    expect(regions(second)).toEqual(['EU']);
+  });
+
   it("never replays one token's answer to another through an Idempotency-Key", async () => {
     const eu = await mint(app.key, { analytics: [{ name: SALES, fixed_params: { region: 'EU' } }] });
     const us = await mint(app.key, { analytics: [{ name: SALES, fixed_params: { region: 'US' } }] });
