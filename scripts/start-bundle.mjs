@@ -1,22 +1,26 @@
 // What `npm start` runs: the gateway's TypeScript sources (and the workspace packages it uses:
-// the SDK, the connectors, the examples) bundled by esbuild into one ES module under plain node,
+// the SDK, the connectors, the examples) bundled by esbuild into ES modules under plain node,
 // instead of every module transformed and resolved through tsx's loader at each start (which took
 // most of a restart's time before the gateway logged "starting"). Third-party packages stay
 // imports from node_modules. Each module keeps its own `import.meta.url` (its source file's), so
 // paths it resolves from its place (migrations, templates, the console, the example analytics)
-// are what they are under tsx. Rebuilt only when an input changed (a hash of every input is kept
+// are what they are under tsx. What the sources import lazily (a connector's driver, Stripe,
+// tracing's SDK) stays lazy: each dynamic import is its own chunk, with the third-party imports it
+// holds (one file would hoist them all to its top and load them at every start). Rebuilt only when an input changed (a hash of every input is kept
 // beside the bundle, like the console's build), in ~0.5 s; `npm ci` (the root's `prepare`) makes
 // it. `node scripts/start-bundle.mjs` builds it and says so. `npm run dev` keeps tsx (its
 // --watch follows the source files).
 import { createHash } from 'node:crypto';
-import { mkdir, readdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const OUT_DIR = join(ROOT, 'node_modules', '.cache', 'quarry');
-/** The bundle `npm start` runs. */
+/** The bundle `npm start` runs: its entry; its chunks (`chunk-<content hash>.mjs`) sit beside it. */
 export const GATEWAY_BUNDLE = join(OUT_DIR, 'gateway-server.mjs');
+/** A chunk no build references any more is deleted once this old: a gateway still running an older build may yet import it. */
+const STALE_CHUNK_MS = 7 * 24 * 3600 * 1000;
 const HASH_FILE = `${GATEWAY_BUNDLE}.inputs`;
 /** The workspaces whose sources the gateway's bundle holds. */
 const SOURCE_DIRS = ['gateway/src', 'sdk-connector/src', 'examples/src'];
@@ -94,10 +98,13 @@ export async function buildGatewayBundle(options = {}) {
   }
   const { build } = await import('esbuild');
   const result = await build({
-    entryPoints: [join(ROOT, 'gateway/src/server.ts')],
-    outfile: GATEWAY_BUNDLE,
+    entryPoints: { 'gateway-server': join(ROOT, 'gateway/src/server.ts') },
+    outdir: OUT_DIR,
+    outExtension: { '.js': '.mjs' },
+    chunkNames: 'chunk-[hash]',
     write: false,
     bundle: true,
+    splitting: true,
     platform: 'node',
     format: 'esm',
     target: 'node20',
@@ -109,17 +116,30 @@ export async function buildGatewayBundle(options = {}) {
     logLevel: 'warning',
   });
   await mkdir(OUT_DIR, { recursive: true });
-  // Each file written aside and renamed into place, the map first: a start never reads half a bundle.
-  const files = [...result.outputFiles].sort(
-    (a, b) => Number(b.path.endsWith('.map')) - Number(a.path.endsWith('.map')),
-  );
+  // Each file written aside and renamed into place, maps and chunks before the entry that imports
+  // them: a start never reads half a bundle. Chunks are named by their content, so an older
+  // build's entry still finds its own.
+  const rank = (path) => (path.endsWith('.map') ? 0 : path === GATEWAY_BUNDLE ? 2 : 1);
+  const files = [...result.outputFiles].sort((a, b) => rank(a.path) - rank(b.path));
   for (const file of files) {
     const temp = `${file.path}.tmp-${process.pid}`;
     await writeFile(temp, file.contents);
     await rename(temp, file.path);
   }
   await writeFile(HASH_FILE, hash);
+  await removeStaleChunks(new Set(files.map((file) => file.path)));
   return { file: GATEWAY_BUNDLE, built: true, ms: performance.now() - started };
+}
+
+/** Deletes the chunks (and their maps) of earlier builds that no build has written for a week. */
+async function removeStaleChunks(current) {
+  const now = Date.now();
+  for (const name of await readdir(OUT_DIR)) {
+    const path = join(OUT_DIR, name);
+    if (!name.startsWith('chunk-') || current.has(path)) continue;
+    const info = await stat(path).catch(() => undefined);
+    if (info !== undefined && now - info.mtimeMs > STALE_CHUNK_MS) await rm(path, { force: true });
+  }
 }
 
 if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) {
