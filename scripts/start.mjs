@@ -1,4 +1,4 @@
-// `npm start` (development: the TypeScript sources bundled into one module run by plain node,
+// `npm start` (development: the TypeScript sources bundled by esbuild and run by plain node,
 // rebuilt with the console when their sources changed, scripts/start-bundle.mjs; `npm run dev`
 // runs them under tsx instead and restarts the gateway when a file it loaded changes) and
 // `npm run start:prod` (`--compiled`: the output of `npm run build` under plain `node`, no tsx
