@@ -328,3 +328,50 @@ describe('quarry CLI: global flags, the console password, usage and statements',
     expect(wide.stdout).toContain('owner share millicredits');
   }, 60_000);
 });
+
+// Issue 29, item 11: the gateway answers both refusals below with 403 FORBIDDEN; only the one about
+// the key's scopes is the key's fault (exit 3 and the "get another key" hint). A destination the
+// operator's network policy refuses is exit 1 with the gateway's reason.
+describe('quarry CLI: which 403s blame the key (real gateway)', () => {
+  it("prints the network policy's reason for a private warehouse host, exit 1, without blaming the key", async () => {
+    const run = await quarry(
+      [
+        'connections',
+        'add',
+        'private-shop',
+        '--type',
+        'postgres',
+        '--set',
+        'host=10.0.0.5',
+        '--set',
+        'database=shop',
+        '--set',
+        'user=reader',
+        '--no-test',
+      ],
+      { env: { QUARRY_URL: gateway!.url, QUARRY_API_KEY: demoKey } },
+    );
+    expect(run.stderr).toMatch(
+      /^quarry: FORBIDDEN: This connection is not allowed: 10\.0\.0\.5 is a private address/,
+    );
+    expect(run.stderr).toContain('config.host');
+    expect(run.stderr).not.toContain('The key lacks a scope');
+    expect(run.code, run.stderr).toBe(1);
+  }, 30_000);
+
+  it('still blames a key that lacks the owner scope, exit 3', async () => {
+    const made = await fetch(`${gateway!.url}/v1/keys`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${demoKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'cli-query-only', scopes: ['query'] }),
+    });
+    expect(made.status).toBe(201);
+    const queryOnly = ((await made.json()) as { key: { secret: string } }).key.secret;
+    const run = await quarry(['connections', 'list'], {
+      env: { QUARRY_URL: gateway!.url, QUARRY_API_KEY: queryOnly },
+    });
+    expect(run.stderr).toMatch(/^quarry: FORBIDDEN: This key lacks the "owner" scope\./);
+    expect(run.stderr).toContain('The key lacks a scope this command needs');
+    expect(run.code).toBe(3);
+  }, 30_000);
+});
