@@ -42,10 +42,11 @@ export class NotLoggedInError extends Error {
  * A 403 about the credential itself (a key lacking a scope, or asked to grant one it lacks), as
  * opposed to every other FORBIDDEN (a connection the network policy refuses, previews turned
  * off, sign-up closed): those are not the key's fault, and a new key would not help. The
- * gateway answers both with FORBIDDEN; only scope refusals speak of scopes.
+ * gateway answers both with FORBIDDEN; only scope refusals carry a detail whose field is
+ * `scope` (the error's structure, not its English, decides).
  */
 function isScopeRefusal(error: unknown): boolean {
-  return error instanceof ForbiddenError && /\bscopes?\b/i.test(error.reason);
+  return error instanceof ForbiddenError && error.details.some((detail) => detail.field === 'scope');
 }
 
 /** The exit code for an error. */

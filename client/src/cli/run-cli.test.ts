@@ -744,7 +744,9 @@ describe('403s', () => {
       body: { error: { code: 'FORBIDDEN', message, request_id: 'req_test', details } },
     });
     if (req.headers.authorization === 'Bearer qry_live_query_only')
-      return forbidden('This key lacks the "owner" scope.');
+      return forbidden('This key lacks the "owner" scope.', [
+        { field: 'scope', message: 'this route needs the "owner" scope' },
+      ]);
     return forbidden(
       'This connection is not allowed: 10.0.0.5 is a private network address; the operator has not allowed private networks (QUARRY_ALLOW_PRIVATE_NETWORKS).',
       [{ field: 'config.host', message: '10.0.0.5 is a private network address' }],

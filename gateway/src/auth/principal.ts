@@ -53,6 +53,7 @@ export function grantableScopes(
     throw new ApiError(
       'FORBIDDEN',
       `A ${what} cannot get scopes its creator lacks: ${lacking.join(', ')}. Create it with a key that holds them.`,
+      { details: lacking.map((s) => ({ field: 'scope', message: `the creator lacks the "${s}" scope` })) },
     );
   }
   return scopes;

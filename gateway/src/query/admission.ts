@@ -89,7 +89,11 @@ export function spendRateLimit(
 
 function withScope(principal: Principal, scope: Scope): Principal {
   if (!principal.scopes.includes(scope)) {
-    throw new ApiError('FORBIDDEN', `This key lacks the "${scope}" scope.`);
+    // The detail's `field: "scope"` is what clients key on (the CLI's "the key lacks a scope"
+    // hint); other 403s (network policy, embed tokens) carry none.
+    throw new ApiError('FORBIDDEN', `This key lacks the "${scope}" scope.`, {
+      details: [{ field: 'scope', message: `this route needs the "${scope}" scope` }],
+    });
   }
   return principal;
 }
