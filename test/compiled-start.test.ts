@@ -1,6 +1,7 @@
 // The production start runs the compiled build with plain `node` and no TypeScript tooling:
-// `npm run build`, then what a deployment holds (each workspace's package.json and the files it
-// publishes, without src/; the built console; scripts/) is copied to an empty directory, where
+// `npm run build`, then what a deployment holds (what `node scripts/ship-list.mjs` prints: each
+// workspace's package.json and the files it publishes, without src/; the built console;
+// scripts/ and deploy/) is copied to an empty directory, where
 // `npm ci --omit=dev` installs the runtime dependencies only (no typescript, tsx, vite or
 // vitest), and `npm run start:prod` seeds the demo warehouse and starts gateway/dist/server.js on
 // an empty data directory (its store unpacked from the template the build made). The demo key
@@ -9,7 +10,7 @@
 import { execFile, spawn } from 'node:child_process';
 import { cp, mkdir, mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freePort, type GatewayExit, REPO_ROOT } from './support/gateway-process.js';
@@ -17,53 +18,23 @@ import { freePort, type GatewayExit, REPO_ROOT } from './support/gateway-process
 const run = promisify(execFile);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-interface Manifest {
-  readonly workspaces?: readonly string[];
-  readonly files?: readonly string[];
-}
-
-const readManifest = async (dir: string): Promise<Manifest> =>
-  JSON.parse(await readFile(join(dir, 'package.json'), 'utf8')) as Manifest;
-
 const exists = (path: string) =>
   stat(path).then(
     () => true,
     () => false,
   );
 
-/** The workspace folders named by the root package.json (its globs are `dir` or `dir/prefix*`). */
-async function workspaceDirs(): Promise<string[]> {
-  const dirs: string[] = [];
-  for (const pattern of (await readManifest(REPO_ROOT)).workspaces ?? []) {
-    const star = pattern.indexOf('*');
-    if (star === -1) {
-      dirs.push(pattern);
-      continue;
-    }
-    const parent = pattern.slice(0, pattern.lastIndexOf('/'));
-    const prefix = pattern.slice(parent.length + 1, star);
-    for (const entry of await readdir(join(REPO_ROOT, parent), { withFileTypes: true })) {
-      if (entry.isDirectory() && entry.name.startsWith(prefix)) dirs.push(`${parent}/${entry.name}`);
-    }
-  }
-  return dirs;
-}
-
-/** Copies what a deployment of the build holds into `target`: no sources, no node_modules. */
+/**
+ * Copies what a deployment of the build holds into `target`: exactly what `node
+ * scripts/ship-list.mjs` prints (docs/deploy.md, section 1), so the list the guide gives is the
+ * list this test starts from. No sources, no node_modules.
+ */
 async function copyDeployment(target: string): Promise<void> {
-  for (const file of ['package.json', 'package-lock.json', 'scripts']) {
-    await cp(join(REPO_ROOT, file), join(target, file), { recursive: true });
+  const { stdout } = await run(process.execPath, ['scripts/ship-list.mjs', '--json'], { cwd: REPO_ROOT });
+  for (const path of JSON.parse(stdout) as string[]) {
+    await mkdir(dirname(join(target, path)), { recursive: true });
+    await cp(join(REPO_ROOT, path), join(target, path), { recursive: true });
   }
-  for (const dir of await workspaceDirs()) {
-    await mkdir(join(target, dir), { recursive: true });
-    await cp(join(REPO_ROOT, dir, 'package.json'), join(target, dir, 'package.json'));
-    const published = (await readManifest(join(REPO_ROOT, dir))).files ?? [];
-    for (const entry of published.filter((name) => name !== 'src')) {
-      const from = join(REPO_ROOT, dir, entry);
-      if (await exists(from)) await cp(from, join(target, dir, entry), { recursive: true });
-    }
-  }
-  await cp(join(REPO_ROOT, 'console/dist'), join(target, 'console/dist'), { recursive: true });
 }
 
 describe('compiled build (npm run build, npm ci --omit=dev, npm run start:prod)', () => {

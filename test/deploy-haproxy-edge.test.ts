@@ -12,6 +12,7 @@ import { createServer, type IncomingMessage, request, type Server } from 'node:h
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { loadConfig } from '@quarry/gateway';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { guideHaproxyConfig } from './support/deploy-guide.js';
 import { freePort } from './support/gateway-process.js';
@@ -37,6 +38,32 @@ const OPERATOR_SPELLINGS = [
   '/v1%2Fadmin/payouts',
   '/v1/%61dmin/payouts',
 ];
+
+/** A HAProxy duration (`70s`, `1m`, `500ms`, a bare number of ms) in milliseconds. */
+function haproxyMs(value: string): number {
+  const match = /^(\d+)(us|ms|s|m|h|d)?$/.exec(value);
+  if (match === null) throw new Error(`not a HAProxy duration: ${value}`);
+  const unit = { us: 0.001, ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 }[match[2] ?? 'ms'];
+  return Number(match[1]) * (unit as number);
+}
+
+// Section 5 of the guide: the longest query an owner may deploy, the shutdown grace that lets it
+// finish, and the proxy's timeouts hang together. A default raised in config.ts without the
+// guide's `timeout server` would have HAProxy cut the long queries a restart lets finish.
+describe("the guide's HAProxy timeouts", () => {
+  it("are above the gateway's default shutdown grace, itself above the longest analytic", async () => {
+    const config = await guideHaproxyConfig([]);
+    const defaults = loadConfig({});
+    expect(defaults.shutdownGraceMs).toBeGreaterThan(defaults.maxAnalyticTimeoutMs);
+    for (const which of ['server', 'client']) {
+      const lines = [...config.matchAll(new RegExp(`^\\s*timeout\\s+${which}\\s+(\\S+)`, 'gm'))];
+      expect(lines, `timeout ${which}`).toHaveLength(1);
+      expect(haproxyMs(lines[0]?.[1] as string), `timeout ${which}`).toBeGreaterThan(
+        defaults.shutdownGraceMs,
+      );
+    }
+  });
+});
 
 describe.runIf(up)("the guide's HAProxy edge", () => {
   let dir: string;

@@ -4,6 +4,7 @@
 // a second run deletes nothing more. And a gateway runs it on its own every
 // QUARRY_RETENTION_INTERVAL_MS.
 import { randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../config.js';
 import { createTestGateway } from '../testing/test-gateway.js';
@@ -134,6 +135,22 @@ describe('retention settings', () => {
     expect(() => loadConfig({ QUARRY_SESSION_RETENTION_DAYS: '-1' })).toThrow(
       /QUARRY_SESSION_RETENTION_DAYS/,
     );
+  });
+
+  // The operator reads what is pruned in docs/deploy.md's "Retention": every retention setting the
+  // gateway reads is there (the ledger's months were missing, and the section said usage events
+  // were never pruned while closed months past QUARRY_LEDGER_RETENTION_MONTHS are dropped).
+  it("are each in docs/deploy.md's Retention section, the ledger's months included", async () => {
+    const source = await readFile(new URL('../config.ts', import.meta.url), 'utf8');
+    const settings = [...new Set(source.match(/\bQUARRY_\w*RETENTION\w*\b/g))];
+    expect(settings).toEqual(expect.arrayContaining(['QUARRY_LEDGER_RETENTION_MONTHS']));
+    const guide = await readFile(new URL('../../../docs/deploy.md', import.meta.url), 'utf8');
+    const from = guide.indexOf('## 8. Retention');
+    expect(from).toBeGreaterThan(-1);
+    const section = guide.slice(from, guide.indexOf('\n## ', from + 1));
+    expect(settings.filter((name) => !section.includes(`\`${name}\``))).toEqual([]);
+    for (const table of ['change_log', 'console_sessions', 'usage_events']) expect(section).toContain(table);
+    expect(section).not.toMatch(/usage events[^.]*never pruned/i);
   });
 
   it('a gateway prunes on its own timer', async () => {
