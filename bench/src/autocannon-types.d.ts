@@ -8,12 +8,15 @@ declare module 'autocannon' {
       path?: string;
       headers?: Record<string, string>;
       body?: string | Buffer;
+      /** The port of the URL the request goes to (set by autocannon from the URL). */
+      port?: number | string;
       /** Mutates the request before it is sent; called once per request. */
       setupRequest?: (request: RequestSpec, context: Record<string, unknown>) => RequestSpec;
     }
 
     interface Options {
-      url: string;
+      /** Several URLs: connection i goes to url[i % url.length]. */
+      url: string | string[];
       connections?: number;
       /** Seconds; ignored when `amount` is set. */
       duration?: number;

@@ -185,7 +185,8 @@ export function gatewayEnv(world: BenchWorld, logLevel: string): Record<string, 
   };
 }
 
-async function post(
+/** POSTs JSON (as the account of `key`, if given); throws unless the answer is 201 Created. */
+export async function post(
   base: string,
   path: string,
   body: unknown,
@@ -202,6 +203,19 @@ async function post(
   const text = await response.text();
   if (response.status !== 201) throw new Error(`POST ${path}: ${response.status} ${text}`);
   return JSON.parse(text) as Record<string, unknown>;
+}
+
+/** Signs up an account of this world (on the Free plan: `gatewayEnv`'s quota); its id and first key. */
+export async function signUpAccount(
+  base: string,
+  world: BenchWorld,
+  label: string,
+): Promise<{ readonly id: string; readonly key: string }> {
+  const signUp = await post(base, '/v1/accounts', {
+    email: `${label}-${world.id.replace('_', '-')}@bench.quarry.test`,
+    name: `Quarry ${label}`,
+  });
+  return { id: (signUp.account as { id: string }).id, key: (signUp.key as { secret: string }).secret };
 }
 
 /**
@@ -221,11 +235,7 @@ export function postgresConnectionConfig(url: URL): Record<string, unknown> {
 }
 
 export async function provision(base: string, world: BenchWorld, coalesceQueryMs: number): Promise<string> {
-  const signUp = await post(base, '/v1/accounts', {
-    email: `bench-${world.id.replace('_', '-')}@bench.quarry.test`,
-    name: 'Quarry bench',
-  });
-  const key = (signUp.key as { secret: string }).secret;
+  const { key } = await signUpAccount(base, world, 'bench');
   const url = new URL(world.pgUrl);
   await post(
     base,

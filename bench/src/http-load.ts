@@ -20,19 +20,29 @@ export interface HttpLoadOptions {
   readonly overallRate?: number;
   /** Stop after this many requests instead of after `seconds`. */
   readonly amount?: number;
-  /** Rewrites the body of request number `i` (0-based); for distinct params per request. */
-  readonly bodyFor?: (i: number) => string;
-  /** The server under test: its CPU over the window is reported (LoadWindow.serverCpu). */
-  readonly serverPid?: number;
+  /**
+   * Rewrites the body of request number `i` (0-based); for distinct params per request. `port`
+   * is the port of the URL it goes to (with `urls`: which instance).
+   */
+  readonly bodyFor?: (i: number, port: number) => string;
+  /** Headers of request number `i` over the target's (e.g. another caller's key); `port` as for `bodyFor`. */
+  readonly headersFor?: (i: number, port: number) => Record<string, string>;
+  /**
+   * The same request to several instances instead of `target.url` (full URLs): connection `c`
+   * goes to `urls[c % urls.length]`, so the connections are spread round-robin over them.
+   */
+  readonly urls?: readonly string[];
+  /** The server under test (or all its instances): its CPU over the window is reported (LoadWindow.serverCpu). */
+  readonly serverPid?: number | readonly number[];
 }
 
 /** Runs one window of load against `target`. */
 export async function runHttpWindow(target: HttpTarget, options: HttpLoadOptions): Promise<MeasuredLoad> {
   const recorder = startWindow(options.serverPid);
-  const bodyFor = options.bodyFor;
+  const { bodyFor, headersFor } = options;
   let sent = 0;
   const instance = autocannon({
-    url: target.url,
+    url: options.urls === undefined ? target.url : [...options.urls],
     connections: options.connections,
     duration: options.seconds,
     method: target.method,
@@ -40,13 +50,17 @@ export async function runHttpWindow(target: HttpTarget, options: HttpLoadOptions
     ...(target.body === undefined ? {} : { body: target.body }),
     ...(options.overallRate === undefined ? {} : { overallRate: options.overallRate }),
     ...(options.amount === undefined ? {} : { amount: options.amount }),
-    ...(bodyFor === undefined
+    ...(bodyFor === undefined && headersFor === undefined
       ? {}
       : {
           requests: [
             {
               setupRequest: (request) => {
-                request.body = bodyFor(sent++);
+                const i = sent++;
+                const port = Number(request.port);
+                if (bodyFor !== undefined) request.body = bodyFor(i, port);
+                if (headersFor !== undefined)
+                  request.headers = { ...request.headers, ...headersFor(i, port) };
                 return request;
               },
             },

@@ -20,7 +20,10 @@ export interface LoadWindow {
   readonly steal: number;
   /** CPU time of the bench process (the load generator) per second of window: 1 = one full core. */
   readonly loadCpu: number;
-  /** CPU of the server under test per second of window (0 for a direct pg loop: that is loadCpu). */
+  /**
+   * CPU of the server under test per second of window, all its instances together (0 for a
+   * direct pg loop: that is loadCpu).
+   */
   readonly serverCpu: number;
   /** CPU of every PostgreSQL process per second of window. */
   readonly postgresCpu: number;
@@ -41,9 +44,10 @@ export interface WindowRecorder {
 
 /**
  * Starts the clocks of a window: wall time, this process's CPU time, /proc/stat, and the CPU time
- * of `serverPid` (the server under test, when there is one) and of PostgreSQL.
+ * of `serverPid` (the server under test, when there is one; several instances are summed) and of
+ * PostgreSQL.
  */
-export function startWindow(serverPid?: number): WindowRecorder {
+export function startWindow(serverPid?: number | readonly number[]): WindowRecorder {
   let latencies = new Float64Array(65_536);
   let count = 0;
   let failures = 0;

@@ -67,7 +67,8 @@ function pooled(parts: readonly Float64Array[]): Float64Array {
   return out;
 }
 
-function summarise(loads: readonly MeasuredLoad[]): SideSummary {
+/** One side's windows summarised: median req/s and CPU, latency quantiles pooled. */
+export function summariseSide(loads: readonly MeasuredLoad[]): SideSummary {
   const latencies = pooled(loads.map((l) => l.latencies));
   return {
     reqPerSec: median(loads.map((l) => l.window.reqPerSec)),
@@ -117,8 +118,8 @@ export async function runPaired(
   const used = keptPairs.length > 0 ? keptPairs : pairs;
   const usedLoads = loads.filter((_, i) => used.includes(pairs[i]!));
   return {
-    a: summarise(usedLoads.map((l) => l.a)),
-    b: summarise(usedLoads.map((l) => l.b)),
+    a: summariseSide(usedLoads.map((l) => l.a)),
+    b: summariseSide(usedLoads.map((l) => l.b)),
     pairs,
     medianRpsRatio: median(used.map((p) => p.rpsRatio)),
     medianP99Ratio: median(used.map((p) => p.p99Ratio)),

@@ -58,12 +58,19 @@ export interface ServerCpu {
   readonly postgresCpu: number;
 }
 
-/** Starts the CPU clocks of `serverPid` (undefined: no server, as in a direct pg loop) and PostgreSQL. */
-export function startServerCpu(serverPid: number | undefined): (seconds: number) => ServerCpu {
-  const server = serverPid === undefined ? 0 : processCpuSeconds(serverPid);
+/**
+ * Starts the CPU clocks of the server under test (undefined: no server, as in a direct pg loop;
+ * several pids: instances of one fleet, summed) and PostgreSQL.
+ */
+export function startServerCpu(
+  serverPid: number | readonly number[] | undefined,
+): (seconds: number) => ServerCpu {
+  const pids = serverPid === undefined ? [] : typeof serverPid === 'number' ? [serverPid] : serverPid;
+  const serversCpu = () => pids.reduce((sum, pid) => sum + processCpuSeconds(pid), 0);
+  const server = serversCpu();
   const postgres = postgresCpuSeconds();
   return (seconds) => ({
-    serverCpu: serverPid === undefined ? 0 : (processCpuSeconds(serverPid) - server) / seconds,
+    serverCpu: (serversCpu() - server) / seconds,
     postgresCpu: (postgresCpuSeconds() - postgres) / seconds,
   });
 }
