@@ -126,6 +126,34 @@ describe('loadConfig', () => {
     ).toEqual([expect.stringMatching(/^DATABASE_URL: /)]);
   });
 
+  it('takes a read replica only beside a PostgreSQL store, with its own pool size', () => {
+    const secret = Buffer.alloc(32).toString('base64');
+    const primary = { DATABASE_URL: 'postgres://quarry@db.internal/quarry', QUARRY_SECRET_KEY: secret };
+    expect(loadConfig(primary).readReplica).toBeUndefined();
+    expect(
+      loadConfig({ ...primary, QUARRY_READ_DATABASE_URL: 'postgresql://reader@replica.internal/quarry' })
+        .readReplica,
+    ).toEqual({ url: 'postgresql://reader@replica.internal/quarry', poolSize: 10 });
+    expect(
+      loadConfig({
+        ...primary,
+        QUARRY_READ_DATABASE_URL: 'postgres://reader@replica.internal/quarry',
+        QUARRY_READ_POOL_SIZE: '25',
+      }).readReplica?.poolSize,
+    ).toBe(25);
+    expect(problemsOf({ QUARRY_READ_DATABASE_URL: 'postgres://reader@replica.internal/quarry' })).toEqual([
+      expect.stringMatching(/^QUARRY_READ_DATABASE_URL: needs DATABASE_URL/),
+    ]);
+    expect(problemsOf({ ...primary, QUARRY_READ_DATABASE_URL: 'mysql://reader@replica/quarry' })).toEqual([
+      'QUARRY_READ_DATABASE_URL: must be a postgres:// URL',
+    ]);
+    for (const bad of ['0', '2.5', 'many']) {
+      expect(problemsOf({ ...primary, QUARRY_READ_POOL_SIZE: bad }).map((p) => p.split(':')[0])).toEqual([
+        'QUARRY_READ_POOL_SIZE',
+      ]);
+    }
+  });
+
   it('has defaults for the embedded demo', () => {
     const config = loadConfig({}, '/srv');
     expect(config).toMatchObject({
@@ -224,11 +252,14 @@ describe('loadConfig', () => {
   it('redacts secrets for logging', () => {
     const config = loadConfig({
       DATABASE_URL: 'postgres://quarry:hunter2@db.internal/quarry',
+      QUARRY_READ_DATABASE_URL: 'postgres://reader:swordfish@replica.internal/quarry',
       QUARRY_SECRET_KEY: Buffer.alloc(32, 7).toString('base64'),
       QUARRY_ADMIN_TOKEN: 'admin-token-0123456789',
     });
     const text = JSON.stringify(redactedConfig(config));
     expect(text).not.toContain('hunter2');
+    expect(text).not.toContain('swordfish');
+    expect(text).toContain('replica.internal');
     expect(text).not.toContain(Buffer.alloc(32, 7).toString('base64'));
     expect(text).not.toContain('admin-token-0123456789');
     expect(text).toContain('db.internal');

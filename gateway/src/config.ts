@@ -46,6 +46,11 @@ const EnvSchema = z.object({
     .string()
     .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL')
     .optional(),
+  QUARRY_READ_DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL')
+    .optional(),
+  QUARRY_READ_POOL_SIZE: z.coerce.number().int().min(1).max(1_000).default(10),
   QUARRY_SECRET_KEY: z.string().optional(),
   QUARRY_SECRET_KEYS_READABLE: z.string().optional(),
   QUARRY_ALLOW_PRIVATE_NETWORKS: bool.optional(),
@@ -233,6 +238,12 @@ export interface GatewayConfig {
   readonly dataDir: string;
   /** Unset: embedded PGlite in dataDir. */
   readonly databaseUrl: string | undefined;
+  /**
+   * A read replica of the PostgreSQL store (QUARRY_READ_DATABASE_URL, only with DATABASE_URL) and
+   * its pool's size (QUARRY_READ_POOL_SIZE): statements, usage, recent-calls and marketplace pages
+   * read through it. Unset: everything reads the primary.
+   */
+  readonly readReplica: { readonly url: string; readonly poolSize: number } | undefined;
   /**
    * QUARRY_SECRET_KEY parsed: `id:base64[,id:base64…]` (first is current), or one base64 key,
    * with QUARRY_SECRET_KEYS_READABLE's keys added as readable only; required outside the
@@ -521,6 +532,11 @@ export function loadConfig(
   if (env.DATABASE_URL !== undefined && !env.QUARRY_SECRET_KEY) {
     problems.push('QUARRY_SECRET_KEY: required when DATABASE_URL is set (32 random bytes, base64)');
   }
+  if (env.QUARRY_READ_DATABASE_URL !== undefined && env.DATABASE_URL === undefined) {
+    problems.push(
+      'QUARRY_READ_DATABASE_URL: needs DATABASE_URL (a read replica of the PostgreSQL store; the embedded store has none)',
+    );
+  }
   // The one switch that granted three powers is gone; keeping it as an alias would keep granting
   // whichever of them the operator did not mean, so it fails fast and names its replacements.
   if (env.QUARRY_ALLOW_PRIVATE_HOSTS !== undefined) {
@@ -573,6 +589,10 @@ export function loadConfig(
     host: e.HOST,
     dataDir,
     databaseUrl: e.DATABASE_URL,
+    readReplica:
+      e.QUARRY_READ_DATABASE_URL === undefined
+        ? undefined
+        : { url: e.QUARRY_READ_DATABASE_URL, poolSize: e.QUARRY_READ_POOL_SIZE },
     keyring,
     destinations: {
       privateNetworks: e.QUARRY_ALLOW_PRIVATE_NETWORKS ?? false,
@@ -719,6 +739,10 @@ export function redactedConfig(config: GatewayConfig): Record<string, unknown> {
   return {
     ...config,
     databaseUrl: config.databaseUrl?.replace(/\/\/[^@/]*@/, '//***@'),
+    readReplica: config.readReplica && {
+      ...config.readReplica,
+      url: config.readReplica.url.replace(/\/\/[^@/]*@/, '//***@'),
+    },
     keyring: config.keyring ? '***' : undefined,
     adminToken: config.adminToken ? '***' : undefined,
     payments: {

@@ -68,7 +68,7 @@ import { createAnalyticHealth } from './services/analytic-health.js';
 import { createAnalyticsService } from './services/analytics-service.js';
 import { createConnectionService } from './services/connection-service.js';
 import { createEmbedService } from './services/embed-service.js';
-import type { GatewayServices, HealthCheck } from './services/gateway-services.js';
+import type { GatewayServices, HealthCheck, ReplicaReads } from './services/gateway-services.js';
 import { createMailer } from './services/mailer.js';
 import { createMarketplaceService } from './services/marketplace-service.js';
 import {
@@ -83,6 +83,7 @@ import { createChangeFeed } from './store/change-feed.js';
 import { createControlPlaneStore } from './store/control-plane-store.js';
 import { loadMigrations, type MigrateResult, type Migration, migrate } from './store/migrate.js';
 import { migratedPgliteTemplateFile, pgliteTemplateFile } from './store/pglite-template.js';
+import { createReadReplica, type ReadReplica } from './store/read-replica.js';
 import { pruneStore } from './store/retention.js';
 import type { SqlClient } from './store/sql-client.js';
 
@@ -232,6 +233,26 @@ export async function createGateway(
       });
   const storeStats = sql.stats;
   if (storeStats !== undefined) metrics.setStoreSource(() => storeStats());
+  // The heavy read-only pages' pool (QUARRY_READ_DATABASE_URL; loadConfig allows it only with
+  // DATABASE_URL): no I/O until the first read.
+  const replica: ReadReplica | undefined =
+    config.readReplica === undefined
+      ? undefined
+      : createReadReplica({
+          replica: (await import('./store/pg-client.js')).createPgClient(config.readReplica.url, {
+            max: config.readReplica.poolSize,
+            onError: (e) => logger.warn({ err: e }, 'read replica connection error'),
+            timeoutMs: config.timeouts.storeMs,
+          }),
+          primary: sql,
+          onDown: (error) =>
+            logger.warn(
+              { err: error },
+              'the read replica does not answer: statements, usage, calls and marketplace pages read the primary until it does',
+            ),
+          onUp: () => logger.info('the read replica answers again: the heavy read-only pages read it'),
+        });
+  if (replica !== undefined) metrics.setReadReplicaSource(() => replica.replicaStats());
   try {
     const { applied, newer } = await migrateStore(sql, config.databaseUrl, migrations);
     if (applied.length > 0) logger.info({ applied }, 'store migrated');
@@ -389,6 +410,28 @@ export async function createGateway(
     const billing = createBillingService(store, money, plans, config.budgets, payouts);
     metrics.setPayoutSource(() => money.payouts.totals());
     const marketplace = createMarketplaceService(store);
+    // The same read repositories a second time over the replica, for the read-only pages only.
+    const replicaStore =
+      replica === undefined
+        ? undefined
+        : createControlPlaneStore(replica, { secretBox, limits: config.accountLimits });
+    const replicaMoney = replica === undefined ? undefined : createMoneyStore(replica);
+    const reads: ReplicaReads =
+      replicaStore === undefined || replicaMoney === undefined
+        ? {
+            billing,
+            marketplace,
+            calls: money.calls,
+            failedCalls: store.failedCalls,
+            analyticVersions: store.analyticVersions,
+          }
+        : {
+            billing: createBillingService(replicaStore, replicaMoney, plans, config.budgets, payouts),
+            marketplace: createMarketplaceService(replicaStore),
+            calls: replicaMoney.calls,
+            failedCalls: replicaStore.failedCalls,
+            analyticVersions: replicaStore.analyticVersions,
+          };
     // Events out (docs/webhooks.md): every instance delivers what any instance wrote.
     const deliverer = createWebhookDeliverer({
       repository: store.webhooks,
@@ -598,6 +641,7 @@ export async function createGateway(
       accounts,
       billing,
       marketplace,
+      reads,
       sessions,
       passwords,
       plans,
@@ -652,6 +696,17 @@ export async function createGateway(
             checks.store = { ok: true };
           } catch {
             checks.store = { ok: false, message: 'the control-plane store does not answer' };
+          }
+          // Ready either way: its pages read the primary while it does not answer.
+          if (replica !== undefined) {
+            checks.read_replica = (await replica.check())
+              ? { ok: true }
+              : {
+                  ok: true,
+                  degraded: true,
+                  message:
+                    'degraded: the read replica does not answer; statements, usage, calls and marketplace pages read the primary until it does',
+                };
           }
           // Ready either way: limits still hold, per instance (so up to N × the limit across N).
           const limiter = limiterState();
@@ -809,6 +864,7 @@ export async function createGateway(
           await resultStore.close();
           // Usage writes still queued belong to calls that are waiting to answer.
           await metering.drain();
+          await replica?.close();
           await sql.close();
           await tracing
             .shutdown()
@@ -819,6 +875,7 @@ export async function createGateway(
     };
   } catch (error) {
     await startup.idle();
+    await replica?.close().catch(() => {});
     await sql.close().catch(() => {});
     throw error;
   }

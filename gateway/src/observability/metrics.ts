@@ -28,6 +28,8 @@ export interface GatewayMetrics {
   setRateLimiterSource(source: () => RateLimiterSnapshot): void;
   /** Registers the control-plane store's pool figures and error count, read at scrape time. */
   setStoreSource(source: () => StoreSnapshot | undefined): void;
+  /** Registers the read replica's state, fallbacks and pool figures (QUARRY_READ_DATABASE_URL), read at scrape time. */
+  setReadReplicaSource(source: () => ReadReplicaSnapshot): void;
   /** Registers the source of pool gauges, read at scrape time. */
   setPoolSource(source: () => readonly PoolSnapshot[]): void;
   /** Registers the source of the usage-ledger group-commit counters, read at scrape time. */
@@ -60,6 +62,16 @@ export interface StoreSnapshot {
   readonly waiting: number;
   /** Calls that failed because the store could not be reached or stopped answering. */
   readonly errors: number;
+}
+
+/** The read replica the heavy read-only pages read through (store/read-replica.ts). */
+export interface ReadReplicaSnapshot {
+  /** True while its reads go to the primary because it does not answer. */
+  readonly down: boolean;
+  /** Reads the primary served in its stead since start. */
+  readonly fallbacks: number;
+  /** Its pool: connections open, idle, and reads waiting for one. */
+  readonly pool: { readonly total: number; readonly idle: number; readonly waiting: number } | undefined;
 }
 
 /** Owner payouts by state (every closed period) and what owners hold now. */
@@ -177,6 +189,40 @@ export function createMetrics(options: MetricsOptions = {}): GatewayMetrics {
     collect() {
       this.reset();
       this.inc(storeSource()?.errors ?? 0);
+    },
+  });
+  let replicaSource: (() => ReadReplicaSnapshot) | undefined;
+  new Gauge({
+    name: 'quarry_read_replica_fallback',
+    help: 'The read replica (QUARRY_READ_DATABASE_URL) does not answer and its reads go to the primary (1), or not (0)',
+    registers: [registry],
+    collect() {
+      this.reset();
+      const state = replicaSource?.();
+      if (state !== undefined) this.set(state.down ? 1 : 0);
+    },
+  });
+  new Counter({
+    name: 'quarry_read_replica_fallbacks_total',
+    help: 'Reads of statements, usage, recent-calls and marketplace pages the primary served because the read replica did not answer',
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(replicaSource?.().fallbacks ?? 0);
+    },
+  });
+  new Gauge({
+    name: 'quarry_read_replica_pool_connections',
+    help: "The read replica's pool: connections open (total), idle, and reads waiting for one",
+    labelNames: ['state'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      const pool = replicaSource?.().pool;
+      if (pool === undefined) return;
+      this.set({ state: 'total' }, pool.total);
+      this.set({ state: 'idle' }, pool.idle);
+      this.set({ state: 'waiting' }, pool.waiting);
     },
   });
   const httpRequests = new Counter({
@@ -400,6 +446,9 @@ export function createMetrics(options: MetricsOptions = {}): GatewayMetrics {
     },
     setStoreSource(source) {
       storeSource = source;
+    },
+    setReadReplicaSource(source) {
+      replicaSource = source;
     },
     setPoolSource(source) {
       poolSource = source;

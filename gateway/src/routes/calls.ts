@@ -125,7 +125,8 @@ export function registerCallsRoutes(app: OpenAPIHono<AppEnv>): void {
         'warehouse errors: free), newest first, over the last 30 days. Calls refused before any',
         'work (401, 403, 429, 400 such as invalid params) are not stored and never appear, and',
         'whether a served call was answered from the cache is not recorded. Page with `limit` and',
-        'the opaque `next_cursor`; filter by `analytic` and `status`.',
+        'the opaque `next_cursor`; filter by `analytic` and `status`. On a gateway with a read',
+        'replica (QUARRY_READ_DATABASE_URL) it is read there, and may lag by the replica’s delay.',
       ].join(' '),
       security: BEARER,
       request: { query: CallsQuerySchema },
@@ -141,7 +142,7 @@ export function registerCallsRoutes(app: OpenAPIHono<AppEnv>): void {
       const now = new Date();
       const status = statusFilter(q.status);
       const before = q.cursor === undefined ? undefined : (decodeCursor(q.cursor) ?? undefined);
-      const rows = await c.var.services.money.calls.list({
+      const rows = await c.var.services.reads.calls.list({
         accountId: c.var.principal.accountId,
         since: new Date(now.getTime() - CALLS_WINDOW_DAYS * DAY_MS),
         until: now,

@@ -10,7 +10,7 @@ const ReadySchema = z
   .object({
     status: z.enum(['ok', 'degraded', 'starting', 'unavailable', 'draining']).openapi({
       description:
-        '`degraded`: ready (200), but something runs on its fallback, e.g. rate limits counted per instance while Redis does not answer; `starting`: start-up work (the demo warehouse) is still under way, and calls that need it wait for it; `draining`: the instance is stopping and lets the requests in flight finish',
+        '`degraded`: ready (200), but something runs on its fallback, e.g. rate limits counted per instance while Redis does not answer, or the pages served by the read replica read the primary while it does not answer; `starting`: start-up work (the demo warehouse) is still under way, and calls that need it wait for it; `draining`: the instance is stopping and lets the requests in flight finish',
     }),
     checks: z
       .record(
@@ -54,7 +54,7 @@ export function registerHealthRoutes(app: OpenAPIHono<AppEnv>): void {
       tags: ['Operations'],
       summary: 'Readiness: the store and the connections answer (each check: operator only)',
       description:
-        'Fails (503) while start-up work is pending (`starting`: the demo warehouse being prepared), the control-plane store does not answer, or the instance is stopping; `degraded` (200) while the rate limiter runs on its per-instance fallback.',
+        'Fails (503) while start-up work is pending (`starting`: the demo warehouse being prepared), the control-plane store does not answer, or the instance is stopping; `degraded` (200) while the rate limiter runs on its per-instance fallback, or the read replica (QUARRY_READ_DATABASE_URL) does not answer and its pages read the primary.',
       responses: {
         200: { description: 'Ready', content: { 'application/json': { schema: ReadySchema } } },
         503: { description: 'Not ready', content: { 'application/json': { schema: ReadySchema } } },

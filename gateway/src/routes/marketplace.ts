@@ -139,7 +139,7 @@ export function registerMarketplaceRoutes(app: OpenAPIHono<AppEnv>): void {
     }),
     async (c) => {
       const { q, category, sort, limit, offset } = valid(c, 'query', ListingSearchQuerySchema);
-      const page = await c.var.services.marketplace.search({
+      const page = await c.var.services.reads.marketplace.search({
         ...(q === undefined ? {} : { text: q }),
         ...(category === undefined || category === '' ? {} : { category }),
         sort,
@@ -169,7 +169,7 @@ export function registerMarketplaceRoutes(app: OpenAPIHono<AppEnv>): void {
     }),
     async (c) => {
       const name = pathParam(c, 'name');
-      const listing = await c.var.services.marketplace.listing(name);
+      const listing = await c.var.services.reads.marketplace.listing(name);
       if (listing === null) throw new ApiError('NOT_FOUND', `No listing "${name}" on the marketplace.`);
       const params = { ...listing.exampleParams };
       const body = { source: listing.name, params };
@@ -194,7 +194,7 @@ export function registerMarketplaceRoutes(app: OpenAPIHono<AppEnv>): void {
         example_params: params,
         example_request: { method: 'POST' as const, url: '/v1/query' as const, body },
         curl,
-        deprecated_versions: (await c.var.services.store.analyticVersions.deprecationsOf(listing.name)).map(
+        deprecated_versions: (await c.var.services.reads.analyticVersions.deprecationsOf(listing.name)).map(
           deprecatedVersionJson,
         ),
       });

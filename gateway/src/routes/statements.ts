@@ -260,6 +260,8 @@ export function registerStatementRoutes(app: OpenAPIHono<AppEnv>): void {
         '`?format=csv` or `Accept: text/csv`: one row per analytic, then the total row (blank `analytic`),',
         'then a row per adjustment and per caller with failed calls (`failed_calls`: free calls that ran in your',
         'warehouse and failed; no money).',
+        'On a gateway with a read replica (QUARRY_READ_DATABASE_URL) it is read there, and may lag',
+        'the latest calls by the replica’s delay.',
       ].join(' '),
       security: BEARER,
       request: { query: ReportQuerySchema },
@@ -274,8 +276,8 @@ export function registerStatementRoutes(app: OpenAPIHono<AppEnv>): void {
       const period = periodParam(c);
       const { from, to } = periodInstants(period);
       const [statement, failed] = await Promise.all([
-        c.var.services.billing.ownerStatement(c.var.principal.accountId, period),
-        c.var.services.store.failedCalls.byCaller(c.var.principal.accountId, from, to),
+        c.var.services.reads.billing.ownerStatement(c.var.principal.accountId, period),
+        c.var.services.reads.failedCalls.byCaller(c.var.principal.accountId, from, to),
       ]);
       if (csv) return csvResponse(c, `quarry-statement-${period}.csv`, statementCsv(statement, failed));
       return c.json({

@@ -200,6 +200,8 @@ export function registerUsageRoutes(app: OpenAPIHono<AppEnv>): void {
         '`calls_by_origin`. CSV with `?format=csv` or `Accept: text/csv`; columns',
         '`period,date,analytic,origin,calls,credits,value_usd`: one row per origin (the totals),',
         'then one per analytic and one per day of the calls that spent credits (blank `origin`).',
+        'On a gateway with a read replica (QUARRY_READ_DATABASE_URL) it is read there, and may lag',
+        'the latest calls by the replica’s delay.',
       ].join(' '),
       security: BEARER,
       request: { query: ReportQuerySchema },
@@ -213,9 +215,9 @@ export function registerUsageRoutes(app: OpenAPIHono<AppEnv>): void {
       const csv = wantsCsv(c);
       const period = periodParam(c);
       const { principal } = c.var;
-      const usage = await c.var.services.billing.usage(principal.accountId, principal.plan, period);
+      const usage = await c.var.services.reads.billing.usage(principal.accountId, principal.plan, period);
       if (csv) return csvResponse(c, `quarry-usage-${period}.csv`, usageCsv(period, usage));
-      const deprecated = await c.var.services.store.analyticVersions.deprecatedCalledBy(principal.accountId);
+      const deprecated = await c.var.services.reads.analyticVersions.deprecatedCalledBy(principal.accountId);
       return c.json({
         ...usageJson(period, usage),
         deprecated_versions: deprecated.map(deprecatedVersionJson),

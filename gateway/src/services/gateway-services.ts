@@ -65,6 +65,25 @@ export interface HealthService {
   starting(): boolean;
 }
 
+/**
+ * What the heavy read-only pages read: owners' statements (JSON and CSV), a caller's usage and
+ * recent-calls pages, the marketplace's search and listing pages. With QUARRY_READ_DATABASE_URL
+ * these are the same repositories built a second time over the read replica (store/read-replica.ts,
+ * falling back to the primary while it does not answer), so they may lag the primary by the
+ * replica's delay; without it, the primary's. Reads only: nothing that writes, decides money or
+ * must read its own writes goes through here.
+ */
+export interface ReplicaReads {
+  readonly billing: Pick<BillingService, 'usage' | 'ownerStatement'>;
+  readonly marketplace: Pick<MarketplaceService, 'search' | 'listing'>;
+  readonly calls: Pick<MoneyStore['calls'], 'list'>;
+  readonly failedCalls: Pick<ControlPlaneStore['failedCalls'], 'byCaller'>;
+  readonly analyticVersions: Pick<
+    ControlPlaneStore['analyticVersions'],
+    'deprecatedCalledBy' | 'deprecationsOf'
+  >;
+}
+
 export interface GatewayServices {
   readonly config: GatewayConfig;
   readonly logger: Logger;
@@ -101,6 +120,8 @@ export interface GatewayServices {
   /** Owners paid: onboarding, payouts, closing months (by itself, once a month). */
   readonly payouts: PayoutsService;
   readonly marketplace: MarketplaceService;
+  /** The heavy read-only pages' reads: through the read replica when there is one. */
+  readonly reads: ReplicaReads;
   /** The web console's passwords and sign-in sessions. */
   readonly sessions: SessionService;
   /** Password hashing through the hash limiter (sign-up's hash; the session service's too). */
