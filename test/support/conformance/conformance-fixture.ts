@@ -99,6 +99,13 @@ export async function deployFixtureAnalytics(
     type: 'duckdb',
     config: { path: ':memory:' },
   });
+  // conformance-slow's own: its time-outs are warehouse faults, and five runners timing out in a
+  // row would open the circuit of the connection every other case queries (503 for them).
+  await call(base, 'POST', '/v1/owner/connections', owner.key, {
+    name: 'mem-slow',
+    type: 'duckdb',
+    config: { path: ':memory:' },
+  });
   await call(base, 'PUT', '/v1/owner/analytics/conformance-types', owner.key, {
     name: 'conformance-types',
     connection: 'mem',
@@ -175,7 +182,7 @@ export async function deployFixtureAnalytics(
     },
     {
       name: 'conformance-slow',
-      connection: 'mem',
+      connection: 'mem-slow',
       sql: 'SELECT count(*) AS n FROM range(100000) a, range(:m) b WHERE (a.range * b.range) % 7 = 3',
       params: { m: { type: 'integer', required: true } },
       limits: { timeout_ms: 300 },
