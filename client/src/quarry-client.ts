@@ -25,6 +25,7 @@ import type {
   ConnectorTypes,
   CorsSettings,
   DeployResult,
+  DeprecatedVersion,
   DryRunResult,
   EmbedSecret,
   EmbedToken,
@@ -238,6 +239,18 @@ export interface QuarryClient {
     deploy(definition: AnalyticDefinition, options?: CallOptions): Promise<DeployResult>;
     /** Every kept version of one of your analytics. */
     versions(name: string, options?: CallOptions): Promise<readonly AnalyticVersion[]>;
+    /**
+     * Deprecates a version callers pin (`name@version`, not the current one): its calls carry
+     * `Deprecation` and `Sunset` headers and are refused from `sunset` on (an ISO 8601 time, at
+     * most 366 days ahead). Setting it again moves the sunset.
+     */
+    deprecate(
+      name: string,
+      version: number,
+      options: CallOptions & { readonly sunset: string },
+    ): Promise<DeprecatedVersion>;
+    /** Withdraws a version's deprecation. */
+    undeprecate(name: string, version: number, options?: CallOptions): Promise<void>;
     /**
      * Runs every check of a deploy (the SQL against the warehouse included) and says what the
      * deploy would do; nothing is saved.
@@ -873,6 +886,24 @@ export function createQuarryClient(
           signal: o.signal,
         });
         return body.versions;
+      },
+      async deprecate(name, version, o) {
+        const body = await transport.send<{ deprecated_version: DeprecatedVersion }>({
+          method: 'PUT',
+          path: `/v1/owner/analytics/${segment(name)}/versions/${version}/deprecation`,
+          body: { sunset: o.sunset },
+          idempotent: true,
+          signal: o.signal,
+        });
+        return body.deprecated_version;
+      },
+      async undeprecate(name, version, o = {}) {
+        await transport.send<undefined>({
+          method: 'DELETE',
+          path: `/v1/owner/analytics/${segment(name)}/versions/${version}/deprecation`,
+          idempotent: true,
+          signal: o.signal,
+        });
       },
       dryRun(definition, o = {}) {
         if (typeof definition?.name !== 'string' || definition.name === '') {

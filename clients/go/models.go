@@ -244,6 +244,18 @@ type VersionDeprecation struct {
 	Sunset string `json:"sunset"`
 }
 
+// DeprecatedVersion is the DeprecatedVersion schema: What the API answers as DeprecatedVersion.
+type DeprecatedVersion struct {
+	// DeprecatedAt: When its owner deprecated it (ISO 8601; the `Deprecation` header)
+	DeprecatedAt string `json:"deprecated_at"`
+	// Sunset: From then on calls of it are refused with 410 `VERSION_SUNSET` (ISO 8601; the `Sunset` header)
+	Sunset   string `json:"sunset"`
+	Analytic string `json:"analytic"`
+	Version  int64  `json:"version"`
+	// CurrentVersion: The version to move to
+	CurrentVersion int64 `json:"current_version"`
+}
+
 // ConnectorTypes is the ConnectorTypes schema: What the API answers as ConnectorTypes.
 type ConnectorTypes struct {
 	Connectors []ConnectorType `json:"connectors"`
@@ -333,18 +345,6 @@ type UsageByDay struct {
 	ValueUSD float64 `json:"value_usd"`
 	// Date: YYYY-MM-DD, UTC
 	Date string `json:"date"`
-}
-
-// DeprecatedVersion is the DeprecatedVersion schema: What the API answers as DeprecatedVersion.
-type DeprecatedVersion struct {
-	// DeprecatedAt: When its owner deprecated it (ISO 8601; the `Deprecation` header)
-	DeprecatedAt string `json:"deprecated_at"`
-	// Sunset: From then on calls of it are refused with 410 `VERSION_SUNSET` (ISO 8601; the `Sunset` header)
-	Sunset   string `json:"sunset"`
-	Analytic string `json:"analytic"`
-	Version  int64  `json:"version"`
-	// CurrentVersion: The version to move to
-	CurrentVersion int64 `json:"current_version"`
 }
 
 // Budget is the Budget schema: What the API answers as Budget.

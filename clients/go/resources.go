@@ -578,6 +578,30 @@ func (a *Analytics) Versions(ctx context.Context, name string) ([]AnalyticVersio
 	return out.Versions, nil
 }
 
+// Deprecate deprecates a version callers pin (not the current one): its calls carry Deprecation
+// and Sunset headers and are refused from sunset on (at most 366 days ahead). Setting it again
+// moves the sunset.
+func (a *Analytics) Deprecate(ctx context.Context, name string, version int, sunset time.Time) (*DeprecatedVersion, error) {
+	out, err := call[struct {
+		DeprecatedVersion DeprecatedVersion `json:"deprecated_version"`
+	}](ctx, a.c, apiRequest{method: http.MethodPut, path: versionPath(name, version) + "/deprecation",
+		body: map[string]string{"sunset": sunset.UTC().Format(time.RFC3339Nano)}, idempotent: true})
+	if err != nil {
+		return nil, err
+	}
+	return &out.DeprecatedVersion, nil
+}
+
+// Undeprecate withdraws a version's deprecation.
+func (a *Analytics) Undeprecate(ctx context.Context, name string, version int) error {
+	return a.c.do(ctx, apiRequest{method: http.MethodDelete, path: versionPath(name, version) + "/deprecation", idempotent: true}, nil)
+}
+
+// versionPath is the path of one kept version of one of your analytics.
+func versionPath(name string, version int) string {
+	return analyticPath(name) + "/versions/" + fmt.Sprint(version)
+}
+
 // Delete deletes one of your analytics (its name becomes free).
 func (a *Analytics) Delete(ctx context.Context, name string) error {
 	return a.c.do(ctx, apiRequest{method: http.MethodDelete, path: analyticPath(name), idempotent: true}, nil)

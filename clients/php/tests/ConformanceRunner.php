@@ -219,6 +219,8 @@ final class ConformanceRunner
             'analytics.update' => $client->analytics->update($args['name'], $args['definition']),
             'analytics.describe' => $client->analytics->describe($args['name'], $args['version'] ?? null),
             'analytics.versions' => $client->analytics->versions($args['name']),
+            'analytics.deprecate' => $client->analytics->deprecate($args['name'], $args['version'], $args['sunset']),
+            'analytics.undeprecate' => $client->analytics->undeprecate($args['name'], $args['version']),
             'analytics.list' => $client->analytics->list(),
             'analytics.purgeCache' => $client->analytics->purgeCache($args['name']),
             'analytics.delete' => $client->analytics->delete($args['name']),

@@ -214,6 +214,10 @@ class CaseRunner:
             return client.analytics.describe(args["name"], version=args.get("version"))
         if op == "analytics.versions":
             return client.analytics.versions(args["name"])
+        if op == "analytics.deprecate":
+            return client.analytics.deprecate(args["name"], args["version"], sunset=args["sunset"])
+        if op == "analytics.undeprecate":
+            return client.analytics.undeprecate(args["name"], args["version"])
         if op == "analytics.list":
             return client.analytics.list()
         if op == "analytics.purgeCache":

@@ -88,6 +88,8 @@ export interface Step {
     | 'analytics.update'
     | 'analytics.describe'
     | 'analytics.versions'
+    | 'analytics.deprecate'
+    | 'analytics.undeprecate'
     | 'analytics.list'
     | 'analytics.purgeCache'
     | 'analytics.delete'

@@ -281,12 +281,14 @@ export async function createRunnerFixture(
       owner: { api_key: owner.key },
     },
     // `own`: the name the deploy-to-statement case deploys (`{runner}` in its expected traffic).
-    // `lab`: the every-resource case's analytic; `signup_email`: the address it signs up.
+    // `lab`: the every-resource case's analytic; `signup_email`: the address it signs up;
+    // `sunset`: when it deprecates `lab`'s first version (30 days ahead, as the gateway prints it).
     sources: {
       down,
       own: `conformance-own-${runner}`,
       lab: `conformance-lab-${runner}`,
       signup_email: email('signup'),
+      sunset: new Date(Date.now() + 30 * 86_400_000).toISOString(),
     },
   };
 }

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Dict, List, Mapping, Optional
 
-__all__ = ["Job", "JobError", "JobResult", "JobResultColumns", "JobResultMeta", "Jobs", "EmbedToken", "IssuedEmbedSecret", "EmbedSecret", "CorsSettings", "CorsSettingsCors", "Account", "Plan", "Connection", "Circuit", "ConnectionRemoval", "Analytic", "AnalyticHealth", "AnalyticDefinition", "CacheSettings", "Limits", "AnalyticVersion", "VersionDeprecation", "ConnectorTypes", "ConnectorType", "Usage", "UsageTotals", "CallsByOrigin", "BudgetState", "UsageByAnalytic", "UsageByDay", "DeprecatedVersion", "Budget", "BudgetSettings", "IssuedWebhookEndpoint", "WebhookEndpoint", "WebhookDelivery", "AlertSettings", "AgentTool", "McpSettings", "McpDefaults", "Billing", "BillingPlan", "PaygInvoice", "PaygInvoiceLine", "Checkout", "Portal", "Onboarding", "PayoutAccount", "Payouts", "OwnerPayout", "Payout", "OwnerStatement", "StatementAnalytic", "StatementTotals", "StatementDay", "StatementPayout", "StatementAdjustment", "StatementFailedCalls", "OwnerListing", "Listing", "ListingOwner", "ListingDetail", "ExampleRequest", "ExampleRequestBody", "TryToken", "OAuthClient"]
+__all__ = ["Job", "JobError", "JobResult", "JobResultColumns", "JobResultMeta", "Jobs", "EmbedToken", "IssuedEmbedSecret", "EmbedSecret", "CorsSettings", "CorsSettingsCors", "Account", "Plan", "Connection", "Circuit", "ConnectionRemoval", "Analytic", "AnalyticHealth", "AnalyticDefinition", "CacheSettings", "Limits", "AnalyticVersion", "VersionDeprecation", "DeprecatedVersion", "ConnectorTypes", "ConnectorType", "Usage", "UsageTotals", "CallsByOrigin", "BudgetState", "UsageByAnalytic", "UsageByDay", "Budget", "BudgetSettings", "IssuedWebhookEndpoint", "WebhookEndpoint", "WebhookDelivery", "AlertSettings", "AgentTool", "McpSettings", "McpDefaults", "Billing", "BillingPlan", "PaygInvoice", "PaygInvoiceLine", "Checkout", "Portal", "Onboarding", "PayoutAccount", "Payouts", "OwnerPayout", "Payout", "OwnerStatement", "StatementAnalytic", "StatementTotals", "StatementDay", "StatementPayout", "StatementAdjustment", "StatementFailedCalls", "OwnerListing", "Listing", "ListingOwner", "ListingDetail", "ExampleRequest", "ExampleRequestBody", "TryToken", "OAuthClient"]
 
 
 @dataclass(frozen=True)
@@ -645,6 +645,35 @@ class VersionDeprecation:
 
 
 @dataclass(frozen=True)
+class DeprecatedVersion:
+    """What the API answers as DeprecatedVersion."""
+
+    __quarry_schema__: ClassVar[str] = "DeprecatedVersion"
+
+    #: When its owner deprecated it (ISO 8601; the `Deprecation` header)
+    deprecated_at: str
+    #: From then on calls of it are refused with 410 `VERSION_SUNSET` (ISO 8601; the `Sunset` header)
+    sunset: str
+    analytic: str
+    version: int
+    #: The version to move to
+    current_version: int
+    raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> "DeprecatedVersion":
+        """Builds one from the gateway's decoded JSON."""
+        return cls(
+            deprecated_at=body.get("deprecated_at"),
+            sunset=body.get("sunset"),
+            analytic=body.get("analytic"),
+            version=body.get("version"),
+            current_version=body.get("current_version"),
+            raw=dict(body),
+        )
+
+
+@dataclass(frozen=True)
 class ConnectorTypes:
     """What the API answers as ConnectorTypes."""
 
@@ -867,35 +896,6 @@ class UsageByDay:
             credits=body.get("credits"),
             value_usd=body.get("value_usd"),
             date=body.get("date"),
-            raw=dict(body),
-        )
-
-
-@dataclass(frozen=True)
-class DeprecatedVersion:
-    """What the API answers as DeprecatedVersion."""
-
-    __quarry_schema__: ClassVar[str] = "DeprecatedVersion"
-
-    #: When its owner deprecated it (ISO 8601; the `Deprecation` header)
-    deprecated_at: str
-    #: From then on calls of it are refused with 410 `VERSION_SUNSET` (ISO 8601; the `Sunset` header)
-    sunset: str
-    analytic: str
-    version: int
-    #: The version to move to
-    current_version: int
-    raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
-
-    @classmethod
-    def from_json(cls, body: Mapping[str, Any]) -> "DeprecatedVersion":
-        """Builds one from the gateway's decoded JSON."""
-        return cls(
-            deprecated_at=body.get("deprecated_at"),
-            sunset=body.get("sunset"),
-            analytic=body.get("analytic"),
-            version=body.get("version"),
-            current_version=body.get("current_version"),
             raw=dict(body),
         )
 

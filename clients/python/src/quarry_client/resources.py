@@ -24,6 +24,7 @@ from .api_models import (
     ConnectionRemoval,
     ConnectorTypes,
     CorsSettingsCors,
+    DeprecatedVersion,
     EmbedSecret,
     EmbedToken,
     IssuedEmbedSecret,
@@ -627,6 +628,20 @@ class OwnerAnalytics(_Resource):
     def versions(self, name: str) -> List[Dict[str, Any]]:
         """Every kept version: ``{"version", "definition", "price", "deprecation", "created_at"}`` each."""
         return list(self._send("GET", f"/v1/owner/analytics/{_segment(name)}/versions")["versions"])
+
+    def deprecate(self, name: str, version: int, *, sunset: str) -> DeprecatedVersion:
+        """Deprecates a version callers pin (not the current one).
+
+        Its calls carry ``Deprecation`` and ``Sunset`` headers and are refused from ``sunset`` on
+        (an ISO 8601 time, at most 366 days ahead). Setting it again moves the sunset.
+        """
+        path = f"/v1/owner/analytics/{_segment(name)}/versions/{int(version)}/deprecation"
+        answer = self._send("PUT", path, body={"sunset": sunset})
+        return DeprecatedVersion.from_json(answer["deprecated_version"])
+
+    def undeprecate(self, name: str, version: int) -> None:
+        """Withdraws a version's deprecation."""
+        self._send("DELETE", f"/v1/owner/analytics/{_segment(name)}/versions/{int(version)}/deprecation")
 
     def delete(self, name: str) -> None:
         """Deletes one of your analytics (its name becomes free)."""

@@ -472,6 +472,25 @@ module Quarry
       end
     end
 
+    # DeprecatedVersion: What the API answers as DeprecatedVersion.
+    class DeprecatedVersion < Model
+      SCHEMA = "DeprecatedVersion"
+      FIELDS = %w[deprecated_at sunset analytic version current_version].freeze
+      attr_reader :deprecated_at, :sunset, :analytic, :version, :current_version
+
+      # Builds one from the gateway's decoded JSON (a Hash with String keys).
+      def self.from_json(body)
+        new(
+          deprecated_at: body["deprecated_at"],
+          sunset: body["sunset"],
+          analytic: body["analytic"],
+          version: body["version"],
+          current_version: body["current_version"],
+          raw: body
+        )
+      end
+    end
+
     # ConnectorTypes: What the API answers as ConnectorTypes.
     class ConnectorTypes < Model
       SCHEMA = "ConnectorTypes"
@@ -619,25 +638,6 @@ module Quarry
           credits: body["credits"],
           value_usd: body["value_usd"],
           date: body["date"],
-          raw: body
-        )
-      end
-    end
-
-    # DeprecatedVersion: What the API answers as DeprecatedVersion.
-    class DeprecatedVersion < Model
-      SCHEMA = "DeprecatedVersion"
-      FIELDS = %w[deprecated_at sunset analytic version current_version].freeze
-      attr_reader :deprecated_at, :sunset, :analytic, :version, :current_version
-
-      # Builds one from the gateway's decoded JSON (a Hash with String keys).
-      def self.from_json(body)
-        new(
-          deprecated_at: body["deprecated_at"],
-          sunset: body["sunset"],
-          analytic: body["analytic"],
-          version: body["version"],
-          current_version: body["current_version"],
           raw: body
         )
       end

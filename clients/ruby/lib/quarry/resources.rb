@@ -438,6 +438,21 @@ module Quarry
     # Every kept version (Array of Hashes: version, definition, created_at).
     def versions(name) = @transport.send_request("GET", "#{owner_path(name)}/versions")["versions"]
 
+    # Deprecates a version callers pin (not the current one): its calls carry Deprecation and
+    # Sunset headers and are refused from +sunset+ on (an ISO 8601 time, at most 366 days ahead).
+    # Setting it again moves the sunset. Returns a Models::DeprecatedVersion.
+    def deprecate(name, version, sunset:)
+      answer = @transport.send_request("PUT", "#{owner_path(name)}/versions/#{Integer(version)}/deprecation",
+                                       body: { sunset: sunset })
+      Models::DeprecatedVersion.from_json(answer["deprecated_version"])
+    end
+
+    # Withdraws a version's deprecation.
+    def undeprecate(name, version)
+      @transport.send_request("DELETE", "#{owner_path(name)}/versions/#{Integer(version)}/deprecation")
+      nil
+    end
+
     # Deletes one of your analytics (its name becomes free).
     def delete(name)
       @transport.send_request("DELETE", owner_path(name))
