@@ -17,6 +17,7 @@ import type {
   Billing,
   BillingPortal,
   Budget,
+  Calls,
   Checkout,
   Connection,
   ConnectionDetail,
@@ -431,6 +432,21 @@ export interface QuarryClient {
     ): Promise<RotatedEmbedSecret>;
     /** Ends a secret: tokens it signed stop working within seconds. */
     revoke(id: string, options?: CallOptions): Promise<EmbedSecret>;
+  };
+  /** The account's recent calls (`account` scope). */
+  readonly calls: {
+    /**
+     * A page of the calls of the last 30 days, newest first: served ones and those that failed
+     * after running (free). `limit` 1–100 (default 50); pass `next_cursor` as `cursor` for older.
+     */
+    list(
+      options?: CallOptions & {
+        readonly analytic?: string;
+        readonly status?: string;
+        readonly limit?: number;
+        readonly cursor?: string;
+      },
+    ): Promise<Calls>;
   };
   /** Whether your keys may be used from other origins' web pages (`account` scope; off by default). */
   readonly cors: {
@@ -1321,6 +1337,22 @@ export function createQuarryClient(
           signal: o.signal,
         });
         return body.embed_secret;
+      },
+    },
+    calls: {
+      list(o = {}) {
+        const query: Record<string, string> = {};
+        if (o.analytic !== undefined) query.analytic = o.analytic;
+        if (o.status !== undefined) query.status = o.status;
+        if (o.limit !== undefined) query.limit = String(o.limit);
+        if (o.cursor !== undefined) query.cursor = o.cursor;
+        return transport.send<Calls>({
+          method: 'GET',
+          path: '/v1/account/calls',
+          query,
+          idempotent: true,
+          signal: o.signal,
+        });
       },
     },
     cors: {

@@ -267,6 +267,11 @@ func (r *caseRunner) perform(client *quarry.Client, s step, input map[string]any
 	case "analytics.describe":
 		version, _ := input["version"].(float64)
 		return client.Analytics.Describe(ctx, input["name"].(string), int(version))
+	case "calls.list":
+		limit, _ := input["limit"].(float64)
+		analytic, _ := input["analytic"].(string)
+		status, _ := input["status"].(string)
+		return client.Calls.List(ctx, quarry.CallsOptions{Analytic: analytic, Status: status, Limit: int(limit)})
 	case "analytics.versions":
 		return client.Analytics.Versions(ctx, input["name"].(string))
 	case "analytics.deprecate":

@@ -36,6 +36,8 @@ var generatedModels = map[string]any{
 	"BudgetState":                        BudgetState{},
 	"Usage.by_analytic[]":                UsageByAnalytic{},
 	"Usage.by_day[]":                     UsageByDay{},
+	"Calls":                              Calls{},
+	"Call":                               Call{},
 	"Budget":                             Budget{},
 	"Budget.budget":                      BudgetSettings{},
 	"IssuedWebhookEndpoint":              IssuedWebhookEndpoint{},

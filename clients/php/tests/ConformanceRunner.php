@@ -218,6 +218,7 @@ final class ConformanceRunner
             'analytics.create' => $client->analytics->create($args['definition']),
             'analytics.update' => $client->analytics->update($args['name'], $args['definition']),
             'analytics.describe' => $client->analytics->describe($args['name'], $args['version'] ?? null),
+            'calls.list' => $client->calls->list($args['analytic'] ?? null, $args['status'] ?? null, $args['limit'] ?? null),
             'analytics.versions' => $client->analytics->versions($args['name']),
             'analytics.deprecate' => $client->analytics->deprecate($args['name'], $args['version'], $args['sunset']),
             'analytics.undeprecate' => $client->analytics->undeprecate($args['name'], $args['version']),

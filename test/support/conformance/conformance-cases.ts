@@ -87,6 +87,7 @@ export interface Step {
     | 'analytics.create'
     | 'analytics.update'
     | 'analytics.describe'
+    | 'calls.list'
     | 'analytics.versions'
     | 'analytics.deprecate'
     | 'analytics.undeprecate'

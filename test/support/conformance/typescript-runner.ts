@@ -158,6 +158,8 @@ async function perform(client: quarry.QuarryClient, step: Step, baseUrl: string)
       return client.analytics.update(input.name, input.definition);
     case 'analytics.describe':
       return client.analytics.describe(input.name, { version: input.version });
+    case 'calls.list':
+      return client.calls.list({ analytic: input.analytic, status: input.status, limit: input.limit });
     case 'analytics.versions':
       return client.analytics.versions(input.name);
     case 'analytics.deprecate':

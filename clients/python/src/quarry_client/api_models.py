@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Dict, List, Mapping, Optional
 
-__all__ = ["Job", "JobError", "JobResult", "JobResultColumns", "JobResultMeta", "Jobs", "EmbedToken", "IssuedEmbedSecret", "EmbedSecret", "CorsSettings", "CorsSettingsCors", "Account", "Plan", "Connection", "Circuit", "ConnectionRemoval", "Analytic", "AnalyticHealth", "AnalyticDefinition", "CacheSettings", "Limits", "AnalyticVersion", "VersionDeprecation", "DeprecatedVersion", "ConnectorTypes", "ConnectorType", "Usage", "UsageTotals", "CallsByOrigin", "BudgetState", "UsageByAnalytic", "UsageByDay", "Budget", "BudgetSettings", "IssuedWebhookEndpoint", "WebhookEndpoint", "WebhookDelivery", "AlertSettings", "AgentTool", "McpSettings", "McpDefaults", "Billing", "BillingPlan", "PaygInvoice", "PaygInvoiceLine", "Checkout", "Portal", "Onboarding", "PayoutAccount", "Payouts", "OwnerPayout", "Payout", "OwnerStatement", "StatementAnalytic", "StatementTotals", "StatementDay", "StatementPayout", "StatementAdjustment", "StatementFailedCalls", "OwnerListing", "Listing", "ListingOwner", "ListingDetail", "ExampleRequest", "ExampleRequestBody", "TryToken", "OAuthClient"]
+__all__ = ["Job", "JobError", "JobResult", "JobResultColumns", "JobResultMeta", "Jobs", "EmbedToken", "IssuedEmbedSecret", "EmbedSecret", "CorsSettings", "CorsSettingsCors", "Account", "Plan", "Connection", "Circuit", "ConnectionRemoval", "Analytic", "AnalyticHealth", "AnalyticDefinition", "CacheSettings", "Limits", "AnalyticVersion", "VersionDeprecation", "DeprecatedVersion", "ConnectorTypes", "ConnectorType", "Usage", "UsageTotals", "CallsByOrigin", "BudgetState", "UsageByAnalytic", "UsageByDay", "Calls", "Call", "Budget", "BudgetSettings", "IssuedWebhookEndpoint", "WebhookEndpoint", "WebhookDelivery", "AlertSettings", "AgentTool", "McpSettings", "McpDefaults", "Billing", "BillingPlan", "PaygInvoice", "PaygInvoiceLine", "Checkout", "Portal", "Onboarding", "PayoutAccount", "Payouts", "OwnerPayout", "Payout", "OwnerStatement", "StatementAnalytic", "StatementTotals", "StatementDay", "StatementPayout", "StatementAdjustment", "StatementFailedCalls", "OwnerListing", "Listing", "ListingOwner", "ListingDetail", "ExampleRequest", "ExampleRequestBody", "TryToken", "OAuthClient"]
 
 
 @dataclass(frozen=True)
@@ -896,6 +896,69 @@ class UsageByDay:
             credits=body.get("credits"),
             value_usd=body.get("value_usd"),
             date=body.get("date"),
+            raw=dict(body),
+        )
+
+
+@dataclass(frozen=True)
+class Calls:
+    """What the API answers as Calls."""
+
+    __quarry_schema__: ClassVar[str] = "Calls"
+
+    items: List["Call"]
+    #: Pass as `cursor` for older calls; null: no more
+    next_cursor: Optional[str] = None
+    raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> "Calls":
+        """Builds one from the gateway's decoded JSON."""
+        return cls(
+            items=None if body.get("items") is None else [Call.from_json(item) for item in body.get("items")],
+            next_cursor=body.get("next_cursor"),
+            raw=dict(body),
+        )
+
+
+@dataclass(frozen=True)
+class Call:
+    """What the API answers as Call."""
+
+    __quarry_schema__: ClassVar[str] = "Call"
+
+    #: The `X-Request-Id` the call was answered with
+    request_id: str
+    analytic: str
+    #: `ok`, or the error code the caller got
+    status: str
+    #: Credits charged (failed calls are free: 0)
+    credits: float
+    #: When the call came in (served) or failed, ISO 8601 UTC
+    at: str
+    #: The version that served the call (null: not recorded for failed calls)
+    version: Optional[int] = None
+    #: The error code; null for a served call
+    error_code: Optional[str] = None
+    #: Served: the call’s latency; failed: how long it waited on the warehouse
+    latency_ms: Optional[float] = None
+    #: How a served call was counted (null for failed calls)
+    origin: Optional[str] = None
+    raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> "Call":
+        """Builds one from the gateway's decoded JSON."""
+        return cls(
+            request_id=body.get("request_id"),
+            analytic=body.get("analytic"),
+            status=body.get("status"),
+            credits=body.get("credits"),
+            at=body.get("at"),
+            version=body.get("version"),
+            error_code=body.get("error_code"),
+            latency_ms=body.get("latency_ms"),
+            origin=body.get("origin"),
             raw=dict(body),
         )
 

@@ -18,6 +18,7 @@ from .api_models import (
     IssuedWebhookEndpoint,
     Billing,
     Budget,
+    Calls,
     Checkout,
     Circuit,
     Connection,
@@ -58,6 +59,7 @@ __all__ = [
     "OAuthClientsResource",
     "EmbedTokensResource",
     "EmbedSecretsResource",
+    "CallsResource",
     "CorsResource",
     "ConnectorsResource",
     "ConnectionsResource",
@@ -406,6 +408,25 @@ class EmbedSecretsResource(_Resource):
     def revoke(self, secret_id: str) -> EmbedSecret:
         """Ends a secret: tokens it signed stop working within seconds."""
         return EmbedSecret.from_json(self._send("DELETE", f"/v1/embed-secrets/{_segment(secret_id)}")["embed_secret"])
+
+
+class CallsResource(_Resource):
+    """The account's recent calls (``client.calls``; ``account`` scope)."""
+
+    def list(
+        self,
+        *,
+        analytic: Optional[str] = None,
+        status: Optional[str] = None,
+        limit: Optional[int] = None,
+        cursor: Optional[str] = None,
+    ) -> Calls:
+        """A page of the calls of the last 30 days, newest first (served, and failed after running: free).
+
+        ``limit`` 1–100 (default 50); pass the page's ``next_cursor`` as ``cursor`` for older calls.
+        """
+        query = {"analytic": analytic, "status": status, "limit": limit, "cursor": cursor}
+        return Calls.from_json(self._send("GET", "/v1/account/calls", query=query))
 
 
 class CorsResource(_Resource):

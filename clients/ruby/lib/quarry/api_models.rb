@@ -643,6 +643,45 @@ module Quarry
       end
     end
 
+    # Calls: What the API answers as Calls.
+    class Calls < Model
+      SCHEMA = "Calls"
+      FIELDS = %w[items next_cursor].freeze
+      attr_reader :items, :next_cursor
+
+      # Builds one from the gateway's decoded JSON (a Hash with String keys).
+      def self.from_json(body)
+        new(
+          items: body["items"].nil? ? nil : body["items"].map { |item| Call.from_json(item) },
+          next_cursor: body["next_cursor"],
+          raw: body
+        )
+      end
+    end
+
+    # Call: What the API answers as Call.
+    class Call < Model
+      SCHEMA = "Call"
+      FIELDS = %w[request_id analytic version status error_code credits latency_ms origin at].freeze
+      attr_reader :request_id, :analytic, :version, :status, :error_code, :credits, :latency_ms, :origin, :at
+
+      # Builds one from the gateway's decoded JSON (a Hash with String keys).
+      def self.from_json(body)
+        new(
+          request_id: body["request_id"],
+          analytic: body["analytic"],
+          version: body["version"],
+          status: body["status"],
+          error_code: body["error_code"],
+          credits: body["credits"],
+          latency_ms: body["latency_ms"],
+          origin: body["origin"],
+          at: body["at"],
+          raw: body
+        )
+      end
+    end
+
     # Budget: What the API answers as Budget.
     class Budget < Model
       SCHEMA = "Budget"

@@ -36,6 +36,8 @@ module Quarry
     def embed_tokens = @embed_tokens ||= EmbedTokensResource.new(@transport)
     # HS256 secrets to mint embed tokens offline (EmbedSecretsResource).
     def embed_secrets = @embed_secrets ||= EmbedSecretsResource.new(@transport)
+    # The account's recent calls (CallsResource).
+    def calls = @calls ||= CallsResource.new(@transport)
     # Whether your keys may be used from other origins' web pages (CorsResource).
     def cors = @cors ||= CorsResource.new(@transport)
     # The warehouse types this gateway connects to (ConnectorsResource).
@@ -332,6 +334,17 @@ module Quarry
     # Ends a secret (Models::EmbedSecret): tokens it signed stop working within seconds.
     def revoke(id)
       Models::EmbedSecret.from_json(@transport.send_request("DELETE", "/v1/embed-secrets/#{segment(id)}")["embed_secret"])
+    end
+  end
+
+  # The account's recent calls (Client#calls; account scope).
+  class CallsResource < Resource
+    # A page of the calls of the last 30 days, newest first (Models::Calls): served ones and those
+    # that failed after running (free). +limit+ 1–100 (default 50); pass the page's next_cursor as
+    # +cursor+ for older calls.
+    def list(analytic: nil, status: nil, limit: nil, cursor: nil)
+      query = { analytic: analytic, status: status, limit: limit, cursor: cursor }
+      Models::Calls.from_json(@transport.send_request("GET", "/v1/account/calls", query: query))
     end
   end
 
