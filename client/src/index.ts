@@ -56,6 +56,8 @@ export type {
   BillingStatus,
   Budget,
   BudgetState,
+  Call,
+  Calls,
   CallsByOrigin,
   CallTotals,
   Checkout,

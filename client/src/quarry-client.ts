@@ -17,6 +17,7 @@ import type {
   Billing,
   BillingPortal,
   Budget,
+  Calls,
   Checkout,
   Connection,
   ConnectionDetail,
@@ -25,6 +26,7 @@ import type {
   ConnectorTypes,
   CorsSettings,
   DeployResult,
+  DeprecatedVersion,
   DryRunResult,
   EmbedSecret,
   EmbedToken,
@@ -239,6 +241,18 @@ export interface QuarryClient {
     /** Every kept version of one of your analytics. */
     versions(name: string, options?: CallOptions): Promise<readonly AnalyticVersion[]>;
     /**
+     * Deprecates a version callers pin (`name@version`, not the current one): its calls carry
+     * `Deprecation` and `Sunset` headers and are refused from `sunset` on (an ISO 8601 time, at
+     * most 366 days ahead). Setting it again moves the sunset.
+     */
+    deprecate(
+      name: string,
+      version: number,
+      options: CallOptions & { readonly sunset: string },
+    ): Promise<DeprecatedVersion>;
+    /** Withdraws a version's deprecation. */
+    undeprecate(name: string, version: number, options?: CallOptions): Promise<void>;
+    /**
      * Runs every check of a deploy (the SQL against the warehouse included) and says what the
      * deploy would do; nothing is saved.
      */
@@ -418,6 +432,21 @@ export interface QuarryClient {
     ): Promise<RotatedEmbedSecret>;
     /** Ends a secret: tokens it signed stop working within seconds. */
     revoke(id: string, options?: CallOptions): Promise<EmbedSecret>;
+  };
+  /** The account's recent calls (`account` scope). */
+  readonly calls: {
+    /**
+     * A page of the calls of the last 30 days, newest first: served ones and those that failed
+     * after running (free). `limit` 1–100 (default 50); pass `next_cursor` as `cursor` for older.
+     */
+    list(
+      options?: CallOptions & {
+        readonly analytic?: string;
+        readonly status?: string;
+        readonly limit?: number;
+        readonly cursor?: string;
+      },
+    ): Promise<Calls>;
   };
   /** Whether your keys may be used from other origins' web pages (`account` scope; off by default). */
   readonly cors: {
@@ -874,6 +903,24 @@ export function createQuarryClient(
         });
         return body.versions;
       },
+      async deprecate(name, version, o) {
+        const body = await transport.send<{ deprecated_version: DeprecatedVersion }>({
+          method: 'PUT',
+          path: `/v1/owner/analytics/${segment(name)}/versions/${version}/deprecation`,
+          body: { sunset: o.sunset },
+          idempotent: true,
+          signal: o.signal,
+        });
+        return body.deprecated_version;
+      },
+      async undeprecate(name, version, o = {}) {
+        await transport.send<undefined>({
+          method: 'DELETE',
+          path: `/v1/owner/analytics/${segment(name)}/versions/${version}/deprecation`,
+          idempotent: true,
+          signal: o.signal,
+        });
+      },
       dryRun(definition, o = {}) {
         if (typeof definition?.name !== 'string' || definition.name === '') {
           return Promise.reject(new TypeError('An analytic definition needs a name.'));
@@ -1290,6 +1337,22 @@ export function createQuarryClient(
           signal: o.signal,
         });
         return body.embed_secret;
+      },
+    },
+    calls: {
+      list(o = {}) {
+        const query: Record<string, string> = {};
+        if (o.analytic !== undefined) query.analytic = o.analytic;
+        if (o.status !== undefined) query.status = o.status;
+        if (o.limit !== undefined) query.limit = String(o.limit);
+        if (o.cursor !== undefined) query.cursor = o.cursor;
+        return transport.send<Calls>({
+          method: 'GET',
+          path: '/v1/account/calls',
+          query,
+          idempotent: true,
+          signal: o.signal,
+        });
       },
     },
     cors: {

@@ -823,6 +823,32 @@ export interface CorsSettingsResponse {
   readonly cors: CorsSettings;
 }
 
+/** One call of the account's (`GET /v1/account/calls`): served, or failed after it ran. */
+export interface Call {
+  /** The `X-Request-Id` the call was answered with. */
+  readonly request_id: string;
+  readonly analytic: string;
+  /** The version that served it (null: not recorded for failed calls). */
+  readonly version: number | null;
+  /** `ok`, or the error code the caller got. */
+  readonly status: string;
+  readonly error_code: string | null;
+  /** Credits charged (failed calls are free: 0). */
+  readonly credits: number;
+  readonly latency_ms: number | null;
+  /** How a served call was counted (null for failed calls). */
+  readonly origin: 'paid' | 'free' | 'marketplace' | 'owner' | null;
+  /** When it came in (served) or failed, ISO 8601 UTC. */
+  readonly at: string;
+}
+
+/** A page of the account's recent calls, newest first. */
+export interface Calls {
+  readonly items: readonly Call[];
+  /** Pass as `cursor` for older calls; null: no more. */
+  readonly next_cursor: string | null;
+}
+
 /** The state of an asynchronous query. */
 export type JobState = 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
 

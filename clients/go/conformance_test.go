@@ -267,8 +267,21 @@ func (r *caseRunner) perform(client *quarry.Client, s step, input map[string]any
 	case "analytics.describe":
 		version, _ := input["version"].(float64)
 		return client.Analytics.Describe(ctx, input["name"].(string), int(version))
+	case "calls.list":
+		limit, _ := input["limit"].(float64)
+		analytic, _ := input["analytic"].(string)
+		status, _ := input["status"].(string)
+		return client.Calls.List(ctx, quarry.CallsOptions{Analytic: analytic, Status: status, Limit: int(limit)})
 	case "analytics.versions":
 		return client.Analytics.Versions(ctx, input["name"].(string))
+	case "analytics.deprecate":
+		sunset, err := time.Parse(time.RFC3339Nano, input["sunset"].(string))
+		if err != nil {
+			return nil, err
+		}
+		return client.Analytics.Deprecate(ctx, input["name"].(string), int(input["version"].(float64)), sunset)
+	case "analytics.undeprecate":
+		return nil, client.Analytics.Undeprecate(ctx, input["name"].(string), int(input["version"].(float64)))
 	case "analytics.list":
 		return client.Analytics.List(ctx)
 	case "analytics.purgeCache":

@@ -244,6 +244,18 @@ type VersionDeprecation struct {
 	Sunset string `json:"sunset"`
 }
 
+// DeprecatedVersion is the DeprecatedVersion schema: What the API answers as DeprecatedVersion.
+type DeprecatedVersion struct {
+	// DeprecatedAt: When its owner deprecated it (ISO 8601; the `Deprecation` header)
+	DeprecatedAt string `json:"deprecated_at"`
+	// Sunset: From then on calls of it are refused with 410 `VERSION_SUNSET` (ISO 8601; the `Sunset` header)
+	Sunset   string `json:"sunset"`
+	Analytic string `json:"analytic"`
+	Version  int64  `json:"version"`
+	// CurrentVersion: The version to move to
+	CurrentVersion int64 `json:"current_version"`
+}
+
 // ConnectorTypes is the ConnectorTypes schema: What the API answers as ConnectorTypes.
 type ConnectorTypes struct {
 	Connectors []ConnectorType `json:"connectors"`
@@ -335,16 +347,32 @@ type UsageByDay struct {
 	Date string `json:"date"`
 }
 
-// DeprecatedVersion is the DeprecatedVersion schema: What the API answers as DeprecatedVersion.
-type DeprecatedVersion struct {
-	// DeprecatedAt: When its owner deprecated it (ISO 8601; the `Deprecation` header)
-	DeprecatedAt string `json:"deprecated_at"`
-	// Sunset: From then on calls of it are refused with 410 `VERSION_SUNSET` (ISO 8601; the `Sunset` header)
-	Sunset   string `json:"sunset"`
-	Analytic string `json:"analytic"`
-	Version  int64  `json:"version"`
-	// CurrentVersion: The version to move to
-	CurrentVersion int64 `json:"current_version"`
+// Calls is the Calls schema: What the API answers as Calls.
+type Calls struct {
+	Items []Call `json:"items"`
+	// NextCursor: Pass as `cursor` for older calls; null: no more
+	NextCursor *string `json:"next_cursor"`
+}
+
+// Call is the Call schema: What the API answers as Call.
+type Call struct {
+	// RequestID: The `X-Request-Id` the call was answered with
+	RequestID string `json:"request_id"`
+	Analytic  string `json:"analytic"`
+	// Version: The version that served the call (null: not recorded for failed calls)
+	Version *int64 `json:"version"`
+	// Status: `ok`, or the error code the caller got
+	Status string `json:"status"`
+	// ErrorCode: The error code; null for a served call
+	ErrorCode *string `json:"error_code"`
+	// Credits: Credits charged (failed calls are free: 0)
+	Credits float64 `json:"credits"`
+	// LatencyMS: Served: the call’s latency; failed: how long it waited on the warehouse
+	LatencyMS *float64 `json:"latency_ms"`
+	// Origin: How a served call was counted (null for failed calls)
+	Origin *string `json:"origin"`
+	// At: When the call came in (served) or failed, ISO 8601 UTC
+	At string `json:"at"`
 }
 
 // Budget is the Budget schema: What the API answers as Budget.

@@ -38,6 +38,8 @@ type resources struct {
 	EmbedTokens *EmbedTokensService
 	// EmbedSecrets manages the HS256 secrets your backend mints embed tokens with offline.
 	EmbedSecrets *EmbedSecretsService
+	// Calls lists the account's recent calls.
+	Calls *CallsService
 	// CORS says whether your keys may be used from other origins' web pages.
 	CORS *CORSService
 	// Connectors lists the warehouse types this gateway connects to.
@@ -57,7 +59,7 @@ func newResources(c *Client) resources {
 		Account: &AccountService{c}, Budget: &BudgetService{c}, Plans: &PlansService{c},
 		Tools: &ToolsService{c}, MCP: &MCPService{c}, Webhooks: &WebhooksService{c}, Jobs: &JobsService{c}, Alerts: &AlertsService{c},
 		Billing: &BillingService{c}, Payouts: &PayoutsService{c}, OAuthClients: &OAuthClientsService{c},
-		EmbedTokens: &EmbedTokensService{c}, EmbedSecrets: &EmbedSecretsService{c}, CORS: &CORSService{c},
+		EmbedTokens: &EmbedTokensService{c}, EmbedSecrets: &EmbedSecretsService{c}, Calls: &CallsService{c}, CORS: &CORSService{c},
 		Connectors: &ConnectorsService{c}, Connections: &ConnectionsService{c},
 		Listings: &ListingsService{c}, Statements: &StatementsService{c}, Marketplace: &MarketplaceService{c},
 	}
@@ -385,6 +387,33 @@ func (s *EmbedSecretsService) Revoke(ctx context.Context, id string) (*EmbedSecr
 	return &out.EmbedSecret, nil
 }
 
+// CallsService lists the account's recent calls (Client.Calls; the account scope).
+type CallsService struct{ c *Client }
+
+// CallsOptions filters and pages the calls; zero values leave a filter out (Limit 0: 50).
+type CallsOptions struct {
+	// Analytic: only calls of this analytic. Status: "ok", "failed" or an error code.
+	Analytic, Status string
+	// Limit is the page size (1–100); Cursor the previous page's NextCursor.
+	Limit  int
+	Cursor string
+}
+
+// List returns a page of the calls of the last 30 days, newest first: served ones and those that
+// failed after running (free). Pass a page's NextCursor as Cursor for older calls.
+func (s *CallsService) List(ctx context.Context, opts CallsOptions) (*Calls, error) {
+	query := url.Values{}
+	for name, value := range map[string]string{"analytic": opts.Analytic, "status": opts.Status, "cursor": opts.Cursor} {
+		if value != "" {
+			query.Set(name, value)
+		}
+	}
+	if opts.Limit > 0 {
+		query.Set("limit", fmt.Sprint(opts.Limit))
+	}
+	return call[Calls](ctx, s.c, apiRequest{method: http.MethodGet, path: "/v1/account/calls", query: query, idempotent: true})
+}
+
 // CORSService reads and sets whether your keys are accepted from other origins' pages
 // (Client.CORS; the account scope). Off by default: prefer embed tokens.
 type CORSService struct{ c *Client }
@@ -576,6 +605,30 @@ func (a *Analytics) Versions(ctx context.Context, name string) ([]AnalyticVersio
 		return nil, err
 	}
 	return out.Versions, nil
+}
+
+// Deprecate deprecates a version callers pin (not the current one): its calls carry Deprecation
+// and Sunset headers and are refused from sunset on (at most 366 days ahead). Setting it again
+// moves the sunset.
+func (a *Analytics) Deprecate(ctx context.Context, name string, version int, sunset time.Time) (*DeprecatedVersion, error) {
+	out, err := call[struct {
+		DeprecatedVersion DeprecatedVersion `json:"deprecated_version"`
+	}](ctx, a.c, apiRequest{method: http.MethodPut, path: versionPath(name, version) + "/deprecation",
+		body: map[string]string{"sunset": sunset.UTC().Format(time.RFC3339Nano)}, idempotent: true})
+	if err != nil {
+		return nil, err
+	}
+	return &out.DeprecatedVersion, nil
+}
+
+// Undeprecate withdraws a version's deprecation.
+func (a *Analytics) Undeprecate(ctx context.Context, name string, version int) error {
+	return a.c.do(ctx, apiRequest{method: http.MethodDelete, path: versionPath(name, version) + "/deprecation", idempotent: true}, nil)
+}
+
+// versionPath is the path of one kept version of one of your analytics.
+func versionPath(name string, version int) string {
+	return analyticPath(name) + "/versions/" + fmt.Sprint(version)
 }
 
 // Delete deletes one of your analytics (its name becomes free).

@@ -664,6 +664,43 @@ describe('payouts', () => {
     expect(Math.max(...lines.map((line) => line.length))).toBeLessThanOrEqual(100);
   });
 
+  it('statements cut a long analytic name to fit 100 columns; --wide and --json show it whole', async () => {
+    // The longest name an analytic may have: 64 characters.
+    const name = `quarterly-revenue-by-region-and-product-line-${'x'.repeat(19)}`;
+    const amounts = {
+      calls: 123_456_789,
+      credits: 987_654_321,
+      calls_by_origin: { paid: 123_456_000, free: 789, owner: 0 },
+      value_usd: 1_234_567.891234,
+      owner_share_usd: 987_654.3212,
+      platform_share_usd: 246_913.57,
+    };
+    const statement = {
+      period: '2026-11',
+      closed_at: null,
+      analytics: [{ name, ...amounts }],
+      totals: amounts,
+      by_day: [],
+      adjustments: [],
+      payout: null,
+    };
+    server = await startTestServer(() => ({ status: 200, body: statement }));
+    const env = { QUARRY_URL: server.url, QUARRY_API_KEY: KEY };
+    const run = await quarry(['statements'], { env });
+    expect(run.code, run.stderr).toBe(0);
+    const lines = run.stdout.split('\n');
+    expect(Math.max(...lines.map((line) => [...line].length)), run.stdout).toBeLessThanOrEqual(100);
+    expect(lines).toContainEqual(expect.stringMatching(/^quarterly-revenue-\S*… +123456789 /));
+    expect(lines).toContainEqual(expect.stringMatching(/^total +123456789 /));
+    const wide = await quarry(['statements', '--wide'], { env });
+    expect(wide.stdout).toContain(name);
+    expect(wide.stdout).toContain('platform share usd');
+    // The calls by origin the short table shows are in the wide one too.
+    expect(wide.stdout).toMatch(/calls by origin paid +calls by origin free +calls by origin owner/);
+    const json = await quarry(['statements', '--json'], { env });
+    expect(JSON.parse(json.stdout)).toEqual(statement);
+  });
+
   it('on a gateway whose operator pays by hand: says so, and onboard exits 1 with the reason', async () => {
     server = await startTestServer(
       payoutsGateway({ status: 'not_started', completeAt: 1, provider: 'none' }),

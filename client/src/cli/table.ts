@@ -10,17 +10,21 @@ export interface TableColumn {
 /** Widest a cell may be before it is cut. */
 const MAX_CELL = 60;
 
-/** How one value shows in a cell: null/undefined empty, objects as JSON. */
-export function cellText(value: unknown): string {
+/** How one value shows in a cell: null/undefined empty, objects as JSON, cut past `maxCell`. */
+export function cellText(value: unknown, maxCell = MAX_CELL): string {
   if (value === null || value === undefined) return '';
   const text = typeof value === 'object' ? JSON.stringify(value) : String(value);
   const oneLine = text.replace(/\s*\n\s*/g, ' ');
-  return oneLine.length > MAX_CELL ? `${oneLine.slice(0, MAX_CELL - 1)}…` : oneLine;
+  return oneLine.length > maxCell ? `${oneLine.slice(0, maxCell - 1)}…` : oneLine;
 }
 
-/** The table as lines joined by newlines (ending with one). */
-export function formatTable(columns: readonly TableColumn[], rows: readonly (readonly unknown[])[]): string {
-  const cells = rows.map((row) => columns.map((_, i) => cellText(row[i])));
+/** The table as lines joined by newlines (ending with one); `maxCell: Infinity` cuts nothing. */
+export function formatTable(
+  columns: readonly TableColumn[],
+  rows: readonly (readonly unknown[])[],
+  options: { readonly maxCell?: number } = {},
+): string {
+  const cells = rows.map((row) => columns.map((_, i) => cellText(row[i], options.maxCell)));
   const widths = columns.map((c, i) => Math.max(c.header.length, ...cells.map((row) => row[i]?.length ?? 0)));
   const line = (values: readonly string[]) =>
     values

@@ -44,6 +44,8 @@ final class Client implements ClientInterface
     public readonly Resource\EmbedTokens $embedTokens;
     /** HS256 secrets to mint embed tokens offline. */
     public readonly Resource\EmbedSecrets $embedSecrets;
+    /** The account's recent calls. */
+    public readonly Resource\Calls $calls;
     /** Whether your keys may be used from other origins' web pages. */
     public readonly Resource\Cors $cors;
     /** The warehouse types this gateway connects to. */
@@ -110,6 +112,7 @@ final class Client implements ClientInterface
         $this->oauthClients = new Resource\OAuthClients($transport);
         $this->embedTokens = new Resource\EmbedTokens($transport);
         $this->embedSecrets = new Resource\EmbedSecrets($transport);
+        $this->calls = new Resource\Calls($transport);
         $this->cors = new Resource\Cors($transport);
         $this->connectors = new Resource\Connectors($transport);
         $this->connections = new Resource\Connections($transport);

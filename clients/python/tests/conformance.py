@@ -212,8 +212,14 @@ class CaseRunner:
             return client.analytics.update(args["name"], args["definition"])
         if op == "analytics.describe":
             return client.analytics.describe(args["name"], version=args.get("version"))
+        if op == "calls.list":
+            return client.calls.list(analytic=args.get("analytic"), status=args.get("status"), limit=args.get("limit"))
         if op == "analytics.versions":
             return client.analytics.versions(args["name"])
+        if op == "analytics.deprecate":
+            return client.analytics.deprecate(args["name"], args["version"], sunset=args["sunset"])
+        if op == "analytics.undeprecate":
+            return client.analytics.undeprecate(args["name"], args["version"])
         if op == "analytics.list":
             return client.analytics.list()
         if op == "analytics.purgeCache":

@@ -156,7 +156,10 @@ module ConformanceRunner
       when "analytics.create" then client.analytics.create(args["definition"])
       when "analytics.update" then client.analytics.update(args["name"], args["definition"])
       when "analytics.describe" then client.analytics.describe(args["name"], version: args["version"])
+      when "calls.list" then client.calls.list(analytic: args["analytic"], status: args["status"], limit: args["limit"])
       when "analytics.versions" then client.analytics.versions(args["name"])
+      when "analytics.deprecate" then client.analytics.deprecate(args["name"], args["version"], sunset: args["sunset"])
+      when "analytics.undeprecate" then client.analytics.undeprecate(args["name"], args["version"])
       when "analytics.list" then client.analytics.list
       when "analytics.purgeCache" then client.analytics.purge_cache(args["name"])
       when "analytics.delete" then client.analytics.delete(args["name"])

@@ -61,6 +61,8 @@ const MODELS: Readonly<Record<string, string>> = {
   EmbedToken: 'EmbedToken',
   EmbedSecret: 'EmbedSecret',
   IssuedEmbedSecret: 'IssuedEmbedSecret',
+  Calls: 'Calls',
+  Call: 'Call',
   CorsSettings: 'CorsSettingsResponse',
   'CorsSettings.cors': 'CorsSettings',
   'Error.error.details[]': 'QuarryErrorDetail',

@@ -99,6 +99,13 @@ export async function deployFixtureAnalytics(
     type: 'duckdb',
     config: { path: ':memory:' },
   });
+  // conformance-slow's own: its time-outs are warehouse faults, and five runners timing out in a
+  // row would open the circuit of the connection every other case queries (503 for them).
+  await call(base, 'POST', '/v1/owner/connections', owner.key, {
+    name: 'mem-slow',
+    type: 'duckdb',
+    config: { path: ':memory:' },
+  });
   await call(base, 'PUT', '/v1/owner/analytics/conformance-types', owner.key, {
     name: 'conformance-types',
     connection: 'mem',
@@ -175,7 +182,7 @@ export async function deployFixtureAnalytics(
     },
     {
       name: 'conformance-slow',
-      connection: 'mem',
+      connection: 'mem-slow',
       sql: 'SELECT count(*) AS n FROM range(100000) a, range(:m) b WHERE (a.range * b.range) % 7 = 3',
       params: { m: { type: 'integer', required: true } },
       limits: { timeout_ms: 300 },
@@ -274,12 +281,14 @@ export async function createRunnerFixture(
       owner: { api_key: owner.key },
     },
     // `own`: the name the deploy-to-statement case deploys (`{runner}` in its expected traffic).
-    // `lab`: the every-resource case's analytic; `signup_email`: the address it signs up.
+    // `lab`: the every-resource case's analytic; `signup_email`: the address it signs up;
+    // `sunset`: when it deprecates `lab`'s first version (30 days ahead, as the gateway prints it).
     sources: {
       down,
       own: `conformance-own-${runner}`,
       lab: `conformance-lab-${runner}`,
       signup_email: email('signup'),
+      sunset: new Date(Date.now() + 30 * 86_400_000).toISOString(),
     },
   };
 }

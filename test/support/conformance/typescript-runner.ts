@@ -158,8 +158,14 @@ async function perform(client: quarry.QuarryClient, step: Step, baseUrl: string)
       return client.analytics.update(input.name, input.definition);
     case 'analytics.describe':
       return client.analytics.describe(input.name, { version: input.version });
+    case 'calls.list':
+      return client.calls.list({ analytic: input.analytic, status: input.status, limit: input.limit });
     case 'analytics.versions':
       return client.analytics.versions(input.name);
+    case 'analytics.deprecate':
+      return client.analytics.deprecate(input.name, input.version, { sunset: input.sunset });
+    case 'analytics.undeprecate':
+      return client.analytics.undeprecate(input.name, input.version);
     case 'analytics.list':
       return client.analytics.list();
     case 'analytics.purgeCache':

@@ -96,27 +96,39 @@ export function formatStatement(s: Statement): string {
   return `Statement for ${s.period} — ${state}\n\n${table}${adjustmentLines(s)}${payoutLine(s)}`;
 }
 
+/** A row's scalar fields, an object's own (`calls_by_origin`) as `calls_by_origin paid` and so on. */
+function flatRow(row: Record<string, unknown>): Record<string, unknown> {
+  const flat: Record<string, unknown> = {};
+  for (const [field, value] of Object.entries(row)) {
+    if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
+      for (const [inner, v] of Object.entries(value))
+        if (v === null || typeof v !== 'object') flat[`${field} ${inner}`] = v;
+    } else if (value === null || typeof value !== 'object') flat[field] = value;
+  }
+  return flat;
+}
+
 /**
  * A statement as a table (`--wide`), its columns read from the gateway's JSON (every scalar
- * field of the rows, in the order the gateway sends them), so new money fields show without a
- * CLI change.
+ * field of the rows and of their objects, such as the calls by origin, in the order the gateway
+ * sends them), so new money fields show without a CLI change; no cell is cut.
  */
 export function formatStatementWide(s: Statement): string {
   const state = s.closed_at === null ? 'open (live from the ledger)' : `closed ${s.closed_at}`;
-  const rows: Record<string, unknown>[] = [
+  const rows = [
     ...(s.analytics as unknown as Record<string, unknown>[]),
     { name: 'total', ...(s.totals as unknown as Record<string, unknown>) },
-  ];
+  ].map(flatRow);
   const fields: string[] = [];
   for (const row of rows)
-    for (const [field, value] of Object.entries(row))
-      if (!fields.includes(field) && (value === null || typeof value !== 'object')) fields.push(field);
+    for (const field of Object.keys(row)) if (!fields.includes(field)) fields.push(field);
   const table = formatTable(
     fields.map((field) => ({
       header: field.replaceAll('_', ' '),
       right: rows.some((r) => typeof r[field] === 'number'),
     })),
     rows.map((row) => fields.map((field) => row[field])),
+    { maxCell: Number.POSITIVE_INFINITY },
   );
   return `Statement for ${s.period} — ${state}\n\n${table}${adjustmentLines(s)}${payoutLine(s)}`;
 }

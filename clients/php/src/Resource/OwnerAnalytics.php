@@ -84,6 +84,23 @@ trait OwnerAnalytics
         return $this->transport->send('GET', '/v1/owner/analytics/' . rawurlencode($name) . '/versions')['versions'];
     }
 
+    /**
+     * Deprecates a version callers pin (not the current one): its calls carry Deprecation and
+     * Sunset headers and are refused from $sunset on (an ISO 8601 time, at most 366 days ahead).
+     * Setting it again moves the sunset.
+     */
+    public function deprecate(string $name, int $version, string $sunset): Model\DeprecatedVersion
+    {
+        $answer = $this->transport->send('PUT', '/v1/owner/analytics/' . rawurlencode($name) . "/versions/{$version}/deprecation", body: ['sunset' => $sunset]);
+        return Model\DeprecatedVersion::fromArray($answer['deprecated_version']);
+    }
+
+    /** Withdraws a version's deprecation. */
+    public function undeprecate(string $name, int $version): void
+    {
+        $this->transport->send('DELETE', '/v1/owner/analytics/' . rawurlencode($name) . "/versions/{$version}/deprecation");
+    }
+
     /** Deletes one of your analytics (its name becomes free). */
     public function delete(string $name): void
     {

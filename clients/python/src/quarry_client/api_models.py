@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Dict, List, Mapping, Optional
 
-__all__ = ["Job", "JobError", "JobResult", "JobResultColumns", "JobResultMeta", "Jobs", "EmbedToken", "IssuedEmbedSecret", "EmbedSecret", "CorsSettings", "CorsSettingsCors", "Account", "Plan", "Connection", "Circuit", "ConnectionRemoval", "Analytic", "AnalyticHealth", "AnalyticDefinition", "CacheSettings", "Limits", "AnalyticVersion", "VersionDeprecation", "ConnectorTypes", "ConnectorType", "Usage", "UsageTotals", "CallsByOrigin", "BudgetState", "UsageByAnalytic", "UsageByDay", "DeprecatedVersion", "Budget", "BudgetSettings", "IssuedWebhookEndpoint", "WebhookEndpoint", "WebhookDelivery", "AlertSettings", "AgentTool", "McpSettings", "McpDefaults", "Billing", "BillingPlan", "PaygInvoice", "PaygInvoiceLine", "Checkout", "Portal", "Onboarding", "PayoutAccount", "Payouts", "OwnerPayout", "Payout", "OwnerStatement", "StatementAnalytic", "StatementTotals", "StatementDay", "StatementPayout", "StatementAdjustment", "StatementFailedCalls", "OwnerListing", "Listing", "ListingOwner", "ListingDetail", "ExampleRequest", "ExampleRequestBody", "TryToken", "OAuthClient"]
+__all__ = ["Job", "JobError", "JobResult", "JobResultColumns", "JobResultMeta", "Jobs", "EmbedToken", "IssuedEmbedSecret", "EmbedSecret", "CorsSettings", "CorsSettingsCors", "Account", "Plan", "Connection", "Circuit", "ConnectionRemoval", "Analytic", "AnalyticHealth", "AnalyticDefinition", "CacheSettings", "Limits", "AnalyticVersion", "VersionDeprecation", "DeprecatedVersion", "ConnectorTypes", "ConnectorType", "Usage", "UsageTotals", "CallsByOrigin", "BudgetState", "UsageByAnalytic", "UsageByDay", "Calls", "Call", "Budget", "BudgetSettings", "IssuedWebhookEndpoint", "WebhookEndpoint", "WebhookDelivery", "AlertSettings", "AgentTool", "McpSettings", "McpDefaults", "Billing", "BillingPlan", "PaygInvoice", "PaygInvoiceLine", "Checkout", "Portal", "Onboarding", "PayoutAccount", "Payouts", "OwnerPayout", "Payout", "OwnerStatement", "StatementAnalytic", "StatementTotals", "StatementDay", "StatementPayout", "StatementAdjustment", "StatementFailedCalls", "OwnerListing", "Listing", "ListingOwner", "ListingDetail", "ExampleRequest", "ExampleRequestBody", "TryToken", "OAuthClient"]
 
 
 @dataclass(frozen=True)
@@ -645,6 +645,35 @@ class VersionDeprecation:
 
 
 @dataclass(frozen=True)
+class DeprecatedVersion:
+    """What the API answers as DeprecatedVersion."""
+
+    __quarry_schema__: ClassVar[str] = "DeprecatedVersion"
+
+    #: When its owner deprecated it (ISO 8601; the `Deprecation` header)
+    deprecated_at: str
+    #: From then on calls of it are refused with 410 `VERSION_SUNSET` (ISO 8601; the `Sunset` header)
+    sunset: str
+    analytic: str
+    version: int
+    #: The version to move to
+    current_version: int
+    raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> "DeprecatedVersion":
+        """Builds one from the gateway's decoded JSON."""
+        return cls(
+            deprecated_at=body.get("deprecated_at"),
+            sunset=body.get("sunset"),
+            analytic=body.get("analytic"),
+            version=body.get("version"),
+            current_version=body.get("current_version"),
+            raw=dict(body),
+        )
+
+
+@dataclass(frozen=True)
 class ConnectorTypes:
     """What the API answers as ConnectorTypes."""
 
@@ -872,30 +901,64 @@ class UsageByDay:
 
 
 @dataclass(frozen=True)
-class DeprecatedVersion:
-    """What the API answers as DeprecatedVersion."""
+class Calls:
+    """What the API answers as Calls."""
 
-    __quarry_schema__: ClassVar[str] = "DeprecatedVersion"
+    __quarry_schema__: ClassVar[str] = "Calls"
 
-    #: When its owner deprecated it (ISO 8601; the `Deprecation` header)
-    deprecated_at: str
-    #: From then on calls of it are refused with 410 `VERSION_SUNSET` (ISO 8601; the `Sunset` header)
-    sunset: str
-    analytic: str
-    version: int
-    #: The version to move to
-    current_version: int
+    items: List["Call"]
+    #: Pass as `cursor` for older calls; null: no more
+    next_cursor: Optional[str] = None
     raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
-    def from_json(cls, body: Mapping[str, Any]) -> "DeprecatedVersion":
+    def from_json(cls, body: Mapping[str, Any]) -> "Calls":
         """Builds one from the gateway's decoded JSON."""
         return cls(
-            deprecated_at=body.get("deprecated_at"),
-            sunset=body.get("sunset"),
+            items=None if body.get("items") is None else [Call.from_json(item) for item in body.get("items")],
+            next_cursor=body.get("next_cursor"),
+            raw=dict(body),
+        )
+
+
+@dataclass(frozen=True)
+class Call:
+    """What the API answers as Call."""
+
+    __quarry_schema__: ClassVar[str] = "Call"
+
+    #: The `X-Request-Id` the call was answered with
+    request_id: str
+    analytic: str
+    #: `ok`, or the error code the caller got
+    status: str
+    #: Credits charged (failed calls are free: 0)
+    credits: float
+    #: When the call came in (served) or failed, ISO 8601 UTC
+    at: str
+    #: The version that served the call (null: not recorded for failed calls)
+    version: Optional[int] = None
+    #: The error code; null for a served call
+    error_code: Optional[str] = None
+    #: Served: the call’s latency; failed: how long it waited on the warehouse
+    latency_ms: Optional[float] = None
+    #: How a served call was counted (null for failed calls)
+    origin: Optional[str] = None
+    raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> "Call":
+        """Builds one from the gateway's decoded JSON."""
+        return cls(
+            request_id=body.get("request_id"),
             analytic=body.get("analytic"),
+            status=body.get("status"),
+            credits=body.get("credits"),
+            at=body.get("at"),
             version=body.get("version"),
-            current_version=body.get("current_version"),
+            error_code=body.get("error_code"),
+            latency_ms=body.get("latency_ms"),
+            origin=body.get("origin"),
             raw=dict(body),
         )
 

@@ -19,6 +19,7 @@ from .resources import (
     ListingsResource,
     MarketplaceResource,
     McpResource,
+    CallsResource,
     CorsResource,
     EmbedSecretsResource,
     EmbedTokensResource,
@@ -183,6 +184,8 @@ class QuarryClient:
         self.embed_tokens = EmbedTokensResource(self._transport)
         #: HS256 secrets to mint embed tokens offline.
         self.embed_secrets = EmbedSecretsResource(self._transport)
+        #: The account's recent calls.
+        self.calls = CallsResource(self._transport)
         #: Whether your keys may be used from other origins' web pages.
         self.cors = CorsResource(self._transport)
         #: The warehouse types this gateway connects to.

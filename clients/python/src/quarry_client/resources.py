@@ -18,12 +18,14 @@ from .api_models import (
     IssuedWebhookEndpoint,
     Billing,
     Budget,
+    Calls,
     Checkout,
     Circuit,
     Connection,
     ConnectionRemoval,
     ConnectorTypes,
     CorsSettingsCors,
+    DeprecatedVersion,
     EmbedSecret,
     EmbedToken,
     IssuedEmbedSecret,
@@ -57,6 +59,7 @@ __all__ = [
     "OAuthClientsResource",
     "EmbedTokensResource",
     "EmbedSecretsResource",
+    "CallsResource",
     "CorsResource",
     "ConnectorsResource",
     "ConnectionsResource",
@@ -407,6 +410,25 @@ class EmbedSecretsResource(_Resource):
         return EmbedSecret.from_json(self._send("DELETE", f"/v1/embed-secrets/{_segment(secret_id)}")["embed_secret"])
 
 
+class CallsResource(_Resource):
+    """The account's recent calls (``client.calls``; ``account`` scope)."""
+
+    def list(
+        self,
+        *,
+        analytic: Optional[str] = None,
+        status: Optional[str] = None,
+        limit: Optional[int] = None,
+        cursor: Optional[str] = None,
+    ) -> Calls:
+        """A page of the calls of the last 30 days, newest first (served, and failed after running: free).
+
+        ``limit`` 1–100 (default 50); pass the page's ``next_cursor`` as ``cursor`` for older calls.
+        """
+        query = {"analytic": analytic, "status": status, "limit": limit, "cursor": cursor}
+        return Calls.from_json(self._send("GET", "/v1/account/calls", query=query))
+
+
 class CorsResource(_Resource):
     """Whether your keys may be used from other origins' web pages (``client.cors``; ``account`` scope)."""
 
@@ -627,6 +649,20 @@ class OwnerAnalytics(_Resource):
     def versions(self, name: str) -> List[Dict[str, Any]]:
         """Every kept version: ``{"version", "definition", "price", "deprecation", "created_at"}`` each."""
         return list(self._send("GET", f"/v1/owner/analytics/{_segment(name)}/versions")["versions"])
+
+    def deprecate(self, name: str, version: int, *, sunset: str) -> DeprecatedVersion:
+        """Deprecates a version callers pin (not the current one).
+
+        Its calls carry ``Deprecation`` and ``Sunset`` headers and are refused from ``sunset`` on
+        (an ISO 8601 time, at most 366 days ahead). Setting it again moves the sunset.
+        """
+        path = f"/v1/owner/analytics/{_segment(name)}/versions/{int(version)}/deprecation"
+        answer = self._send("PUT", path, body={"sunset": sunset})
+        return DeprecatedVersion.from_json(answer["deprecated_version"])
+
+    def undeprecate(self, name: str, version: int) -> None:
+        """Withdraws a version's deprecation."""
+        self._send("DELETE", f"/v1/owner/analytics/{_segment(name)}/versions/{int(version)}/deprecation")
 
     def delete(self, name: str) -> None:
         """Deletes one of your analytics (its name becomes free)."""

@@ -472,6 +472,25 @@ module Quarry
       end
     end
 
+    # DeprecatedVersion: What the API answers as DeprecatedVersion.
+    class DeprecatedVersion < Model
+      SCHEMA = "DeprecatedVersion"
+      FIELDS = %w[deprecated_at sunset analytic version current_version].freeze
+      attr_reader :deprecated_at, :sunset, :analytic, :version, :current_version
+
+      # Builds one from the gateway's decoded JSON (a Hash with String keys).
+      def self.from_json(body)
+        new(
+          deprecated_at: body["deprecated_at"],
+          sunset: body["sunset"],
+          analytic: body["analytic"],
+          version: body["version"],
+          current_version: body["current_version"],
+          raw: body
+        )
+      end
+    end
+
     # ConnectorTypes: What the API answers as ConnectorTypes.
     class ConnectorTypes < Model
       SCHEMA = "ConnectorTypes"
@@ -624,20 +643,40 @@ module Quarry
       end
     end
 
-    # DeprecatedVersion: What the API answers as DeprecatedVersion.
-    class DeprecatedVersion < Model
-      SCHEMA = "DeprecatedVersion"
-      FIELDS = %w[deprecated_at sunset analytic version current_version].freeze
-      attr_reader :deprecated_at, :sunset, :analytic, :version, :current_version
+    # Calls: What the API answers as Calls.
+    class Calls < Model
+      SCHEMA = "Calls"
+      FIELDS = %w[items next_cursor].freeze
+      attr_reader :items, :next_cursor
 
       # Builds one from the gateway's decoded JSON (a Hash with String keys).
       def self.from_json(body)
         new(
-          deprecated_at: body["deprecated_at"],
-          sunset: body["sunset"],
+          items: body["items"].nil? ? nil : body["items"].map { |item| Call.from_json(item) },
+          next_cursor: body["next_cursor"],
+          raw: body
+        )
+      end
+    end
+
+    # Call: What the API answers as Call.
+    class Call < Model
+      SCHEMA = "Call"
+      FIELDS = %w[request_id analytic version status error_code credits latency_ms origin at].freeze
+      attr_reader :request_id, :analytic, :version, :status, :error_code, :credits, :latency_ms, :origin, :at
+
+      # Builds one from the gateway's decoded JSON (a Hash with String keys).
+      def self.from_json(body)
+        new(
+          request_id: body["request_id"],
           analytic: body["analytic"],
           version: body["version"],
-          current_version: body["current_version"],
+          status: body["status"],
+          error_code: body["error_code"],
+          credits: body["credits"],
+          latency_ms: body["latency_ms"],
+          origin: body["origin"],
+          at: body["at"],
           raw: body
         )
       end

@@ -36,6 +36,8 @@ module Quarry
     def embed_tokens = @embed_tokens ||= EmbedTokensResource.new(@transport)
     # HS256 secrets to mint embed tokens offline (EmbedSecretsResource).
     def embed_secrets = @embed_secrets ||= EmbedSecretsResource.new(@transport)
+    # The account's recent calls (CallsResource).
+    def calls = @calls ||= CallsResource.new(@transport)
     # Whether your keys may be used from other origins' web pages (CorsResource).
     def cors = @cors ||= CorsResource.new(@transport)
     # The warehouse types this gateway connects to (ConnectorsResource).
@@ -335,6 +337,17 @@ module Quarry
     end
   end
 
+  # The account's recent calls (Client#calls; account scope).
+  class CallsResource < Resource
+    # A page of the calls of the last 30 days, newest first (Models::Calls): served ones and those
+    # that failed after running (free). +limit+ 1–100 (default 50); pass the page's next_cursor as
+    # +cursor+ for older calls.
+    def list(analytic: nil, status: nil, limit: nil, cursor: nil)
+      query = { analytic: analytic, status: status, limit: limit, cursor: cursor }
+      Models::Calls.from_json(@transport.send_request("GET", "/v1/account/calls", query: query))
+    end
+  end
+
   # Whether your keys may be used from other origins' web pages (Client#cors; account scope).
   class CorsResource < Resource
     def get = Models::CorsSettingsCors.from_json(@transport.send_request("GET", "/v1/account/cors")["cors"])
@@ -437,6 +450,21 @@ module Quarry
 
     # Every kept version (Array of Hashes: version, definition, created_at).
     def versions(name) = @transport.send_request("GET", "#{owner_path(name)}/versions")["versions"]
+
+    # Deprecates a version callers pin (not the current one): its calls carry Deprecation and
+    # Sunset headers and are refused from +sunset+ on (an ISO 8601 time, at most 366 days ahead).
+    # Setting it again moves the sunset. Returns a Models::DeprecatedVersion.
+    def deprecate(name, version, sunset:)
+      answer = @transport.send_request("PUT", "#{owner_path(name)}/versions/#{Integer(version)}/deprecation",
+                                       body: { sunset: sunset })
+      Models::DeprecatedVersion.from_json(answer["deprecated_version"])
+    end
+
+    # Withdraws a version's deprecation.
+    def undeprecate(name, version)
+      @transport.send_request("DELETE", "#{owner_path(name)}/versions/#{Integer(version)}/deprecation")
+      nil
+    end
 
     # Deletes one of your analytics (its name becomes free).
     def delete(name)
