@@ -681,7 +681,16 @@ describe('payouts', () => {
       analytics: [{ name, ...amounts }],
       totals: amounts,
       by_day: [],
-      adjustments: [],
+      adjustments: [
+        {
+          analytic: name,
+          usage_period: '2026-09',
+          reason: 'dispute',
+          owner_micro_usd: -123_456_789_000,
+          owner_usd: -123_456.789,
+          platform_micro_usd: -30_864_197_250,
+        },
+      ],
       payout: null,
     };
     server = await startTestServer(() => ({ status: 200, body: statement }));
@@ -692,6 +701,10 @@ describe('payouts', () => {
     expect(Math.max(...lines.map((line) => [...line].length)), run.stdout).toBeLessThanOrEqual(100);
     expect(lines).toContainEqual(expect.stringMatching(/^quarterly-revenue-\S*… +123456789 /));
     expect(lines).toContainEqual(expect.stringMatching(/^total +123456789 /));
+    // The adjustments table cuts the same name to fit as well.
+    expect(lines).toContainEqual(
+      expect.stringMatching(/^dispute +2026-09 +quarterly-revenue-\S*… +-123456\.789/),
+    );
     const wide = await quarry(['statements', '--wide'], { env });
     expect(wide.stdout).toContain(name);
     expect(wide.stdout).toContain('platform share usd');

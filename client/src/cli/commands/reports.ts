@@ -56,6 +56,24 @@ const cut = (text: string, width: number) =>
   [...text].length <= width ? text : `${[...text].slice(0, width - 1).join('')}…`;
 
 /**
+ * `cells` with column `flex` (a name) cut so the table fits STATEMENT_WIDTH: every other column
+ * keeps its widest cell, with two spaces between columns, and the name gets what is left.
+ */
+function fitted(
+  columns: readonly { readonly header: string }[],
+  cells: readonly (readonly unknown[])[],
+  flex: number,
+): unknown[][] {
+  const others = columns
+    .map((c, i) =>
+      i === flex ? 0 : Math.max(c.header.length, ...cells.map((row) => String(row[i] ?? '').length)) + 2,
+    )
+    .reduce((a, b) => a + b, 0);
+  const width = Math.max(8, STATEMENT_WIDTH - others);
+  return cells.map((row) => row.map((value, i) => (i === flex ? cut(String(value), width) : value)));
+}
+
+/**
  * A statement in at most 100 columns: per analytic its calls (paid, free, your own), credits,
  * what the callers paid and your share; the analytic's name is cut to fit. `--wide` shows every
  * field (formatStatementWide), `--json` the gateway's JSON.
@@ -83,16 +101,7 @@ export function formatStatement(s: Statement): string {
     r.value_usd,
     r.owner_share_usd,
   ]);
-  // Everything but the name, with two spaces between columns: the name gets what is left.
-  const others = columns
-    .slice(1)
-    .map((c, i) => Math.max(c.header.length, ...cells.map((row) => String(row[i + 1] ?? '').length)) + 2)
-    .reduce((a, b) => a + b, 0);
-  const nameWidth = Math.max(8, STATEMENT_WIDTH - others);
-  const table = formatTable(
-    columns,
-    cells.map(([name, ...rest]) => [cut(String(name), nameWidth), ...rest]),
-  );
+  const table = formatTable(columns, fitted(columns, cells, 0));
   return `Statement for ${s.period} — ${state}\n\n${table}${adjustmentLines(s)}${payoutLine(s)}`;
 }
 
@@ -144,22 +153,22 @@ function microUsd(micro: number): string {
 function adjustmentLines(s: Statement): string {
   const adjustments = s.adjustments;
   if (adjustments.length === 0) return '';
-  const table = formatTable(
-    [
-      { header: 'adjustment' },
-      { header: 'usage period' },
-      { header: 'analytic' },
-      { header: 'owner usd', right: true },
-      { header: 'platform usd', right: true },
-    ],
-    adjustments.map((a) => [
-      a.reason,
-      a.usage_period,
-      a.analytic,
-      microUsd(a.owner_micro_usd),
-      microUsd(a.platform_micro_usd),
-    ]),
-  );
+  const columns = [
+    { header: 'adjustment' },
+    { header: 'usage period' },
+    { header: 'analytic' },
+    { header: 'owner usd', right: true },
+    { header: 'platform usd', right: true },
+  ];
+  const cells = adjustments.map((a) => [
+    a.reason,
+    a.usage_period,
+    a.analytic,
+    microUsd(a.owner_micro_usd),
+    microUsd(a.platform_micro_usd),
+  ]);
+  // The analytic's name is cut like the statement's own lines (--wide and --json show it whole).
+  const table = formatTable(columns, fitted(columns, cells, 2));
   return `\n${table}`;
 }
 
