@@ -29,6 +29,8 @@ const LAZY = [
   '@opentelemetry/exporter-trace-otlp-http',
   'apache-arrow',
   '@dsnp/parquetjs',
+  // The MCP SDK (and Ajv with it) loads with the first MCP session (gateway/src/mcp/mcp-sdk.ts).
+  '@modelcontextprotocol/sdk',
 ];
 
 /** The files a module loads before it runs (its static imports, followed), and the packages among them. */
@@ -67,7 +69,14 @@ describe("npm start's bundle", () => {
     const all = readFileSync(file, 'utf8') + [...files].map((f) => readFileSync(f, 'utf8')).join('');
     expect(all).toMatch(/import\("\.\/chunk-[A-Z0-9]+\.mjs"\)/);
     const chunks = readdirChunks(dirname(file));
-    for (const name of ['pg', 'mysql2', '@duckdb/node-api', '@electric-sql/pglite', 'stripe']) {
+    for (const name of [
+      'pg',
+      'mysql2',
+      '@duckdb/node-api',
+      '@electric-sql/pglite',
+      'stripe',
+      '@modelcontextprotocol/sdk/server/mcp.js',
+    ]) {
       expect(
         chunks.some((chunk) => chunk.includes(`from "${name}"`)),
         name,

@@ -6,18 +6,22 @@
 // start over. Sessions are bounded (in number, per account, and by idle time), and each open
 // one is told when the tool list changed (the catalog's change feed), over its GET stream.
 import { randomUUID } from 'node:crypto';
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import { isJsonContentType } from '@modelcontextprotocol/sdk/shared/mediaType.js';
-import {
-  CallToolRequestSchema,
-  ErrorCode,
-  ListToolsRequestSchema,
-  McpError,
-  SUPPORTED_PROTOCOL_VERSIONS,
-} from '@modelcontextprotocol/sdk/types.js';
-import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import type { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import type { McpCaller, McpTools } from './mcp-tools.js';
+
+type Sdk = typeof import('./mcp-sdk.js');
+/** The SDK, once the first session has loaded it (mcp-sdk.ts); a session never exists before. */
+let sdk: Sdk | undefined;
+let loadingSdk: Promise<Sdk> | undefined;
+const loadSdk = (): Promise<Sdk> => {
+  loadingSdk ??= import('./mcp-sdk.js').then((loaded) => {
+    sdk = loaded;
+    return loaded;
+  });
+  return loadingSdk;
+};
 
 /** What the server tells clients about itself. */
 export const MCP_SERVER_INFO = {
@@ -147,7 +151,10 @@ const cursorOf = (offset: number) => Buffer.from(`tools:${offset}`).toString('ba
 /** The offset a cursor of {@link cursorOf} names; INVALID_PARAMS for anything else. */
 function offsetOf(cursor: string): number {
   const match = /^tools:(\d{1,9})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
-  if (match === null) throw new McpError(ErrorCode.InvalidParams, 'Invalid cursor: start again without one.');
+  if (match === null) {
+    const { McpError, ErrorCode } = sdk as Sdk; // a cursor arrives in a session's request
+    throw new McpError(ErrorCode.InvalidParams, 'Invalid cursor: start again without one.');
+  }
   return Number(match[1]);
 }
 
@@ -161,8 +168,9 @@ export function createMcpSessions(options: McpSessionsOptions): McpSessions {
   // Insertion order is recency: a session used again (any request, a fast-path tool call
   // included) is moved to the end, so the first one is the least recently used.
   const sessions = new Map<string, Session>();
-  // One JSON Schema validator for every session (the SDK makes an Ajv instance per server otherwise).
-  const validator = new AjvJsonSchemaValidator();
+  // One JSON Schema validator for every session (the SDK makes an Ajv instance per server
+  // otherwise), made with the first session.
+  let validator: AjvJsonSchemaValidator | undefined;
 
   function callerOf(extra: { readonly authInfo?: { readonly extra?: Record<string, unknown> } }): McpCaller {
     const caller = extra.authInfo?.extra?.[CALLER] as McpCaller | undefined;
@@ -171,8 +179,10 @@ export function createMcpSessions(options: McpSessionsOptions): McpSessions {
     return caller;
   }
 
-  function createServer(): McpServer {
-    const mcp = new McpServer(MCP_SERVER_INFO, {
+  function createServer(m: Sdk): McpServer {
+    validator ??= new m.AjvJsonSchemaValidator();
+    const { ListToolsRequestSchema, CallToolRequestSchema } = m;
+    const mcp = new m.McpServer(MCP_SERVER_INFO, {
       capabilities: { tools: { listChanged: true } },
       instructions: INSTRUCTIONS,
       jsonSchemaValidator: validator,
@@ -232,9 +242,10 @@ export function createMcpSessions(options: McpSessionsOptions): McpSessions {
   sweeper.unref();
 
   async function open(request: Request, caller: McpCaller, authInfo: object): Promise<Response> {
-    const server = createServer();
+    const m = await loadSdk();
+    const server = createServer(m);
     let session: Session | undefined;
-    const transport = new WebStandardStreamableHTTPServerTransport({
+    const transport = new m.WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       // Answers as one JSON body: no stream to hold open for a request's answer.
       enableJsonResponse: true,
@@ -297,6 +308,7 @@ export function createMcpSessions(options: McpSessionsOptions): McpSessions {
         session.keyId !== principal.keyId
       )
         return undefined;
+      const { isJsonContentType, SUPPORTED_PROTOCOL_VERSIONS } = sdk as Sdk; // loaded by the session's opening
       const accept = post.accept ?? '';
       if (!accept.includes('application/json') || !accept.includes('text/event-stream')) return undefined;
       if (!isJsonContentType(post.contentType ?? null)) return undefined;
