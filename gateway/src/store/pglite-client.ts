@@ -4,10 +4,11 @@
 // Parsers are set per query so bytea and int8 come back as they do from pg.
 
 import { existsSync } from 'node:fs';
-import { readFile, rm } from 'node:fs/promises';
+import { readFile, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PGlite, type PGliteInterface, type Transaction } from '@electric-sql/pglite';
 import { asInvalidText } from '../errors/store-error.js';
+import { copyTree } from './copy-tree.js';
 import { type SqlClient, type SqlExecutor, withSavepoint } from './sql-client.js';
 
 const BYTEA_OID = 17;
@@ -38,8 +39,9 @@ export const PGLITE_START_PARAMS: readonly string[] = [
 /** Options for {@link createPgliteClient}. */
 export interface PgliteClientOptions {
   /**
-   * A tarball of a freshly initialised database (pglite-template.ts): a directory without a
-   * database is created from it instead of by initdb. Ignored when the file does not exist.
+   * A template (pglite-template.ts): a tarball of a freshly initialised database, or a data
+   * directory (the migrated template), copied; a directory without a database is created from it
+   * instead of by initdb. Ignored when it does not exist.
    */
   readonly template?: string;
   /** Called when the template could not be loaded; the database is then created by initdb. */
@@ -50,6 +52,23 @@ async function openPglite(dataDir: string | undefined, options: PgliteClientOpti
   const startParams = [...PGLITE_START_PARAMS];
   if (dataDir === undefined) return PGlite.create({ startParams });
   if (options.template !== undefined && !existsSync(join(dataDir, 'PG_VERSION'))) {
+    if (existsSync(join(options.template, 'PG_VERSION'))) {
+      // A data directory: copied aside and renamed into place, so a start that dies halfway
+      // leaves no half a database behind.
+      const temp = `${dataDir}.tmp-${process.pid}`;
+      try {
+        await rm(temp, { recursive: true, force: true });
+        await copyTree(options.template, temp);
+        await rm(dataDir, { recursive: true, force: true });
+        await rename(temp, dataDir);
+        return await PGlite.create({ dataDir, startParams });
+      } catch (error) {
+        options.onTemplateError?.(error);
+        await rm(temp, { recursive: true, force: true });
+        await rm(dataDir, { recursive: true, force: true });
+        return PGlite.create({ dataDir, startParams });
+      }
+    }
     const tarball = await readFile(options.template).catch(() => undefined);
     if (tarball !== undefined) {
       try {

@@ -9,7 +9,7 @@ const started = performance.now();
 try {
   const { file, created, migrated } = await ensurePgliteTemplate();
   const seconds = ((performance.now() - started) / 1000).toFixed(1);
-  const files = [file, migrated.file].map((f) => relative(process.cwd(), f)).join(', ');
+  const files = [file, migrated.dir].map((f) => relative(process.cwd(), f)).join(', ');
   console.log(
     created || migrated.created
       ? `embedded store templates: made ${files} in ${seconds} s`

@@ -7,7 +7,7 @@ import { loadMigrations, migrate } from './migrate.js';
 import { createPgliteClient } from './pglite-client.js';
 import {
   ensurePgliteTemplate,
-  migratedPgliteTemplateFile,
+  migratedPgliteTemplate,
   pgliteTemplateFile,
   pgliteVersion,
 } from './pglite-template.js';
@@ -37,11 +37,15 @@ describe('embedded store template', () => {
     // A template of another PGlite version, left by an earlier install.
     await mkdir(join(dir, 'templates'));
     await writeFile(join(dir, 'templates', 'pglite-0.0.1.tar.gz'), 'stale');
+    // A migrated template of other migrations (a data directory), and what a maker that died left.
+    await mkdir(join(dir, 'templates', 'pglite-0.0.1-schema-0123456789abcdef'));
+    await writeFile(join(dir, 'templates', 'pglite-0.0.1-schema-0123456789abcdef', 'PG_VERSION'), '17');
+    await mkdir(join(dir, 'templates', 'pglite-0.0.1-schema-0123456789abcdef.tmp-1'));
     const made = await ensurePgliteTemplate(join(dir, 'templates'));
     expect(made.created).toBe(true);
     expect(made.migrated.created).toBe(true);
     template = made.file;
-    migratedTemplate = made.migrated.file;
+    migratedTemplate = made.migrated.dir;
   }, 120_000);
 
   afterAll(async () => {
@@ -51,24 +55,22 @@ describe('embedded store template', () => {
   it("is named after the installed PGlite, made once, and replaces other versions' templates", async () => {
     expect(template).toBe(pgliteTemplateFile(join(dir, 'templates')));
     expect(template.endsWith(`pglite-${pgliteVersion()}.tar.gz`)).toBe(true);
-    expect(migratedTemplate).toBe(migratedPgliteTemplateFile(await loadMigrations(), join(dir, 'templates')));
+    expect(migratedTemplate).toBe(migratedPgliteTemplate(await loadMigrations(), join(dir, 'templates')));
     expect((await readdir(join(dir, 'templates'))).sort()).toEqual(
       [`pglite-${pgliteVersion()}.tar.gz`, migratedTemplate.slice(join(dir, 'templates').length + 1)].sort(),
     );
     expect(await ensurePgliteTemplate(join(dir, 'templates'))).toEqual({
       file: template,
       created: false,
-      migrated: { file: migratedTemplate, created: false },
+      migrated: { dir: migratedTemplate, created: false },
     });
   });
 
   it('names the migrated template after the migrations it holds', async () => {
     const migrations = await loadMigrations();
     const changed = migrations.map((m, i) => (i === migrations.length - 1 ? { ...m, sql: `${m.sql}\n` } : m));
-    expect(migratedPgliteTemplateFile(changed)).not.toBe(migratedPgliteTemplateFile(migrations));
-    expect(migratedPgliteTemplateFile(migrations.slice(0, -1))).not.toBe(
-      migratedPgliteTemplateFile(migrations),
-    );
+    expect(migratedPgliteTemplate(changed)).not.toBe(migratedPgliteTemplate(migrations));
+    expect(migratedPgliteTemplate(migrations.slice(0, -1))).not.toBe(migratedPgliteTemplate(migrations));
   });
 
   it('makes a new store from the migrated template with nothing left to migrate, like one migrated at start', async () => {
@@ -139,6 +141,50 @@ describe('embedded store template', () => {
       }
     } finally {
       await source.close();
+    }
+  }, 120_000);
+
+  it('copies a data-directory template into a new store and leaves the template as it was', async () => {
+    const templateDir = join(dir, 'marked-dir');
+    const source = await PGlite.create({ dataDir: templateDir });
+    try {
+      await source.exec(
+        `CREATE TABLE template_mark (n int); INSERT INTO template_mark VALUES (7); CHECKPOINT`,
+      );
+    } finally {
+      await source.close();
+    }
+    const sql = await createPgliteClient(join(dir, 'from-marked-dir'), { template: templateDir });
+    try {
+      expect(await sql.query('SELECT n FROM template_mark')).toEqual([{ n: 7 }]);
+      await sql.exec('INSERT INTO template_mark VALUES (8)');
+    } finally {
+      await sql.close();
+    }
+    expect((await readdir(dir)).filter((name) => name.includes('.tmp-'))).toEqual([]);
+    const again = await PGlite.create({ dataDir: templateDir });
+    try {
+      expect((await again.query('SELECT n FROM template_mark')).rows).toEqual([{ n: 7 }]);
+    } finally {
+      await again.close();
+    }
+  }, 120_000);
+
+  it('creates the store by initdb when a data-directory template is damaged, and says so', async () => {
+    const damaged = join(dir, 'damaged-dir');
+    await mkdir(damaged);
+    await writeFile(join(damaged, 'PG_VERSION'), '17\n');
+    await writeFile(join(damaged, 'postgresql.conf'), "this is = not ' a config");
+    const errors: unknown[] = [];
+    const sql = await createPgliteClient(join(dir, 'after-damaged-dir'), {
+      template: damaged,
+      onTemplateError: (error) => errors.push(error),
+    });
+    try {
+      expect(errors).toHaveLength(1);
+      expect((await migrate(sql)).applied.length).toBeGreaterThan(0);
+    } finally {
+      await sql.close();
     }
   }, 120_000);
 
