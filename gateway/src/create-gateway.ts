@@ -82,7 +82,7 @@ import { createWebhookService } from './services/webhook-service.js';
 import { createChangeFeed } from './store/change-feed.js';
 import { createControlPlaneStore } from './store/control-plane-store.js';
 import { loadMigrations, type MigrateResult, type Migration, migrate } from './store/migrate.js';
-import { migratedPgliteTemplateFile, pgliteTemplateFile } from './store/pglite-template.js';
+import { migratedPgliteTemplate, pgliteTemplateFile } from './store/pglite-template.js';
 import { createReadReplica, type ReadReplica } from './store/read-replica.js';
 import { pruneStore } from './store/retention.js';
 import type { SqlClient } from './store/sql-client.js';
@@ -215,7 +215,7 @@ export async function createGateway(
   const migrations = await loadMigrations();
   // A new embedded store is unpacked from the template already holding these migrations when
   // there is one (npm ci and npm run build make it), else from initdb's template, else by initdb.
-  const migratedTemplate = migratedPgliteTemplateFile(migrations);
+  const migratedTemplate = migratedPgliteTemplate(migrations);
   // Each store's driver is imported only when it is the one configured: the embedded default
   // never loads pg, a PostgreSQL store never loads PGlite.
   const sql: SqlClient = config.databaseUrl
@@ -224,7 +224,7 @@ export async function createGateway(
         timeoutMs: config.timeouts.storeMs,
       })
     : await (await import('./store/pglite-client.js')).createPgliteClient(join(config.dataDir, 'pglite'), {
-        template: existsSync(migratedTemplate) ? migratedTemplate : pgliteTemplateFile(),
+        template: existsSync(join(migratedTemplate, 'PG_VERSION')) ? migratedTemplate : pgliteTemplateFile(),
         onTemplateError: (error) =>
           logger.warn(
             { err: error },
