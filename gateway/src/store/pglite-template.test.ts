@@ -27,6 +27,18 @@ async function character(sql: SqlClient) {
   return { database, settings, databases: databases.map((d) => d.datname) };
 }
 
+/** A store made with a damaged `template` says so once and is made by initdb (nothing migrated yet). */
+async function expectInitdbAfter(template: string, store: string): Promise<void> {
+  const errors: unknown[] = [];
+  const sql = await createPgliteClient(store, { template, onTemplateError: (error) => errors.push(error) });
+  try {
+    expect(errors).toHaveLength(1);
+    expect((await migrate(sql)).applied.length).toBeGreaterThan(0);
+  } finally {
+    await sql.close();
+  }
+}
+
 describe('embedded store template', () => {
   let dir: string;
   let template: string;
@@ -175,32 +187,12 @@ describe('embedded store template', () => {
     await mkdir(damaged);
     await writeFile(join(damaged, 'PG_VERSION'), '17\n');
     await writeFile(join(damaged, 'postgresql.conf'), "this is = not ' a config");
-    const errors: unknown[] = [];
-    const sql = await createPgliteClient(join(dir, 'after-damaged-dir'), {
-      template: damaged,
-      onTemplateError: (error) => errors.push(error),
-    });
-    try {
-      expect(errors).toHaveLength(1);
-      expect((await migrate(sql)).applied.length).toBeGreaterThan(0);
-    } finally {
-      await sql.close();
-    }
+    await expectInitdbAfter(damaged, join(dir, 'after-damaged-dir'));
   }, 120_000);
 
   it('creates the store by initdb when the template is damaged, and says so', async () => {
     const damaged = join(dir, 'damaged.tar.gz');
     await writeFile(damaged, 'not a tarball');
-    const errors: unknown[] = [];
-    const sql = await createPgliteClient(join(dir, 'after-damage'), {
-      template: damaged,
-      onTemplateError: (error) => errors.push(error),
-    });
-    try {
-      expect(errors).toHaveLength(1);
-      expect((await migrate(sql)).applied.length).toBeGreaterThan(0);
-    } finally {
-      await sql.close();
-    }
+    await expectInitdbAfter(damaged, join(dir, 'after-damage'));
   }, 120_000);
 });
