@@ -2,27 +2,11 @@
 // request id (copyable), analytic, version, status, credits, latency and origin; filters by
 // analytic and status, and "Load more" with the answer's cursor (GET /v1/account/calls; shape in
 // gateway/src/routes/calls.ts).
+import type { Call, Calls } from '@quarry/client';
 import { type FormEvent, useCallback, useEffect, useState } from 'react';
 import { api, queryString } from '../api.js';
 import { CopyButton, ErrorNote, Field, formatCredits, ScrollBox } from '../components.js';
 import { href } from '../router.js';
-
-interface Call {
-  readonly request_id: string;
-  readonly analytic: string;
-  readonly version: number | null;
-  readonly status: string;
-  readonly error_code: string | null;
-  readonly credits: number;
-  readonly latency_ms: number | null;
-  readonly origin: string | null;
-  readonly at: string;
-}
-
-interface Calls {
-  readonly items: readonly Call[];
-  readonly next_cursor: string | null;
-}
 
 interface Filters {
   readonly analytic: string;
