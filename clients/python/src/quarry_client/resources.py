@@ -18,6 +18,7 @@ from .api_models import (
     IssuedWebhookEndpoint,
     Billing,
     Budget,
+    Call,
     Calls,
     Checkout,
     Circuit,
@@ -427,6 +428,27 @@ class CallsResource(_Resource):
         """
         query = {"analytic": analytic, "status": status, "limit": limit, "cursor": cursor}
         return Calls.from_json(self._send("GET", "/v1/account/calls", query=query))
+
+    def list_all(
+        self,
+        *,
+        analytic: Optional[str] = None,
+        status: Optional[str] = None,
+        page_size: int = 100,
+    ) -> Iterator[Call]:
+        """Every call of ``list`` (newest first, the same filters).
+
+        A generator: it fetches one page of ``page_size`` (1–100, default 100) at a time, as the
+        loop asks for more, following ``next_cursor`` until it is null.
+        """
+        cursor: Optional[str] = None
+        while True:
+            page = self.list(analytic=analytic, status=status, limit=page_size, cursor=cursor)
+            yield from page.items
+            # The gateway gives a cursor only when a call older than the page's last exists.
+            if page.next_cursor is None:
+                return
+            cursor = page.next_cursor
 
 
 class CorsResource(_Resource):
