@@ -11,53 +11,24 @@ use Quarry\Model;
 /** calls->listAll(): every page of the account's recent calls, fetched lazily, against php -S. */
 final class CallsListAllTest extends TestCase
 {
-    /** @var resource|null */
-    private $server = null;
-    private string $url = '';
-    private string $log = '';
+    private ?StandInGateway $gateway = null;
 
     protected function tearDown(): void
     {
-        if ($this->server !== null) {
-            proc_terminate($this->server);
-            proc_close($this->server);
-        }
-        if ($this->log !== '' && is_file($this->log)) {
-            unlink($this->log);
-        }
+        $this->gateway?->stop();
     }
 
     /** A client of a stand-in gateway holding $total calls. */
     private function gateway(int $total): Client
     {
-        $socket = stream_socket_server('tcp://127.0.0.1:0');
-        $name = (string) stream_socket_get_name($socket, false);
-        $port = (int) substr($name, strrpos($name, ':') + 1);
-        fclose($socket);
-        $this->log = (string) tempnam(sys_get_temp_dir(), 'quarry-calls-');
-        $this->server = proc_open(
-            [PHP_BINARY, '-S', "127.0.0.1:{$port}", __DIR__ . '/fixtures/calls-router.php'],
-            [['pipe', 'r'], ['file', '/dev/null', 'w'], ['file', '/dev/null', 'w']],
-            $pipes,
-            null,
-            ['QUARRY_CALLS_LOG' => $this->log, 'QUARRY_CALLS_TOTAL' => (string) $total] + getenv(),
-        );
-        $this->url = "http://127.0.0.1:{$port}";
-        for ($i = 0; $i < 100; $i++) {
-            $probe = @fsockopen('127.0.0.1', $port);
-            if ($probe !== false) {
-                fclose($probe);
-                return new Client($this->url, apiKey: 'qry_live_x');
-            }
-            usleep(50_000);
-        }
-        $this->fail('php -S did not start');
+        $this->gateway = new StandInGateway(calls: $total);
+        return $this->gateway->client;
     }
 
     /** @return list<string> */
     private function requests(): array
     {
-        return array_values(array_filter(explode("\n", (string) file_get_contents($this->log))));
+        return $this->gateway?->requests() ?? [];
     }
 
     public function testFollowsNextCursorThroughEveryPageAndStopsWhenItIsNull(): void

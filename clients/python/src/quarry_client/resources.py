@@ -15,6 +15,7 @@ from .api_models import (
     AlertSettings,
     AgentTool,
     Analytic,
+    AnalyticVersion,
     IssuedWebhookEndpoint,
     Billing,
     Budget,
@@ -668,9 +669,10 @@ class OwnerAnalytics(_Resource):
         answer = self._send("GET", f"/v1/owner/analytics/{_segment(name)}", query={"version": version})
         return Analytic.from_json(answer["analytic"])
 
-    def versions(self, name: str) -> List[Dict[str, Any]]:
-        """Every kept version: ``{"version", "definition", "price", "deprecation", "created_at"}`` each."""
-        return list(self._send("GET", f"/v1/owner/analytics/{_segment(name)}/versions")["versions"])
+    def versions(self, name: str) -> List[AnalyticVersion]:
+        """Every kept version (``version``, ``definition``, ``price``, ``deprecation``, ``created_at``…)."""
+        answer = self._send("GET", f"/v1/owner/analytics/{_segment(name)}/versions")
+        return [AnalyticVersion.from_json(item) for item in answer["versions"]]
 
     def deprecate(self, name: str, version: int, *, sunset: str) -> DeprecatedVersion:
         """Deprecates a version callers pin (not the current one).

@@ -465,8 +465,11 @@ module Quarry
       Models::Analytic.from_json(@transport.send_request("GET", owner_path(name), query: { version: version })["analytic"])
     end
 
-    # Every kept version (Array of Hashes: version, definition, created_at).
-    def versions(name) = @transport.send_request("GET", "#{owner_path(name)}/versions")["versions"]
+    # Every kept version (Array of Models::AnalyticVersion: version, definition, price, deprecation,
+    # created_at…).
+    def versions(name)
+      @transport.send_request("GET", "#{owner_path(name)}/versions")["versions"].map { |v| Models::AnalyticVersion.from_json(v) }
+    end
 
     # Deprecates a version callers pin (not the current one): its calls carry Deprecation and
     # Sunset headers and are refused from +sunset+ on (an ISO 8601 time, at most 366 days ahead).
