@@ -186,6 +186,62 @@ describe('marketplace.searchAll', () => {
   });
 });
 
+describe('calls.listAll', () => {
+  /** A gateway with `total` calls, newest first (r0 the newest), paged by `limit` and a cursor. */
+  function calls(total: number): TestHandler {
+    return (req) => {
+      const url = new URL(req.url, 'http://gateway');
+      const limit = Number(url.searchParams.get('limit') ?? 50);
+      const cursor = url.searchParams.get('cursor');
+      const from = cursor === null ? 0 : Number(cursor.replace('after-r', '')) + 1;
+      const to = Math.min(from + limit, total);
+      const items = Array.from({ length: Math.max(0, to - from) }, (_, i) => ({
+        request_id: `r${from + i}`,
+        analytic: url.searchParams.get('analytic') ?? 'sales',
+        status: 'ok',
+      }));
+      return { status: 200, body: { items, next_cursor: to < total ? `after-r${to - 1}` : null } };
+    };
+  }
+
+  it('follows next_cursor through every page, each call once, and stops when it is null', async () => {
+    const s = await serve(calls(5));
+    const ids: string[] = [];
+    for await (const c of clientFor(s).calls.listAll({ analytic: 'sales', status: 'ok', pageSize: 2 })) {
+      ids.push(c.request_id);
+    }
+    expect(ids).toEqual(['r0', 'r1', 'r2', 'r3', 'r4']);
+    expect(s.requests.map((r) => r.url)).toEqual([
+      '/v1/account/calls?analytic=sales&status=ok&limit=2',
+      '/v1/account/calls?analytic=sales&status=ok&limit=2&cursor=after-r1',
+      '/v1/account/calls?analytic=sales&status=ok&limit=2&cursor=after-r3',
+    ]);
+  });
+
+  it('fetches lazily: nothing before the loop, only the pages the loop used', async () => {
+    const s = await serve(calls(250));
+    const all = clientFor(s).calls.listAll();
+    expect(s.requests).toHaveLength(0);
+    let seen = 0;
+    for await (const _ of all) {
+      if (++seen === 150) break;
+    }
+    // The default page is the largest the gateway gives: 100.
+    expect(s.requests.map((r) => r.url)).toEqual([
+      '/v1/account/calls?limit=100',
+      '/v1/account/calls?limit=100&cursor=after-r99',
+    ]);
+  });
+
+  it('yields nothing when there are no calls, after one request', async () => {
+    const s = await serve(calls(0));
+    const ids: string[] = [];
+    for await (const c of clientFor(s).calls.listAll({ analytic: 'none' })) ids.push(c.request_id);
+    expect(ids).toEqual([]);
+    expect(s.requests).toHaveLength(1);
+  });
+});
+
 describe('agent tools and MCP settings', () => {
   it('lists, adds and removes agent tools and sets the MCP default price limit', async () => {
     const tool = {

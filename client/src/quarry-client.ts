@@ -17,6 +17,7 @@ import type {
   Billing,
   BillingPortal,
   Budget,
+  Call,
   Calls,
   Checkout,
   Connection,
@@ -447,6 +448,18 @@ export interface QuarryClient {
         readonly cursor?: string;
       },
     ): Promise<Calls>;
+    /**
+     * Every call of `list` (newest first, `analytic` and `status` filters), fetched lazily one
+     * page of `pageSize` (1–100, default 100) at a time as the loop asks for more, following
+     * `next_cursor` until it is null.
+     */
+    listAll(
+      options?: CallOptions & {
+        readonly analytic?: string;
+        readonly status?: string;
+        readonly pageSize?: number;
+      },
+    ): AsyncIterable<Call>;
   };
   /** Whether your keys may be used from other origins' web pages (`account` scope; off by default). */
   readonly cors: {
@@ -527,7 +540,7 @@ export interface QuarryClient {
 
 const DEFAULT_TIMEOUT_MS = 120_000;
 const DEFAULT_USER_AGENT = 'quarry-client/0.1.0';
-/** The largest page `GET /v1/marketplace/listings` gives: `searchAll`'s default page size. */
+/** The largest page of listings and of calls: `searchAll`'s and `calls.listAll`'s default page size. */
 const MAX_PAGE_SIZE = 100;
 
 /** 128 random bits as hex (crypto.randomUUID needs a secure context in browsers). */
@@ -663,6 +676,27 @@ export function createQuarryClient(
         sort: query.sort,
         limit: query.limit === undefined ? undefined : String(query.limit),
         offset: query.offset === undefined ? undefined : String(query.offset),
+      },
+      idempotent: true,
+      signal: o.signal,
+    });
+  /** One page of the account's recent calls (`calls.list`, and each of `calls.listAll`'s). */
+  const callsPage = (
+    o: CallOptions & {
+      readonly analytic?: string | undefined;
+      readonly status?: string | undefined;
+      readonly limit?: number | undefined;
+      readonly cursor?: string | undefined;
+    },
+  ) =>
+    transport.send<Calls>({
+      method: 'GET',
+      path: '/v1/account/calls',
+      query: {
+        analytic: o.analytic,
+        status: o.status,
+        limit: o.limit === undefined ? undefined : String(o.limit),
+        cursor: o.cursor,
       },
       idempotent: true,
       signal: o.signal,
@@ -1341,18 +1375,18 @@ export function createQuarryClient(
     },
     calls: {
       list(o = {}) {
-        const query: Record<string, string> = {};
-        if (o.analytic !== undefined) query.analytic = o.analytic;
-        if (o.status !== undefined) query.status = o.status;
-        if (o.limit !== undefined) query.limit = String(o.limit);
-        if (o.cursor !== undefined) query.cursor = o.cursor;
-        return transport.send<Calls>({
-          method: 'GET',
-          path: '/v1/account/calls',
-          query,
-          idempotent: true,
-          signal: o.signal,
-        });
+        return callsPage(o);
+      },
+      async *listAll(o = {}) {
+        const { pageSize = MAX_PAGE_SIZE, ...filter } = o;
+        let cursor: string | undefined;
+        for (;;) {
+          const page = await callsPage({ ...filter, limit: pageSize, cursor });
+          yield* page.items;
+          // The gateway gives a cursor only when a call older than the page's last exists.
+          if (page.next_cursor === null) return;
+          cursor = page.next_cursor;
+        }
       },
     },
     cors: {

@@ -272,6 +272,16 @@ func (r *caseRunner) perform(client *quarry.Client, s step, input map[string]any
 		analytic, _ := input["analytic"].(string)
 		status, _ := input["status"].(string)
 		return client.Calls.List(ctx, quarry.CallsOptions{Analytic: analytic, Status: status, Limit: int(limit)})
+	case "calls.listAll":
+		pageSize, _ := input["page_size"].(float64)
+		analytic, _ := input["analytic"].(string)
+		status, _ := input["status"].(string)
+		it := client.Calls.ListAll(quarry.CallsOptions{Analytic: analytic, Status: status, Limit: int(pageSize)})
+		all := []quarry.Call{}
+		for it.Next(ctx) {
+			all = append(all, it.Call())
+		}
+		return all, it.Err()
 	case "analytics.versions":
 		return client.Analytics.Versions(ctx, input["name"].(string))
 	case "analytics.deprecate":

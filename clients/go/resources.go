@@ -414,6 +414,63 @@ func (s *CallsService) List(ctx context.Context, opts CallsOptions) (*Calls, err
 	return call[Calls](ctx, s.c, apiRequest{method: http.MethodGet, path: "/v1/account/calls", query: query, idempotent: true})
 }
 
+// ListAll walks every call of List (newest first, the same filters), one page of opts.Limit
+// (1–100; 0: 100, the largest page) at a time, following NextCursor from opts.Cursor until it is
+// null. Nothing is fetched until the first Next; each page is fetched when the one before is
+// used up:
+//
+//	it := client.Calls.ListAll(quarry.CallsOptions{Analytic: "sales"})
+//	for it.Next(ctx) {
+//		fmt.Println(it.Call().RequestID)
+//	}
+//	if err := it.Err(); err != nil { … }
+func (s *CallsService) ListAll(opts CallsOptions) *CallIterator {
+	if opts.Limit <= 0 {
+		opts.Limit = maxPageSize
+	}
+	return &CallIterator{s: s, opts: opts}
+}
+
+// CallIterator walks the pages of the account's recent calls (CallsService.ListAll).
+type CallIterator struct {
+	s       *CallsService
+	opts    CallsOptions // Cursor: where the next page starts
+	page    []Call
+	current Call
+	done    bool
+	err     error
+}
+
+// Next moves to the next call, fetching the next page when needed; false at the end or on an
+// error (see Err).
+func (it *CallIterator) Next(ctx context.Context) bool {
+	for len(it.page) == 0 {
+		if it.done || it.err != nil {
+			return false
+		}
+		out, err := it.s.List(ctx, it.opts)
+		if err != nil {
+			it.err = err
+			return false
+		}
+		it.page = out.Items
+		// The gateway gives a cursor only when a call older than the page's last exists.
+		if out.NextCursor == nil {
+			it.done = true
+		} else {
+			it.opts.Cursor = *out.NextCursor
+		}
+	}
+	it.current, it.page = it.page[0], it.page[1:]
+	return true
+}
+
+// Call is the call Next moved to.
+func (it *CallIterator) Call() Call { return it.current }
+
+// Err is the error that stopped Next, or nil when it reached the end.
+func (it *CallIterator) Err() error { return it.err }
+
 // CORSService reads and sets whether your keys are accepted from other origins' pages
 // (Client.CORS; the account scope). Off by default: prefer embed tokens.
 type CORSService struct{ c *Client }
@@ -746,7 +803,7 @@ func (s *MarketplaceService) SearchAll(opts SearchOptions) *ListingIterator {
 	return &ListingIterator{s: s, opts: opts}
 }
 
-// maxPageSize is the largest page GET /v1/marketplace/listings gives.
+// maxPageSize is the largest page GET /v1/marketplace/listings and GET /v1/account/calls give.
 const maxPageSize = 100
 
 // ListingIterator walks the pages of a marketplace search (MarketplaceService.SearchAll).

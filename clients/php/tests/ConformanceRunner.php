@@ -219,6 +219,7 @@ final class ConformanceRunner
             'analytics.update' => $client->analytics->update($args['name'], $args['definition']),
             'analytics.describe' => $client->analytics->describe($args['name'], $args['version'] ?? null),
             'calls.list' => $client->calls->list($args['analytic'] ?? null, $args['status'] ?? null, $args['limit'] ?? null),
+            'calls.listAll' => iterator_to_array($client->calls->listAll($args['analytic'] ?? null, $args['status'] ?? null, $args['page_size'] ?? 100), false),
             'analytics.versions' => $client->analytics->versions($args['name']),
             'analytics.deprecate' => $client->analytics->deprecate($args['name'], $args['version'], $args['sunset']),
             'analytics.undeprecate' => $client->analytics->undeprecate($args['name'], $args['version']),

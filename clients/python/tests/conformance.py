@@ -214,6 +214,10 @@ class CaseRunner:
             return client.analytics.describe(args["name"], version=args.get("version"))
         if op == "calls.list":
             return client.calls.list(analytic=args.get("analytic"), status=args.get("status"), limit=args.get("limit"))
+        if op == "calls.listAll":
+            return list(
+                client.calls.list_all(analytic=args.get("analytic"), status=args.get("status"), page_size=args.get("page_size", 100))
+            )
         if op == "analytics.versions":
             return client.analytics.versions(args["name"])
         if op == "analytics.deprecate":

@@ -157,6 +157,8 @@ module ConformanceRunner
       when "analytics.update" then client.analytics.update(args["name"], args["definition"])
       when "analytics.describe" then client.analytics.describe(args["name"], version: args["version"])
       when "calls.list" then client.calls.list(analytic: args["analytic"], status: args["status"], limit: args["limit"])
+      when "calls.listAll"
+        client.calls.list_all(analytic: args["analytic"], status: args["status"], page_size: args.fetch("page_size", 100)).to_a
       when "analytics.versions" then client.analytics.versions(args["name"])
       when "analytics.deprecate" then client.analytics.deprecate(args["name"], args["version"], sunset: args["sunset"])
       when "analytics.undeprecate" then client.analytics.undeprecate(args["name"], args["version"])

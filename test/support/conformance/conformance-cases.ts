@@ -88,6 +88,7 @@ export interface Step {
     | 'analytics.update'
     | 'analytics.describe'
     | 'calls.list'
+    | 'calls.listAll'
     | 'analytics.versions'
     | 'analytics.deprecate'
     | 'analytics.undeprecate'

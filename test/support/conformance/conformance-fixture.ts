@@ -155,6 +155,15 @@ export async function deployFixtureAnalytics(
     price: 2,
     visibility: 'public',
   });
+  // Queried by the calls every-page case alone, so an account's calls of it are that case's; not
+  // listed (its calls would make it more popular than the paging listings, whose order counts).
+  await call(base, 'PUT', '/v1/owner/analytics/conformance-calls', owner.key, {
+    name: 'conformance-calls',
+    connection: 'mem',
+    sql: 'SELECT 1 AS one',
+    price: 1,
+    visibility: 'public',
+  });
   // Rows of three regions, one when `region` is given: an embed token fixing it sees only its own.
   await call(base, 'PUT', '/v1/owner/analytics/conformance-regions', owner.key, {
     name: 'conformance-regions',

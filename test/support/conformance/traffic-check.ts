@@ -57,7 +57,10 @@ export function checkTraffic(
   if (expect.requests) {
     const lines = log.map((e) => e.line);
     const expected = expect.requests.map((line) => line.replaceAll('{runner}', runner));
-    if (JSON.stringify(lines) !== JSON.stringify(expected)) {
+    if (
+      lines.length !== expected.length ||
+      expected.some((line, i) => !sameRequestLine(line, lines[i] ?? ''))
+    ) {
       problems.push(`requests: expected ${JSON.stringify(expected)}, got ${JSON.stringify(lines)}`);
     }
   }
@@ -84,4 +87,39 @@ export function checkTraffic(
     a.bearer && b.bearer && a.bearer !== b.bearer ? undefined : 'the same credential',
   );
   return problems;
+}
+
+/**
+ * A request line as a case lists it against one the proxy logged: the same method, path and
+ * status, and the same query-string pairs with the keys in sorted order (Go sends its keys
+ * sorted, the others in the order given; a repeated key keeps its values' order). An expected
+ * value `<nonempty>` matches any non-empty value (an opaque cursor).
+ */
+export function sameRequestLine(expected: string, actual: string): boolean {
+  const e = splitRequestLine(expected);
+  const a = splitRequestLine(actual);
+  if (e.head !== a.head || e.pairs.length !== a.pairs.length) return false;
+  return e.pairs.every(([key, value], i) => {
+    const [actualKey, actualValue] = a.pairs[i] ?? ['', ''];
+    return key === actualKey && (value === actualValue || (value === '<nonempty>' && actualValue !== ''));
+  });
+}
+
+function splitRequestLine(line: string): { head: string; pairs: (readonly [string, string])[] } {
+  const [method = '', target = '', ...rest] = line.split(' ');
+  const mark = target.indexOf('?');
+  const path = mark === -1 ? target : target.slice(0, mark);
+  const pairs =
+    mark === -1
+      ? []
+      : target
+          .slice(mark + 1)
+          .split('&')
+          .map((pair): readonly [string, string] => {
+            const eq = pair.indexOf('=');
+            return eq === -1 ? [pair, ''] : [pair.slice(0, eq), pair.slice(eq + 1)];
+          });
+  // A stable sort: a repeated key's values stay in the order sent.
+  pairs.sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0));
+  return { head: [method, path, ...rest].join(' '), pairs };
 }

@@ -160,6 +160,17 @@ async function perform(client: quarry.QuarryClient, step: Step, baseUrl: string)
       return client.analytics.describe(input.name, { version: input.version });
     case 'calls.list':
       return client.calls.list({ analytic: input.analytic, status: input.status, limit: input.limit });
+    case 'calls.listAll': {
+      const all = [];
+      for await (const call of client.calls.listAll({
+        analytic: input.analytic,
+        status: input.status,
+        pageSize: input.page_size,
+      })) {
+        all.push(call);
+      }
+      return all;
+    }
     case 'analytics.versions':
       return client.analytics.versions(input.name);
     case 'analytics.deprecate':

@@ -75,13 +75,14 @@ trait OwnerAnalytics
     }
 
     /**
-     * Every kept version: version, definition, created_at each, as decoded JSON.
+     * Every kept version (version, definition, price, deprecation, created_at…).
      *
-     * @return list<array<string, mixed>>
+     * @return list<Model\AnalyticVersion>
      */
     public function versions(string $name): array
     {
-        return $this->transport->send('GET', '/v1/owner/analytics/' . rawurlencode($name) . '/versions')['versions'];
+        $answer = $this->transport->send('GET', '/v1/owner/analytics/' . rawurlencode($name) . '/versions');
+        return array_map(static fn (array $v) => Model\AnalyticVersion::fromArray($v), $answer['versions']);
     }
 
     /**

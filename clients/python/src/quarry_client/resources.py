@@ -15,9 +15,11 @@ from .api_models import (
     AlertSettings,
     AgentTool,
     Analytic,
+    AnalyticVersion,
     IssuedWebhookEndpoint,
     Billing,
     Budget,
+    Call,
     Calls,
     Checkout,
     Circuit,
@@ -428,6 +430,27 @@ class CallsResource(_Resource):
         query = {"analytic": analytic, "status": status, "limit": limit, "cursor": cursor}
         return Calls.from_json(self._send("GET", "/v1/account/calls", query=query))
 
+    def list_all(
+        self,
+        *,
+        analytic: Optional[str] = None,
+        status: Optional[str] = None,
+        page_size: int = 100,
+    ) -> Iterator[Call]:
+        """Every call of ``list`` (newest first, the same filters).
+
+        A generator: it fetches one page of ``page_size`` (1–100, default 100) at a time, as the
+        loop asks for more, following ``next_cursor`` until it is null.
+        """
+        cursor: Optional[str] = None
+        while True:
+            page = self.list(analytic=analytic, status=status, limit=page_size, cursor=cursor)
+            yield from page.items
+            # The gateway gives a cursor only when a call older than the page's last exists.
+            if page.next_cursor is None:
+                return
+            cursor = page.next_cursor
+
 
 class CorsResource(_Resource):
     """Whether your keys may be used from other origins' web pages (``client.cors``; ``account`` scope)."""
@@ -646,9 +669,10 @@ class OwnerAnalytics(_Resource):
         answer = self._send("GET", f"/v1/owner/analytics/{_segment(name)}", query={"version": version})
         return Analytic.from_json(answer["analytic"])
 
-    def versions(self, name: str) -> List[Dict[str, Any]]:
-        """Every kept version: ``{"version", "definition", "price", "deprecation", "created_at"}`` each."""
-        return list(self._send("GET", f"/v1/owner/analytics/{_segment(name)}/versions")["versions"])
+    def versions(self, name: str) -> List[AnalyticVersion]:
+        """Every kept version (``version``, ``definition``, ``price``, ``deprecation``, ``created_at``…)."""
+        answer = self._send("GET", f"/v1/owner/analytics/{_segment(name)}/versions")
+        return [AnalyticVersion.from_json(item) for item in answer["versions"]]
 
     def deprecate(self, name: str, version: int, *, sunset: str) -> DeprecatedVersion:
         """Deprecates a version callers pin (not the current one).

@@ -346,6 +346,23 @@ module Quarry
       query = { analytic: analytic, status: status, limit: limit, cursor: cursor }
       Models::Calls.from_json(@transport.send_request("GET", "/v1/account/calls", query: query))
     end
+
+    # Every call of list (newest first, the same filters): a lazy Enumerator of Models::Call that
+    # fetches one page of page_size (1–100, default 100) at a time, as the loop asks for more
+    # (each, next, lazy, first(n) …), following next_cursor until it is nil.
+    def list_all(analytic: nil, status: nil, page_size: 100)
+      Enumerator.new do |yielder|
+        cursor = nil
+        loop do
+          page = list(analytic: analytic, status: status, limit: page_size, cursor: cursor)
+          page.items.each { |c| yielder << c }
+          # The gateway gives a cursor only when a call older than the page's last exists.
+          break if page.next_cursor.nil?
+
+          cursor = page.next_cursor
+        end
+      end
+    end
   end
 
   # Whether your keys may be used from other origins' web pages (Client#cors; account scope).
@@ -448,8 +465,11 @@ module Quarry
       Models::Analytic.from_json(@transport.send_request("GET", owner_path(name), query: { version: version })["analytic"])
     end
 
-    # Every kept version (Array of Hashes: version, definition, created_at).
-    def versions(name) = @transport.send_request("GET", "#{owner_path(name)}/versions")["versions"]
+    # Every kept version (Array of Models::AnalyticVersion: version, definition, price, deprecation,
+    # created_at…).
+    def versions(name)
+      @transport.send_request("GET", "#{owner_path(name)}/versions")["versions"].map { |v| Models::AnalyticVersion.from_json(v) }
+    end
 
     # Deprecates a version callers pin (not the current one): its calls carry Deprecation and
     # Sunset headers and are refused from +sunset+ on (an ISO 8601 time, at most 366 days ahead).
