@@ -3,6 +3,8 @@
 // and their unit tests with `test rules`; the dashboard's queries as recording rules, so a typo
 // in PromQL fails here rather than on the operator's screen), and every metric they name must be
 // one a gateway's /metrics exports: a renamed metric cannot leave a silent panel or a dead alert.
+// Every alert needs unit cases in quarry-alerts.test.yml: one where it fires, one where a near
+// miss (below its threshold, or not for its `for:`) leaves it quiet.
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -51,6 +53,32 @@ export function ruleExpressions(yaml: string): string[] {
     exprs.push(block.join(' '));
   }
   return exprs;
+}
+
+/** The alert names a Prometheus rules file defines (`- alert: Name`). */
+export function alertNames(yaml: string): string[] {
+  return [...yaml.matchAll(/^\s*- alert:\s*(\S+)\s*$/gm)].map((m) => m[1] as string);
+}
+
+/**
+ * The `alert_rule_test` cases of a promtool unit-test file, per alert: how many expect it to fire
+ * (`exp_alerts` lists an alert) and how many expect it quiet (`exp_alerts: []`, or none given).
+ */
+export function alertCases(yaml: string): Map<string, { fires: number; quiet: number }> {
+  const cases = new Map<string, { fires: number; quiet: number }>();
+  // Each case is a list item opening with `eval_time:` or `alertname:`; it ends at the next case
+  // or at the next test group (`- interval:` / `- input_series:`).
+  const items = yaml.split(/^\s*- (?=eval_time:|alertname:)/m).slice(1);
+  for (const raw of items) {
+    const item = raw.split(/^\s*- (?=interval:|input_series:)/m)[0] as string;
+    const name = /(?:^|\n)\s*alertname:\s*(\S+)/.exec(item)?.[1];
+    if (name === undefined) continue;
+    const counts = cases.get(name) ?? { fires: 0, quiet: 0 };
+    if (/exp_alerts:[ \t]*\n\s*- /.test(item)) counts.fires++;
+    else if (/exp_alerts:\s*\[\s*\]/.test(item) || !/exp_alerts:/.test(item)) counts.quiet++;
+    cases.set(name, counts);
+  }
+  return cases;
 }
 
 // PromQL's own words: functions, aggregations, keywords.
@@ -177,6 +205,19 @@ describe('deploy/ monitoring', () => {
       expect(panel.targets.length).toBeGreaterThan(0);
       for (const target of panel.targets) expect(target.expr).toMatch(/quarry_/);
     }
+  });
+
+  it('every alert has a promtool case that fires it and one where it stays quiet', async () => {
+    const names = alertNames(alerts);
+    expect(names.length).toBeGreaterThanOrEqual(10);
+    const cases = alertCases(await readFile(ALERT_TESTS, 'utf8'));
+    // quarry-alerts.test.yml: a case where each alert fires, one where a near miss leaves it quiet,
+    // and none for an alert the rules do not define.
+    expect({
+      neverFires: names.filter((name) => (cases.get(name)?.fires ?? 0) === 0),
+      neverQuiet: names.filter((name) => (cases.get(name)?.quiet ?? 0) === 0),
+      notARule: [...cases.keys()].filter((name) => !names.includes(name)),
+    }).toEqual({ neverFires: [], neverQuiet: [], notARule: [] });
   });
 
   it('every runbook an alert names is a section of docs/deploy.md', async () => {
