@@ -66,9 +66,11 @@ final class Client implements ClientInterface
      * @param ?string $apiKey an API key (qry_live_…); or
      * @param ?OAuthCredentials $oauth an OAuth client (client-credentials grant)
      * @param ?float $timeout seconds for a whole call, retries and waits included (null: none)
-     * @param string $http 'auto' (the cURL extension when loaded, else PHP's http stream wrapper,
-     *     which needs allow_url_fopen=On), 'curl' or 'streams'; a \LogicException says what to
-     *     change when neither works
+     * @param string|Http\HttpBackend $http 'auto' (the cURL extension when loaded, else PHP's
+     *     http stream wrapper, which needs allow_url_fopen=On), 'curl' or 'streams' (a
+     *     \LogicException says what to change when neither works); or a backend the client sends
+     *     every request through (the OAuth token request too): your own, or in tests a
+     *     Testing\MockBackend, which answers from a queue and records what was sent
      */
     public function __construct(
         string $baseUrl,
@@ -77,7 +79,7 @@ final class Client implements ClientInterface
         ?float $timeout = 120.0,
         RetryPolicy $retry = new RetryPolicy(),
         string $userAgent = 'quarry-client-php/0.1.0',
-        string $http = 'auto',
+        string|Http\HttpBackend $http = 'auto',
     ) {
         $scheme = parse_url($baseUrl, PHP_URL_SCHEME);
         if ($scheme !== 'http' && $scheme !== 'https') {
@@ -124,7 +126,7 @@ final class Client implements ClientInterface
     /**
      * Signs up an account (POST /v1/accounts, no credential needed): ['account' => Model\Account,
      * 'key' => ApiKey], the key's secret shown this once. Not repeated after a failure that may
-     * have created the account. $http picks the HTTP backend as for the constructor.
+     * have created the account. $http picks (or is) the HTTP backend as for the constructor.
      *
      * @return array{account: Model\Account, key: ApiKey}
      */
@@ -135,7 +137,7 @@ final class Client implements ClientInterface
         ?float $timeout = 120.0,
         RetryPolicy $retry = new RetryPolicy(),
         string $userAgent = 'quarry-client-php/0.1.0',
-        string $http = 'auto',
+        string|Http\HttpBackend $http = 'auto',
     ): array {
         $transport = new Transport($baseUrl, null, null, $timeout, $retry, $userAgent, $http);
         $answer = $transport->send('POST', '/v1/accounts', body: ['email' => $email, 'name' => $name], idempotent: false);

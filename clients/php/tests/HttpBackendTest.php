@@ -9,6 +9,9 @@ use Quarry\Client;
 use Quarry\ClientInterface;
 use Quarry\ErrorFactory;
 use Quarry\Exception;
+use Quarry\Http\CurlBackend;
+use Quarry\Http\HttpRequest;
+use Quarry\Http\StreamsBackend;
 use Quarry\QueryResult;
 use Quarry\RetryPolicy;
 use Quarry\Transport;
@@ -86,6 +89,23 @@ final class HttpBackendTest extends TestCase
             $this->fail('expected a NotFoundException');
         } catch (Exception\NotFoundException $e) {
             $this->assertSame([404, 'req_404'], [$e->status, $e->requestId]);
+        }
+    }
+
+    /** @dataProvider backends */
+    public function testTheBackendClassesCarryTheClientAndSayWhenNoAnswerCame(string $backend): void
+    {
+        $this->assertTrue(extension_loaded('curl'), 'the cURL extension is needed for this test (apt-get install php-curl)');
+        $http = $backend === 'curl' ? new CurlBackend() : new StreamsBackend();
+        $client = new Client(self::$url . '/ok', apiKey: 'qry_live_x', http: $http);
+        $this->assertSame('Bearer qry_live_x', $client->query('sales')->results[0]['auth']);
+        $answer = $http->send(new HttpRequest('GET', self::$url . '/missing/v1/x', ['Accept' => 'application/json'], null, 5.0));
+        $this->assertSame([404, 'req_router', 'SOURCE_NOT_FOUND'], [$answer->status, $answer->header('X-Request-Id'), json_decode($answer->body, true)['error']['code']]);
+        try {
+            $http->send(new HttpRequest('GET', 'http://127.0.0.1:1/v1/x', [], null, 2.0));
+            $this->fail('expected a NetworkException');
+        } catch (Exception\NetworkException $e) {
+            $this->assertStringContainsString('No answer from http://127.0.0.1:1 (GET)', $e->getMessage());
         }
     }
 
