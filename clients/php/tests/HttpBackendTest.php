@@ -11,14 +11,17 @@ use Quarry\ErrorFactory;
 use Quarry\Exception;
 use Quarry\Http\CurlBackend;
 use Quarry\Http\HttpRequest;
+use Quarry\Http\HttpResponse;
 use Quarry\Http\StreamsBackend;
 use Quarry\QueryResult;
 use Quarry\RetryPolicy;
+use Quarry\Testing\MockBackend;
 use Quarry\Transport;
 
 /**
  * The HTTP backends (cURL when loaded, else PHP's http stream wrapper, a clear error when
- * neither works) against a real local server, what an exception says, and mocking the client.
+ * neither works) against a real local server, what an exception says, mocking the client, and a
+ * MockBackend's answer throwing what the same answer from a server throws.
  */
 final class HttpBackendTest extends TestCase
 {
@@ -107,6 +110,31 @@ final class HttpBackendTest extends TestCase
         } catch (Exception\NetworkException $e) {
             $this->assertStringContainsString('No answer from http://127.0.0.1:1 (GET)', $e->getMessage());
         }
+    }
+
+    public function testAQueuedAnswerThrowsWhatTheSameAnswerFromAServerThrows(): void
+    {
+        $shape = static function (callable $call): array {
+            try {
+                $call();
+            } catch (Exception\QuarryException $e) {
+                return [get_class($e), $e->errorCode, $e->status, $e->requestId, $e->retryAfter, $e->getMessage()];
+            }
+            return [];
+        };
+        $noRetry = new RetryPolicy(retries: 0);
+        $fromServer = $shape(static fn () => (new Client(self::$url . '/missing', apiKey: 'k'))->query('x'));
+        $mock = new MockBackend([MockBackend::error(404, 'SOURCE_NOT_FOUND', 'No analytic "x".', 'req_404')]);
+        $fromMock = $shape(static fn () => (new Client('https://quarry.test', apiKey: 'k', http: $mock))->query('x'));
+        $this->assertSame(Exception\NotFoundException::class, $fromServer[0]);
+        $this->assertSame($fromServer, $fromMock);
+
+        $page = '<html><body><h1>502 Bad Gateway</h1><hr>nginx</body></html>';
+        $fromProxy = $shape(static fn () => (new Client(self::$url . '/proxy-502', apiKey: 'k', retry: $noRetry))->query('x'));
+        $mock = new MockBackend([new HttpResponse(502, ['Content-Type' => 'text/html', 'X-Request-Id' => 'req_router'], $page)]);
+        $fromMock = $shape(static fn () => (new Client('https://quarry.test', apiKey: 'k', retry: $noRetry, http: $mock))->query('x'));
+        $this->assertSame(Exception\UpstreamException::class, $fromProxy[0]);
+        $this->assertSame($fromProxy, $fromMock);
     }
 
     public function testSignUpRefusesAnUnknownBackend(): void
