@@ -38,6 +38,12 @@ function clientFactory(
   };
 }
 
+/** Every item of an every-page helper (searchAll, listAll), fetched page by page. */
+async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
+  const all: T[] = [];
+  for await (const item of items) all.push(item);
+  return all;
+}
 async function perform(client: quarry.QuarryClient, step: Step, baseUrl: string): Promise<unknown> {
   const input = step.input ?? {};
   switch (step.op) {
@@ -57,17 +63,10 @@ async function perform(client: quarry.QuarryClient, step: Step, baseUrl: string)
       return client.keys.revoke(input.id);
     case 'usage':
       return client.usage.get();
-    case 'marketplace.searchAll': {
-      const all = [];
-      for await (const listing of client.marketplace.searchAll({
-        q: input.q,
-        category: input.category,
-        pageSize: input.page_size,
-      })) {
-        all.push(listing);
-      }
-      return all;
-    }
+    case 'marketplace.searchAll':
+      return collect(
+        client.marketplace.searchAll({ q: input.q, category: input.category, pageSize: input.page_size }),
+      );
     case 'marketplace.search':
       return client.marketplace.search({ q: input.q, category: input.category });
     case 'marketplace.get':
@@ -160,17 +159,10 @@ async function perform(client: quarry.QuarryClient, step: Step, baseUrl: string)
       return client.analytics.describe(input.name, { version: input.version });
     case 'calls.list':
       return client.calls.list({ analytic: input.analytic, status: input.status, limit: input.limit });
-    case 'calls.listAll': {
-      const all = [];
-      for await (const call of client.calls.listAll({
-        analytic: input.analytic,
-        status: input.status,
-        pageSize: input.page_size,
-      })) {
-        all.push(call);
-      }
-      return all;
-    }
+    case 'calls.listAll':
+      return collect(
+        client.calls.listAll({ analytic: input.analytic, status: input.status, pageSize: input.page_size }),
+      );
     case 'analytics.versions':
       return client.analytics.versions(input.name);
     case 'analytics.deprecate':
