@@ -25,6 +25,14 @@ const CALLS = 100;
 /** Source addresses of the flood, and logins each keeps in flight (its whole failure allowance). */
 const ADDRESSES = ['127.0.0.2', '127.0.0.3', '127.0.0.4', '127.0.0.5', '127.0.0.6'];
 const LOGINS_PER_ADDRESS = 20;
+/**
+ * The least p99 the bound is taken from (ms). A hash holds one of this machine's two cores for
+ * ~330 ms, so a ~15 ms query may take twice as long from its share of the CPU alone and a
+ * scheduling delay more (a CI run once saw 19 → 45 ms); the bound is 2× the quiet p99 or 2× this,
+ * whichever is larger: still 50× under the stall this test guards against (5,028 ms before the
+ * hash limiter).
+ */
+const P99_FLOOR_MS = 50;
 
 /** Nearest-rank percentile of `samples` (ms). */
 function percentile(samples: readonly number[], p: number): number {
@@ -127,7 +135,7 @@ describe('a flood of failed logins does not stall analytics (real gateway, DuckD
     // The flood really reached the hasher: unknown emails answered 401 after a decoy hash.
     expect(tally.get(401) ?? 0).toBeGreaterThan(0);
     expect(during.failures).toEqual([]);
-    expect(p99During).toBeLessThanOrEqual(2 * p99Before);
+    expect(p99During).toBeLessThanOrEqual(2 * Math.max(p99Before, P99_FLOOR_MS));
     // And it was still being hashed when the last call was measured: the calls met the flood.
     expect(floodEnded).toBeGreaterThan(measuredUntil);
   }, 90_000);
