@@ -410,28 +410,23 @@ export async function createGateway(
     const billing = createBillingService(store, money, plans, config.budgets, payouts);
     metrics.setPayoutSource(() => money.payouts.totals());
     const marketplace = createMarketplaceService(store);
-    // The same read repositories a second time over the replica, for the read-only pages only.
-    const replicaStore =
+    // The same read repositories a second time over the replica, for the read-only pages only;
+    // without a replica, the primary's.
+    const readStore =
       replica === undefined
-        ? undefined
+        ? store
         : createControlPlaneStore(replica, { secretBox, limits: config.accountLimits });
-    const replicaMoney = replica === undefined ? undefined : createMoneyStore(replica);
-    const reads: ReplicaReads =
-      replicaStore === undefined || replicaMoney === undefined
-        ? {
-            billing,
-            marketplace,
-            calls: money.calls,
-            failedCalls: store.failedCalls,
-            analyticVersions: store.analyticVersions,
-          }
-        : {
-            billing: createBillingService(replicaStore, replicaMoney, plans, config.budgets, payouts),
-            marketplace: createMarketplaceService(replicaStore),
-            calls: replicaMoney.calls,
-            failedCalls: replicaStore.failedCalls,
-            analyticVersions: replicaStore.analyticVersions,
-          };
+    const readMoney = replica === undefined ? money : createMoneyStore(replica);
+    const reads: ReplicaReads = {
+      billing:
+        replica === undefined
+          ? billing
+          : createBillingService(readStore, readMoney, plans, config.budgets, payouts),
+      marketplace: replica === undefined ? marketplace : createMarketplaceService(readStore),
+      calls: readMoney.calls,
+      failedCalls: readStore.failedCalls,
+      analyticVersions: readStore.analyticVersions,
+    };
     // Events out (docs/webhooks.md): every instance delivers what any instance wrote.
     const deliverer = createWebhookDeliverer({
       repository: store.webhooks,

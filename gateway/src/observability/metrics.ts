@@ -55,11 +55,15 @@ export interface RateLimiterSnapshot {
   readonly fallbacks: number;
 }
 
-/** The control-plane store's connection pool (PostgreSQL; the embedded store has none). */
-export interface StoreSnapshot {
+/** A PostgreSQL pool's connections: open, idle, and calls waiting for one. */
+export interface PoolConnections {
   readonly total: number;
   readonly idle: number;
   readonly waiting: number;
+}
+
+/** The control-plane store's connection pool (PostgreSQL; the embedded store has none). */
+export interface StoreSnapshot extends PoolConnections {
   /** Calls that failed because the store could not be reached or stopped answering. */
   readonly errors: number;
 }
@@ -71,7 +75,7 @@ export interface ReadReplicaSnapshot {
   /** Reads the primary served in its stead since start. */
   readonly fallbacks: number;
   /** Its pool: connections open, idle, and reads waiting for one. */
-  readonly pool: { readonly total: number; readonly idle: number; readonly waiting: number } | undefined;
+  readonly pool: PoolConnections | undefined;
 }
 
 /** Owner payouts by state (every closed period) and what owners hold now. */
@@ -114,6 +118,14 @@ export interface MetricsOptions {
   readonly defaultMetrics?: boolean;
   /** The build this process runs, exported as `quarry_build_info` (value 1). */
   readonly build?: { readonly version: string; readonly commit: string; readonly node: string };
+}
+
+/** A pool gauge's `state` series (total, idle, waiting); none when there is no pool. */
+function setPoolConnections(gauge: Gauge<'state'>, pool: PoolConnections | undefined): void {
+  if (pool === undefined) return;
+  gauge.set({ state: 'total' }, pool.total);
+  gauge.set({ state: 'idle' }, pool.idle);
+  gauge.set({ state: 'waiting' }, pool.waiting);
 }
 
 export function createMetrics(options: MetricsOptions = {}): GatewayMetrics {
@@ -175,11 +187,7 @@ export function createMetrics(options: MetricsOptions = {}): GatewayMetrics {
     registers: [registry],
     collect() {
       this.reset();
-      const stats = storeSource();
-      if (stats === undefined) return;
-      this.set({ state: 'total' }, stats.total);
-      this.set({ state: 'idle' }, stats.idle);
-      this.set({ state: 'waiting' }, stats.waiting);
+      setPoolConnections(this, storeSource());
     },
   });
   new Counter({
@@ -218,11 +226,7 @@ export function createMetrics(options: MetricsOptions = {}): GatewayMetrics {
     registers: [registry],
     collect() {
       this.reset();
-      const pool = replicaSource?.().pool;
-      if (pool === undefined) return;
-      this.set({ state: 'total' }, pool.total);
-      this.set({ state: 'idle' }, pool.idle);
-      this.set({ state: 'waiting' }, pool.waiting);
+      setPoolConnections(this, replicaSource?.().pool);
     },
   });
   const httpRequests = new Counter({

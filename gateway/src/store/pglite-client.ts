@@ -52,32 +52,25 @@ async function openPglite(dataDir: string | undefined, options: PgliteClientOpti
   const startParams = [...PGLITE_START_PARAMS];
   if (dataDir === undefined) return PGlite.create({ startParams });
   if (options.template !== undefined && !existsSync(join(dataDir, 'PG_VERSION'))) {
-    if (existsSync(join(options.template, 'PG_VERSION'))) {
-      // A data directory: copied aside and renamed into place, so a start that dies halfway
-      // leaves no half a database behind.
-      const temp = `${dataDir}.tmp-${process.pid}`;
-      try {
+    const temp = `${dataDir}.tmp-${process.pid}`;
+    try {
+      if (existsSync(join(options.template, 'PG_VERSION'))) {
+        // A data directory: copied aside and renamed into place, so a start that dies halfway
+        // leaves no half a database behind.
         await rm(temp, { recursive: true, force: true });
         await copyTree(options.template, temp);
         await rm(dataDir, { recursive: true, force: true });
         await rename(temp, dataDir);
         return await PGlite.create({ dataDir, startParams });
-      } catch (error) {
-        options.onTemplateError?.(error);
-        await rm(temp, { recursive: true, force: true });
-        await rm(dataDir, { recursive: true, force: true });
-        return PGlite.create({ dataDir, startParams });
       }
-    }
-    const tarball = await readFile(options.template).catch(() => undefined);
-    if (tarball !== undefined) {
-      try {
+      const tarball = await readFile(options.template).catch(() => undefined);
+      if (tarball !== undefined)
         return await PGlite.create({ dataDir, startParams, loadDataDir: new Blob([tarball]) });
-      } catch (error) {
-        // A damaged template: what it unpacked goes (the directory held no database before).
-        options.onTemplateError?.(error);
-        await rm(dataDir, { recursive: true, force: true });
-      }
+    } catch (error) {
+      // A damaged template: what it made goes (the directory held no database before).
+      options.onTemplateError?.(error);
+      await rm(temp, { recursive: true, force: true });
+      await rm(dataDir, { recursive: true, force: true });
     }
   }
   return PGlite.create({ dataDir, startParams });
