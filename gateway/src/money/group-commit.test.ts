@@ -100,6 +100,38 @@ describe('group commit', () => {
     expect(group.stats()).toMatchObject({ items: 6, writes: 3, queued: 0 });
   });
 
+  it('lets fewer than overlapAt items go beside a write that has run overlapAfterMs', async () => {
+    const writer = gatedWriter();
+    const group = createGroupCommit<number, number>({
+      write: (items) => writer.write(items),
+      maxInFlight: 2,
+      overlapAt: 100,
+      overlapAfterMs: 40,
+    });
+    const first = group.submit(0);
+    await turn();
+    const waiting = [1, 2].map((i) => group.submit(i));
+    await turn();
+    // Far below overlapAt and the write in flight is young: they wait.
+    expect(writer.batches).toEqual([[0]]);
+    // Nothing else arrives; once the first write is overdue they go on their own.
+    await new Promise((resolve) => setTimeout(resolve, 120));
+    expect(writer.batches).toEqual([[0], [1, 2]]);
+    expect(writer.peak()).toBe(2);
+    // Another item now waits behind two writes in flight: maxInFlight still holds.
+    const third = group.submit(3);
+    await new Promise((resolve) => setTimeout(resolve, 80));
+    expect(writer.batches).toHaveLength(2);
+    writer.release();
+    expect(await Promise.all([first, ...waiting])).toEqual([0, 10, 20]);
+    await turn();
+    expect(writer.batches).toEqual([[0], [1, 2], [3]]);
+    writer.release();
+    expect(await third).toBe(30);
+    await group.drain();
+    expect(group.stats()).toMatchObject({ items: 4, writes: 3, queued: 0 });
+  });
+
   it('rejects only the item whose outcome is an Error', async () => {
     const group = createGroupCommit<number, number>({
       write: async (items) => items.map((i) => (i === 2 ? new RangeError('two is refused') : i)),

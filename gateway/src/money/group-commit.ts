@@ -26,6 +26,12 @@ export interface GroupCommitOptions<I, O> {
    */
   readonly overlapAt?: number;
   /**
+   * Milliseconds after which a write in flight no longer holds back the items waiting behind it,
+   * however few (default: never). A slow store (a saturated machine, a lock) would otherwise
+   * make those calls wait for two writes instead of one; a fast store never reaches it.
+   */
+  readonly overlapAfterMs?: number;
+  /**
    * Whether a batch that failed with `error` is retried item by item (default: always). Say no
    * for failures that are not any one item's fault (the store unreachable): retrying each item
    * alone would only fail each again, one store timeout after another.
@@ -64,11 +70,21 @@ export function createGroupCommit<I, O>(options: GroupCommitOptions<I, O>): Grou
   const maxBatch = Math.max(1, options.maxBatch ?? 512);
   const maxInFlight = Math.max(1, options.maxInFlight ?? 1);
   const overlapAt = Math.max(1, options.overlapAt ?? 1);
+  const overlapAfterMs = options.overlapAfterMs ?? Number.POSITIVE_INFINITY;
+  /** When each write in flight started (performance.now()), oldest first. */
+  const started: number[] = [];
   /** Whether a write may start now for the items waiting. */
-  const mayStart = () => inFlight === 0 || (inFlight < maxInFlight && queue.length >= overlapAt);
+  const mayStart = () =>
+    inFlight === 0 || (inFlight < maxInFlight && (queue.length >= overlapAt || overdueNow()));
+  /** Whether the oldest write in flight has run `overlapAfterMs` or longer. */
+  const overdueNow = () =>
+    overlapAfterMs !== Number.POSITIVE_INFINITY &&
+    performance.now() - (started[0] as number) >= overlapAfterMs;
   let queue: Waiter<I, O>[] = [];
   let inFlight = 0;
   let scheduled = false;
+  /** The timer that starts an overlapping write once the oldest in flight is `overlapAfterMs` old. */
+  let overdue: ReturnType<typeof setTimeout> | undefined;
   let items = 0;
   let writes = 0;
   let largest = 0;
@@ -86,12 +102,12 @@ export function createGroupCommit<I, O>(options: GroupCommitOptions<I, O>): Grou
     writes++;
     largest = Math.max(largest, batch.length);
     let outcomes: readonly BatchOutcome<O>[];
-    const started = performance.now();
+    const began = performance.now();
     try {
       outcomes = await options.write(batch.map((w) => w.item));
-      writeMs += performance.now() - started;
+      writeMs += performance.now() - began;
     } catch (error) {
-      writeMs += performance.now() - started;
+      writeMs += performance.now() - began;
       if (batch.length === 1 || options.splitOnFailure?.(error) === false) {
         for (const waiter of batch) waiter.reject(error);
         return;
@@ -103,14 +119,33 @@ export function createGroupCommit<I, O>(options: GroupCommitOptions<I, O>): Grou
     for (const [i, waiter] of batch.entries()) settle(waiter, outcomes[i]);
   }
 
+  /** Items wait behind a write in flight: arms the timer that lets them go once it is overdue. */
+  function armOverdue(): void {
+    if (overdue !== undefined || overlapAfterMs === Number.POSITIVE_INFINITY) return;
+    if (queue.length === 0 || inFlight === 0 || inFlight >= maxInFlight) return;
+    const wait = Math.max(0, (started[0] as number) + overlapAfterMs - performance.now());
+    overdue = setTimeout(() => {
+      overdue = undefined;
+      pump();
+    }, wait);
+    overdue.unref?.();
+  }
+
   function pump(): void {
     scheduled = false;
     while (queue.length > 0 && mayStart()) {
       const batch = queue.length <= maxBatch ? queue : queue.slice(0, maxBatch);
       queue = queue.length <= maxBatch ? [] : queue.slice(maxBatch);
       inFlight++;
+      const began = performance.now();
+      started.push(began);
       void writeBatch(batch).finally(() => {
         inFlight--;
+        started.splice(started.indexOf(began), 1);
+        if (overdue !== undefined) {
+          clearTimeout(overdue);
+          overdue = undefined;
+        }
         if (queue.length > 0) pump();
         else if (inFlight === 0) {
           const done = idle;
@@ -119,6 +154,7 @@ export function createGroupCommit<I, O>(options: GroupCommitOptions<I, O>): Grou
         }
       });
     }
+    armOverdue();
   }
 
   return {
@@ -132,7 +168,7 @@ export function createGroupCommit<I, O>(options: GroupCommitOptions<I, O>): Grou
         if (!scheduled && mayStart()) {
           scheduled = true;
           setImmediate(pump);
-        }
+        } else armOverdue();
       });
     },
     drain() {
