@@ -1,9 +1,13 @@
 // One query on the wire, as a pg "submittable" (the hook pg-cursor uses): it writes the extended
 // protocol itself so that a query is always exactly one round trip, whatever it carries.
 //
+//   [Close statement]…                              statements the session's cache let go
 //   [Parse/Bind/Execute `SET statement_timeout`]   only when the session's timeout must change
-//   Parse/Bind/Describe/Execute(rowLimit)/Sync      the query, in an unnamed statement and portal
+//   [Parse]/Bind/Describe/Execute(rowLimit)/Sync    the query, in the unnamed portal
 //
+// The query's statement is the unnamed one, or a named one the session keeps prepared (see
+// PostgresSession): then it is parsed (and planned, as the server decides) once per session, and
+// later calls send only Bind.
 // The extended protocol refuses a statement string with more than one command (42601), so a
 // template cannot stack statements. Execute with a row count makes the server stop after
 // `rowLimit` rows (PortalSuspended); the Sync sent in the same write ends the implicit
@@ -18,6 +22,7 @@ import { type PgValueParser, postgresTypeInfo } from './postgres-types.js';
 export interface PgWire {
   readonly stream: { cork?(): void; uncork?(): void };
   parse(message: { text: string; name?: string; types?: number[] }): void;
+  close(message: { type: 'S' | 'P'; name?: string }): void;
   bind(message: { portal?: string; statement?: string; values?: (string | null)[] }): void;
   describe(message: { type: 'P' | 'S'; name?: string }): void;
   execute(message: { portal?: string; rows?: number }): void;
@@ -43,6 +48,14 @@ export interface PgQuerySpec {
   readonly keepRows: number;
   /** When set, `SET statement_timeout` to this many ms first, in the same round trip. */
   readonly setStatementTimeoutMs?: number;
+  /**
+   * A named statement instead of the unnamed one: `parse` false when the session has it prepared
+   * already (only Bind is sent), true to (re)create it, closing any statement of that name first
+   * (closing one that does not exist is no error).
+   */
+  readonly statement?: { readonly name: string; readonly parse: boolean };
+  /** Named statements to close before anything else (the session's cache let them go). */
+  readonly close?: readonly string[];
   /** When set, the most bytes of row text kept (ExecuteOptions.maxResultBytes). */
   readonly maxBytes?: number;
   /**
@@ -95,22 +108,29 @@ export class PostgresQuery {
   }
 
   submit(connection: PgWire): void {
-    const { text, values, fetchLimit, setStatementTimeoutMs } = this.spec;
+    const { text, values, fetchLimit, setStatementTimeoutMs, statement } = this.spec;
     // Cork so the whole pipeline leaves in one TCP write (pg's own Query does the same).
     connection.stream.cork?.();
     try {
+      if (this.spec.close !== undefined) {
+        for (const name of this.spec.close) connection.close({ type: 'S', name });
+      }
       if (setStatementTimeoutMs !== undefined) {
         connection.parse({ text: `SET statement_timeout = ${Math.trunc(setStatementTimeoutMs)}` });
         connection.bind({});
         connection.execute({});
       }
-      connection.parse({ text });
+      if (statement === undefined) connection.parse({ text });
+      else if (statement.parse) {
+        connection.close({ type: 'S', name: statement.name });
+        connection.parse({ text, name: statement.name });
+      }
       if (this.spec.describeOnly) {
-        connection.describe({ type: 'S' });
+        connection.describe({ type: 'S', name: statement?.name });
         connection.sync();
         return;
       }
-      connection.bind({ values: values as (string | null)[] });
+      connection.bind({ statement: statement?.name, values: values as (string | null)[] });
       connection.describe({ type: 'P' });
       connection.execute({ rows: fetchLimit > 0 ? Math.min(fetchLimit, MAX_FETCH) : 0 });
       connection.sync();

@@ -290,6 +290,69 @@ describe('postgres session', () => {
     expect(await session.validate()).toBe(true);
   });
 
+  it('prepares a statement once per session and binds it on later calls', async (context) => {
+    requirePg(availability, context.skip);
+    const session = await open();
+    const lookup = `SELECT name FROM ${table} WHERE id = $1`;
+    const param = (v: number): BoundParam => ({ name: 'id', type: 'integer', array: false, value: v });
+    expect((await run(session, lookup, [param(1)])).rows).toEqual([['one']]);
+    expect((await run(session, lookup, [param(2)])).rows).toEqual([['two']]);
+    expect((await run(session, lookup, [param(1)])).rows).toEqual([['one']]);
+    const { rows } = await run(
+      session,
+      "SELECT name, statement, (generic_plans + custom_plans)::int FROM pg_prepared_statements WHERE statement LIKE '%' || $1 || '%' AND statement NOT LIKE '%pg_prepared%'",
+      [{ name: 'table', type: 'string', array: false, value: table }],
+    );
+    // One statement for the three calls, named by its text's hash, run three times.
+    expect(rows).toHaveLength(1);
+    expect(rows[0]?.[0]).toMatch(/^quarry_[0-9a-f]{40}$/);
+    expect(rows[0]?.[2]).toBe(3);
+  });
+
+  it('lets go of the least recently used statements past 64 per session', async (context) => {
+    requirePg(availability, context.skip);
+    const session = await open();
+    for (let i = 0; i < 70; i++) await run(session, `SELECT ${i} AS n`);
+    const { rows } = await run(session, 'SELECT count(*)::int FROM pg_prepared_statements');
+    // 64 kept, the ones let go closed with the next query, and this count's own statement.
+    expect(rows[0]?.[0]).toBe(65);
+    // A statement let go is prepared again when it comes back.
+    expect((await run(session, 'SELECT 0 AS n')).rows).toEqual([[0]]);
+  });
+
+  it('re-prepares a statement whose columns a table change altered, and the call succeeds', async (context) => {
+    requirePg(availability, context.skip);
+    const session = await open();
+    const changing = `${table}_changing`;
+    await adminQuery(`CREATE TABLE ${changing} (id int)`);
+    onTestFinished(() => adminQuery(`DROP TABLE IF EXISTS ${changing}`).then(() => undefined));
+    await adminQuery(`INSERT INTO ${changing} VALUES (1)`);
+    const all = `SELECT * FROM ${changing}`;
+    expect((await run(session, all)).columns.map((c) => c.name)).toEqual(['id']);
+    await adminQuery(`ALTER TABLE ${changing} ADD COLUMN label text DEFAULT 'x'`);
+    // PostgreSQL refuses the prepared plan (0A000, cached plan must not change result type).
+    const after = await run(session, all);
+    expect(after.columns.map((c) => c.name)).toEqual(['id', 'label']);
+    expect(after.rows).toEqual([[1, 'x']]);
+  });
+
+  it('falls back to unnamed statements once a prepared one went missing (a pooler in the way)', async (context) => {
+    requirePg(availability, context.skip);
+    const session = await open({ statementTimeoutMs: 7000 });
+    const lookup = `SELECT name FROM ${table} WHERE id = $1`;
+    const param: BoundParam = { name: 'id', type: 'integer', array: false, value: 2 };
+    await run(session, lookup, [param]);
+    // What a transaction-mode pooler's other server connection, or DISCARD ALL, looks like.
+    await run(session, 'DEALLOCATE ALL');
+    // The Bind fails (26000) before anything ran: sent again, unnamed, with its timeout.
+    expect((await run(session, lookup, [param], { timeoutMs: 250 })).rows).toEqual([['two']]);
+    const show = await run(session, "SELECT current_setting('statement_timeout')", [], { timeoutMs: 250 });
+    expect(show.rows).toEqual([['250ms']]);
+    const { rows } = await run(session, 'SELECT count(*)::int FROM pg_prepared_statements');
+    expect(rows[0]?.[0]).toBe(0);
+    expect(session.validate()).toBe(true);
+  });
+
   it('cancel() stops the running statement on the server and the session stays usable', async (context) => {
     requirePg(availability, context.skip);
     const session = await open();

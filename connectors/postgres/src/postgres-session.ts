@@ -1,6 +1,8 @@
 // One Postgres session: a pg.Client opened read-only with the statement timeout and output formats
 // set in its startup packet, so a query costs exactly one round trip (see postgres-query). Its
 // health is a local flag kept by the client's events, so validate() does no I/O.
+
+import { createHash } from 'node:crypto';
 import {
   type CompiledQuery,
   ConnectorError,
@@ -26,6 +28,29 @@ import { toPostgresValues } from './postgres-values.js';
 const STREAM_BATCH_ROWS = 2_048;
 /** Batches waiting on the sink at which the socket is paused. */
 const PAUSE_AT_BATCHES = 2;
+
+/**
+ * Statements a session keeps prepared, least recently used let go first. A call's statement is
+ * then parsed once per session (PostgreSQL then plans it as it does any prepared statement: a
+ * custom plan per call, or a generic one reused once that costs no more): about a third less of
+ * the warehouse's CPU for a one-row lookup (connectors/postgres/README.md).
+ */
+const PREPARED_PER_SESSION = 64;
+
+/**
+ * A statement's name is the hash of its text, so that wherever a name is found prepared (a
+ * transaction-mode pooler hands a session another server connection) it holds the same text.
+ */
+function statementName(text: string): string {
+  return `quarry_${createHash('sha1').update(text).digest('hex')}`;
+}
+
+/**
+ * The errors a prepared statement can meet that its unnamed twin would not: it is gone (a
+ * pooler's other server connection, DISCARD ALL: 26000), its name is taken there (42P05), or a
+ * table changed the columns its plan returns (0A000). Raised before anything ran.
+ */
+const STATEMENT_LOST = new Set(['26000', '42P05', '0A000']);
 
 /** The socket under pg's connection. */
 interface PausableStream {
@@ -79,6 +104,12 @@ export class PostgresSession implements ConnectorSession {
   private running = false;
   private cancelling: Promise<void> | undefined;
   private closing: Promise<void> | undefined;
+  /** Statement text → its name, for the statements prepared on this session (oldest use first). */
+  private readonly prepared = new Map<string, string>();
+  /** Statements let go from `prepared`, to close with the next query. */
+  private unprepared: string[] = [];
+  /** False once a prepared statement went missing: a pooler in the way; the unnamed one from then on. */
+  private preparing = true;
 
   constructor(
     client: pg.Client,
@@ -165,25 +196,9 @@ export class PostgresSession implements ConnectorSession {
     const rowLimit =
       Number.isFinite(options.rowLimit) && options.rowLimit > 0 ? Math.floor(options.rowLimit) : 0;
     this.running = true;
-    const wire = new Promise<PgQueryOutcome>((resolve, reject) => {
-      const pending = new PostgresQuery(
-        {
-          text: query.sql,
-          values: toPostgresValues(query.params),
-          fetchLimit: this.settings.portalRowLimit ? rowLimit : 0,
-          keepRows: rowLimit === 0 ? Number.POSITIVE_INFINITY : rowLimit,
-          setStatementTimeoutMs: newTimeout,
-          ...(stream === undefined ? { maxBytes: options.maxResultBytes } : { stream }),
-        },
-        (error, outcome) => (outcome === undefined ? reject(error) : resolve(outcome)),
-      );
-      // PostgresQuery implements pg's submittable protocol against the subset of Connection it
-      // uses (PgWire); @types/pg's Connection signatures differ, hence the cast.
-      this.client.query(pending as unknown as pg.Submittable);
-    });
     let outcome: PgQueryOutcome;
     try {
-      outcome = await wire;
+      outcome = await this.wire(query, stream, options.maxResultBytes, rowLimit, newTimeout);
     } catch (error) {
       // A failed query rolls its implicit transaction back, SET included: ask again next time.
       if (newTimeout !== undefined) this.statementTimeoutMs = Number.NaN;
@@ -209,6 +224,83 @@ export class PostgresSession implements ConnectorSession {
       );
     }
     return { columns: outcome.columns, rows: outcome.rows };
+  }
+
+  /**
+   * Runs the query on its prepared statement (preparing it first when this session has not), or
+   * on the unnamed one. A prepared statement that went missing or stale fails before anything
+   * ran, so the query is sent again once: re-prepared when only its plan's columns changed, on
+   * the unnamed statement from then on when the statement was lost (a pooler in the way).
+   */
+  private async wire(
+    query: CompiledQuery,
+    stream: PgQuerySpec['stream'],
+    maxResultBytes: number | undefined,
+    rowLimit: number,
+    setStatementTimeoutMs: number | undefined,
+  ): Promise<PgQueryOutcome> {
+    const text = query.sql;
+    const values = toPostgresValues(query.params);
+    for (let attempt = 0; ; attempt++) {
+      let statement: PgQuerySpec['statement'];
+      if (this.preparing) {
+        const name = this.prepared.get(text);
+        if (name !== undefined) {
+          // Most recently used last: the first key is the one to let go.
+          this.prepared.delete(text);
+          this.prepared.set(text, name);
+          statement = { name, parse: false };
+        } else statement = { name: statementName(text), parse: true };
+      }
+      const close = this.unprepared.length === 0 ? undefined : this.unprepared;
+      if (close !== undefined) this.unprepared = [];
+      try {
+        const outcome = await new Promise<PgQueryOutcome>((resolve, reject) => {
+          const pending = new PostgresQuery(
+            {
+              text,
+              values,
+              fetchLimit: this.settings.portalRowLimit ? rowLimit : 0,
+              keepRows: rowLimit === 0 ? Number.POSITIVE_INFINITY : rowLimit,
+              // A failed attempt rolled its SET back with it: the retry sends it again.
+              setStatementTimeoutMs,
+              statement,
+              close,
+              ...(stream === undefined ? { maxBytes: maxResultBytes } : { stream }),
+            },
+            (error, outcome) => (outcome === undefined ? reject(error) : resolve(outcome)),
+          );
+          // PostgresQuery implements pg's submittable protocol against the subset of Connection
+          // it uses (PgWire); @types/pg's Connection signatures differ, hence the cast.
+          this.client.query(pending as unknown as pg.Submittable);
+        });
+        if (statement?.parse) this.remember(text, statement.name);
+        return outcome;
+      } catch (error) {
+        if (statement === undefined) throw error;
+        // Whether the statement is still there is unknown: closed with the next query.
+        this.prepared.delete(text);
+        this.unprepared.push(statement.name);
+        const code = (error as { code?: unknown }).code;
+        if (attempt > 0 || typeof code !== 'string' || !STATEMENT_LOST.has(code) || !this.alive) throw error;
+        if (code !== '0A000') {
+          this.preparing = false;
+          this.prepared.clear();
+          this.unprepared = [];
+        }
+        // The timeout SET was rolled back with the failed query: the retry sets it again.
+        if (setStatementTimeoutMs !== undefined) this.statementTimeoutMs = Number.NaN;
+      }
+    }
+  }
+
+  /** Records a statement as prepared, letting go of the least recently used past the bound. */
+  private remember(text: string, name: string): void {
+    this.prepared.set(text, name);
+    if (this.prepared.size <= PREPARED_PER_SESSION) return;
+    const [oldest, oldName] = this.prepared.entries().next().value as [string, string];
+    this.prepared.delete(oldest);
+    this.unprepared.push(oldName);
   }
 
   /**
