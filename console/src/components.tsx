@@ -2,7 +2,7 @@
 // once, a labelled field, owner markdown, and number and plural formats. Every text they show is
 // a React text node or an element built from parsed markdown: owner-supplied text is never HTML.
 import MarkdownToJsx from 'markdown-to-jsx';
-import { type ReactNode, useEffect, useId, useRef, useState } from 'react';
+import { type ReactNode, useCallback, useEffect, useId, useLayoutEffect, useRef, useState } from 'react';
 import { messageOf } from './api.js';
 
 export function ErrorNote({ error }: { readonly error: unknown }) {
@@ -23,17 +23,23 @@ export function cellText(value: unknown): string {
 function useOverflows<T extends HTMLElement>() {
   const ref = useRef<T>(null);
   const [overflows, setOverflows] = useState(false);
+  // A pixel's rounding is not overflow.
+  const check = useCallback(() => {
+    const element = ref.current;
+    if (element !== null) setOverflows(element.scrollWidth > element.clientWidth + 1);
+  }, []);
+  // After every render: new rows or wider cells change what overflows without resizing the box,
+  // which a ResizeObserver would not report.
+  useLayoutEffect(check);
   useEffect(() => {
     const element = ref.current;
     if (element === null) return;
-    const check = () => setOverflows(element.scrollWidth > element.clientWidth + 1);
-    check();
     const observer = new ResizeObserver(check);
     observer.observe(element);
     const table = element.firstElementChild;
     if (table !== null) observer.observe(table);
     return () => observer.disconnect();
-  }, []);
+  }, [check]);
   return [ref, overflows] as const;
 }
 
