@@ -345,6 +345,8 @@ describe.skipIf(!up)('the console for buyers and phones', () => {
     await page.getByRole('button', { name: 'Log out' }).click();
     await poll(() => page.evaluate(() => window.location.hash)).toBe('#/login');
     await page.getByRole('link', { name: 'Forgot your password?' }).click();
+    // The log-in page has an Email field too: fill the one on the page the link opens.
+    await page.getByRole('heading', { name: 'Forgot your password?' }).waitFor();
     await page.getByLabel('Email').fill(email);
     await page.getByRole('button', { name: 'Send the link' }).click();
     await poll(() => page.getByRole('status').textContent()).toContain('If an account has this email');
