@@ -151,30 +151,48 @@ export function createPayoutsService(options: PayoutsServiceOptions): PayoutsSer
     return { ...closed, invoices, payouts: { ...paid, held } };
   }
 
+  /** The closes this instance is running, by period: its claim is its own, so it must not run twice. */
+  const running = new Map<string, Promise<MonthClose>>();
+
   /**
    * Closes `period` under this instance's claim, renewed while it works: undefined when another
-   * instance holds it, or (`ifUnfinished`) when it is finished already.
+   * instance holds it, or (`ifUnfinished`) when it is finished already or this instance is at it.
+   * The operator's close, arriving while this instance's scheduler closes the same month, waits
+   * for that close and answers with its result.
    */
   async function closeClaimed(period: string, ifUnfinished: boolean): Promise<MonthClose | undefined> {
+    const inProgress = running.get(period);
+    if (inProgress !== undefined) return ifUnfinished ? undefined : inProgress;
     const lease = () => new Date(now().getTime() + options.leaseMs);
     if (!(await repo.claimClose(period, instance, lease()))) {
       if (ifUnfinished || !(await repo.closeFinished(period))) return undefined;
       // Finished before: closing again changes nothing, and says so.
       return close(period);
     }
+    // Another call may have claimed it while this one waited for the store.
+    const raced = running.get(period);
+    if (raced !== undefined) return ifUnfinished ? undefined : raced;
     const renew = setInterval(() => {
       void repo.claimClose(period, instance, lease()).catch(() => {});
     }, options.leaseMs / 4);
+    const work = (async () => {
+      try {
+        const result = await close(period);
+        await repo.finishClose(period, instance);
+        logger.info(
+          { period, invoices: result.invoices, payouts: result.payouts, alreadyClosed: result.alreadyClosed },
+          'month closed',
+        );
+        return result;
+      } finally {
+        clearInterval(renew);
+      }
+    })();
+    running.set(period, work);
     try {
-      const result = await close(period);
-      await repo.finishClose(period, instance);
-      logger.info(
-        { period, invoices: result.invoices, payouts: result.payouts, alreadyClosed: result.alreadyClosed },
-        'month closed',
-      );
-      return result;
+      return await work;
     } finally {
-      clearInterval(renew);
+      running.delete(period);
     }
   }
 
