@@ -2,7 +2,7 @@
 // set in its startup packet, so a query costs exactly one round trip (see postgres-query). Its
 // health is a local flag kept by the client's events, so validate() does no I/O.
 
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import {
   type CompiledQuery,
   ConnectorError,
@@ -42,7 +42,7 @@ const PREPARED_PER_SESSION = 64;
  * transaction-mode pooler hands a session another server connection) it holds the same text.
  */
 function statementName(text: string): string {
-  return `quarry_${createHash('sha1').update(text).digest('hex')}`;
+  return `quarry_${hash('sha1', text)}`;
 }
 
 /**
@@ -288,8 +288,6 @@ export class PostgresSession implements ConnectorSession {
           this.prepared.clear();
           this.unprepared = [];
         }
-        // The timeout SET was rolled back with the failed query: the retry sets it again.
-        if (setStatementTimeoutMs !== undefined) this.statementTimeoutMs = Number.NaN;
       }
     }
   }

@@ -3,12 +3,13 @@
 // re-take its own claim and close the month a second time beside it. Money stayed safe (invoice
 // and payout claims), but the operator's close then reported only what it did itself (a Pay as
 // you Go invoice the tick raised was missing from its totals).
+import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import type { PeriodInvoices } from './payments-service.js';
 import type { PayoutRepository } from './payout-repository.js';
 import { createPayoutsService } from './payouts.js';
 
-const silent = { info() {}, warn() {}, error() {}, debug() {} } as never;
+const logger = pino({ level: 'silent' });
 
 /** The claim rules of period_closes (payout-repository.ts), in memory. */
 function claims() {
@@ -67,7 +68,7 @@ describe('closing a month on one instance', () => {
       autoClose: false,
       leaseMs: 60_000,
       publicUrl: 'http://localhost',
-      logger: silent,
+      logger,
     });
     const operators = payouts.closeNow(period);
     await new Promise((resolve) => setTimeout(resolve, 20));
