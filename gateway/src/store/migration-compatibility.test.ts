@@ -38,9 +38,26 @@ const FORBIDDEN: readonly (readonly [RegExp, string])[] = [
   [/\bDROP\s+INDEX\b/i, 'drops an index a previous release may count on'],
 ];
 
+/**
+ * Indexes that no statement of this release or the previous one reads, so a migration may drop
+ * them: an index only costs the writes that keep it. `ledger-reads.test.ts` explains every read of
+ * the raw ledger and fails if one of them would scan a month whole.
+ */
+export const UNREAD_INDEXES = new Set([
+  // (account_id, period) and (owner_id, period): an account's calls are read by
+  // (account_id, reserved_at) since 022, statements and usage pages from the day rollups since 017.
+  'usage_events_account_idx',
+  'usage_events_owner_idx',
+]);
+
 /** Why `sql` breaks the additive rule (none when it only adds). */
 export function nonAdditive(sql: string): string[] {
-  const code = sql.replace(/--[^\n]*/g, '').replace(/'(?:[^']|'')*'/g, "''");
+  const code = sql
+    .replace(/--[^\n]*/g, '')
+    .replace(/'(?:[^']|'')*'/g, "''")
+    .replace(/\bDROP\s+INDEX\s+(?:IF\s+EXISTS\s+)?(\w+)\s*;/gi, (drop, name: string) =>
+      UNREAD_INDEXES.has(name) ? '' : drop,
+    );
   const problems = FORBIDDEN.filter(([pattern]) => pattern.test(code)).map(([, why]) => why);
   // ADD COLUMN … NOT NULL with no DEFAULT: the previous release's INSERTs would fail.
   for (const clause of code.matchAll(/\bADD\s+COLUMN\b[^,;]*/gi)) {
@@ -65,6 +82,8 @@ describe('migrations only add', () => {
     expect(nonAdditive('CREATE INDEX IF NOT EXISTS a_idx ON a (b); -- DROP TABLE in a comment')).toEqual([]);
     expect(nonAdditive("INSERT INTO notes VALUES ('DROP TABLE x');")).toEqual([]);
     expect(nonAdditive('ALTER TABLE a DROP CONSTRAINT a_check;')).toEqual([]);
+    expect(nonAdditive('DROP INDEX usage_events_account_time_idx;')).not.toEqual([]);
+    expect(nonAdditive('DROP INDEX IF EXISTS usage_events_owner_idx;')).toEqual([]);
   });
 
   it('every migration after the rule is additive, and the list of older exceptions is exact', async () => {
