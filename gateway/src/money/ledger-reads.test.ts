@@ -109,5 +109,43 @@ for (const { backend, available } of backends) {
       }
       expect(scans).toEqual([]);
     }, 120_000);
+
+    it("a reserved call's commit and release read the month it was reserved in, no other", async () => {
+      const db = await backend.fresh();
+      await migrate(db);
+      const period = periodOf(new Date());
+      await db.query(
+        `INSERT INTO usage_events (request_id, account_id, period, analytic_id, analytic_name, version, owner_id,
+                                   origin, millicredits, owner_millicredits, platform_millicredits, status)
+         SELECT 'req_' || g, 'acc_1', $1::text, 'ana_1', 'analytic-1', 1, 'own_1', 'owner', 0, 0, 0, 'pending'
+           FROM generate_series(1, 4) AS g`,
+        [period],
+      );
+      const months = await db.query<{ name: string }>(
+        `SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+          WHERE i.inhparent = 'usage_events'::regclass`,
+      );
+      // This month, two ahead and the default partition at least.
+      expect(months.length).toBeGreaterThanOrEqual(4);
+      const own = `usage_events_p${period.replace('-', '_')}`;
+      const caught: Caught[] = [];
+      const money = createMoneyStore(catching(db, caught));
+      expect(await money.usage.commitMany([{ requestId: 'req_1', latencyMs: 3, period }])).toEqual([
+        'committed',
+      ]);
+      expect(await money.usage.release('req_2', period)).toBe('released');
+      expect(await money.usage.release('req_1', period)).toBe('committed');
+      expect(caught.length).toBeGreaterThanOrEqual(3);
+      for (const { sql, params } of caught) {
+        const [explained] = await db.query<{ 'QUERY PLAN': readonly { Plan: PlanNode }[] }>(
+          `EXPLAIN (FORMAT JSON) ${sql}`,
+          params,
+        );
+        const read = [...nodes(explained?.['QUERY PLAN'][0]?.Plan as PlanNode)]
+          .map((node) => node['Relation Name'])
+          .filter((name) => name?.startsWith('usage_events_') === true);
+        expect(new Set(read), sql).toEqual(new Set([own]));
+      }
+    }, 120_000);
   });
 }

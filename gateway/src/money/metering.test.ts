@@ -208,6 +208,48 @@ for (const { backend, available } of backends) {
       }
     });
 
+    it("a reserved call's commit and release name the month it was reserved in", async () => {
+      const commits: unknown[] = [];
+      const releases: unknown[][] = [];
+      const usage = {
+        ...store.usage,
+        commitMany: (inputs: Parameters<typeof store.usage.commitMany>[0]) => {
+          commits.push(...inputs.map((i) => ({ requestId: i.requestId, period: i.period })));
+          return store.usage.commitMany(inputs);
+        },
+        release: (id: string, period?: string) => {
+          releases.push([id, period]);
+          return store.usage.release(id, period);
+        },
+      };
+      const metering = meteringWith({ reserveAhead: 'always', usage });
+      const { caller, principal, entry } = await world('big');
+      const served = requestId();
+      await (await metering.begin(principal, entry, served)).commit(1);
+      const failed = requestId();
+      await (await metering.begin(principal, entry, failed)).release();
+      expect(commits).toEqual([{ requestId: served, period: PERIOD }]);
+      expect(releases).toEqual([[failed, PERIOD]]);
+      expect(await ledger(caller.id)).toEqual([{ request_id: served, status: 'ok', credits: 1 }]);
+      expect(await counter(caller.id)).toBe(1);
+    });
+
+    it('a commit or release given another month finds nothing there and records nothing as served', async () => {
+      const { caller, principal, entry } = await world('big');
+      const metering = meteringWith({ reserveAhead: 'always' });
+      const id = requestId();
+      const call = await metering.begin(principal, entry, id);
+      expect(call.reserved).toBe(true);
+      expect(await store.usage.commitMany([{ requestId: id, latencyMs: 1, period: '2031-02' }])).toEqual([
+        'missing',
+      ]);
+      expect(await store.usage.release(id, '2031-02')).toBe('missing');
+      expect(await ledger(caller.id)).toEqual([{ request_id: id, status: 'pending', credits: 1 }]);
+      await expect(store.usage.release(id, 'March')).rejects.toThrow(RangeError);
+      await call.commit(1);
+      expect(await ledger(caller.id)).toEqual([{ request_id: id, status: 'ok', credits: 1 }]);
+    });
+
     it('a marketplace try-it call is charged after, free, and counts against no quota', async () => {
       const metering = meteringWith();
       const { caller, principal, entry } = await world('free');

@@ -59,6 +59,11 @@ export interface Charge {
   readonly resetSeconds: number;
 }
 
+/** A charge and the month its usage event is in (a reserved call's commit and release name it). */
+interface Reserved extends Charge {
+  readonly period: string;
+}
+
 /** A call admitted to the warehouse, not yet charged. */
 export interface PendingCharge {
   /** Credits this call spends (0 for previews and an owner's own calls). */
@@ -255,7 +260,7 @@ export function createMetering(options: MeteringOptions): Metering {
     requestId: string,
     served?: number,
     completion?: IdempotentCompletion,
-  ) {
+  ): Promise<Reserved> {
     const ms = nowMs();
     const period = clock.period(ms);
     const resetSeconds = clock.secondsToEnd(ms);
@@ -316,7 +321,7 @@ export function createMetering(options: MeteringOptions): Metering {
         : result.budgetMicroUsd !== null && value > 0
           ? Math.floor(result.budgetMicroUsd / value)
           : null;
-    return { credits, remaining: cap === null ? null : result.remaining, limit: cap, resetSeconds };
+    return { credits, remaining: cap === null ? null : result.remaining, limit: cap, resetSeconds, period };
   }
 
   return {
@@ -355,6 +360,7 @@ export function createMetering(options: MeteringOptions): Metering {
             requestId,
             latencyMs: Math.round(latencyMs * 1000) / 1000,
             completion,
+            period: reserved.period,
           });
           // 'missing': the reservation was reaped (the call outlived the reaper's bound). The
           // answer must not leave without its event, so the call fails uncharged.
@@ -366,7 +372,7 @@ export function createMetering(options: MeteringOptions): Metering {
         async release() {
           if (settled) return;
           settled = true;
-          await usage.release(requestId);
+          await usage.release(requestId, reserved.period);
         },
       };
     },

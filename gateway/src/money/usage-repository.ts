@@ -143,6 +143,12 @@ export interface CommitRequest {
   readonly latencyMs: number;
   /** Stored in the same transaction that makes the event final. */
   readonly completion?: IdempotentCompletion;
+  /**
+   * The month the call was reserved in, when known: its event is then looked for in that month's
+   * partition alone, where a commit without it plans and probes every month the ledger keeps
+   * (`QUARRY_LEDGER_RETENTION_MONTHS` + 3 partitions).
+   */
+  readonly period?: string;
 }
 
 /** Quota counters and the usage ledger. */
@@ -170,8 +176,11 @@ export interface UsageRepository {
   ): Promise<CommitResult>;
   /** Commits many reserved calls in one statement; results in input order. */
   commitMany(inputs: readonly CommitRequest[]): Promise<CommitResult[]>;
-  /** Drops a failed call's reservation (never charged, never counted). Never undoes a commit. */
-  release(requestId: string): Promise<ReleaseResult>;
+  /**
+   * Drops a failed call's reservation (never charged, never counted). Never undoes a commit.
+   * `period`, the month it was reserved in, when known: only that month's partition is read.
+   */
+  release(requestId: string, period?: string): Promise<ReleaseResult>;
   /** Releases reservations pending for longer than `olderThanMs`; returns how many. */
   reapStale(olderThanMs: number): Promise<number>;
   /** Calls counted against the account's quota in the period (pending and served). */
@@ -199,6 +208,20 @@ export interface UsageRepository {
 
 /** The advisory lock that orders reservations (shared) against closing their period (exclusive). */
 export const PERIOD_LOCK_KEY = `hashtext('quarry.period:' || coalesce(current_schema(), '') || ':' || $1)`;
+
+/** The distinct months of a batch of commits, or undefined when one of them names none. */
+function periodsOf(inputs: readonly CommitRequest[]): string[] | undefined {
+  const months: string[] = [];
+  for (const input of inputs) {
+    const period = input.period;
+    if (period === undefined) return undefined;
+    if (!months.includes(period)) {
+      assertPeriod(period);
+      months.push(period);
+    }
+  }
+  return months;
+}
 
 /** Throws a RangeError unless `period` is `YYYY-MM`. */
 export function assertPeriod(period: string): void {
@@ -612,13 +635,16 @@ export function createUsageRepository(sql: SqlExecutor): UsageRepository {
   };
 
   const commitIn = async (tx: SqlExecutor, inputs: readonly CommitRequest[]): Promise<CommitResult[]> => {
+    const params: unknown[] = [inputs.map((i) => i.requestId), inputs.map((i) => i.latencyMs)];
+    const months = periodsOf(inputs);
+    if (months !== undefined) params.push(months);
     const updated = new Set(
       (
         await tx.query<{ request_id: string }>(
           `WITH done AS (
              UPDATE usage_events e SET status = 'ok', completed_at = now(), latency_ms = u.latency_ms
                FROM unnest($1::text[], $2::double precision[]) AS u(request_id, latency_ms)
-              WHERE e.request_id = u.request_id AND e.status = 'pending'
+              WHERE e.request_id = u.request_id AND e.status = 'pending'${months === undefined ? '' : ' AND e.period = ANY($3::bpchar[])'}
              RETURNING e.*
            ), rolled AS MATERIALIZED (
              SELECT quarry_roll_up(
@@ -630,7 +656,7 @@ export function createUsageRepository(sql: SqlExecutor): UsageRepository {
                FROM done HAVING count(*) > 0
            )
            SELECT request_id FROM done LEFT JOIN rolled ON true`,
-          [inputs.map((i) => i.requestId), inputs.map((i) => i.latencyMs)],
+          params,
         )
       ).map((r) => r.request_id),
     );
@@ -641,7 +667,9 @@ export function createUsageRepository(sql: SqlExecutor): UsageRepository {
         : new Set(
             (
               await tx.query<{ request_id: string }>(
-                'SELECT request_id FROM usage_events WHERE request_id = ANY($1::text[])',
+                // Final only: a pending event the update did not find (a wrong month given)
+                // must fail its call as missing, not pass as committed and be reaped later.
+                "SELECT request_id FROM usage_events WHERE request_id = ANY($1::text[]) AND status = 'ok'",
                 [others],
               )
             ).map((r) => r.request_id),
@@ -686,7 +714,10 @@ export function createUsageRepository(sql: SqlExecutor): UsageRepository {
 
     commitMany,
 
-    release(requestId) {
+    async release(requestId, period) {
+      if (period !== undefined) assertPeriod(period);
+      const inMonth = period === undefined ? '' : ' AND period = $2';
+      const params = period === undefined ? [requestId] : [requestId, period];
       return sql.transaction(async (tx) => {
         // Only a pending event: a final one is never undone. A concurrent commit holds the row
         // lock; this DELETE then re-checks the row and finds it final.
@@ -697,12 +728,15 @@ export function createUsageRepository(sql: SqlExecutor): UsageRepository {
           millicredits: number;
           value_musd: number;
         }>(
-          `DELETE FROM usage_events WHERE request_id = $1 AND status = 'pending'
+          `DELETE FROM usage_events WHERE request_id = $1 AND status = 'pending'${inMonth}
            RETURNING account_id, period, origin, millicredits, value_musd`,
-          [requestId],
+          params,
         );
         if (gone === undefined) {
-          const existing = await tx.query('SELECT 1 FROM usage_events WHERE request_id = $1', [requestId]);
+          const existing = await tx.query(
+            `SELECT 1 FROM usage_events WHERE request_id = $1${inMonth}`,
+            params,
+          );
           return existing.length > 0 ? 'committed' : 'missing';
         }
         if (isCounted(gone.origin)) {

@@ -7,6 +7,10 @@
 // from /proc), so other work on the same server does not count. Prints PostgreSQL CPU µs per
 // event and per batch, and the write's wall time. A fresh schema in QUARRY_TEST_PG_URL (default
 // postgres://postgres@127.0.0.1:5432/test), dropped at the end.
+//   RESERVE_FIRST=1: each batch is reserved pending, then committed (`usage.commitMany`, naming
+//   the month), as calls of an account near its limit are; the CPU counts both writes.
+//   PAST_MONTHS=N: first fills N earlier months' partitions with 100,000 events each, as a
+//   ledger keeping QUARRY_LEDGER_RETENTION_MONTHS (13) of them holds.
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import pg from 'pg';
@@ -59,6 +63,24 @@ async function main(): Promise<void> {
       visibility: 'public',
     });
     const period = periodOf(new Date());
+    const pastMonths = Number(process.env.PAST_MONTHS ?? 0);
+    for (let k = pastMonths; k >= 1; k--) {
+      const month = new Date();
+      month.setUTCDate(1);
+      month.setUTCMonth(month.getUTCMonth() - k);
+      const past = periodOf(month);
+      await store.usage.prepareMonths([past]);
+      await sql.query(
+        `INSERT INTO usage_events (request_id, account_id, period, analytic_id, analytic_name, version, owner_id,
+                                   origin, millicredits, owner_millicredits, platform_millicredits, status, completed_at)
+         SELECT 'req_past_' || $1::text || '_' || g, 'acc_' || (g % 400), $1::text, 'ana', 'ana', 1, 'own',
+                'owner', 0, 0, 0, 'ok', now()
+           FROM generate_series(1, 100000) AS g`,
+        [past],
+      );
+    }
+    if (pastMonths > 0) await sql.exec('ANALYZE usage_events');
+    const reserveFirst = process.env.RESERVE_FIRST === '1';
     let seq = 0;
     const served = (): ReserveRequest => ({
       requestId: `req_${process.pid.toString(16)}_${(seq++).toString(16).padStart(12, '0')}`,
@@ -75,7 +97,7 @@ async function main(): Promise<void> {
       ownerId: owner.id,
       origin: 'free',
       credits: 1,
-      served: { latencyMs: 1.5 },
+      served: reserveFirst ? undefined : { latencyMs: 1.5 },
     });
     // Warm the session (plans, the function's cache).
     for (let i = 0; i < 50; i++) await store.usage.reserveMany(Array.from({ length: 8 }, served));
@@ -93,8 +115,15 @@ async function main(): Promise<void> {
         const cpu0 = cpuSeconds(pid);
         const t0 = performance.now();
         while (performance.now() < deadline) {
-          const outcomes = await store.usage.reserveMany(Array.from({ length: size }, served));
+          const calls = Array.from({ length: size }, served);
+          const outcomes = await store.usage.reserveMany(calls);
           for (const outcome of outcomes) if (outcome instanceof Error || !outcome.ok) throw outcome;
+          if (reserveFirst) {
+            const commits = await store.usage.commitMany(
+              calls.map((c) => ({ requestId: c.requestId, latencyMs: 1.5, period: c.period })),
+            );
+            if (commits.some((c) => c !== 'committed')) throw new Error(`commit: ${commits.join(', ')}`);
+          }
           batches++;
         }
         const cpu = cpuSeconds(pid) - cpu0;
@@ -106,7 +135,9 @@ async function main(): Promise<void> {
       }
     }
     const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
-    console.log(`one writer, ${seconds} s windows, 3 rounds; medians (the store backend's own CPU):`);
+    console.log(
+      `one writer, ${seconds} s windows, 3 rounds${reserveFirst ? ', reserved then committed' : ''}${pastMonths > 0 ? `, ${pastMonths} past months` : ''}; medians (the store backend's own CPU):`,
+    );
     console.log('batch  PG µs/event  PG µs/batch  write ms');
     for (const [size, r] of results) {
       console.log(
