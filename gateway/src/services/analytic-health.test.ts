@@ -3,6 +3,7 @@
 // however many instances see it; failures older than the window no longer count; a second
 // instance seeing the same change writes nothing.
 import { randomBytes } from 'node:crypto';
+import fc from 'fast-check';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSecretBox } from '../security/secret-box.js';
@@ -10,7 +11,7 @@ import { type ControlPlaneStore, createControlPlaneStore } from '../store/contro
 import { migrate } from '../store/migrate.js';
 import { createPgliteClient } from '../store/pglite-client.js';
 import type { SqlClient } from '../store/sql-client.js';
-import { createAnalyticHealth, HEALTH_WINDOW_MS } from './analytic-health.js';
+import { count, createAnalyticHealth, HEALTH_WINDOW_MS, newWindow } from './analytic-health.js';
 
 let sql: SqlClient;
 let store: ControlPlaneStore;
@@ -68,5 +69,43 @@ describe('analytic health alerts', () => {
       failures: 5,
       threshold_percent: 40,
     });
+  });
+});
+
+describe("an analytic's window", () => {
+  it('sums exactly the calls and failures of the last 300 seconds, whatever the clock does', () => {
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.record({
+            // Mostly small steps, some long silences, and a clock that goes back a little.
+            step: fc.oneof(
+              fc.integer({ min: 0, max: 3 }),
+              fc.integer({ min: 250, max: 700 }),
+              fc.constant(-2),
+            ),
+            failed: fc.boolean(),
+          }),
+          { maxLength: 400 },
+        ),
+        (calls) => {
+          const w = newWindow();
+          const seen: { second: number; failed: boolean }[] = [];
+          let second = 1_800_000_000;
+          let newest = Number.NEGATIVE_INFINITY;
+          for (const { step, failed } of calls) {
+            second += step;
+            count(w, second, failed);
+            seen.push({ second, failed });
+            newest = Math.max(newest, second);
+            // The window as of the newest second seen: (newest - 300, newest].
+            const inside = seen.filter((c) => c.second > newest - HEALTH_WINDOW_MS / 1000);
+            expect(w.sumCalls).toBe(inside.length);
+            expect(w.sumFailures).toBe(inside.filter((c) => c.failed).length);
+          }
+        },
+      ),
+      { numRuns: 300 },
+    );
   });
 });

@@ -12,7 +12,10 @@ import { type AlertSettings, DEFAULT_ALERTS, type WebhookRepository } from '../s
 
 export const HEALTH_WINDOW_MS = 5 * 60_000;
 const BUCKET_MS = 1_000;
+/** One bucket a second over the window: slot `second % SLOTS` holds `second`. */
+const SLOTS = HEALTH_WINDOW_MS / BUCKET_MS;
 const SETTINGS_TTL_MS = 60_000;
+const DONE: Promise<void> = Promise.resolve();
 
 export interface AnalyticHealthOptions {
   readonly sql: SqlClient;
@@ -29,41 +32,97 @@ export interface AnalyticHealth {
   record(entry: Pick<CatalogEntry, 'analyticId' | 'name' | 'ownerId'>, failed: boolean): Promise<void>;
 }
 
-interface Window {
-  // Ring of per-second buckets: [second, calls, failures].
-  readonly buckets: Map<number, { calls: number; failures: number }>;
+/**
+ * An analytic's calls and failures over the window: a ring of per-second buckets and their
+ * running sums, so a call costs the same whether the window holds one second or three hundred
+ * (it used to walk every bucket on every call).
+ */
+export interface HealthWindow {
+  readonly seconds: Float64Array;
+  readonly calls: Uint32Array;
+  readonly failures: Uint32Array;
+  /** The newest second counted; buckets of seconds ≤ `newest - SLOTS` are out of the sums. */
+  newest: number;
+  sumCalls: number;
+  sumFailures: number;
   failing: boolean | undefined;
   busy: boolean;
+}
+
+/** A window with no call in it (exported for its test). */
+export function newWindow(): HealthWindow {
+  return {
+    seconds: new Float64Array(SLOTS).fill(-1),
+    calls: new Uint32Array(SLOTS),
+    failures: new Uint32Array(SLOTS),
+    newest: Number.NEGATIVE_INFINITY,
+    sumCalls: 0,
+    sumFailures: 0,
+    failing: undefined,
+    busy: false,
+  };
+}
+
+/** Empties the bucket in `slot` (out of the sums) and gives it to `second`. */
+function reuse(w: HealthWindow, slot: number, second: number): void {
+  w.sumCalls -= w.calls[slot] as number;
+  w.sumFailures -= w.failures[slot] as number;
+  w.calls[slot] = 0;
+  w.failures[slot] = 0;
+  w.seconds[slot] = second;
+}
+
+/** Counts one call at `second`, first letting the seconds that left the window go (exported for its test). */
+export function count(w: HealthWindow, second: number, failed: boolean): void {
+  if (second > w.newest) {
+    if (second - w.newest >= SLOTS) {
+      // The whole window went by since the last call.
+      w.seconds.fill(-1);
+      w.calls.fill(0);
+      w.failures.fill(0);
+      w.sumCalls = 0;
+      w.sumFailures = 0;
+    } else {
+      // Each second that left the window since the last call.
+      for (let gone = w.newest - SLOTS + 1; gone <= second - SLOTS; gone++) {
+        const slot = ((gone % SLOTS) + SLOTS) % SLOTS;
+        if (w.seconds[slot] === gone) reuse(w, slot, -1);
+      }
+    }
+    w.newest = second;
+  } else if (second <= w.newest - SLOTS) {
+    return; // A clock that went back past the window: nothing of it counts any more.
+  }
+  const slot = ((second % SLOTS) + SLOTS) % SLOTS;
+  if (w.seconds[slot] !== second) reuse(w, slot, second);
+  w.calls[slot] = (w.calls[slot] as number) + 1;
+  w.sumCalls++;
+  if (failed) {
+    w.failures[slot] = (w.failures[slot] as number) + 1;
+    w.sumFailures++;
+  }
 }
 
 export function createAnalyticHealth(options: AnalyticHealthOptions): AnalyticHealth {
   const now = options.now ?? Date.now;
   const minCalls = options.minCalls ?? 5;
-  const windows = new Map<string, Window>();
-  const settings = new Map<string, { at: number; value: Promise<AlertSettings> }>();
+  const windows = new Map<string, HealthWindow>();
+  /** Each owner's alert settings: read at most once a minute, and kept once read. */
+  const settings = new Map<string, { at: number; value: Promise<AlertSettings>; known?: AlertSettings }>();
 
-  function thresholdOf(ownerId: string): Promise<AlertSettings> {
-    const t = now();
+  function thresholdOf(ownerId: string, t: number): { value: Promise<AlertSettings>; known?: AlertSettings } {
     const known = settings.get(ownerId);
-    if (known !== undefined && t - known.at < SETTINGS_TTL_MS) return known.value;
+    if (known !== undefined && t - known.at < SETTINGS_TTL_MS) return known;
     if (settings.size > 10_000) settings.clear();
     const value = options.repository.alerts(ownerId).catch(() => DEFAULT_ALERTS);
-    settings.set(ownerId, { at: t, value });
-    return value;
-  }
-
-  function totals(w: Window, t: number): { calls: number; failures: number } {
-    const oldest = Math.floor((t - HEALTH_WINDOW_MS) / BUCKET_MS);
-    let calls = 0;
-    let failures = 0;
-    for (const [second, b] of w.buckets) {
-      if (second <= oldest) w.buckets.delete(second);
-      else {
-        calls += b.calls;
-        failures += b.failures;
-      }
-    }
-    return { calls, failures };
+    const fresh: { at: number; value: Promise<AlertSettings>; known?: AlertSettings } = { at: t, value };
+    // Until the new read answers, decisions use the last settings read (if any).
+    if (known?.known !== undefined) fresh.known = known.known;
+    void value.then((read) => {
+      fresh.known = read;
+    });
+    settings.set(ownerId, fresh);
+    return fresh;
   }
 
   async function change(
@@ -88,51 +147,60 @@ export function createAnalyticHealth(options: AnalyticHealthOptions): AnalyticHe
     });
   }
 
+  /** Turns the analytic failing or recovered if its rate says so; the call that saw it waits. */
+  async function decide(
+    entry: Pick<CatalogEntry, 'analyticId' | 'name' | 'ownerId'>,
+    w: HealthWindow,
+    threshold: AlertSettings | Promise<AlertSettings>,
+  ): Promise<void> {
+    const { errorRatePercent } = await threshold;
+    const calls = w.sumCalls;
+    const failures = w.sumFailures;
+    const rate = calls === 0 ? 0 : (failures * 100) / calls;
+    const failingNow = rate > errorRatePercent;
+    if (w.failing === failingNow || w.busy) return;
+    // Not known yet on this instance, and healthy: nothing to tell (a first failing is news).
+    if (w.failing === undefined && !failingNow) {
+      w.failing = false;
+      return;
+    }
+    w.busy = true;
+    try {
+      const changed = await change(entry, failingNow, {
+        analytic: entry.name,
+        error_rate_percent: Math.round(rate * 10) / 10,
+        threshold_percent: errorRatePercent,
+        calls,
+        failures,
+        window_seconds: HEALTH_WINDOW_MS / 1000,
+      });
+      w.failing = failingNow;
+      if (changed) options.onEmitted?.();
+    } catch (error) {
+      options.logger.warn({ err: error, analytic: entry.name }, 'recording an analytic health change failed');
+    } finally {
+      w.busy = false;
+    }
+  }
+
   return {
-    async record(entry, failed) {
+    record(entry, failed) {
       const t = now();
       let w = windows.get(entry.analyticId);
       if (w === undefined) {
         if (windows.size > 10_000) windows.clear();
-        w = { buckets: new Map(), failing: undefined, busy: false };
+        w = newWindow();
         windows.set(entry.analyticId, w);
       }
-      const second = Math.floor(t / BUCKET_MS);
-      const bucket = w.buckets.get(second) ?? { calls: 0, failures: 0 };
-      bucket.calls += 1;
-      if (failed) bucket.failures += 1;
-      w.buckets.set(second, bucket);
-      const { calls, failures } = totals(w, t);
-      if (calls < minCalls || w.busy) return;
-      const { errorRatePercent } = await thresholdOf(entry.ownerId);
-      const rate = (failures * 100) / calls;
-      const failingNow = rate > errorRatePercent;
-      if (w.failing === failingNow) return;
-      // Not known yet on this instance, and healthy: nothing to tell (a first failing is news).
-      if (w.failing === undefined && !failingNow) {
-        w.failing = false;
-        return;
+      count(w, Math.floor(t / BUCKET_MS), failed);
+      if (w.sumCalls < minCalls || w.busy) return DONE;
+      const threshold = thresholdOf(entry.ownerId, t);
+      const known = threshold.known;
+      // The usual call: settings at hand and nothing changed, so no promise and no store.
+      if (known !== undefined && w.failing === (w.sumFailures * 100) / w.sumCalls > known.errorRatePercent) {
+        return DONE;
       }
-      w.busy = true;
-      try {
-        const changed = await change(entry, failingNow, {
-          analytic: entry.name,
-          error_rate_percent: Math.round(rate * 10) / 10,
-          threshold_percent: errorRatePercent,
-          calls,
-          failures,
-          window_seconds: HEALTH_WINDOW_MS / 1000,
-        });
-        w.failing = failingNow;
-        if (changed) options.onEmitted?.();
-      } catch (error) {
-        options.logger.warn(
-          { err: error, analytic: entry.name },
-          'recording an analytic health change failed',
-        );
-      } finally {
-        w.busy = false;
-      }
+      return decide(entry, w, known ?? threshold.value);
     },
   };
 }
