@@ -286,3 +286,80 @@ describe('createSessionPool: the idle fast lane', () => {
     expect(pool.stats()).toMatchObject({ total: 0, idle: 0, destroyed: 1 });
   });
 });
+
+describe('createSessionPool: callers waiting while every session is lent', () => {
+  it('serves them first come, first served as sessions come back, and never opens more than max', async () => {
+    const { pool, control } = await setup({ max: 2 });
+    const held = [await pool.acquire(), await pool.acquire()];
+    const order: number[] = [];
+    const queued = [0, 1, 2, 3].map((i) =>
+      pool.acquire().then((session) => {
+        order.push(i);
+        return session;
+      }),
+    );
+    await sleep(0);
+    expect(pool.stats()).toMatchObject({ waiting: 4, busy: 2 });
+    pool.release(held[1]!);
+    pool.release(held[0]!);
+    const first = await Promise.all([queued[0]!, queued[1]!]);
+    expect(first).toEqual([held[1], held[0]]);
+    for (const session of first) pool.release(session);
+    for (const session of await Promise.all([queued[2]!, queued[3]!])) pool.release(session);
+    expect(order).toEqual([0, 1, 2, 3]);
+    expect(control.sessions).toHaveLength(2);
+    expect(pool.stats()).toMatchObject({ waiting: 0, busy: 0, total: 2 });
+  });
+
+  it('fails a caller with POOL_EXHAUSTED once acquireTimeoutMs passed, and serves the next one', async () => {
+    const { pool } = await setup({ max: 1, acquireTimeoutMs: 80 });
+    const held = await pool.acquire();
+    const started = Date.now();
+    const late = pool.acquire();
+    expect(await codeOf(late)).toBe('POOL_EXHAUSTED');
+    expect(Date.now() - started).toBeGreaterThanOrEqual(70);
+    expect(pool.stats().waiting).toBe(0);
+    const next = pool.acquire();
+    pool.release(held);
+    expect(await next).toBe(held);
+    pool.release(held);
+  });
+
+  it('opens a new session for a waiting caller when a lent one is released broken', async () => {
+    const { pool, control } = await setup({ max: 1 });
+    const held = await pool.acquire();
+    const waiting = pool.acquire();
+    await sleep(0);
+    pool.release(held, new Error('broken'));
+    const fresh = await waiting;
+    expect(fresh).not.toBe(held);
+    expect(control.sessions).toHaveLength(2);
+    expect(control.sessions[0]?.closed).toBe(true);
+    expect(pool.stats()).toMatchObject({ total: 1, busy: 1, waiting: 0 });
+    pool.release(fresh);
+  });
+
+  it('refuses a caller past maxWaiting with POOL_EXHAUSTED', async () => {
+    const { pool } = await setup({ max: 1, maxWaiting: 2 });
+    const held = await pool.acquire();
+    const queued = [pool.acquire(), pool.acquire()];
+    expect(await codeOf(pool.acquire())).toBe('POOL_EXHAUSTED');
+    pool.release(held);
+    pool.release(await queued[0]!);
+    pool.release(await queued[1]!);
+  });
+
+  it('an aborted caller leaves the queue: the session goes to the one behind it', async () => {
+    const { pool } = await setup({ max: 1 });
+    const held = await pool.acquire();
+    const controller = new AbortController();
+    const gone = pool.acquire(controller.signal);
+    const next = pool.acquire();
+    controller.abort();
+    expect(await codeOf(gone)).toBe('QUERY_ABORTED');
+    pool.release(held);
+    expect(await next).toBe(held);
+    pool.release(held);
+    expect(pool.stats()).toMatchObject({ waiting: 0, busy: 0, idle: 1 });
+  });
+});
