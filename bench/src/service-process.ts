@@ -2,10 +2,15 @@
 // packages resolved to their sources), optionally pinned to one CPU with `taskset`, on a free
 // port; waits until it answers a readiness path, and stops it (SIGTERM, then SIGKILL). Its
 // output goes to a log file, so a busy server never blocks on a pipe the bench does not read.
+// The gateway itself runs as `npm start` runs it: the esbuild bundle of its sources under plain
+// node (scripts/start-bundle.mjs). QUARRY_BENCH_GATEWAY=tsx runs the sources under tsx instead,
+// as the benches did before 2026-11-27: tsx keeps every function's name (esbuild's `keepNames`),
+// which costs a property definition each time a named closure is made, on every request.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { closeSync, openSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { buildGatewayBundle } from '../../scripts/start-bundle.mjs';
 
 /** The repository root: the gateway resolves workspace packages from here. */
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -37,6 +42,17 @@ export interface ServiceOptions {
   readonly readyPath?: string;
   readonly readyTimeoutMs?: number;
   readonly logFile: string;
+}
+
+const GATEWAY_ENTRY = 'gateway/src/server.ts';
+
+/** How the gateway runs in benches: `bundle` (as `npm start`, the default) or `tsx`. */
+export function gatewayRuntime(): 'bundle' | 'tsx' {
+  const chosen = process.env.QUARRY_BENCH_GATEWAY ?? 'bundle';
+  if (chosen !== 'bundle' && chosen !== 'tsx') {
+    throw new Error(`QUARRY_BENCH_GATEWAY must be bundle or tsx, not ${JSON.stringify(chosen)}`);
+  }
+  return chosen;
 }
 
 /** A port nothing listens on right now, picked by the OS. */
@@ -85,12 +101,12 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** Starts the process and resolves once it is ready; rejects with its output if it dies or times out. */
 export async function startService(options: ServiceOptions): Promise<ServiceProcess> {
   const port = await freePort();
+  const bundled = options.entry === GATEWAY_ENTRY && gatewayRuntime() === 'bundle';
   const nodeArgs = [
     ...(options.nodeArgs ?? []),
-    '--import',
-    'tsx',
-    '--conditions=@quarry/source',
-    options.entry,
+    ...(bundled
+      ? [(await buildGatewayBundle()).file]
+      : ['--import', 'tsx', '--conditions=@quarry/source', options.entry]),
     ...(options.args ?? []),
   ];
   // taskset execs node in place, so the child's pid is node's own (signals and /proc reach it).
@@ -150,7 +166,7 @@ export async function startService(options: ServiceOptions): Promise<ServiceProc
   }
   // A gateway makes its /docs page and OpenAPI document once, a few seconds after it listens
   // (gateway/src/server.ts): made now, that second of CPU does not land in a measured window.
-  if (options.entry === 'gateway/src/server.ts') {
+  if (options.entry === GATEWAY_ENTRY) {
     for (const path of ['/docs', '/v1/openapi.json']) {
       const response = await fetch(`${url}${path}`, { signal: AbortSignal.timeout(30_000) });
       await response.arrayBuffer();
