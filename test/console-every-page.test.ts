@@ -211,7 +211,15 @@ describe.runIf(up)('every console page, at 1280 and 390 px', () => {
 
       await page.goto(`${gateway.url}/#/account`);
       const zone = page.locator('form', { has: page.getByRole('heading', { name: 'Delete your account' }) });
-      await zone.waitFor();
+      // Once (in CI, at 390 px) the form did not appear in 20 s and the failure said nothing more:
+      // it now says what the page showed instead.
+      await zone.waitFor().catch(async (error: unknown) => {
+        const shown = await page
+          .locator('body')
+          .innerText({ timeout: 1_000 })
+          .catch(() => '(unreadable)');
+        throw new Error(`${String(error)}\nat ${page.url()} the page showed:\n${shown.slice(0, 2_000)}`);
+      });
       const button = zone.getByRole('button', { name: 'Delete my account' });
       expect(await button.isDisabled()).toBe(true);
       await zone.getByLabel('Type your email to confirm').fill('someone-else@example.com');
