@@ -30,20 +30,40 @@ export interface UsageAlerts {
 
 const usd = (microUsd: number) => Math.round(microUsd / 10_000) / 100;
 
+interface Settings {
+  readonly at: number;
+  readonly value: Promise<AlertSettings>;
+  known: AlertSettings | undefined;
+}
+
 export function createUsageAlerts(options: UsageAlertsOptions): UsageAlerts {
   const { repository, logger } = options;
   // Alerts known written: `account period kind`.
   const written = new Set<string>();
-  const settings = new Map<string, { readonly at: number; readonly value: Promise<AlertSettings> }>();
+  /** Each account's thresholds: read at most once a minute; `known` once the read answered. */
+  const settings = new Map<string, Settings>();
 
-  function settingsOf(accountId: string): Promise<AlertSettings> {
+  function settingsOf(accountId: string): Settings {
     const now = Date.now();
     const known = settings.get(accountId);
-    if (known !== undefined && now - known.at < SETTINGS_TTL_MS) return known.value;
+    if (known !== undefined && now - known.at < SETTINGS_TTL_MS) return known;
     if (settings.size >= MAX_REMEMBERED) settings.clear();
     const value = repository.alerts(accountId).catch(() => DEFAULT_ALERTS);
-    settings.set(accountId, { at: now, value });
-    return value;
+    const fresh: Settings = { at: now, value, known: undefined };
+    void value.then((read) => {
+      fresh.known = read;
+    });
+    settings.set(accountId, fresh);
+    return fresh;
+  }
+
+  /** Whether a threshold at or under `percent` is not yet known written (the usual call: none). */
+  function anyNew(o: CounterObservation, percent: number, thresholds: readonly number[]): boolean {
+    for (const threshold of thresholds) {
+      if (percent < threshold) return false;
+      if (!written.has(`${o.accountId} ${o.period} usage.threshold ${threshold}`)) return true;
+    }
+    return false;
   }
 
   async function write(key: string, event: Parameters<WebhookRepository['emit']>[0]): Promise<void> {
@@ -60,12 +80,17 @@ export function createUsageAlerts(options: UsageAlertsOptions): UsageAlerts {
     }
   }
 
-  async function check(o: CounterObservation, percent: number): Promise<void> {
-    const { usageThresholds } = await settingsOf(o.accountId);
+  async function check(
+    o: CounterObservation,
+    percent: number,
+    thresholds: Promise<AlertSettings>,
+  ): Promise<void> {
+    const { usageThresholds } = await thresholds;
     const budgeted = o.budgetMicroUsd !== null;
     for (const threshold of usageThresholds) {
       if (percent < threshold) break;
       const key = `${o.accountId} ${o.period} usage.threshold ${threshold}`;
+      if (written.has(key)) continue;
       await write(key, {
         accountId: o.accountId,
         type: 'usage.threshold',
@@ -108,7 +133,12 @@ export function createUsageAlerts(options: UsageAlertsOptions): UsageAlerts {
       // Under 1% (the lowest threshold there can be): nothing to look at. Past it, the account's
       // thresholds are read at most once a minute, and each is written once.
       if (percent < 1) return;
-      void check(o, percent).catch((error) => logger.warn({ err: error }, 'checking usage alerts failed'));
+      const known = settingsOf(o.accountId);
+      // Thresholds at hand and every one passed already written: nothing to do, no promise made.
+      if (known.known !== undefined && !anyNew(o, percent, known.known.usageThresholds)) return;
+      void check(o, percent, known.value).catch((error) =>
+        logger.warn({ err: error }, 'checking usage alerts failed'),
+      );
     },
   };
 }
