@@ -217,6 +217,9 @@ export function createSessionPool(
   const parkedAt: number[] = [];
   let tick = 0;
 
+  /** The acquire timeout, when there is one. */
+  const acquireTimeoutMs =
+    opts.acquireTimeoutMs > 0 && Number.isFinite(opts.acquireTimeoutMs) ? opts.acquireTimeoutMs : undefined;
   const validateTimeoutMs = Math.min(opts.acquireTimeoutMs > 0 ? opts.acquireTimeoutMs : 5_000, 5_000);
   const idleEviction = Number.isFinite(opts.idleTimeoutMs) && opts.idleTimeoutMs > 0;
   const evictionIntervalMs = Math.max(50, Math.min(Math.floor(opts.idleTimeoutMs / 2), 10_000));
@@ -322,9 +325,7 @@ export function createSessionPool(
     {
       min: opts.min,
       max: opts.max,
-      ...(opts.acquireTimeoutMs > 0 && Number.isFinite(opts.acquireTimeoutMs)
-        ? { acquireTimeoutMillis: opts.acquireTimeoutMs }
-        : {}),
+      ...(acquireTimeoutMs !== undefined ? { acquireTimeoutMillis: acquireTimeoutMs } : {}),
       maxWaitingClients: opts.maxWaiting,
       testOnBorrow: opts.validateOnBorrow,
       ...(idleEviction
@@ -365,22 +366,17 @@ export function createSessionPool(
     waiter.reject(error);
   }
 
+  const timedOut = () =>
+    new ConnectorError('POOL_EXHAUSTED', `no session became free within ${opts.acquireTimeoutMs} ms`);
+  const tooManyWaiting = () =>
+    new ConnectorError('POOL_EXHAUSTED', `too many callers waiting for a session (max ${opts.maxWaiting})`);
+
   function mapAcquireError(error: unknown): ConnectorError {
     if (isConnectorError(error)) return error;
     const name = (error as { name?: unknown } | null)?.name;
     const message = error instanceof Error ? error.message : '';
-    if (name === 'TimeoutError') {
-      return new ConnectorError(
-        'POOL_EXHAUSTED',
-        `no session became free within ${opts.acquireTimeoutMs} ms`,
-      );
-    }
-    if (message.includes('max waitingClients')) {
-      return new ConnectorError(
-        'POOL_EXHAUSTED',
-        `too many callers waiting for a session (max ${opts.maxWaiting})`,
-      );
-    }
+    if (name === 'TimeoutError') return timedOut();
+    if (message.includes('max waitingClients')) return tooManyWaiting();
     if (closed || message.includes('draining')) return new ConnectorError('CLOSED', 'session pool is closed');
     return new ConnectorError('CONNECT_FAILED', 'could not obtain a session', { cause: error });
   }
@@ -448,8 +444,6 @@ export function createSessionPool(
   let handoffHead = 0;
   let handoffWaiting = 0;
   let handoffTimer: NodeJS.Timeout | undefined;
-  const acquireTimeoutMs =
-    opts.acquireTimeoutMs > 0 && Number.isFinite(opts.acquireTimeoutMs) ? opts.acquireTimeoutMs : undefined;
 
   /** Drops the queue's taken head (it never empties under steady saturation). */
   function compactHandoffs(): void {
@@ -473,12 +467,17 @@ export function createSessionPool(
     return found;
   }
 
-  /** Settles a handoff waiter with a session or an error (it leaves the count of those waiting). */
-  function settleHandoff(waiter: Handoff, outcome: ConnectorSession | ConnectorError): void {
-    if (waiter.settled) return;
+  /** A waiter stops waiting in the queue (served, failed or moved to generic-pool). */
+  function leaveHandoff(waiter: Handoff): void {
     waiter.settled = true;
     handoffWaiting--;
     waiter.signal?.removeEventListener('abort', waiter);
+  }
+
+  /** Settles a handoff waiter with a session or an error. */
+  function settleHandoff(waiter: Handoff, outcome: ConnectorSession | ConnectorError): void {
+    if (waiter.settled) return;
+    leaveHandoff(waiter);
     if (outcome instanceof ConnectorError) waiter.reject(outcome);
     else waiter.resolve(handOut(outcome));
   }
@@ -503,10 +502,7 @@ export function createSessionPool(
       // Timers may fire up to a millisecond early relative to performance.now().
       if (!waiter.settled && waiter.deadline > now + 1) break;
       handoffHead++;
-      settleHandoff(
-        waiter,
-        new ConnectorError('POOL_EXHAUSTED', `no session became free within ${opts.acquireTimeoutMs} ms`),
-      );
+      settleHandoff(waiter, timedOut());
     }
     compactHandoffs();
     armHandoffTimer();
@@ -515,12 +511,7 @@ export function createSessionPool(
   /** Waits in the handoff queue for a session someone releases. */
   function waitForHandoff(signal: AbortSignal | undefined): Promise<ConnectorSession> {
     if (handoffWaiting + pool.pending >= opts.maxWaiting) {
-      return Promise.reject(
-        new ConnectorError(
-          'POOL_EXHAUSTED',
-          `too many callers waiting for a session (max ${opts.maxWaiting})`,
-        ),
-      );
+      return Promise.reject(tooManyWaiting());
     }
     return new Promise<ConnectorSession>((resolve, reject) => {
       const waiter = new Handoff(
@@ -545,9 +536,7 @@ export function createSessionPool(
   function promoteHandoff(): void {
     const waiter = nextHandoff();
     if (waiter === undefined) return;
-    waiter.settled = true;
-    handoffWaiting--;
-    waiter.signal?.removeEventListener('abort', waiter);
+    leaveHandoff(waiter);
     viaGenericPool(waiter.signal).then(waiter.resolve, waiter.reject);
   }
 

@@ -19,6 +19,7 @@ import { createControlPlaneStore } from '../store/control-plane-store.js';
 import { migrate } from '../store/migrate.js';
 import { createPgClient } from '../store/pg-client.js';
 import { periodOf } from './billing-period.js';
+import { addMonths } from './ledger-retention.js';
 import { createMoneyStore } from './money-store.js';
 import type { ReserveRequest } from './usage-repository.js';
 
@@ -65,10 +66,7 @@ async function main(): Promise<void> {
     const period = periodOf(new Date());
     const pastMonths = Number(process.env.PAST_MONTHS ?? 0);
     for (let k = pastMonths; k >= 1; k--) {
-      const month = new Date();
-      month.setUTCDate(1);
-      month.setUTCMonth(month.getUTCMonth() - k);
-      const past = periodOf(month);
+      const past = addMonths(period, -k);
       await store.usage.prepareMonths([past]);
       await sql.query(
         `INSERT INTO usage_events (request_id, account_id, period, analytic_id, analytic_name, version, owner_id,

@@ -8,13 +8,13 @@
 import type { CatalogEntry } from '../catalog/catalog.js';
 import type { Logger } from '../observability/logger.js';
 import type { SqlClient } from '../store/sql-client.js';
-import { type AlertSettings, DEFAULT_ALERTS, type WebhookRepository } from '../store/webhook-repository.js';
+import type { AlertSettings, WebhookRepository } from '../store/webhook-repository.js';
+import { createAlertSettingsMemo } from './alert-settings.js';
 
 export const HEALTH_WINDOW_MS = 5 * 60_000;
 const BUCKET_MS = 1_000;
 /** One bucket a second over the window: slot `second % SLOTS` holds `second`. */
 const SLOTS = HEALTH_WINDOW_MS / BUCKET_MS;
-const SETTINGS_TTL_MS = 60_000;
 const DONE: Promise<void> = Promise.resolve();
 
 export interface AnalyticHealthOptions {
@@ -107,23 +107,7 @@ export function createAnalyticHealth(options: AnalyticHealthOptions): AnalyticHe
   const now = options.now ?? Date.now;
   const minCalls = options.minCalls ?? 5;
   const windows = new Map<string, HealthWindow>();
-  /** Each owner's alert settings: read at most once a minute, and kept once read. */
-  const settings = new Map<string, { at: number; value: Promise<AlertSettings>; known?: AlertSettings }>();
-
-  function thresholdOf(ownerId: string, t: number): { value: Promise<AlertSettings>; known?: AlertSettings } {
-    const known = settings.get(ownerId);
-    if (known !== undefined && t - known.at < SETTINGS_TTL_MS) return known;
-    if (settings.size > 10_000) settings.clear();
-    const value = options.repository.alerts(ownerId).catch(() => DEFAULT_ALERTS);
-    const fresh: { at: number; value: Promise<AlertSettings>; known?: AlertSettings } = { at: t, value };
-    // Until the new read answers, decisions use the last settings read (if any).
-    if (known?.known !== undefined) fresh.known = known.known;
-    void value.then((read) => {
-      fresh.known = read;
-    });
-    settings.set(ownerId, fresh);
-    return fresh;
-  }
+  const thresholdOf = createAlertSettingsMemo(options.repository);
 
   async function change(
     entry: Pick<CatalogEntry, 'analyticId' | 'name' | 'ownerId'>,

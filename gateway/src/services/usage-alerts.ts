@@ -10,11 +10,10 @@
 // account's next call, which finds the counter still past the threshold.
 import type { CounterObservation } from '../money/metering.js';
 import type { Logger } from '../observability/logger.js';
-import { type AlertSettings, DEFAULT_ALERTS, type WebhookRepository } from '../store/webhook-repository.js';
+import type { AlertSettings, WebhookRepository } from '../store/webhook-repository.js';
+import { createAlertSettingsMemo } from './alert-settings.js';
 
-/** How long an account's alert settings are kept before they are read again. */
-const SETTINGS_TTL_MS = 60_000;
-/** Most accounts remembered (then the memo starts over). */
+/** Most alerts remembered as written (then the memo starts over). */
 const MAX_REMEMBERED = 10_000;
 
 export interface UsageAlertsOptions {
@@ -30,32 +29,11 @@ export interface UsageAlerts {
 
 const usd = (microUsd: number) => Math.round(microUsd / 10_000) / 100;
 
-interface Settings {
-  readonly at: number;
-  readonly value: Promise<AlertSettings>;
-  known: AlertSettings | undefined;
-}
-
 export function createUsageAlerts(options: UsageAlertsOptions): UsageAlerts {
   const { repository, logger } = options;
   // Alerts known written: `account period kind`.
   const written = new Set<string>();
-  /** Each account's thresholds: read at most once a minute; `known` once the read answered. */
-  const settings = new Map<string, Settings>();
-
-  function settingsOf(accountId: string): Settings {
-    const now = Date.now();
-    const known = settings.get(accountId);
-    if (known !== undefined && now - known.at < SETTINGS_TTL_MS) return known;
-    if (settings.size >= MAX_REMEMBERED) settings.clear();
-    const value = repository.alerts(accountId).catch(() => DEFAULT_ALERTS);
-    const fresh: Settings = { at: now, value, known: undefined };
-    void value.then((read) => {
-      fresh.known = read;
-    });
-    settings.set(accountId, fresh);
-    return fresh;
-  }
+  const settingsOf = createAlertSettingsMemo(repository);
 
   /** Whether a threshold at or under `percent` is not yet known written (the usual call: none). */
   function anyNew(o: CounterObservation, percent: number, thresholds: readonly number[]): boolean {
@@ -133,7 +111,7 @@ export function createUsageAlerts(options: UsageAlertsOptions): UsageAlerts {
       // Under 1% (the lowest threshold there can be): nothing to look at. Past it, the account's
       // thresholds are read at most once a minute, and each is written once.
       if (percent < 1) return;
-      const known = settingsOf(o.accountId);
+      const known = settingsOf(o.accountId, Date.now());
       // Thresholds at hand and every one passed already written: nothing to do, no promise made.
       if (known.known !== undefined && !anyNew(o, percent, known.known.usageThresholds)) return;
       void check(o, percent, known.value).catch((error) =>
