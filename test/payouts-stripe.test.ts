@@ -261,8 +261,13 @@ describe.runIf(up)(
         (s) => s.payout?.status === 'paid',
         30_000,
       );
-      // Exactly one of the two that resumed closed it.
-      const closers = [g2!, g3!].filter((g) => g.stdout().includes('"msg":"month closed"'));
+      // Exactly one of the two that resumed closed it. Its "month closed" line comes after the
+      // payout it made is visible (the close finishes its claim, then logs), so wait for the line.
+      const closers = await waitFor(
+        async () => [g2!, g3!].filter((g) => g.stdout().includes('"msg":"month closed"')),
+        (found) => found.length > 0,
+        10_000,
+      );
       expect(closers).toHaveLength(1);
 
       // One transfer for last month, of exactly the payout: carried in + earned − taken back.
