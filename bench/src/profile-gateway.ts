@@ -3,8 +3,11 @@
 // window — the gateway process, all PostgreSQL backends, and this process (the load generator) —
 // divided by the requests served, so a change to the hot path shows as µs of CPU per request
 // rather than as a throughput figure that moves ±20% with the machine. With `--cpu-prof` the
-// gateway also writes a V8 CPU profile, summarised here by self time per function.
-// Run: npm run bench:profile -w @quarry/bench -- [--scenario hit|mcp-hit|cheap|heavy] [--get] [--seconds N] [--cpu-prof]
+// gateway also writes a V8 CPU profile, summarised here by part of the path and per function;
+// with `--perf` (where `perf` is installed) `perf record` samples the measured process's CPU in
+// the window, kernel included, summarised by part (profile-parts.ts says how the two differ).
+// Run: npm run bench:profile -w @quarry/bench -- [--scenario hit|mcp-hit|cheap|heavy] [--get] [--seconds N] [--cpu-prof] [--perf]
+import { execFileSync, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -26,109 +29,44 @@ import { soakMemory } from './memory-soak.js';
 import { runPgWindow } from './pg-load.js';
 import { postgresCpuSeconds, processCpuSeconds } from './proc-cpu.js';
 import { mib, readProcessMemory } from './proc-memory.js';
+import { cpuProfileParts, formatRows, type ProfileWindow, perfParts } from './profile-parts.js';
 import { canPin, pinSelf, startService } from './service-process.js';
 import { usageWrites } from './usage-writes.js';
 
-interface ProfileNode {
-  readonly id: number;
-  readonly callFrame: { functionName: string; url: string; lineNumber: number };
-  readonly children?: readonly number[];
-}
-
-/** Self time per function of a .cpuprofile, largest first. */
-/** Parts of a request's path, by where a frame's code lives; first match wins. */
-const PARTS: readonly (readonly [RegExp, string])[] = [
-  [/connectors\/postgres\//, 'warehouse: Postgres connector (its wire messages, row parsing)'],
-  [
-    /sdk-connector\/|cockatiel|gateway\/src\/connections\//,
-    'warehouse: connector runtime (pool, deadline, breaker)',
-  ],
-  [/gateway\/src\/money\//, 'metering and group commit (JS)'],
-  [
-    /\/(pg|pg-protocol|pg-pool|pg-types)\/|gateway\/src\/store\//,
-    'pg driver (store batches; warehouse wire)',
-  ],
-  [/prom-client|gateway\/src\/observability\//, 'metrics and access log'],
-  [/gateway\/src\/cache\//, 'result cache, ETag'],
-  [/gateway\/src\/(auth|rate-limit|security)\//, 'auth and rate limit'],
-  [/gateway\/src\/(query|catalog|validation|errors)\//, 'query module (decide, pipeline, answer, headers)'],
-  [/gateway\/src\/(adapters|http|mcp)\//, 'fast-path adapter'],
-  [/^node:_http_/, 'node:http (parse, headers, write)'],
-];
-
-function partOf(functionName: string, url: string): string | undefined {
-  if (functionName === '(idle)') return '(idle)';
-  if (functionName === '(garbage collector)') return 'garbage collector';
-  if (functionName === '(program)') return '(program: V8 and native, unattributed)';
-  for (const [pattern, part] of PARTS) if (pattern.test(url)) return part;
-  return undefined;
-}
-
-/** The measured window on CLOCK_MONOTONIC, in µs (V8's profile clock), and its requests. */
-interface ProfileWindow {
-  readonly fromUs: number;
-  readonly toUs: number;
-  readonly requests: number;
-}
-
 const monotonicUs = () => Number(process.hrtime.bigint() / 1000n);
 
-/**
- * Time per function of a .cpuprofile, largest first: only the samples inside `window`, shown as
- * µs per request (the profiler's own overhead included) and as a share of the window.
- */
+/** The .cpuprofile's window, summarised by part and per function (profile-parts.ts). */
 function summariseProfile(file: string, top: number, window: ProfileWindow): string {
-  const profile = JSON.parse(readFileSync(file, 'utf8')) as {
-    nodes: ProfileNode[];
-    startTime: number;
-    samples: number[];
-    timeDeltas: number[];
-  };
-  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
-  const parent = new Map<number, number>();
-  for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node.id);
-  const labelOf = (node: ProfileNode) => {
-    const { functionName, url, lineNumber } = node.callFrame;
-    const where =
-      url === '' ? '' : ` ${url.replace(/^.*\/(node_modules|work\/main)\//, '')}:${lineNumber + 1}`;
-    return `${functionName || '(anonymous)'}${where}`;
-  };
-  const self = new Map<string, number>();
-  const inclusive = new Map<string, number>();
-  const parts = new Map<string, number>();
-  let total = 0;
-  let at = profile.startTime;
-  for (let i = 0; i < profile.samples.length; i++) {
-    const id = profile.samples[i] as number;
-    const node = byId.get(id);
-    const dt = profile.timeDeltas[i] ?? 0;
-    at += dt;
-    if (node === undefined || at < window.fromUs || at > window.toUs) continue;
-    const label = labelOf(node);
-    self.set(label, (self.get(label) ?? 0) + dt);
-    total += dt;
-    const onStack = new Set<string>();
-    let part: string | undefined;
-    for (let up: number | undefined = id; up !== undefined; up = parent.get(up)) {
-      const n = byId.get(up);
-      if (n === undefined) continue;
-      onStack.add(labelOf(n));
-      part ??= partOf(n.callFrame.functionName, n.callFrame.url);
-    }
-    const where = part ?? 'other node internals (streams, sockets, timers, promise jobs)';
-    parts.set(where, (parts.get(where) ?? 0) + dt);
-    for (const l of onStack) inclusive.set(l, (inclusive.get(l) ?? 0) + dt);
+  const { parts, self, inclusive } = cpuProfileParts(JSON.parse(readFileSync(file, 'utf8')), window);
+  return `by part (each sample given to the nearest frame on its stack that names a part; wall clock):\n${formatRows(parts)}\nself (per request, share of the window):\n${formatRows(self, top)}\ninclusive:\n${formatRows(inclusive, top)}`;
+}
+
+/** Whether `perf` can be run here. */
+function hasPerf(): boolean {
+  try {
+    execFileSync('perf', ['--version'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
   }
-  const table = (m: Map<string, number>) =>
-    [...m.entries()]
-      .sort((a, b) => b[1] - a[1])
-      .slice(0, top)
-      .map(
-        ([label, us]) =>
-          `${(us / window.requests).toFixed(1).padStart(7)} µs ${((100 * us) / total).toFixed(1).padStart(5)}%  ${label}`,
-      )
-      .join('\n');
-  return `by part (each sample given to the nearest frame on its stack that names a part):\n${table(parts)}\nself (per request, share of the window):\n${table(self)}\ninclusive:\n${table(inclusive)}`;
+}
+
+/**
+ * `perf record -g` of `pid` until the returned stop is called, which gives the samples as
+ * `perf script -F tid,ip,sym` text (written to a file beside `data`, then read).
+ */
+function recordPerf(pid: number, data: string): () => Promise<string> {
+  const recorder = spawn('perf', ['record', '-F', '999', '-g', '-p', String(pid), '-o', data], {
+    stdio: 'ignore',
+  });
+  const exited = new Promise<void>((resolve) => recorder.once('exit', () => resolve()));
+  return async () => {
+    recorder.kill('SIGINT');
+    await exited;
+    const text = `${data}.txt`;
+    execFileSync('sh', ['-c', 'perf script -i "$1" -F tid,ip,sym > "$2" 2>/dev/null', 'sh', data, text]);
+    return readFileSync(text, 'utf8');
+  };
 }
 
 async function main(): Promise<void> {
@@ -141,10 +79,17 @@ async function main(): Promise<void> {
   const seconds = Number(flag('--seconds', '8'));
   const connections = Number(flag('--connections', '64'));
   const cpuProf = argv.includes('--cpu-prof');
+  const perf = argv.includes('--perf');
+  if (perf && !hasPerf()) throw new Error('--perf needs perf (Debian: linux-perf)');
   const extraEnv = JSON.parse(flag('--env', '{}')) as Record<string, string>;
   const pgUrl = process.env.QUARRY_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
   const pinned = canPin(1) ? pinSelf(0) : undefined;
   const dir = await mkdtemp(join(tmpdir(), 'quarry-profile-'));
+  // perf names JavaScript frames from the map V8 writes with --perf-basic-prof.
+  const profilerArgs = [
+    ...(cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : []),
+    ...(perf ? ['--perf-basic-prof'] : []),
+  ];
   const world = await createBenchWorld(pgUrl);
   try {
     const gateway = await startService({
@@ -153,7 +98,7 @@ async function main(): Promise<void> {
       cpu: pinned === undefined ? undefined : 1,
       logFile: join(dir, 'gateway.log'),
       nodeArgs: [
-        ...(cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : []),
+        ...profilerArgs,
         ...flag('--node-args', '')
           .split(' ')
           .filter((arg) => arg !== ''),
@@ -206,7 +151,7 @@ async function main(): Promise<void> {
           cpu: pinned === undefined ? undefined : 1,
           readyPath: '/',
           logFile: join(dir, 'bare.log'),
-          nodeArgs: cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : [],
+          nodeArgs: profilerArgs,
         });
         server = bare;
         target = { ...target, url: `${bare.url}/v1/query` };
@@ -288,10 +233,12 @@ async function main(): Promise<void> {
       const warehouseClock = await sessionsCpu(pgUrl, [world.warehouseApp]);
       const before = { gw: processCpuSeconds(server.pid), pg: postgresCpuSeconds(), me: process.cpuUsage() };
       const fromUs = monotonicUs();
+      const stopPerf = perf ? recordPerf(server.pid, join(dir, 'perf.data')) : undefined;
       const load = await runHttpWindow(target, { connections, seconds, ...perRequest });
       window = { fromUs, toUs: monotonicUs(), requests: load.window.requests };
       const me = process.cpuUsage(before.me);
       const gw = processCpuSeconds(server.pid) - before.gw;
+      const perfScript = await stopPerf?.();
       const storeCpu = await storeClock();
       const warehouseCpu = await warehouseClock();
       const storeSessions = (await backendPids(pgUrl, world.storeApp)).length;
@@ -306,6 +253,10 @@ async function main(): Promise<void> {
       console.log(
         `CPU per request: gateway ${per(gw)} µs (${((100 * gw) / seconds).toFixed(0)}% of a core), postgres ${per(pgCpu)} µs (${((100 * pgCpu) / seconds).toFixed(0)}%), load generator ${per((me.user + me.system) / 1e6)} µs`,
       );
+      if (perfScript !== undefined)
+        console.log(
+          `perf, ${server === bare ? 'the bare server' : 'the gateway'}'s CPU by part (each sample given to the nearest frame on its stack that names a part; CPU time only, kernel included):\n${formatRows(perfParts(perfScript, server.pid, (gw * 1e6) / load.window.requests))}`,
+        );
       if (bare === undefined) {
         const events =
           writesBefore === undefined || writesAfter === undefined
