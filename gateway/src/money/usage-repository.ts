@@ -12,6 +12,7 @@
 import { StoreError } from '../errors/store-error.js';
 import type { SqlExecutor } from '../store/sql-client.js';
 import { PERIOD_PATTERN } from './billing-period.js';
+import { createGrouper } from './charge-groups.js';
 import { type CallAmounts, isCounted, priceCall, type UsageOrigin } from './revenue-split.js';
 import { creditsToMillicredits, wholeCredits } from './units.js';
 
@@ -354,7 +355,7 @@ async function chargeBatch(
   items: readonly Checked[],
 ): Promise<Map<number, ReserveResult | Error>> {
   const n = items.length;
-  const groupOf = new Map<string, number>();
+  const grouper = createGrouper();
   const accountIds: string[] = [];
   const keyIds: (string | null)[] = [];
   const periods: string[] = [];
@@ -380,16 +381,8 @@ async function chargeBatch(
   for (let i = 0; i < n; i++) {
     const item = items[i] as Checked;
     const { input, money } = item;
-    const isServed = input.served !== undefined;
-    // NUL never occurs in PostgreSQL text, so it separates fields unambiguously (a field that
-    // held one would fail the whole statement anyway); `+` tells a key id from a null one. The
-    // money follows from origin, credits and credit value, so those stand for it.
-    const key =
-      `${input.accountId}\0${input.keyId === null ? '' : `+${input.keyId}`}\0${input.period}\0${input.plan}` +
-      `\0${item.limitMc}\0${input.budget !== null}\0${input.analyticId}\0${input.analyticName}\0${input.version}` +
-      `\0${input.ownerId}\0${input.origin}\0${money.millicredits}\0${money.valueMicroUsd}\0${isServed}`;
-    let group = groupOf.get(key);
-    if (group === undefined) {
+    const group = grouper.groupOf(item);
+    if (group > calls.length) {
       accountIds.push(input.accountId);
       keyIds.push(input.keyId);
       periods.push(input.period);
@@ -407,10 +400,8 @@ async function chargeBatch(
       values.push(money.valueMicroUsd);
       ownerValues.push(money.ownerMicroUsd);
       platformValues.push(money.platformMicroUsd);
-      served.push(isServed);
+      served.push(input.served !== undefined);
       calls.push(0);
-      group = calls.length;
-      groupOf.set(key, group);
     }
     calls[group - 1] = (calls[group - 1] as number) + 1;
     requestIds[i] = input.requestId;
