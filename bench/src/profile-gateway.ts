@@ -239,6 +239,7 @@ async function main(): Promise<void> {
       const me = process.cpuUsage(before.me);
       const gw = processCpuSeconds(server.pid) - before.gw;
       const perfScript = await stopPerf?.();
+      const memory = readProcessMemory(server.pid);
       const storeCpu = await storeClock();
       const warehouseCpu = await warehouseClock();
       const storeSessions = (await backendPids(pgUrl, world.storeApp)).length;
@@ -253,6 +254,10 @@ async function main(): Promise<void> {
       console.log(
         `CPU per request: gateway ${per(gw)} µs (${((100 * gw) / seconds).toFixed(0)}% of a core), postgres ${per(pgCpu)} µs (${((100 * pgCpu) / seconds).toFixed(0)}%), load generator ${per((me.user + me.system) / 1e6)} µs`,
       );
+      if (memory !== undefined)
+        console.log(
+          `RSS: ${mib(memory.rssBytes)} MiB at the window's end, peak ${mib(memory.peakRssBytes)} MiB`,
+        );
       if (perfScript !== undefined)
         console.log(
           `perf, ${server === bare ? 'the bare server' : 'the gateway'}'s CPU by part (each sample given to the nearest frame on its stack that names a part; CPU time only, kernel included):\n${formatRows(perfParts(perfScript, server.pid, (gw * 1e6) / load.window.requests))}`,
