@@ -4,6 +4,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { cpus } from 'node:os';
 import type { CoalesceResult } from './coalescing-probe.js';
 import type { GatewayBenchOptions } from './gateway-bench-options.js';
+import { median } from './latency-stats.js';
 import type { MemoryResult } from './memory-soak.js';
 import type { PairedResult, SideSummary } from './paired-load.js';
 import { mib } from './proc-memory.js';
@@ -38,9 +39,24 @@ export interface TargetCheck {
 const CACHE_MIB = 64;
 const MEMORY_SLACK_MIB = 50;
 
-/** The issue's targets, judged on this run's medians of paired ratios. */
+/** The server process's own CPU per request of a side, µs (its /proc CPU over its req/s). */
+export const serverUsPerRequest = (s: SideSummary): number => (s.serverCpu * 1e6) / s.reqPerSec;
+
+/**
+ * The gateway's CPU per request over the bare server's per answer (issue 35): b against a within
+ * each a/b pair (median), d cheap against a's median.
+ */
+export function serverCpuRatios(r: GatewayBenchResult): { readonly hit: number; readonly cheap: number } {
+  const windowUs = (w: { serverCpu: number; reqPerSec: number }) => (w.serverCpu * 1e6) / w.reqPerSec;
+  const kept = r.ab.pairs.filter((p) => !p.dropped);
+  const hit = median((kept.length > 0 ? kept : r.ab.pairs).map((p) => windowUs(p.b) / windowUs(p.a)));
+  return { hit, cheap: serverUsPerRequest(r.cdCheap.b) / serverUsPerRequest(r.ab.a) };
+}
+
+/** The issues' targets, judged on this run's medians of paired ratios. */
 export function gatewayTargets(r: GatewayBenchResult): TargetCheck[] {
   const memoryLimit = CACHE_MIB + mib(r.memory.idleRssBytes) + MEMORY_SLACK_MIB;
+  const cpu = serverCpuRatios(r);
   return [
     { name: 'b/a req/s', value: r.ab.medianRpsRatio, target: '≥ 0.5', pass: r.ab.medianRpsRatio >= 0.5 },
     { name: 'b/a p99', value: r.ab.medianP99Ratio, target: '≤ 2', pass: r.ab.medianP99Ratio <= 2 },
@@ -80,6 +96,8 @@ export function gatewayTargets(r: GatewayBenchResult): TargetCheck[] {
       target: `≤ ${memoryLimit.toFixed(1)} (64 + idle + 50)`,
       pass: mib(r.memory.peakRssBytes) <= memoryLimit,
     },
+    { name: 'b server CPU ÷ a', value: cpu.hit, target: '≤ 2', pass: cpu.hit <= 2 },
+    { name: 'd cheap server CPU ÷ a', value: cpu.cheap, target: '≤ 4', pass: cpu.cheap <= 4 },
   ];
 }
 
@@ -167,6 +185,9 @@ export function formatGatewayBench(r: GatewayBenchResult): string {
     ...cpuCeilings(r).map(
       (c) => `  ${c.name}: ≤ ${fmt(c.reqPerSec, 0)} req/s, so the ratio ≤ ${fmt(c.ratio, 2)} on this machine`,
     ),
+    `server CPU per request (the server process alone): a ${fmt(serverUsPerRequest(r.ab.a))} µs, ` +
+      `b ${fmt(serverUsPerRequest(r.ab.b))} µs (${fmt(serverCpuRatios(r).hit, 2)}× a, median of the pairs), ` +
+      `d cheap ${fmt(serverUsPerRequest(r.cdCheap.b))} µs (${fmt(serverCpuRatios(r).cheap, 2)}× a)`,
     '',
     'paired ratios per pair (* = dropped, steal > 5%):',
     pairsLine('b/a req/s', r.ab, 'rpsRatio'),
@@ -196,7 +217,7 @@ export function formatGatewayBench(r: GatewayBenchResult): string {
         `Extrapolated (not measured): ${m.targetCalls} calls would take ${fmt(m.extrapolatedSecondsForTarget, 0)} s at this rate.`,
     );
   }
-  out.push('', 'issue 5 targets:');
+  out.push('', 'targets (issue 5; the server CPU lines issue 35):');
   out.push(
     ...table(
       ['target', 'value', 'limit', 'verdict'],

@@ -109,6 +109,12 @@ describe.skipIf(availability !== true)('gateway bench (smoke: ~1 s per scenario)
       expect(report).toContain(line);
     }
     expect(report).toMatch(/e warehouse queries .* (PASS|OVER)/);
+    // Issue 35's CPU ratios, the server process alone: printed and judged.
+    expect(report).toMatch(
+      /server CPU per request \(the server process alone\): a \d+\.\d µs, b \d+\.\d µs \(\d+\.\d\d× a/,
+    );
+    expect(report).toMatch(/b server CPU ÷ a .* (PASS|OVER)/);
+    expect(report).toMatch(/d cheap server CPU ÷ a .* (PASS|OVER)/);
 
     const dir = await mkdtemp(join(tmpdir(), 'quarry-bench-smoke-'));
     dirs.push(dir);
@@ -119,7 +125,7 @@ describe.skipIf(availability !== true)('gateway bench (smoke: ~1 s per scenario)
       cpuCeilings: { name: string; reqPerSec: number; ratio: number }[];
     };
     expect(json.bench).toBe('gateway');
-    expect(json.targets).toHaveLength(8);
+    expect(json.targets).toHaveLength(10);
     expect(json.cpuCeilings.map((c) => c.name)).toEqual(['b/a', 'd/c cheap', 'd/c heavy']);
     for (const c of json.cpuCeilings) expect(c.ratio).toBeGreaterThan(0);
 
