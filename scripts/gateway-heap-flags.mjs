@@ -13,17 +13,36 @@ import { availableParallelism } from 'node:os';
  * with + 96). The 96 MiB above the cache are for everything else: the idle gateway uses ~50 MiB
  * of heap, the rest is headroom for answers in flight.
  *
- * Young generation: 8 MiB semi-spaces instead of 16. Under load V8 grows new space to its
- * maximum and keeps it; a request's garbage is tiny, so the larger one only adds 16 MiB of
- * resident memory (measured with `npm run bench:profile -w @quarry/bench -- --scenario memory`).
+ * Young generation: QUARRY_SEMI_SPACE_MB, by default 8 MiB semi-spaces instead of V8's 16. Under
+ * load V8 grows new space to its maximum and keeps it, so each MiB here is resident. The choice
+ * is a trade (bench/README.md, "Many connections"): with 8, a cache hit costs the same CPU at 64
+ * connections as with 32, and a load that fills the cache with distinct answers runs a third
+ * faster than with 32 (its promotions meet a near-full old space); but from about 128 connections
+ * at once each in-flight call outlives two scavenges, is promoted, and mark-compacts every
+ * 150 ms double a hit's CPU, which 32 avoided at 128 connections in every run and at 256 in
+ * half of them, at ~50 MiB more resident.
  *
- * @param {Readonly<Record<string, string | undefined>>} env QUARRY_HEAP_MB, QUARRY_CACHE_MAX_BYTES
+ * @param {Readonly<Record<string, string | undefined>>} env QUARRY_HEAP_MB, QUARRY_CACHE_MAX_BYTES, QUARRY_SEMI_SPACE_MB
  * @returns {string[]}
  */
 export function gatewayHeapFlags(env) {
   const cacheBytes = Number(env.QUARRY_CACHE_MAX_BYTES || 64 * 1024 * 1024);
   const heapMb = env.QUARRY_HEAP_MB ? Number(env.QUARRY_HEAP_MB) : Math.ceil(cacheBytes / 2 ** 20) + 96;
-  return [`--max-old-space-size=${heapMb}`, '--max-semi-space-size=8'];
+  return [`--max-old-space-size=${heapMb}`, `--max-semi-space-size=${semiSpaceMb(env.QUARRY_SEMI_SPACE_MB)}`];
+}
+
+/**
+ * QUARRY_SEMI_SPACE_MB as V8 takes it: a whole number of MiB from 1 to 256, 8 when unset.
+ *
+ * @param {string | undefined} value
+ * @returns {number}
+ */
+export function semiSpaceMb(value) {
+  if (value === undefined || value === '') return 8;
+  const mb = Number(value);
+  if (!Number.isInteger(mb) || mb < 1 || mb > 256)
+    throw new Error(`QUARRY_SEMI_SPACE_MB must be a whole number of MiB from 1 to 256, got "${value}"`);
+  return mb;
 }
 
 /**

@@ -12,6 +12,15 @@ import { gatewayHeapFlags, gatewayMallocEnv, gatewayThreadpoolEnv } from './gate
 const compiled = process.argv.includes('--compiled');
 const watch = process.argv.includes('--watch');
 
+/** The heap flags, read before anything is built: a wrong QUARRY_SEMI_SPACE_MB stops here, said plainly. */
+let heapFlags;
+try {
+  heapFlags = gatewayHeapFlags(process.env);
+} catch (error) {
+  console.error(error.message);
+  process.exit(1);
+}
+
 if (compiled) {
   const missing = ['gateway/dist/server.js', 'examples/dist/index.js'].filter((file) => !existsSync(file));
   if (missing.length > 0) {
@@ -66,7 +75,7 @@ const [entry, loader] = compiled
 const gateway = spawn(
   process.execPath,
   [
-    ...gatewayHeapFlags(process.env),
+    ...heapFlags,
     ...(watch ? ['--watch', '--watch-preserve-output'] : []),
     ...loader,
     entry,
