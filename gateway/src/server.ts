@@ -3,6 +3,8 @@
 // `Connection: close`, let in-flight requests finish within the grace period (/readyz answers
 // 503 `draining` meanwhile), then close pools and the store. A start that fails says why in one
 // line, never as a bare stack.
+// First: V8 flags that must hold before anything else allocates (see the module).
+import './bootstrap/v8-flags.js';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createGatewayListener } from './adapters/node-listener.js';

@@ -49,6 +49,8 @@ export interface StartGatewayOptions {
   readonly compiled?: { readonly nodeFlags: readonly string[] };
   /** The working directory (default the repository root); another one needs `compiled`. */
   readonly cwd?: string;
+  /** Node flags for a gateway run from its sources (a compiled one takes `compiled.nodeFlags`). */
+  readonly nodeFlags?: readonly string[];
 }
 
 /** A port nothing listens on right now, picked by the OS. */
@@ -90,10 +92,11 @@ function spawnGateway(
   stdout: 'pipe' | 'ignore',
   compiled?: StartGatewayOptions['compiled'],
   cwd = REPO_ROOT,
+  nodeFlags: readonly string[] = [],
 ): ChildProcess {
   const args =
     compiled === undefined
-      ? ['--import', 'tsx', '--conditions=@quarry/source', 'gateway/src/server.ts']
+      ? [...nodeFlags, '--import', 'tsx', '--conditions=@quarry/source', 'gateway/src/server.ts']
       : [...compiled.nodeFlags, join(REPO_ROOT, 'gateway/dist/server.js')];
   return spawn(process.execPath, args, {
     cwd,
@@ -113,7 +116,13 @@ function spawnGateway(
 export async function startGateway(options: StartGatewayOptions): Promise<GatewayProcess> {
   const port = options.port ?? (await freePort());
   const started = performance.now();
-  const child = spawnGateway({ PORT: String(port), ...options.env }, 'pipe', options.compiled, options.cwd);
+  const child = spawnGateway(
+    { PORT: String(port), ...options.env },
+    'pipe',
+    options.compiled,
+    options.cwd,
+    options.nodeFlags,
+  );
   let out = '';
   let err = '';
   child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
