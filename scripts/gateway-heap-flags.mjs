@@ -15,12 +15,11 @@ import { availableParallelism } from 'node:os';
  *
  * Young generation: QUARRY_SEMI_SPACE_MB, by default 8 MiB semi-spaces instead of V8's 16. Under
  * load V8 grows new space to its maximum and keeps it, so each MiB here is resident. The choice
- * is a trade (bench/README.md, "Many connections"): with 8, a cache hit costs the same CPU at 64
- * connections as with 32, and a load that fills the cache with distinct answers runs a third
- * faster than with 32 (its promotions meet a near-full old space); but from about 128 connections
- * at once each in-flight call outlives two scavenges, is promoted, and mark-compacts every
- * 150 ms double a hit's CPU, which 32 avoided at 128 connections in every run and at 256 in
- * half of them, at ~50 MiB more resident.
+ * is a trade (bench/README.md, "Many connections"): with 8, a load that fills the cache with
+ * distinct answers runs a fifth faster than with 32 and ~50 MiB smaller; but from about 512
+ * connections at once each in-flight call outlives two scavenges and is promoted, which doubles
+ * a cache hit's CPU, and 32 avoids it. (The gateway itself turns off V8's allocation-site
+ * pretenuring, which did the same from ~128 connections: gateway/src/bootstrap/v8-flags.ts.)
  *
  * @param {Readonly<Record<string, string | undefined>>} env QUARRY_HEAP_MB, QUARRY_CACHE_MAX_BYTES, QUARRY_SEMI_SPACE_MB
  * @returns {string[]}
