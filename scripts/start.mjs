@@ -74,12 +74,7 @@ const [entry, loader] = compiled
 
 const gateway = spawn(
   process.execPath,
-  [
-    ...heapFlags,
-    ...(watch ? ['--watch', '--watch-preserve-output'] : []),
-    ...loader,
-    entry,
-  ],
+  [...heapFlags, ...(watch ? ['--watch', '--watch-preserve-output'] : []), ...loader, entry],
   {
     stdio: 'inherit',
     env: { ...process.env, ...gatewayMallocEnv(process.env), ...gatewayThreadpoolEnv(process.env) },
