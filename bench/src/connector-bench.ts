@@ -16,6 +16,7 @@ import {
 } from './connector-bench-targets.js';
 import { readCpuTimes, stealFraction } from './cpu-steal.js';
 import { median, quantile } from './latency-stats.js';
+import { usedPairs } from './paired-load.js';
 
 /** Options for {@link runConnectorBench}. */
 export interface ConnectorBenchOptions {
@@ -149,18 +150,19 @@ async function benchEngine(
         `B/A ${(b.medianUs / a.medianUs).toFixed(3)}${dropped ? ' (dropped: steal)' : ''}\n`,
     );
   }
-  const keptPairs = pairs.filter((p) => !p.dropped);
-  const usedPairs = keptPairs.length > 0 ? keptPairs : pairs;
-  const kept = windows.filter((w) => usedPairs.some((p) => p.pair === w.result.pair));
+  const used = usedPairs(pairs);
+  const kept = windows.filter((w) => used.some((p) => p.pair === w.result.pair));
   const aLatencies = pooled(kept.filter((w) => w.result.side === 'A'));
   const bLatencies = pooled(kept.filter((w) => w.result.side === 'B'));
-  const medianRatio = median(usedPairs.map((p) => p.ratio));
+  const medianRatio = median(used.map((p) => p.ratio));
   const aMedianUs = median(aLatencies);
   const bMedianUs = median(bLatencies);
   return {
     engine: target.engine,
     status: 'ok',
-    ...(keptPairs.length === 0 ? { reason: 'every pair had > steal limit; figures use all pairs' } : {}),
+    ...(pairs.every((p) => p.dropped)
+      ? { reason: 'every pair had > steal limit; figures use all pairs' }
+      : {}),
     windows: windows.map((w) => w.result),
     pairs,
     aMedianUs,

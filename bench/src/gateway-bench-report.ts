@@ -6,7 +6,7 @@ import type { CoalesceResult } from './coalescing-probe.js';
 import type { GatewayBenchOptions } from './gateway-bench-options.js';
 import { median } from './latency-stats.js';
 import type { MemoryResult } from './memory-soak.js';
-import type { PairedResult, SideSummary } from './paired-load.js';
+import { type PairedResult, type SideSummary, usedPairs } from './paired-load.js';
 import { mib } from './proc-memory.js';
 
 /** Everything one run measured. */
@@ -39,17 +39,16 @@ export interface TargetCheck {
 const CACHE_MIB = 64;
 const MEMORY_SLACK_MIB = 50;
 
-/** The server process's own CPU per request of a side, µs (its /proc CPU over its req/s). */
-export const serverUsPerRequest = (s: SideSummary): number => (s.serverCpu * 1e6) / s.reqPerSec;
+/** The server process's own CPU per request of a side or a window, µs (its /proc CPU over its req/s). */
+export const serverUsPerRequest = (s: { readonly serverCpu: number; readonly reqPerSec: number }): number =>
+  (s.serverCpu * 1e6) / s.reqPerSec;
 
 /**
  * The gateway's CPU per request over the bare server's per answer (issue 35): b against a within
  * each a/b pair (median), d cheap against a's median.
  */
 export function serverCpuRatios(r: GatewayBenchResult): { readonly hit: number; readonly cheap: number } {
-  const windowUs = (w: { serverCpu: number; reqPerSec: number }) => (w.serverCpu * 1e6) / w.reqPerSec;
-  const kept = r.ab.pairs.filter((p) => !p.dropped);
-  const hit = median((kept.length > 0 ? kept : r.ab.pairs).map((p) => windowUs(p.b) / windowUs(p.a)));
+  const hit = median(usedPairs(r.ab.pairs).map((p) => serverUsPerRequest(p.b) / serverUsPerRequest(p.a)));
   return { hit, cheap: serverUsPerRequest(r.cdCheap.b) / serverUsPerRequest(r.ab.a) };
 }
 
@@ -159,6 +158,7 @@ function pairsLine(name: string, p: PairedResult, pick: 'rpsRatio' | 'p50DeltaMs
 export function formatGatewayBench(r: GatewayBenchResult): string {
   const o = r.options;
   const m = r.memory;
+  const cpu = serverCpuRatios(r);
   const b =
     r.cacheOutcome === 'HIT' ? 'b  gateway, cache HIT' : `b  gateway, NOT a hit (X-Cache ${r.cacheOutcome})`;
   const out = [
@@ -186,8 +186,8 @@ export function formatGatewayBench(r: GatewayBenchResult): string {
       (c) => `  ${c.name}: ≤ ${fmt(c.reqPerSec, 0)} req/s, so the ratio ≤ ${fmt(c.ratio, 2)} on this machine`,
     ),
     `server CPU per request (the server process alone): a ${fmt(serverUsPerRequest(r.ab.a))} µs, ` +
-      `b ${fmt(serverUsPerRequest(r.ab.b))} µs (${fmt(serverCpuRatios(r).hit, 2)}× a, median of the pairs), ` +
-      `d cheap ${fmt(serverUsPerRequest(r.cdCheap.b))} µs (${fmt(serverCpuRatios(r).cheap, 2)}× a)`,
+      `b ${fmt(serverUsPerRequest(r.ab.b))} µs (${fmt(cpu.hit, 2)}× a, median of the pairs), ` +
+      `d cheap ${fmt(serverUsPerRequest(r.cdCheap.b))} µs (${fmt(cpu.cheap, 2)}× a)`,
     '',
     'paired ratios per pair (* = dropped, steal > 5%):',
     pairsLine('b/a req/s', r.ab, 'rpsRatio'),

@@ -114,8 +114,7 @@ export async function runPaired(
         `${a.window.failures + b.window.failures > 0 ? ` failures A ${a.window.failures} B ${b.window.failures}` : ''}\n`,
     );
   }
-  const keptPairs = pairs.filter((p) => !p.dropped);
-  const used = keptPairs.length > 0 ? keptPairs : pairs;
+  const used = usedPairs(pairs);
   const usedLoads = loads.filter((_, i) => used.includes(pairs[i]!));
   return {
     a: summariseSide(usedLoads.map((l) => l.a)),
@@ -124,6 +123,12 @@ export async function runPaired(
     medianRpsRatio: median(used.map((p) => p.rpsRatio)),
     medianP99Ratio: median(used.map((p) => p.p99Ratio)),
     medianP50DeltaMs: median(used.map((p) => p.p50DeltaMs)),
-    allPairsStolen: keptPairs.length === 0,
+    allPairsStolen: pairs.every((p) => p.dropped),
   };
+}
+
+/** The pairs the medians use: those without too much steal, or all of them when none is left. */
+export function usedPairs<P extends { readonly dropped: boolean }>(pairs: readonly P[]): readonly P[] {
+  const kept = pairs.filter((p) => !p.dropped);
+  return kept.length > 0 ? kept : pairs;
 }

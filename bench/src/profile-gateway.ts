@@ -53,7 +53,7 @@ function hasPerf(): boolean {
 
 /**
  * `perf record -g` of `pid` until the returned stop is called, which gives the samples as
- * `perf script -F tid,ip,sym` text (written to a file beside `data`, then read).
+ * `perf script -F tid,ip,sym` text.
  */
 function recordPerf(pid: number, data: string): () => Promise<string> {
   const recorder = spawn('perf', ['record', '-F', '999', '-g', '-p', String(pid), '-o', data], {
@@ -63,9 +63,11 @@ function recordPerf(pid: number, data: string): () => Promise<string> {
   return async () => {
     recorder.kill('SIGINT');
     await exited;
-    const text = `${data}.txt`;
-    execFileSync('sh', ['-c', 'perf script -i "$1" -F tid,ip,sym > "$2" 2>/dev/null', 'sh', data, text]);
-    return readFileSync(text, 'utf8');
+    return execFileSync('perf', ['script', '-i', data, '-F', 'tid,ip,sym'], {
+      encoding: 'utf8',
+      maxBuffer: 2 ** 30,
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
   };
 }
 

@@ -17,7 +17,7 @@ import { SourceMap } from 'node:module';
 import { fileURLToPath } from 'node:url';
 
 /** Parts of a request's path, by where a frame's code lives; first match wins. */
-export const PARTS: readonly (readonly [RegExp, string])[] = [
+const PARTS: readonly (readonly [RegExp, string])[] = [
   [/connectors\/postgres\//, 'warehouse: Postgres connector (its wire messages, row parsing)'],
   [
     /sdk-connector\/|cockatiel|gateway\/src\/connections\//,
