@@ -6,9 +6,9 @@
 // gateway also writes a V8 CPU profile, summarised here by part of the path and per function;
 // with `--perf` (where `perf` is installed) `perf record` samples the measured process's CPU in
 // the window, kernel included, summarised by part (profile-parts.ts says how the two differ).
-// Run: npm run bench:profile -w @quarry/bench -- [--scenario hit|mcp-hit|cheap|heavy] [--get] [--seconds N] [--cpu-prof] [--perf]
+// Run: npm run bench:profile -w @quarry/bench -- [--scenario hit|mcp-hit|cheap|heavy] [--get] [--seconds N] [--warmup N] [--rate N] [--cpu-prof] [--perf [--perf-out FILE]]
 import { execFileSync, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -53,9 +53,9 @@ function hasPerf(): boolean {
 
 /**
  * `perf record -g` of `pid` until the returned stop is called, which gives the samples as
- * `perf script -F tid,ip,sym` text.
+ * `perf script -F tid,ip,sym` text (also written to `keep`, when given, for a closer look).
  */
-function recordPerf(pid: number, data: string): () => Promise<string> {
+function recordPerf(pid: number, data: string, keep: string | undefined): () => Promise<string> {
   const recorder = spawn('perf', ['record', '-F', '999', '-g', '-p', String(pid), '-o', data], {
     stdio: 'ignore',
   });
@@ -63,11 +63,13 @@ function recordPerf(pid: number, data: string): () => Promise<string> {
   return async () => {
     recorder.kill('SIGINT');
     await exited;
-    return execFileSync('perf', ['script', '-i', data, '-F', 'tid,ip,sym'], {
+    const out = execFileSync('perf', ['script', '-i', data, '-F', 'tid,ip,sym'], {
       encoding: 'utf8',
       maxBuffer: 2 ** 30,
       stdio: ['ignore', 'pipe', 'ignore'],
     });
+    if (keep !== undefined) writeFileSync(keep, out);
+    return out;
   };
 }
 
@@ -80,8 +82,18 @@ async function main(): Promise<void> {
   const scenario = flag('--scenario', 'hit');
   const seconds = Number(flag('--seconds', '8'));
   const connections = Number(flag('--connections', '64'));
+  // Load before the window: V8 keeps compiling the gateway's hot path for several seconds.
+  const warmup = Number(flag('--warmup', '2'));
+  // A fixed overall rate (requests a second) instead of a closed loop: two builds compared at
+  // the same rate do the same work per second, so their CPU per request is not moved by
+  // throughput (fewer requests per wake-up and per store batch when slower).
+  const rate = argv.includes('--rate') ? Number(flag('--rate', '0')) : undefined;
+  if (rate !== undefined && !(Number.isSafeInteger(rate) && rate > 0))
+    throw new Error('--rate needs a whole number of requests a second');
   const cpuProf = argv.includes('--cpu-prof');
   const perf = argv.includes('--perf');
+  // `--perf-out FILE`: the samples as `perf script` printed them, each with its whole stack.
+  const perfOut = argv.includes('--perf-out') ? flag('--perf-out', '') : undefined;
   if (perf && !hasPerf()) throw new Error('--perf needs perf (Debian: linux-perf)');
   const extraEnv = JSON.parse(flag('--env', '{}')) as Record<string, string>;
   const pgUrl = process.env.QUARRY_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -208,7 +220,7 @@ async function main(): Promise<void> {
             scenario === 'cheap'
               ? { text: world.lookupSql, values: [42] }
               : { text: world.revenueSql, values: [SALES_YEAR] };
-          await runPgWindow(pool, query, { concurrency: connections, seconds: 2 });
+          await runPgWindow(pool, query, { concurrency: connections, seconds: warmup });
           const pgBefore = postgresCpuSeconds();
           const meBefore = process.cpuUsage();
           const load = await runPgWindow(pool, query, { concurrency: connections, seconds });
@@ -227,15 +239,18 @@ async function main(): Promise<void> {
         return;
       }
       measuredPid = server.pid;
-      const perRequest = bodyFor === undefined ? {} : { bodyFor };
-      await runHttpWindow(target, { connections, seconds: 2, ...perRequest });
+      const perRequest = {
+        ...(bodyFor === undefined ? {} : { bodyFor }),
+        ...(rate === undefined ? {} : { overallRate: rate }),
+      };
+      await runHttpWindow(target, { connections, seconds: warmup, ...perRequest });
       const writesBefore = bare === undefined ? await usageWrites(gateway.url) : undefined;
       // The gateway's own PostgreSQL sessions (its store pool, its warehouse pool), by name.
       const storeClock = await sessionsCpu(pgUrl, [world.storeApp]);
       const warehouseClock = await sessionsCpu(pgUrl, [world.warehouseApp]);
       const before = { gw: processCpuSeconds(server.pid), pg: postgresCpuSeconds(), me: process.cpuUsage() };
       const fromUs = monotonicUs();
-      const stopPerf = perf ? recordPerf(server.pid, join(dir, 'perf.data')) : undefined;
+      const stopPerf = perf ? recordPerf(server.pid, join(dir, 'perf.data'), perfOut) : undefined;
       const load = await runHttpWindow(target, { connections, seconds, ...perRequest });
       window = { fromUs, toUs: monotonicUs(), requests: load.window.requests };
       const me = process.cpuUsage(before.me);
@@ -260,10 +275,12 @@ async function main(): Promise<void> {
         console.log(
           `RSS: ${mib(memory.rssBytes)} MiB at the window's end, peak ${mib(memory.peakRssBytes)} MiB`,
         );
-      if (perfScript !== undefined)
+      if (perfScript !== undefined) {
+        const { parts, self } = perfParts(perfScript, server.pid, (gw * 1e6) / load.window.requests);
         console.log(
-          `perf, ${server === bare ? 'the bare server' : 'the gateway'}'s CPU by part (each sample given to the nearest frame on its stack that names a part; CPU time only, kernel included):\n${formatRows(perfParts(perfScript, server.pid, (gw * 1e6) / load.window.requests))}`,
+          `perf, ${server === bare ? 'the bare server' : 'the gateway'}'s CPU by part (each sample given to the nearest frame on its stack that names a part; CPU time only, kernel included):\n${formatRows(parts)}\nself, the main thread's frame each sample was taken in (per request, share of all samples):\n${formatRows(self, Number(flag('--top', '40')))}`,
         );
+      }
       if (bare === undefined) {
         const events =
           writesBefore === undefined || writesAfter === undefined

@@ -73,7 +73,7 @@ describe('perfParts', () => {
   ].join('\n');
 
   it('gives each CPU sample to the nearest part on its stack and scales by the CPU per request', () => {
-    const rows = perfParts(script, pid, 60);
+    const { parts: rows, self } = perfParts(script, pid, 60);
     expect(Object.fromEntries(rows.map((r) => [r.part, r.usPerRequest]))).toEqual({
       'node:http (parse, headers, write)': 20,
       'metering and group commit (JS)': 10,
@@ -83,10 +83,23 @@ describe('perfParts', () => {
     });
     expect(rows[0]?.part).toBe('node:http (parse, headers, write)');
     expect(rows.reduce((sum, r) => sum + r.share, 0)).toBeCloseTo(1, 10);
+    // Self: the main thread's leaf frames (the helper thread's sample is not one of them).
+    expect(Object.fromEntries(self.map((r) => [r.part, r.usPerRequest]))).toEqual({
+      tcp_sendmsg_locked: 20,
+      Builtins_StringAdd_CheckNone: 10,
+      'v8::internal::Scavenger::ScavengeObject': 10,
+      epoll_wait: 10,
+    });
+  });
+
+  it('names a JavaScript leaf frame by its function and source', () => {
+    const leaf = [`${pid} `, `\t1000 JS:*reserve ${url}:1:1`, ''].join('\n');
+    const { self } = perfParts(leaf, pid, 8, (_url, line) => `gateway/src/money/meter.ts#${line}`);
+    expect(self).toEqual([{ part: 'reserve gateway/src/money/meter.ts#1', usPerRequest: 8, share: 1 }]);
   });
 
   it('reads nothing from no samples', () => {
-    expect(perfParts('', pid, 50)).toEqual([]);
+    expect(perfParts('', pid, 50)).toEqual({ parts: [], self: [] });
   });
 });
 

@@ -91,6 +91,17 @@ function rows(parts: Map<string, number>, total: number, toUs: (weight: number) 
 const JS_FRAME = /^JS:[*~^]?(\S*) (\S+):(\d+):(\d+)$/;
 const GC_FRAME = /Scavenge|Heap::|MarkCompact|Sweeper|ConcurrentMarking|IncrementalMarking|MinorMC/;
 
+/** CPU by part of a `perf record`, and by the frame each main-thread sample was taken in. */
+export interface PerfSummary {
+  readonly parts: PartRow[];
+  /**
+   * Self CPU per main-thread leaf frame, largest first: a JavaScript function as `name source`
+   * (read back through the bundle's map), anything else by its symbol (a builtin, a kernel or
+   * libuv function).
+   */
+  readonly self: PartRow[];
+}
+
 /**
  * CPU by part from `perf script -F tid,ip,sym` output of `perf record -g -p <pid>`: every sample
  * of the main thread (tid = pid) goes to the part of the nearest frame on its stack whose source
@@ -103,8 +114,9 @@ export function perfParts(
   pid: number,
   cpuUsPerRequest: number,
   resolve = sourceResolver(),
-): PartRow[] {
+): PerfSummary {
   const parts = new Map<string, number>();
+  const self = new Map<string, number>();
   let total = 0;
   for (const block of script.split(/\n\s*\n/)) {
     const lines = block.split('\n').filter((line) => line.trim() !== '');
@@ -113,9 +125,18 @@ export function perfParts(
     total += 1;
     let part: string | undefined;
     if (Number(head.trim().split(/\s+/)[0]) !== pid) part = HELPERS;
-    else
-      for (const line of lines.slice(1)) {
-        const frame = line.trim().replace(/^[0-9a-f]+\s+/, '');
+    else {
+      const frames = lines.slice(1).map((line) => line.trim().replace(/^[0-9a-f]+\s+/, ''));
+      const leaf = frames[0];
+      if (leaf !== undefined) {
+        const js = JS_FRAME.exec(leaf);
+        const name =
+          js === null
+            ? leaf
+            : `${js[1] || '(anonymous)'} ${resolve(js[2] as string, Number(js[3]), Number(js[4]))}`;
+        self.set(name, (self.get(name) ?? 0) + 1);
+      }
+      for (const frame of frames) {
         const js = JS_FRAME.exec(frame);
         if (js !== null) {
           part = partOfSource(resolve(js[2] as string, Number(js[3]), Number(js[4])));
@@ -125,10 +146,12 @@ export function perfParts(
           break;
         }
       }
+    }
     part ??= OTHER;
     parts.set(part, (parts.get(part) ?? 0) + 1);
   }
-  return rows(parts, total, (samples) => (total === 0 ? 0 : (cpuUsPerRequest * samples) / total));
+  const toUs = (samples: number) => (total === 0 ? 0 : (cpuUsPerRequest * samples) / total);
+  return { parts: rows(parts, total, toUs), self: rows(self, total, toUs) };
 }
 
 export interface ProfileNode {
