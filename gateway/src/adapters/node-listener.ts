@@ -25,9 +25,12 @@ export function createGatewayListener(
   const shuttingDown = options.shuttingDown ?? (() => false);
   // Run as each answer is written (a request already in flight when draining starts gets it
   // too): node:http then sends `Connection: close` and closes the socket after the answer.
-  const beforeWrite = (res: ServerResponse) => {
+  // The fast paths hand over the headers they are about to write: the header goes in with them,
+  // so their `writeHead` is node:http's cheaper kind, with no header set on the response before.
+  const beforeWrite = (res: ServerResponse, headers?: Record<string, string | string[]>) => {
     // Every answer is JSON, text or a page of ours: never let a browser sniff it into something else.
-    res.setHeader('x-content-type-options', 'nosniff');
+    if (headers === undefined) res.setHeader('x-content-type-options', 'nosniff');
+    else headers['x-content-type-options'] = 'nosniff';
     if (shuttingDown()) res.shouldKeepAlive = false;
   };
   const hono = getRequestListener(async (request, env) => {

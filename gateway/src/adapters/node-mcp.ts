@@ -98,7 +98,7 @@ async function serve(
     ({ status, headers, body: text } = refusal);
   }
   headers['x-request-id'] = requestId;
-  beforeWrite(res);
+  beforeWrite(res, headers);
   res.writeHead(status, headers);
   res.end(text);
   services.requests.record({

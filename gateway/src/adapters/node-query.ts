@@ -60,8 +60,11 @@ function analyticGet(req: IncomingMessage): QueryCallRequest | undefined {
   return { method: 'GET', name, query };
 }
 
-/** Called just before an answer is written (the listener's `Connection: close` while draining). */
-export type BeforeWrite = (res: ServerResponse) => void;
+/**
+ * Called just before an answer is written, with the headers it will be written with (the
+ * listener's `X-Content-Type-Options`, and `Connection: close` while draining).
+ */
+export type BeforeWrite = (res: ServerResponse, headers: Record<string, string | string[]>) => void;
 
 async function serve(
   services: GatewayServices,
@@ -103,7 +106,7 @@ async function serve(
   // The caller hung up while the call ran: nothing can be written (logged and counted as 499).
   const aborted = res.destroyed;
   if (trace !== undefined) endRequestSpan(trace, route, reply, aborted);
-  beforeWrite(res);
+  beforeWrite(res, reply.headers);
   res.writeHead(reply.status, reply.headers);
   if (reply.stream === undefined) res.end(reply.body);
   else await writeStreamed(reply, res);

@@ -72,9 +72,7 @@ export function createRequestRecorder(
     record(r) {
       const status = r.aborted === true ? CLIENT_CLOSED_STATUS : r.status;
       const code = r.aborted === true ? 'CLIENT_CLOSED' : r.errorCode;
-      const labels = { method: r.method, route: r.route, status: String(status) };
-      metrics.httpRequests.inc(labels);
-      metrics.httpDuration.observe(labels, r.seconds);
+      metrics.httpRequests.series(r.method, r.route, String(status)).observe(r.seconds);
       if (code !== undefined) metrics.httpErrors.inc({ route: r.route, code });
       if (r.aborted === true) metrics.clientAborts.inc({ route: r.route });
       else if (status === 429) {

@@ -3,9 +3,10 @@
 // store, rate-limiter, usage-write and result-cache figures read on scrape (no work on the request
 // path). The access line of each request is written by access-log.ts.
 import type { PoolStats } from '@quarry/sdk-connector';
-import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 import type { CacheStats } from '../cache/result-cache.js';
 import { microUsdToUsd } from '../money/units.js';
+import { createSeriesHistogram, type SeriesHistogram } from './series-histogram.js';
 
 export interface PoolSnapshot {
   readonly connection: string;
@@ -15,9 +16,13 @@ export interface PoolSnapshot {
 
 export interface GatewayMetrics {
   readonly registry: Registry;
-  readonly httpRequests: Counter<'method' | 'route' | 'status'>;
-  readonly httpDuration: Histogram<'method' | 'route' | 'status'>;
-  readonly connectorDuration: Histogram<'type' | 'outcome'>;
+  /**
+   * Requests by method, route template and status: their count (`quarry_http_requests_total`)
+   * and latency in seconds (`quarry_http_request_duration_seconds`).
+   */
+  readonly httpRequests: SeriesHistogram;
+  /** Warehouse query latency in seconds by connector type and outcome. */
+  readonly connectorDuration: SeriesHistogram;
   /** Error answers (4xx and 5xx with the envelope) by route and error code. */
   readonly httpErrors: Counter<'route' | 'code'>;
   /** 429s by reason: `quota` (the month's calls), `rate_limit` (the key's rate), `other`. */
@@ -229,20 +234,19 @@ export function createMetrics(options: MetricsOptions = {}): GatewayMetrics {
       setPoolConnections(this, replicaSource?.().pool);
     },
   });
-  const httpRequests = new Counter({
-    name: 'quarry_http_requests_total',
-    help: 'HTTP requests by route template, method and status',
-    labelNames: ['method', 'route', 'status'] as const,
-    registers: [registry],
-  });
-  const httpDuration = new Histogram({
+  // Fed by every request: kept in plain numbers (series-histogram.ts), not prom-client's.
+  const httpRequests = createSeriesHistogram({
     name: 'quarry_http_request_duration_seconds',
     help: 'HTTP request latency by route template, method and status',
     labelNames: ['method', 'route', 'status'] as const,
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    counter: {
+      name: 'quarry_http_requests_total',
+      help: 'HTTP requests by route template, method and status',
+    },
     registers: [registry],
   });
-  const connectorDuration = new Histogram({
+  const connectorDuration = createSeriesHistogram({
     name: 'quarry_connector_query_duration_seconds',
     help: 'Warehouse query latency by connector type and outcome',
     labelNames: ['type', 'outcome'] as const,
@@ -440,7 +444,6 @@ export function createMetrics(options: MetricsOptions = {}): GatewayMetrics {
   return {
     registry,
     httpRequests,
-    httpDuration,
     connectorDuration,
     httpErrors,
     rateLimited,

@@ -253,10 +253,9 @@ export function createQueryService(deps: QueryServiceDeps): QueryService {
         if (isConnectorError(error) && error.code === 'RESULT_TOO_LARGE') throw tooLarge(deps.maxResultBytes);
         throw error;
       } finally {
-        deps.metrics?.connectorDuration.observe(
-          { type: entry.connectionType, outcome },
-          (performance.now() - started) / 1000,
-        );
+        deps.metrics?.connectorDuration
+          .series(entry.connectionType, outcome)
+          .observe((performance.now() - started) / 1000);
       }
     },
 
@@ -312,10 +311,9 @@ export function createQueryService(deps: QueryServiceDeps): QueryService {
       } finally {
         if (deps.onOutcome !== undefined && !NOT_THE_WAREHOUSE.has(outcome))
           deps.onOutcome(entry, outcome !== 'ok');
-        deps.metrics?.connectorDuration.observe(
-          { type: entry.connectionType, outcome },
-          (performance.now() - started) / 1000,
-        );
+        deps.metrics?.connectorDuration
+          .series(entry.connectionType, outcome)
+          .observe((performance.now() - started) / 1000);
       }
     },
   };
