@@ -153,6 +153,30 @@ function toRows(
 }
 
 /**
+ * A session's ExecuteOptions, its `signal` read from the query's stop on first access. A class
+ * (the getter on its prototype): an object literal with a getter and optional fields spread in is
+ * built slowly, about 0.5 µs a query against 16 ns for an instance.
+ */
+class StopOptions implements ExecuteOptions {
+  readonly maxBytesBilled?: number;
+  readonly maxResultBytes?: number;
+
+  constructor(
+    readonly timeoutMs: number,
+    readonly rowLimit: number,
+    maxBytesBilled: number | undefined,
+    maxResultBytes: number | undefined,
+    private readonly stop: QueryStop,
+  ) {
+    if (maxBytesBilled !== undefined) this.maxBytesBilled = maxBytesBilled;
+    if (maxResultBytes !== undefined) this.maxResultBytes = maxResultBytes;
+  }
+
+  get signal(): AbortSignal {
+    return this.stop.signal;
+  }
+}
+/**
  * Creates a running connector from a plugin and a raw (unvalidated) connection config.
  *
  * The config is validated once (CONFIG_INVALID lists every problem, never a secret), the
@@ -383,15 +407,13 @@ export async function createConnector<C>(
         let raw: T;
         try {
           if (currentStop.reason !== undefined) throw STOPPED;
-          const options: ExecuteOptions = {
-            timeoutMs: Math.max(1, Math.ceil(remainingMs)),
-            rowLimit: maxRows + 1,
-            ...(maxBytesBilled === undefined ? {} : { maxBytesBilled }),
-            ...(maxResultBytes === undefined ? {} : { maxResultBytes }),
-            get signal() {
-              return currentStop.signal;
-            },
-          };
+          const options = new StopOptions(
+            Math.max(1, Math.ceil(remainingMs)),
+            maxRows + 1,
+            maxBytesBilled,
+            maxResultBytes,
+            currentStop,
+          );
           pending = exec(session, compiled, options);
           raw = await raceStop(pending, currentStop);
         } catch (error) {
