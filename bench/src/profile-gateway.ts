@@ -84,6 +84,7 @@ async function main(): Promise<void> {
   const connections = Number(flag('--connections', '64'));
   // Load before the window: V8 keeps compiling the gateway's hot path for several seconds.
   const warmup = Number(flag('--warmup', '2'));
+  if (!(Number.isFinite(warmup) && warmup >= 0)) throw new Error('--warmup needs a number of seconds');
   // A fixed overall rate (requests a second) instead of a closed loop: two builds compared at
   // the same rate do the same work per second, so their CPU per request is not moved by
   // throughput (fewer requests per wake-up and per store batch when slower).
@@ -220,7 +221,7 @@ async function main(): Promise<void> {
             scenario === 'cheap'
               ? { text: world.lookupSql, values: [42] }
               : { text: world.revenueSql, values: [SALES_YEAR] };
-          await runPgWindow(pool, query, { concurrency: connections, seconds: warmup });
+          if (warmup > 0) await runPgWindow(pool, query, { concurrency: connections, seconds: warmup });
           const pgBefore = postgresCpuSeconds();
           const meBefore = process.cpuUsage();
           const load = await runPgWindow(pool, query, { concurrency: connections, seconds });
@@ -243,7 +244,7 @@ async function main(): Promise<void> {
         ...(bodyFor === undefined ? {} : { bodyFor }),
         ...(rate === undefined ? {} : { overallRate: rate }),
       };
-      await runHttpWindow(target, { connections, seconds: warmup, ...perRequest });
+      if (warmup > 0) await runHttpWindow(target, { connections, seconds: warmup, ...perRequest });
       const writesBefore = bare === undefined ? await usageWrites(gateway.url) : undefined;
       // The gateway's own PostgreSQL sessions (its store pool, its warehouse pool), by name.
       const storeClock = await sessionsCpu(pgUrl, [world.storeApp]);
