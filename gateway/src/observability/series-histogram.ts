@@ -1,7 +1,7 @@
 // A Prometheus histogram (and, optionally, the counter of the same observations) kept in plain
-// numbers per label set, for the metrics every request feeds. prom-client's Histogram hashes the
-// labels object into a string key, checks each label name and walks its buckets on every
-// `observe`: about a microsecond and a half a request, a noticeable share of a cache hit. Here a
+// numbers per label set, for the metrics every request feeds. prom-client's Counter and Histogram
+// hash the labels object into a string key, check each label name and walk the buckets on every
+// `inc` and `observe`: 0.9 µs a request in a loop, against 0.12 µs this way (bench/README.md). Here a
 // request finds its series once per label set (a Map lookup) and adds to a few numbers; the
 // labels are formatted only when /metrics is scraped. Registered in a prom-client Registry as a
 // metric of its own, it writes exactly what prom-client's Histogram and Counter write.
@@ -84,7 +84,7 @@ export function createSeriesHistogram<L extends string>(options: SeriesHistogram
         // A bucket is `value <= bound`, as Prometheus (and prom-client) count it.
         let i = 0;
         while (i < bounds.length && value > (bounds[i] as number)) i++;
-        (buckets as Float64Array)[i] = (buckets[i] as number) + 1;
+        buckets[i] = (buckets[i] as number) + 1;
         data.count += 1;
         data.sum += value;
       },
@@ -92,52 +92,51 @@ export function createSeriesHistogram<L extends string>(options: SeriesHistogram
     return data;
   }
 
-  const histogram: ExportedMetric = {
-    name: options.name,
-    help: options.help,
-    type: 'histogram',
+  /** A metric the Registry formats: its samples are worked out from the series on each scrape. */
+  const exported = (
+    name: string,
+    help: string,
+    type: ExportedMetric['type'],
+    samples: () => Sample[],
+  ): ExportedMetric => ({
+    name,
+    help,
+    type,
     aggregator: 'sum',
     async get() {
-      const values: Sample[] = [];
-      for (const s of all.values()) {
-        let cumulative = 0;
-        bounds.forEach((bound, i) => {
-          cumulative += s.buckets[i] as number;
-          values.push({
-            labels: { le: bound, ...s.labels },
-            value: cumulative,
-            metricName: `${options.name}_bucket`,
-          });
-        });
-        values.push(
-          { labels: { le: '+Inf', ...s.labels }, value: s.count, metricName: `${options.name}_bucket` },
-          { labels: { ...s.labels }, value: s.sum, metricName: `${options.name}_sum` },
-          { labels: { ...s.labels }, value: s.count, metricName: `${options.name}_count` },
-        );
-      }
-      return { name: options.name, help: options.help, type: 'histogram', aggregator: 'sum', values };
+      return { name, help, type, aggregator: 'sum', values: samples() };
     },
     reset() {
       all.clear();
     },
-  };
-  const counter = options.counter;
-  const count: ExportedMetric | undefined =
+  });
+  const histogram = exported(options.name, options.help, 'histogram', () => {
+    const values: Sample[] = [];
+    for (const s of all.values()) {
+      let cumulative = 0;
+      bounds.forEach((bound, i) => {
+        cumulative += s.buckets[i] as number;
+        values.push({
+          labels: { le: bound, ...s.labels },
+          value: cumulative,
+          metricName: `${options.name}_bucket`,
+        });
+      });
+      values.push(
+        { labels: { le: '+Inf', ...s.labels }, value: s.count, metricName: `${options.name}_bucket` },
+        { labels: { ...s.labels }, value: s.sum, metricName: `${options.name}_sum` },
+        { labels: { ...s.labels }, value: s.count, metricName: `${options.name}_count` },
+      );
+    }
+    return values;
+  });
+  const { counter } = options;
+  const count =
     counter === undefined
       ? undefined
-      : {
-          name: counter.name,
-          help: counter.help,
-          type: 'counter',
-          aggregator: 'sum',
-          async get() {
-            const values = [...all.values()].map((s) => ({ labels: { ...s.labels }, value: s.count }));
-            return { name: counter.name, help: counter.help, type: 'counter', aggregator: 'sum', values };
-          },
-          reset() {
-            all.clear();
-          },
-        };
+      : exported(counter.name, counter.help, 'counter', () =>
+          [...all.values()].map((s) => ({ labels: { ...s.labels }, value: s.count })),
+        );
   for (const registry of options.registers) {
     // A metric of its own kind: the Registry asks only for its name and `get()` (typed for its
     // own classes).
