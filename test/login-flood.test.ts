@@ -3,8 +3,8 @@
 // queries too: before the hashes had their own bounded limiter, 100 logins with unknown emails
 // from five addresses (each inside its allowance) filled the pool for half a minute and the demo
 // analytic answered 504, then 503. A real gateway process on the embedded store with the DuckDB
-// demo: the analytic's p99 while the logins flood in stays within twice its p99 without them,
-// and every call answers 200.
+// demo: while the logins flood in, every call answers 200, none waits as long as a stall behind
+// the hashes would make it, and the analytic's p90 stays within twice its p90 without them.
 import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -18,21 +18,28 @@ const run = promisify(execFile);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
- * Calls of the analytic measured without, then with, the flood: 100, so the p99 is the
- * second-slowest call rather than the slowest alone (one scheduler hiccup on a busy host).
+ * Calls of the analytic measured without, then with, the flood: 100, so the p90 is the tenth
+ * slowest. The p99 (the second slowest) was once 118 ms in CI against ~15 ms on a quiet machine:
+ * a couple of hiccups of a busy host (a store write, a collection) decide it, while hashes that
+ * took the pool's threads slow most calls (with the pool's four threads all hashing: p90 137 ms
+ * against 10 ms quiet).
  */
 const CALLS = 100;
 /** Source addresses of the flood, and logins each keeps in flight (its whole failure allowance). */
 const ADDRESSES = ['127.0.0.2', '127.0.0.3', '127.0.0.4', '127.0.0.5', '127.0.0.6'];
 const LOGINS_PER_ADDRESS = 20;
 /**
- * The least p99 the bound is taken from (ms). A hash holds one of this machine's two cores for
- * ~330 ms, so a ~15 ms query may take twice as long from its share of the CPU alone and a
- * scheduling delay more (a CI run once saw 19 → 45 ms); the bound is 2× the quiet p99 or 2× this,
- * whichever is larger: still 50× under the stall this test guards against (5,028 ms before the
- * hash limiter).
+ * The least p90 the bound is taken from (ms). A hash holds one of this machine's two cores for
+ * ~330 ms, so a ~10 ms query may take twice as long from its share of the CPU alone; the bound is
+ * 2× the quiet p90 or 2× this, whichever is larger.
  */
-const P99_FLOOR_MS = 50;
+const P90_FLOOR_MS = 50;
+/**
+ * The longest any call may take during the flood (ms). A call queued behind the hashes waits
+ * seconds (5,028 ms before the hash limiter; 3,090 ms with no limit on a four-thread pool here),
+ * a busy host's hiccup a fraction of this.
+ */
+const STALL_MS = 1000;
 
 /** Nearest-rank percentile of `samples` (ms). */
 function percentile(samples: readonly number[], p: number): number {
@@ -110,7 +117,7 @@ describe('a flood of failed logins does not stall analytics (real gateway, DuckD
     await Promise.all(Array.from({ length: LOGINS_PER_ADDRESS }, (_, n) => login(n)));
   }
 
-  it('keeps top-products answering 200 within 2× its p99 while 100 unknown-email logins flood in', async () => {
+  it('keeps top-products answering 200 within 2× its p90 while 100 unknown-email logins flood in', async () => {
     // Warm-up: the first call prepares the statement and opens the session.
     for (let i = 0; i < 5; i += 1) expect((await topProducts()).status).toBe(200);
     const before = await measure();
@@ -127,15 +134,18 @@ describe('a flood of failed logins does not stall analytics (real gateway, DuckD
     const measuredUntil = performance.now();
     await flooding;
 
-    const p99Before = percentile(before.ms, 99);
-    const p99During = percentile(during.ms, 99);
+    const shape = (ms: readonly number[]) =>
+      [50, 90, 99, 100].map((p) => Math.round(percentile(ms, p))).join('/');
     console.log(
-      `[e2e] login flood: top-products p50/p99 before ${Math.round(percentile(before.ms, 50))}/${Math.round(p99Before)} ms, during ${Math.round(percentile(during.ms, 50))}/${Math.round(p99During)} ms; flood outlasted the measurement by ${Math.round((floodEnded ?? 0) - measuredUntil)} ms; logins answered ${JSON.stringify(Object.fromEntries(tally))}`,
+      `[e2e] login flood: top-products p50/p90/p99/max before ${shape(before.ms)} ms, during ${shape(during.ms)} ms; flood outlasted the measurement by ${Math.round((floodEnded ?? 0) - measuredUntil)} ms; logins answered ${JSON.stringify(Object.fromEntries(tally))}`,
     );
     // The flood really reached the hasher: unknown emails answered 401 after a decoy hash.
     expect(tally.get(401) ?? 0).toBeGreaterThan(0);
     expect(during.failures).toEqual([]);
-    expect(p99During).toBeLessThanOrEqual(2 * Math.max(p99Before, P99_FLOOR_MS));
+    expect(Math.max(...during.ms)).toBeLessThanOrEqual(STALL_MS);
+    expect(percentile(during.ms, 90)).toBeLessThanOrEqual(
+      2 * Math.max(percentile(before.ms, 90), P90_FLOOR_MS),
+    );
     // And it was still being hashed when the last call was measured: the calls met the flood.
     expect(floodEnded).toBeGreaterThan(measuredUntil);
   }, 90_000);
