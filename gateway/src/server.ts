@@ -22,6 +22,13 @@ import { threadpoolWarning } from './security/threadpool-check.js';
 const DOCS_WARM_DELAY_MS = 3_000;
 
 async function main(): Promise<void> {
+  // Until the port is open, a timer holds the event loop (cleared once listening). During the
+  // embedded store's start the only work pending is at times V8's own: PGlite's WebAssembly being
+  // compiled and optimised on V8's threads, its queries promises only. With nothing of its own
+  // pending, node runs V8's background tasks to the end before any more JavaScript (its
+  // DrainTasks), and a restart waited 0.1-0.5 s on the optimising compiler (bench/README.md,
+  // "A restart waiting on the WebAssembly compiler").
+  const holdLoop = setInterval(() => {}, 3_600_000);
   let config: ReturnType<typeof loadConfig>;
   try {
     config = loadConfig(process.env);
@@ -100,6 +107,7 @@ async function main(): Promise<void> {
   const { port } = server.address() as AddressInfo;
   const base = `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${port}`;
   logger.info({ url: base }, 'listening');
+  clearInterval(holdLoop);
   // The OpenAPI document and the /docs page are made on first use: made a little after the start,
   // so the first reader of /docs does not wait for them, and the first calls of a start (a
   // newcomer's first answer, a fleet's health checks) do not wait behind their second of CPU.
