@@ -8,7 +8,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve, sep } from 'node:path';
-import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
+import type { DuckDBConnection } from '@duckdb/node-api';
 import {
   type ConnectorDriver,
   ConnectorError,
@@ -16,6 +16,7 @@ import {
   type DriverContext,
   type ResourceCaps,
 } from '@quarry/sdk-connector';
+import { DuckDBInstance } from './duckdb-api.js';
 import { type DuckdbConfig, duckdbHostPaths, readerFor } from './duckdb-config.js';
 import { connectFailed } from './duckdb-errors.js';
 import { cappedMemoryLimit, cappedThreads } from './duckdb-resources.js';

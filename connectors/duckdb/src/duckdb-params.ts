@@ -1,26 +1,24 @@
 // Binds a compiled query's typed values to a DuckDB prepared statement with explicit DuckDB
 // types, so arrays get a LIST type and every value arrives as the type the dialect casts to.
-import {
-  BIGINT,
-  BOOLEAN,
-  DATE,
-  DOUBLE,
-  type DuckDBPreparedStatement,
-  type DuckDBType,
-  type DuckDBValue,
-  dateValue,
-  LIST,
-  listValue,
-  TIMESTAMPTZ,
-  timestampTZValue,
-  VARCHAR,
-} from '@duckdb/node-api';
+import type { DuckDBPreparedStatement, DuckDBType, DuckDBValue } from '@duckdb/node-api';
 import {
   type BoundParam,
   ConnectorError,
   type ScalarParamType,
   type ScalarValue,
 } from '@quarry/sdk-connector';
+import {
+  BIGINT,
+  BOOLEAN,
+  DATE,
+  DOUBLE,
+  dateValue,
+  LIST,
+  listValue,
+  TIMESTAMPTZ,
+  timestampTZValue,
+  VARCHAR,
+} from './duckdb-api.js';
 
 const SCALAR_TYPES: Readonly<Record<ScalarParamType, DuckDBType>> = {
   integer: BIGINT,

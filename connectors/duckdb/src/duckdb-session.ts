@@ -1,11 +1,6 @@
 // One DuckDB connection as a connector session: prepared, typed execution of SELECT statements
 // only, results streamed chunk by chunk and cut at the row limit, cancel via interrupt().
-import {
-  type DuckDBConnection,
-  type DuckDBPreparedStatement,
-  type DuckDBType,
-  StatementType,
-} from '@duckdb/node-api';
+import type { DuckDBConnection, DuckDBPreparedStatement, DuckDBType } from '@duckdb/node-api';
 import {
   type ColumnInfo,
   type CompiledQuery,
@@ -18,6 +13,7 @@ import {
   READ_ONLY_KEYWORDS,
   type StatementDescription,
 } from '@quarry/sdk-connector';
+import { StatementType } from './duckdb-api.js';
 import { mapDuckdbError } from './duckdb-errors.js';
 import { bindParams } from './duckdb-params.js';
 import { columnTypeFor } from './duckdb-types.js';

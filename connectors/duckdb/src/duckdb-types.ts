@@ -1,7 +1,8 @@
 // Maps DuckDB's result column types onto the SDK's logical ColumnTypes, which decide how the
 // runtime turns each value into JSON.
-import { type DuckDBType, DuckDBTypeId } from '@duckdb/node-api';
+import type { DuckDBType } from '@duckdb/node-api';
 import type { ColumnType } from '@quarry/sdk-connector';
+import { DuckDBTypeId } from './duckdb-api.js';
 
 /** The logical column type for a DuckDB type (the JSON alias of VARCHAR counts as `json`). */
 export function columnTypeFor(type: DuckDBType): ColumnType {

@@ -2,6 +2,8 @@
 // integers stay bigint, decimals become exact strings, dates `YYYY-MM-DD`, timestamps ISO-8601
 // in UTC. Values nested in lists, structs and maps are made fully JSON-safe here, because the
 // runtime only knows the outer column's type.
+import type { DuckDBType, DuckDBValue } from '@duckdb/node-api';
+import type { JsonValue } from '@quarry/sdk-connector';
 import {
   DuckDBArrayValue,
   DuckDBBlobValue,
@@ -15,12 +17,9 @@ import {
   DuckDBTimestampSecondsValue,
   DuckDBTimestampTZValue,
   DuckDBTimestampValue,
-  type DuckDBType,
   DuckDBTypeId,
   DuckDBUnionValue,
-  type DuckDBValue,
-} from '@duckdb/node-api';
-import type { JsonValue } from '@quarry/sdk-connector';
+} from './duckdb-api.js';
 
 /** Milliseconds a JS Date can represent either side of the epoch. */
 const MAX_DATE_MS = 8.64e15;
