@@ -26,7 +26,7 @@ async function main(): Promise<void> {
   // embedded store's start the only work pending is at times V8's own: PGlite's WebAssembly being
   // compiled and optimised on V8's threads, its queries promises only. With nothing of its own
   // pending, node runs V8's background tasks to the end before any more JavaScript (its
-  // DrainTasks), and a restart waited 0.1-0.5 s on the optimising compiler (bench/README.md,
+  // DrainTasks): a restart waited on the optimising compiler ~0.1 s at a time (bench/README.md,
   // "A restart waiting on the WebAssembly compiler").
   const holdLoop = setInterval(() => {}, 3_600_000);
   let config: ReturnType<typeof loadConfig>;
