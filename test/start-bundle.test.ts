@@ -43,7 +43,13 @@ function staticGraph(entry: string): { files: Set<string>; packages: Set<string>
     if (files.has(file)) continue;
     files.add(file);
     const source = readFileSync(file, 'utf8');
-    for (const match of source.matchAll(/^import\s(?:[^;"']*?\sfrom\s*)?"([^"]+)";/gm)) {
+    // Static imports, and packages loaded with require as the module runs
+    // (connectors/duckdb/src/duckdb-api.ts: `createRequire(…)("@duckdb/node-api")`).
+    const imported = [
+      ...source.matchAll(/^import\s(?:[^;"']*?\sfrom\s*)?"([^"]+)";/gm),
+      ...source.matchAll(/createRequire\([^)]*\)\("([^"]+)"\)/g),
+    ];
+    for (const match of imported) {
       const specifier = match[1] as string;
       if (specifier.startsWith('./')) todo.push(join(dirname(file), specifier));
       else if (!specifier.startsWith('node:')) {
@@ -78,7 +84,7 @@ describe("npm start's bundle", () => {
       '@modelcontextprotocol/sdk/server/mcp.js',
     ]) {
       expect(
-        chunks.some((chunk) => chunk.includes(`from "${name}"`)),
+        chunks.some((chunk) => chunk.includes(`from "${name}"`) || chunk.includes(`)("${name}")`)),
         name,
       ).toBe(true);
     }
