@@ -28,21 +28,18 @@ const ALONE = [
 // the run from ~21 to ~14 minutes).
 const WORKERS = availableParallelism() + 1;
 
-const shared = {
-  testTimeout: 30_000,
-  hookTimeout: 60_000,
-};
-
 export default defineConfig({
   resolve: { conditions: ['@quarry/source'] },
   ssr: { resolve: { conditions: ['@quarry/source'] } },
   test: {
+    // Inherited by both projects (`extends: true`).
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
     reporters: ['default'],
     projects: [
       {
         extends: true,
         test: {
-          ...shared,
           name: 'parallel',
           include: ['**/*.test.ts'],
           exclude: ['**/node_modules/**', '**/dist/**', ...liveOff, ...ALONE],
@@ -53,7 +50,6 @@ export default defineConfig({
       {
         extends: true,
         test: {
-          ...shared,
           name: 'alone',
           include: ALONE,
           maxWorkers: 1,

@@ -13,7 +13,21 @@ export const {
   BOOLEAN,
   DATE,
   DOUBLE,
+  DuckDBArrayValue,
+  DuckDBBlobValue,
+  DuckDBDateValue,
+  DuckDBDecimalValue,
+  DuckDBInstance,
+  DuckDBListValue,
+  DuckDBMapValue,
+  DuckDBStructValue,
+  DuckDBTimestampMillisecondsValue,
+  DuckDBTimestampNanosecondsValue,
+  DuckDBTimestampSecondsValue,
+  DuckDBTimestampTZValue,
+  DuckDBTimestampValue,
   DuckDBTypeId,
+  DuckDBUnionValue,
   dateValue,
   LIST,
   listValue,
@@ -23,32 +37,6 @@ export const {
   VARCHAR,
 } = api;
 
-// The classes, each a value and (for annotations and `instanceof`) the type of its instances.
-export const DuckDBArrayValue = api.DuckDBArrayValue;
-export type DuckDBArrayValue = InstanceType<Api['DuckDBArrayValue']>;
-export const DuckDBBlobValue = api.DuckDBBlobValue;
-export type DuckDBBlobValue = InstanceType<Api['DuckDBBlobValue']>;
-export const DuckDBDateValue = api.DuckDBDateValue;
-export type DuckDBDateValue = InstanceType<Api['DuckDBDateValue']>;
-export const DuckDBDecimalValue = api.DuckDBDecimalValue;
+// The classes the connector also names as types: their instances' types, beside the values.
 export type DuckDBDecimalValue = InstanceType<Api['DuckDBDecimalValue']>;
-export const DuckDBInstance = api.DuckDBInstance;
 export type DuckDBInstance = InstanceType<Api['DuckDBInstance']>;
-export const DuckDBListValue = api.DuckDBListValue;
-export type DuckDBListValue = InstanceType<Api['DuckDBListValue']>;
-export const DuckDBMapValue = api.DuckDBMapValue;
-export type DuckDBMapValue = InstanceType<Api['DuckDBMapValue']>;
-export const DuckDBStructValue = api.DuckDBStructValue;
-export type DuckDBStructValue = InstanceType<Api['DuckDBStructValue']>;
-export const DuckDBTimestampMillisecondsValue = api.DuckDBTimestampMillisecondsValue;
-export type DuckDBTimestampMillisecondsValue = InstanceType<Api['DuckDBTimestampMillisecondsValue']>;
-export const DuckDBTimestampNanosecondsValue = api.DuckDBTimestampNanosecondsValue;
-export type DuckDBTimestampNanosecondsValue = InstanceType<Api['DuckDBTimestampNanosecondsValue']>;
-export const DuckDBTimestampSecondsValue = api.DuckDBTimestampSecondsValue;
-export type DuckDBTimestampSecondsValue = InstanceType<Api['DuckDBTimestampSecondsValue']>;
-export const DuckDBTimestampTZValue = api.DuckDBTimestampTZValue;
-export type DuckDBTimestampTZValue = InstanceType<Api['DuckDBTimestampTZValue']>;
-export const DuckDBTimestampValue = api.DuckDBTimestampValue;
-export type DuckDBTimestampValue = InstanceType<Api['DuckDBTimestampValue']>;
-export const DuckDBUnionValue = api.DuckDBUnionValue;
-export type DuckDBUnionValue = InstanceType<Api['DuckDBUnionValue']>;
