@@ -21,6 +21,9 @@ const ALONE = [
   'test/metering-across-instances.test.ts',
   'test/login-flood.test.ts',
   'test/large-results.test.ts',
+  // Calls refused by an open circuit within 300 ms, time limits of a second or two.
+  'test/warehouse-faults.test.ts',
+  'test/store-faults.test.ts',
 ];
 
 // The other files run one more at a time than there are cores: most of a file's time is spent
