@@ -34,11 +34,21 @@ function cpuSeconds(pid: number): number {
   return (Number(f[11]) + Number(f[12])) / 100;
 }
 
-async function main(): Promise<void> {
+interface Variant {
+  readonly name: string;
+  readonly schema: string;
+  readonly sql: ReturnType<typeof createPgClient>;
+  readonly pid: number;
+  readonly write: (size: number) => Promise<void>;
+}
+
+const reserveFirst = process.env.RESERVE_FIRST === '1';
+const pastMonths = Number(process.env.PAST_MONTHS ?? 0);
+
+/** A fresh schema on its own session, migrated, with `probeSql` run after the migrations. */
+async function setUp(admin: pg.Client, name: string, probeSql: string | undefined): Promise<Variant> {
   const schema = `quarry_usage_write_bench_${randomBytes(4).toString('hex')}`;
   const app = `qb_${schema}`;
-  const admin = new pg.Client({ connectionString: PG_URL });
-  await admin.connect();
   await admin.query(`CREATE SCHEMA ${schema}`);
   const url = new URL(PG_URL);
   // PROBE_OPTIONS / PROBE_SQL: settings and statements for a diagnostic variant (not the product's).
@@ -46,105 +56,140 @@ async function main(): Promise<void> {
   url.searchParams.set('application_name', app);
   // One connection: every batch runs on the one backend measured.
   const sql = createPgClient(url.toString(), { max: 1 });
-  try {
-    await migrate(sql);
-    if (process.env.PROBE_SQL) await sql.exec(process.env.PROBE_SQL);
-    const store = {
-      ...createControlPlaneStore(sql, {
-        secretBox: createSecretBox({ keys: { k: randomBytes(32) }, current: 'k' }),
-      }),
-      ...createMoneyStore(sql),
-    };
-    const owner = await store.accounts.create({ email: `owner-${schema}@example.com`, name: 'owner' });
-    const caller = await store.accounts.create({ email: `caller-${schema}@example.com`, name: 'caller' });
-    const analytic = await store.analytics.create({
-      accountId: owner.id,
-      name: `bench-${schema}`,
-      definition: { sql: 'SELECT 1', params: {} },
-      visibility: 'public',
-    });
-    const period = periodOf(new Date());
-    const pastMonths = Number(process.env.PAST_MONTHS ?? 0);
-    for (let k = pastMonths; k >= 1; k--) {
-      const past = addMonths(period, -k);
-      await store.usage.prepareMonths([past]);
-      await sql.query(
-        `INSERT INTO usage_events (request_id, account_id, period, analytic_id, analytic_name, version, owner_id,
-                                   origin, millicredits, owner_millicredits, platform_millicredits, status, completed_at)
-         SELECT 'req_past_' || $1::text || '_' || g, 'acc_' || (g % 400), $1::text, 'ana', 'ana', 1, 'own',
-                'owner', 0, 0, 0, 'ok', now()
-           FROM generate_series(1, 100000) AS g`,
-        [past],
+  await migrate(sql);
+  if (probeSql) await sql.exec(probeSql);
+  const store = {
+    ...createControlPlaneStore(sql, {
+      secretBox: createSecretBox({ keys: { k: randomBytes(32) }, current: 'k' }),
+    }),
+    ...createMoneyStore(sql),
+  };
+  const owner = await store.accounts.create({ email: `owner-${schema}@example.com`, name: 'owner' });
+  const caller = await store.accounts.create({ email: `caller-${schema}@example.com`, name: 'caller' });
+  const analytic = await store.analytics.create({
+    accountId: owner.id,
+    name: `bench-${schema}`,
+    definition: { sql: 'SELECT 1', params: {} },
+    visibility: 'public',
+  });
+  const period = periodOf(new Date());
+  for (let k = pastMonths; k >= 1; k--) {
+    const past = addMonths(period, -k);
+    await store.usage.prepareMonths([past]);
+    await sql.query(
+      `INSERT INTO usage_events (request_id, account_id, period, analytic_id, analytic_name, version, owner_id,
+                                 origin, millicredits, owner_millicredits, platform_millicredits, status, completed_at)
+       SELECT 'req_past_' || $1::text || '_' || g, 'acc_' || (g % 400), $1::text, 'ana', 'ana', 1, 'own',
+              'owner', 0, 0, 0, 'ok', now()
+         FROM generate_series(1, 100000) AS g`,
+      [past],
+    );
+  }
+  if (pastMonths > 0) await sql.exec('ANALYZE usage_events');
+  let seq = 0;
+  const served = (): ReserveRequest => ({
+    requestId: `req_${process.pid.toString(16)}_${(seq++).toString(16).padStart(12, '0')}`,
+    accountId: caller.id,
+    keyId: 'key_bench',
+    period,
+    plan: 'free',
+    limit: 1_000_000_000,
+    budget: null,
+    creditValueMicroUsd: 0,
+    analyticId: analytic.id,
+    analyticName: analytic.name,
+    version: analytic.version,
+    ownerId: owner.id,
+    origin: 'free',
+    credits: 1,
+    served: reserveFirst ? undefined : { latencyMs: 1.5 },
+  });
+  const write = async (size: number) => {
+    const calls = Array.from({ length: size }, served);
+    const outcomes = await store.usage.reserveMany(calls);
+    for (const outcome of outcomes) if (outcome instanceof Error || !outcome.ok) throw outcome;
+    if (reserveFirst) {
+      const commits = await store.usage.commitMany(
+        calls.map((c) => ({ requestId: c.requestId, latencyMs: 1.5, period: c.period })),
       );
+      if (commits.some((c) => c !== 'committed')) throw new Error(`commit: ${commits.join(', ')}`);
     }
-    if (pastMonths > 0) await sql.exec('ANALYZE usage_events');
-    const reserveFirst = process.env.RESERVE_FIRST === '1';
-    let seq = 0;
-    const served = (): ReserveRequest => ({
-      requestId: `req_${process.pid.toString(16)}_${(seq++).toString(16).padStart(12, '0')}`,
-      accountId: caller.id,
-      keyId: 'key_bench',
-      period,
-      plan: 'free',
-      limit: 1_000_000_000,
-      budget: null,
-      creditValueMicroUsd: 0,
-      analyticId: analytic.id,
-      analyticName: analytic.name,
-      version: analytic.version,
-      ownerId: owner.id,
-      origin: 'free',
-      credits: 1,
-      served: reserveFirst ? undefined : { latencyMs: 1.5 },
-    });
-    // Warm the session (plans, the function's cache).
-    for (let i = 0; i < 50; i++) await store.usage.reserveMany(Array.from({ length: 8 }, served));
-    const [pid] = (
-      await admin.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE application_name = $1', [
-        app,
-      ])
-    ).rows.map((r) => r.pid);
-    if (pid === undefined) throw new Error('the store session was not found');
-    const results = new Map<number, { perEvent: number[]; perBatch: number[]; ms: number[] }>();
+  };
+  // Warm the session (plans, the function's cache).
+  for (let i = 0; i < 50; i++) await write(8);
+  const [pid] = (
+    await admin.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE application_name = $1', [app])
+  ).rows.map((r) => r.pid);
+  if (pid === undefined) throw new Error('the store session was not found');
+  return { name, schema, sql, pid, write };
+}
+
+async function main(): Promise<void> {
+  const admin = new pg.Client({ connectionString: PG_URL });
+  await admin.connect();
+  const variants: Variant[] = [];
+  try {
+    variants.push(await setUp(admin, 'A', process.env.PROBE_SQL));
+    // PROBE_SQL_B: a second variant, measured in the same windows as the first, in turns of
+    // 100 ms, so that both see the same machine; each backend's CPU counts only its own turns.
+    if (process.env.PROBE_SQL_B !== undefined)
+      variants.push(await setUp(admin, 'B', process.env.PROBE_SQL_B));
+    const results = new Map<string, { perEvent: number[]; perBatch: number[]; ms: number[] }>();
     for (let round = 0; round < 3; round++) {
       for (const size of sizes) {
         const deadline = performance.now() + seconds * 1000;
-        let batches = 0;
-        const cpu0 = cpuSeconds(pid);
-        const t0 = performance.now();
+        const batches = variants.map(() => 0);
+        const busyMs = variants.map(() => 0);
+        const cpu0 = variants.map((v) => cpuSeconds(v.pid));
         while (performance.now() < deadline) {
-          const calls = Array.from({ length: size }, served);
-          const outcomes = await store.usage.reserveMany(calls);
-          for (const outcome of outcomes) if (outcome instanceof Error || !outcome.ok) throw outcome;
-          if (reserveFirst) {
-            const commits = await store.usage.commitMany(
-              calls.map((c) => ({ requestId: c.requestId, latencyMs: 1.5, period: c.period })),
-            );
-            if (commits.some((c) => c !== 'committed')) throw new Error(`commit: ${commits.join(', ')}`);
+          for (const [i, v] of variants.entries()) {
+            const t0 = performance.now();
+            const turnEnd = t0 + (variants.length > 1 ? 100 : seconds * 1000);
+            while (performance.now() < turnEnd && performance.now() < deadline) {
+              await v.write(size);
+              batches[i] = (batches[i] as number) + 1;
+            }
+            busyMs[i] = (busyMs[i] as number) + performance.now() - t0;
           }
-          batches++;
         }
-        const cpu = cpuSeconds(pid) - cpu0;
-        const r = results.get(size) ?? { perEvent: [], perBatch: [], ms: [] };
-        r.perEvent.push((cpu * 1e6) / (batches * size));
-        r.perBatch.push((cpu * 1e6) / batches);
-        r.ms.push((performance.now() - t0) / batches);
-        results.set(size, r);
+        for (const [i, v] of variants.entries()) {
+          const cpu = cpuSeconds(v.pid) - (cpu0[i] as number);
+          const n = batches[i] as number;
+          const key = `${v.name} ${size}`;
+          const r = results.get(key) ?? { perEvent: [], perBatch: [], ms: [] };
+          r.perEvent.push((cpu * 1e6) / (n * size));
+          r.perBatch.push((cpu * 1e6) / n);
+          r.ms.push((busyMs[i] as number) / n);
+          results.set(key, r);
+        }
       }
     }
     const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
     console.log(
-      `one writer, ${seconds} s windows, 3 rounds${reserveFirst ? ', reserved then committed' : ''}${pastMonths > 0 ? `, ${pastMonths} past months` : ''}; medians (the store backend's own CPU):`,
+      `one writer${variants.length > 1 ? ' per variant (A: PROBE_SQL, B: PROBE_SQL_B, in turns)' : ''}, ${seconds} s windows, 3 rounds${reserveFirst ? ', reserved then committed' : ''}${pastMonths > 0 ? `, ${pastMonths} past months` : ''}; medians (the store backend's own CPU):`,
     );
-    console.log('batch  PG µs/event  PG µs/batch  write ms');
-    for (const [size, r] of results) {
+    console.log(`${variants.length > 1 ? 'variant ' : ''}batch  PG µs/event  PG µs/batch  write ms`);
+    for (const [key, r] of results) {
+      const [name, size] = key.split(' ');
       console.log(
-        `${String(size).padStart(5)}  ${median(r.perEvent).toFixed(1).padStart(11)}  ${median(r.perBatch).toFixed(0).padStart(11)}  ${median(r.ms).toFixed(2).padStart(8)}`,
+        `${variants.length > 1 ? `${name?.padEnd(7)} ` : ''}${size?.padStart(5)}  ${median(r.perEvent).toFixed(1).padStart(11)}  ${median(r.perBatch).toFixed(0).padStart(11)}  ${median(r.ms).toFixed(2).padStart(8)}`,
       );
     }
+    if (variants.length > 1) {
+      console.log('B ÷ A, PG µs per event, per round:');
+      for (const size of sizes) {
+        const a = results.get(`A ${size}`)?.perEvent ?? [];
+        const b = results.get(`B ${size}`)?.perEvent ?? [];
+        console.log(
+          `${String(size).padStart(5)}  ${b.map((x, i) => (x / (a[i] as number)).toFixed(2)).join(', ')}`,
+        );
+      }
+    }
   } finally {
-    await sql.close();
-    await admin.query(`DROP SCHEMA ${schema} CASCADE`);
+    for (const v of variants) {
+      await v.sql.close();
+      await admin.query(`DROP SCHEMA ${v.schema} CASCADE`);
+    }
     await admin.end();
   }
 }
