@@ -11,6 +11,10 @@
 //   the month), as calls of an account near its limit are; the CPU counts both writes.
 //   PAST_MONTHS=N: first fills N earlier months' partitions with 100,000 events each, as a
 //   ledger keeping QUARRY_LEDGER_RETENTION_MONTHS (13) of them holds.
+//   PROBE_SQL / PROBE_OPTIONS: diagnostic SQL run after the migrations, and session settings.
+//   PROBE_SQL_B=SQL: a second variant (its own schema and session, SQL run after its migrations)
+//   written in turns of 100 ms with the first through the same windows, so both see the same
+//   machine; prints B ÷ A per round (bench/README.md, "the store in turns").
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import pg from 'pg';
