@@ -42,6 +42,8 @@ export interface ServiceOptions {
   readonly readyPath?: string;
   readonly readyTimeoutMs?: number;
   readonly logFile: string;
+  /** For the gateway: this bundle entry instead of the working tree's build (bench:ab's saved builds). */
+  readonly bundle?: string;
 }
 
 const GATEWAY_ENTRY = 'gateway/src/server.ts';
@@ -101,11 +103,12 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** Starts the process and resolves once it is ready; rejects with its output if it dies or times out. */
 export async function startService(options: ServiceOptions): Promise<ServiceProcess> {
   const port = await freePort();
-  const bundled = options.entry === GATEWAY_ENTRY && gatewayRuntime() === 'bundle';
+  const bundled =
+    options.entry === GATEWAY_ENTRY && (options.bundle !== undefined || gatewayRuntime() === 'bundle');
   const nodeArgs = [
     ...(options.nodeArgs ?? []),
     ...(bundled
-      ? [(await buildGatewayBundle()).file]
+      ? [options.bundle ?? (await buildGatewayBundle()).file]
       : ['--import', 'tsx', '--conditions=@quarry/source', options.entry]),
     ...(options.args ?? []),
   ];
