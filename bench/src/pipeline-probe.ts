@@ -43,6 +43,25 @@ interface Mode {
   readonly close: () => Promise<void>;
 }
 
+/** A lookup over `sessions` that lends each to one query at a time; the others wait in turn. */
+function onePerSession<S>(
+  sessions: readonly S[],
+  run: (session: S, id: number) => Promise<unknown[][]>,
+): Lookup {
+  const idle = [...sessions];
+  const waiting: ((session: S) => void)[] = [];
+  return async (id) => {
+    const session = idle.pop() ?? (await new Promise<S>((resolve) => waiting.push(resolve)));
+    try {
+      return await run(session, id);
+    } finally {
+      const next = waiting.shift();
+      if (next !== undefined) next(session);
+      else idle.push(session);
+    }
+  };
+}
+
 /** Today's way: a pool of pg Clients, one query at a time on each. */
 async function oneAtATime(url: string, text: string, sessions: number): Promise<Mode> {
   const clients = await Promise.all(
@@ -52,19 +71,10 @@ async function oneAtATime(url: string, text: string, sessions: number): Promise<
       return client;
     }),
   );
-  const idle = [...clients];
-  const waiting: ((client: pg.Client) => void)[] = [];
-  const lookup: Lookup = async (id) => {
-    const client = idle.pop() ?? (await new Promise<pg.Client>((resolve) => waiting.push(resolve)));
-    try {
-      const result = await client.query({ name: 'lookup', text, values: [String(id)], rowMode: 'array' });
-      return result.rows as unknown[][];
-    } finally {
-      const next = waiting.shift();
-      if (next !== undefined) next(client);
-      else idle.push(client);
-    }
-  };
+  const lookup = onePerSession(clients, async (client, id) => {
+    const result = await client.query({ name: 'lookup', text, values: [String(id)], rowMode: 'array' });
+    return result.rows as unknown[][];
+  });
   return {
     name: 'one at a time',
     lookup,
@@ -157,19 +167,7 @@ async function pipelinedSession(url: string, text: string): Promise<{ lookup: Lo
 /** The same raw sessions, but each holding one query at a time: the protocol client without pipelining. */
 async function rawOneAtATime(url: string, text: string, sessions: number): Promise<Mode> {
   const all = await Promise.all(Array.from({ length: sessions }, () => pipelinedSession(url, text)));
-  const idle = [...all];
-  const waiting: ((session: (typeof all)[number]) => void)[] = [];
-  const lookup: Lookup = async (id) => {
-    const session =
-      idle.pop() ?? (await new Promise<(typeof all)[number]>((resolve) => waiting.push(resolve)));
-    try {
-      return await session.lookup(id);
-    } finally {
-      const next = waiting.shift();
-      if (next !== undefined) next(session);
-      else idle.push(session);
-    }
-  };
+  const lookup = onePerSession(all, (session, id) => session.lookup(id));
   return {
     name: 'raw, one at a time',
     lookup,
