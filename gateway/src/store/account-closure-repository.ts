@@ -87,18 +87,22 @@ export function createAccountClosureRepository(sql: SqlExecutor): AccountClosure
           [accountId],
         );
         for (const connection of connections) await changes.append('connection', connection.id);
-        // Nothing more is sent on its behalf: its webhook endpoints go, with their pending deliveries.
-        await tx.query(
-          `UPDATE webhook_deliveries SET status = 'failed', last_error = 'account deleted'
-            WHERE status = 'pending' AND endpoint_id IN
-                  (SELECT id FROM webhook_endpoints WHERE account_id = $1 AND deleted_at IS NULL)`,
-          [accountId],
-        );
-        await tx.query(
+        // Nothing more is sent on its behalf: its webhook endpoints go, then their pending
+        // deliveries. The endpoints first: an event being written for them holds them (FOR SHARE,
+        // webhook-repository.ts), so this waits for it, and the deliveries' update, a statement
+        // of its own, then sees and fails its delivery too.
+        const endpoints = await tx.query<{ id: string }>(
           `UPDATE webhook_endpoints SET deleted_at = now(), enabled = false, updated_at = now()
-            WHERE account_id = $1 AND deleted_at IS NULL`,
+            WHERE account_id = $1 AND deleted_at IS NULL RETURNING id`,
           [accountId],
         );
+        if (endpoints.length > 0) {
+          await tx.query(
+            `UPDATE webhook_deliveries SET status = 'failed', last_error = 'account deleted'
+              WHERE status = 'pending' AND endpoint_id = ANY ($1::text[])`,
+            [endpoints.map((e) => e.id)],
+          );
+        }
         // Cached principals carry the account: every instance drops them (as for a plan change).
         await changes.append('account_plan', accountId);
         return {

@@ -240,6 +240,8 @@ const EMIT = `WITH e AS (
      WHERE w.deleted_at IS NULL AND w.enabled
        AND (cardinality(w.event_types) = 0 OR e.type = ANY (w.event_types))
        AND ($6::text IS NULL OR w.id = $6)
+     ORDER BY w.id
+       FOR SHARE OF w
     RETURNING 1
   )
   SELECT e.id, (SELECT count(*) FROM d)::integer AS deliveries FROM e`;
@@ -247,7 +249,11 @@ const EMIT = `WITH e AS (
 /**
  * Writes an event and a delivery for each of its account's endpoints subscribed to its type, in
  * one statement on `on`: inside a transaction, the event commits with what caused it or not at
- * all. Undefined when `dedupeKey` was written before.
+ * all. Undefined when `dedupeKey` was written before. The endpoints delivered to are locked (FOR
+ * SHARE, in id order) until `on` commits: an endpoint's removal or its account's closure waits
+ * for the delivery to be written and then fails it, and one that went first is seen as deleted
+ * here (PostgreSQL reads the row again once the lock is had), so no delivery is left pending for
+ * a deleted endpoint.
  */
 export async function emitWebhookEvent(on: SqlExecutor, event: OutboxEvent): Promise<string | undefined> {
   const [row] = await on.query<{ id: string }>(EMIT, [
@@ -386,8 +392,10 @@ export function createWebhookRepository(sql: SqlExecutor, box: SecretBox): Webho
            SELECT d.id FROM webhook_deliveries d
             WHERE d.status = 'pending' AND d.next_attempt_at <= now()
               AND (d.lease_until IS NULL OR d.lease_until < now())
+              -- Never sent for a deleted endpoint, whatever left it pending.
+              AND EXISTS (SELECT 1 FROM webhook_endpoints w WHERE w.id = d.endpoint_id AND w.deleted_at IS NULL)
             ORDER BY d.next_attempt_at LIMIT $2
-            FOR UPDATE SKIP LOCKED
+            FOR UPDATE OF d SKIP LOCKED
          ), claimed AS (
            UPDATE webhook_deliveries d SET leased_by = $1,
                   lease_until = now() + $3::double precision * interval '1 millisecond',
