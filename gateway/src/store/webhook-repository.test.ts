@@ -134,10 +134,11 @@ for (const { backend, available } of backends) {
           await sql.transaction(async (tx) => {
             await store.webhooks.emit({ accountId: account.id, type: 'webhook.test', data: { end } }, tx);
             wrote();
-            deletion = written.then(() =>
-              end === 'account closed'
-                ? store.closures.close(account.id)
-                : store.webhooks.remove(account.id, e.id),
+            deletion = written.then(
+              (): Promise<unknown> =>
+                end === 'account closed'
+                  ? store.closures.close(account.id)
+                  : store.webhooks.remove(account.id, e.id),
             );
             // Long enough for a deletion that does not wait for this transaction to finish first.
             await new Promise((r) => setTimeout(r, 300));
