@@ -90,10 +90,13 @@ export function createAccountClosureRepository(sql: SqlExecutor): AccountClosure
         // Nothing more is sent on its behalf: its webhook endpoints go, then their pending
         // deliveries. The endpoints first: an event being written for them holds them (FOR SHARE,
         // webhook-repository.ts), so this waits for it, and the deliveries' update, a statement
-        // of its own, then sees and fails its delivery too.
+        // of its own, then sees and fails its delivery too. Locked in id order, as the event's
+        // write locks them, so the two never wait on each other in a cycle.
         const endpoints = await tx.query<{ id: string }>(
           `UPDATE webhook_endpoints SET deleted_at = now(), enabled = false, updated_at = now()
-            WHERE account_id = $1 AND deleted_at IS NULL RETURNING id`,
+            WHERE id IN (SELECT id FROM webhook_endpoints WHERE account_id = $1 AND deleted_at IS NULL
+                          ORDER BY id FOR UPDATE)
+            RETURNING id`,
           [accountId],
         );
         if (endpoints.length > 0) {
