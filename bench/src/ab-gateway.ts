@@ -27,8 +27,9 @@ import { buildGatewayBundle } from '../../scripts/start-bundle.mjs';
 import { ANALYTICS, createBenchWorld, gatewayEnv, provision, SALES_YEAR } from './bench-world.js';
 import type { HttpTarget } from './http-load.js';
 import { runHttpWindow } from './http-load.js';
-import { median } from './latency-stats.js';
+import { median, quantile } from './latency-stats.js';
 import type { LoadWindow } from './load-window.js';
+import { usedPairs } from './paired-load.js';
 import { canPin, pinSelf, REPO_ROOT, startService } from './service-process.js';
 
 const SAVED = join(REPO_ROOT, 'node_modules', '.cache', 'quarry-ab');
@@ -168,12 +169,9 @@ function report(
   rows: readonly Pair[],
   run: { scenario: string; seconds: number; connections: number; nameA: string; nameB: string },
 ): void {
-  const kept = rows.some((r) => !r.dropped) ? rows.filter((r) => !r.dropped) : rows;
-  const quartiles = (xs: readonly number[]) => {
-    const sorted = [...xs].sort((x, y) => x - y);
-    const at = (f: number) => sorted[Math.min(sorted.length - 1, Math.floor(f * sorted.length))] as number;
-    return `${at(0.25).toFixed(3)}–${at(0.75).toFixed(3)}`;
-  };
+  const kept = usedPairs(rows);
+  const quartiles = (xs: readonly number[]) =>
+    `${quantile(xs, 0.25).toFixed(3)}–${quantile(xs, 0.75).toFixed(3)}`;
   const phaseMedian = (phase: 1 | 2) => median(kept.filter((r) => r.phase === phase).map((r) => r.gateway));
   const [m1, m2] = [phaseMedian(1), phaseMedian(2)];
   const gateway = kept.map((r) => r.gateway);

@@ -17,23 +17,17 @@
 // deadline, cancellation or breaker, in either mode. A fresh schema in QUARRY_TEST_PG_URL
 // (default postgres://postgres@127.0.0.1:5432/test), dropped at the end.
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import pg from 'pg';
 import { parse, serialize } from 'pg-protocol';
 import type { BackendMessage, DatabaseError, DataRowMessage } from 'pg-protocol/dist/messages.js';
+import { sessionsCpu } from './bench-world.js';
+import { median } from './latency-stats.js';
 
 const PG_URL = process.env.QUARRY_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const seconds = Number(process.argv[2] ?? 5);
 const callers = Number(process.argv[3] ?? 64);
 const ROWS = 10_000;
-
-/** utime + stime of `pid` in seconds (USER_HZ 100). */
-function cpuSeconds(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(f[11]) + Number(f[12])) / 100;
-}
 
 type Lookup = (id: number) => Promise<unknown[][]>;
 
@@ -225,20 +219,13 @@ async function main(): Promise<void> {
       apps.push(app);
       modes.push(await build(urlFor(app), text, sessions));
     }
-    const backendPids = async (app: string) =>
-      (
-        await admin.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE application_name = $1', [
-          app,
-        ])
-      ).rows.map((r) => r.pid);
     const results = new Map<string, { qps: number[]; us: number[]; pgUs: number[] }>();
     for (let round = 0; round < 3; round++) {
       for (const [i, mode] of modes.entries()) {
-        const pids = await backendPids(apps[i] as string);
         // Warm up, then measure.
         for (const phase of ['warm', 'measure'] as const) {
           const ms = phase === 'warm' ? 1_000 : seconds * 1_000;
-          const pg0 = pids.map(cpuSeconds);
+          const pgClock = await sessionsCpu(PG_URL, [apps[i] as string]);
           const cpu0 = process.cpuUsage();
           const t0 = performance.now();
           const deadline = t0 + ms;
@@ -257,7 +244,7 @@ async function main(): Promise<void> {
           if (phase === 'warm') continue;
           const cpu = process.cpuUsage(cpu0);
           const elapsed = (performance.now() - t0) / 1000;
-          const pgCpu = pids.reduce((sum, pid, k) => sum + cpuSeconds(pid) - (pg0[k] as number), 0);
+          const pgCpu = await pgClock();
           const r = results.get(mode.name) ?? { qps: [], us: [], pgUs: [] };
           r.qps.push(done / elapsed);
           r.us.push((cpu.user + cpu.system) / done);
@@ -266,7 +253,6 @@ async function main(): Promise<void> {
         }
       }
     }
-    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
     console.log(
       `${callers} callers, ${seconds} s windows, 3 rounds in turns; medians (per round in brackets):`,
     );
